@@ -1,0 +1,6 @@
+//! (in progress)
+use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Params};
+pub const INFO: ControllerInfo = ControllerInfo { name: "gcc", summary: "", params: &[], create };
+fn create(_p: &Params, _c: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    Err(ConfigError::invalid("gcc", "not built yet"))
+}

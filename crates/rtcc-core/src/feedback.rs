@@ -1,0 +1,97 @@
+//! The neutral feedback record. Whatever the wire format (transport-wide-cc,
+//! RFC 8888, receiver reports), the receiver produces a `ReceiverReport`; the
+//! sender joins it with its send history into a `Feedback` before any
+//! controller sees it (STYLE habit 3).
+
+use crate::packet::PacketKind;
+use crate::units::{DataSize, Duration, Time};
+
+/// Receiver-side statistics carried with a report (RTCP RR-style).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReportStats {
+    /// Packets received and lost since the previous report (by sequence gaps).
+    pub received: u32,
+    pub lost: u32,
+    /// Frames discarded at the receiver because they completed too late.
+    pub late_discards: u32,
+    /// RFC 3550 interarrival jitter estimate.
+    pub jitter: Duration,
+}
+
+/// What the receiver puts on the wire: per-packet arrivals on its own clock
+/// and the report's own send time, so RTT samples exclude hold time
+/// (Dumbo thesis §5.2.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReceiverReport {
+    pub flow: u16,
+    /// Receiver clock when the report was sent.
+    pub report_time: Time,
+    /// (sequence, arrival time or None if lost), in sequence order.
+    pub arrivals: Vec<(u64, Option<Time>)>,
+    pub stats: ReportStats,
+}
+
+/// One packet's outcome as a controller sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketResult {
+    pub seq: u64,
+    pub kind: PacketKind,
+    pub size: DataSize,
+    pub send_time: Time,
+    /// Arrival on the receiver's clock; `None` = reported lost.
+    pub arrival: Option<Time>,
+    pub probe_cluster: i32,
+}
+
+/// A report joined with the sender's history.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Feedback {
+    /// Receiver clock when the report was sent.
+    pub report_time: Time,
+    /// Sender clock when the report arrived.
+    pub received_at: Time,
+    pub packets: Vec<PacketResult>,
+    pub stats: ReportStats,
+}
+
+impl Feedback {
+    /// RTT sample from the newest acknowledged packet, excluding the time the
+    /// receiver held it before reporting (same-clock difference on each side).
+    pub fn rtt_sample(&self) -> Option<Duration> {
+        let p = self.packets.iter().rev().find(|p| p.arrival.is_some())?;
+        let hold = self.report_time - p.arrival?;
+        let rtt = (self.received_at - p.send_time) - hold.max(Duration::ZERO);
+        Some(rtt.max(Duration::from_micros(1)))
+    }
+
+    pub fn acked_bytes(&self) -> DataSize {
+        self.packets.iter().filter(|p| p.arrival.is_some()).fold(DataSize::ZERO, |a, p| a + p.size)
+    }
+
+    pub fn lost_count(&self) -> usize {
+        self.packets.iter().filter(|p| p.arrival.is_none()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn rtt_excludes_hold_time() {
+        let fb = Feedback {
+            report_time: Time::from_millis(140),
+            received_at: Time::from_millis(165),
+            packets: vec![PacketResult {
+                seq: 1,
+                kind: PacketKind::Media,
+                size: DataSize::from_bytes(1200),
+                send_time: Time::from_millis(100),
+                arrival: Some(Time::from_millis(125)),
+                probe_cluster: -1,
+            }],
+            stats: ReportStats::default(),
+        };
+        // 65 ms since send, 15 ms held at the receiver -> 50 ms RTT.
+        assert_eq!(fb.rtt_sample(), Some(Duration::from_millis(50)));
+    }
+}

@@ -1,0 +1,19 @@
+//! rtcc-core: the sans-IO heart of rtcc. Controllers, senders and receivers
+//! are pure state machines: they never read a clock, sleep or touch a socket.
+//! Time comes in as an argument; outputs are polled. The simulator and the
+//! real-time runtime are two drivers of these same objects.
+
+pub mod controller;
+pub mod encoder;
+pub mod feedback;
+pub mod packet;
+pub mod pacer;
+pub mod receiver;
+pub mod rng;
+pub mod sender;
+pub mod units;
+
+pub use controller::{Controller, ControllerContext, Decision, Params};
+pub use feedback::{Feedback, PacketResult, ReceiverReport};
+pub use packet::{Packet, PacketKind};
+pub use units::{DataRate, DataSize, Duration, Time};

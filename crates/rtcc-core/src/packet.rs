@@ -1,0 +1,66 @@
+//! What travels on the wire in the sans-IO model. `Packet` is `Copy` and
+//! carries the header fields a real RTP stack would carry (transport-wide
+//! sequence number, frame id, position in frame), so no per-packet allocation.
+
+use crate::units::{DataSize, Time};
+
+/// What a packet carries. Counted separately in every metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// Encoded video.
+    Media = 0,
+    /// Padding / dummy bytes (GCC padding, Dumbo dummy packets).
+    Padding = 1,
+    /// Padding sent only to fill a probe cluster.
+    Probe = 2,
+    /// Forward error correction.
+    Fec = 3,
+    /// Retransmission of a lost media packet.
+    Rtx = 4,
+    /// Audio.
+    Audio = 5,
+}
+
+impl PacketKind {
+    pub const ALL: [PacketKind; 6] =
+        [PacketKind::Media, PacketKind::Padding, PacketKind::Probe, PacketKind::Fec, PacketKind::Rtx, PacketKind::Audio];
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketKind::Media => "media",
+            PacketKind::Padding => "padding",
+            PacketKind::Probe => "probe",
+            PacketKind::Fec => "fec",
+            PacketKind::Rtx => "rtx",
+            PacketKind::Audio => "audio",
+        }
+    }
+}
+
+/// No frame: padding, probe-only packets.
+pub const NO_FRAME: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packet {
+    /// Flow (call) index in the scenario.
+    pub flow: u16,
+    pub kind: PacketKind,
+    /// Transport-wide sequence number, per flow, starting at 0.
+    pub seq: u64,
+    pub size: DataSize,
+    /// Sender clock when the packet left the pacer.
+    pub send_time: Time,
+    /// Video frame this packet belongs to, or `NO_FRAME`.
+    pub frame: u32,
+    /// Index within the frame and packets in the frame.
+    pub index: u16,
+    pub count: u16,
+    /// Probe cluster id, or -1.
+    pub probe_cluster: i32,
+}
+
+impl Packet {
+    pub fn is_frame_data(&self) -> bool {
+        self.frame != NO_FRAME && matches!(self.kind, PacketKind::Media | PacketKind::Rtx)
+    }
+}

@@ -1,0 +1,441 @@
+//! Unit newtypes: time and durations in integer microseconds, sizes in bytes,
+//! rates in bits per second. Arithmetic between them is defined where it has a
+//! physical meaning (`DataSize / DataRate = Duration`), so no raw f64 seconds
+//! cross module boundaries.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Div, Mul, Sub, SubAssign};
+
+/// A point in time, microseconds since the start of the run (or of the process
+/// clock in the real-time runtime).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(i64);
+
+/// A signed span of time in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration(i64);
+
+/// An amount of data in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DataSize(u64);
+
+/// A data rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DataRate(u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(i64::MAX / 4);
+    pub const fn from_micros(us: i64) -> Self {
+        Time(us)
+    }
+    pub const fn from_millis(ms: i64) -> Self {
+        Time(ms * 1000)
+    }
+    pub fn from_secs_f64(s: f64) -> Self {
+        Time((s * 1e6).round() as i64)
+    }
+    pub const fn as_micros(self) -> i64 {
+        self.0
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    /// Time since `earlier`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Time) -> Duration {
+        Duration((self.0 - earlier.0).max(0))
+    }
+}
+
+impl Duration {
+    pub const ZERO: Duration = Duration(0);
+    pub const MAX: Duration = Duration(i64::MAX / 4);
+    pub const fn from_micros(us: i64) -> Self {
+        Duration(us)
+    }
+    pub const fn from_millis(ms: i64) -> Self {
+        Duration(ms * 1000)
+    }
+    pub const fn from_secs(s: i64) -> Self {
+        Duration(s * 1_000_000)
+    }
+    pub fn from_secs_f64(s: f64) -> Self {
+        Duration((s * 1e6).round() as i64)
+    }
+    pub const fn as_micros(self) -> i64 {
+        self.0
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn max(self, o: Duration) -> Duration {
+        Duration(self.0.max(o.0))
+    }
+    pub fn min(self, o: Duration) -> Duration {
+        Duration(self.0.min(o.0))
+    }
+    pub fn is_positive(self) -> bool {
+        self.0 > 0
+    }
+    pub fn mul_f64(self, k: f64) -> Duration {
+        Duration((self.0 as f64 * k).round() as i64)
+    }
+}
+
+impl DataSize {
+    pub const ZERO: DataSize = DataSize(0);
+    pub const fn from_bytes(b: u64) -> Self {
+        DataSize(b)
+    }
+    pub const fn bytes(self) -> u64 {
+        self.0
+    }
+    pub fn bits(self) -> u64 {
+        self.0 * 8
+    }
+    pub fn saturating_sub(self, o: DataSize) -> DataSize {
+        DataSize(self.0.saturating_sub(o.0))
+    }
+    pub fn mul_f64(self, k: f64) -> DataSize {
+        DataSize((self.0 as f64 * k).max(0.0).round() as u64)
+    }
+}
+
+impl DataRate {
+    pub const ZERO: DataRate = DataRate(0);
+    pub const fn from_bps(bps: u64) -> Self {
+        DataRate(bps)
+    }
+    pub const fn from_kbps(kbps: u64) -> Self {
+        DataRate(kbps * 1000)
+    }
+    pub const fn from_mbps(mbps: u64) -> Self {
+        DataRate(mbps * 1_000_000)
+    }
+    pub fn from_bps_f64(bps: f64) -> Self {
+        DataRate(if bps.is_finite() { bps.max(0.0).round() as u64 } else { 0 })
+    }
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn kbps_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn mul_f64(self, k: f64) -> DataRate {
+        DataRate::from_bps_f64(self.0 as f64 * k)
+    }
+    /// Rate that moves `size` in `d`; zero for a non-positive duration.
+    pub fn from_size_per(size: DataSize, d: Duration) -> DataRate {
+        if d.0 <= 0 {
+            return DataRate::ZERO;
+        }
+        DataRate((size.0 as u128 * 8 * 1_000_000 / d.0 as u128) as u64)
+    }
+    pub fn clamp(self, lo: DataRate, hi: DataRate) -> DataRate {
+        DataRate(self.0.clamp(lo.0, hi.0.max(lo.0)))
+    }
+}
+
+impl Add<Duration> for Time {
+    type Output = Time;
+    fn add(self, d: Duration) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Duration> for Time {
+    fn add_assign(&mut self, d: Duration) {
+        self.0 = self.0.saturating_add(d.0)
+    }
+}
+impl Sub<Duration> for Time {
+    type Output = Time;
+    fn sub(self, d: Duration) -> Time {
+        Time(self.0.saturating_sub(d.0))
+    }
+}
+impl Sub for Time {
+    type Output = Duration;
+    fn sub(self, o: Time) -> Duration {
+        Duration(self.0.saturating_sub(o.0))
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    fn add(self, o: Duration) -> Duration {
+        Duration(self.0.saturating_add(o.0))
+    }
+}
+impl AddAssign for Duration {
+    fn add_assign(&mut self, o: Duration) {
+        self.0 = self.0.saturating_add(o.0)
+    }
+}
+impl Sub for Duration {
+    type Output = Duration;
+    fn sub(self, o: Duration) -> Duration {
+        Duration(self.0.saturating_sub(o.0))
+    }
+}
+impl SubAssign for Duration {
+    fn sub_assign(&mut self, o: Duration) {
+        self.0 = self.0.saturating_sub(o.0)
+    }
+}
+impl Mul<i64> for Duration {
+    type Output = Duration;
+    fn mul(self, k: i64) -> Duration {
+        Duration(self.0.saturating_mul(k))
+    }
+}
+impl Div<i64> for Duration {
+    type Output = Duration;
+    fn div(self, k: i64) -> Duration {
+        Duration(if k == 0 { i64::MAX / 4 } else { self.0 / k })
+    }
+}
+impl Add for DataSize {
+    type Output = DataSize;
+    fn add(self, o: DataSize) -> DataSize {
+        DataSize(self.0.saturating_add(o.0))
+    }
+}
+impl AddAssign for DataSize {
+    fn add_assign(&mut self, o: DataSize) {
+        self.0 = self.0.saturating_add(o.0)
+    }
+}
+impl Sub for DataSize {
+    type Output = DataSize;
+    /// Saturates at zero: sizes are never negative.
+    fn sub(self, o: DataSize) -> DataSize {
+        DataSize(self.0.saturating_sub(o.0))
+    }
+}
+impl SubAssign for DataSize {
+    fn sub_assign(&mut self, o: DataSize) {
+        self.0 = self.0.saturating_sub(o.0)
+    }
+}
+impl Add for DataRate {
+    type Output = DataRate;
+    fn add(self, o: DataRate) -> DataRate {
+        DataRate(self.0.saturating_add(o.0))
+    }
+}
+impl Sub for DataRate {
+    type Output = DataRate;
+    fn sub(self, o: DataRate) -> DataRate {
+        DataRate(self.0.saturating_sub(o.0))
+    }
+}
+
+/// Time to move `size` at `rate`; `Duration::MAX` at zero rate.
+impl Div<DataRate> for DataSize {
+    type Output = Duration;
+    fn div(self, r: DataRate) -> Duration {
+        if r.0 == 0 {
+            return Duration::MAX;
+        }
+        // Round up so that a paced sender never runs ahead of its rate.
+        let num = self.0 as u128 * 8 * 1_000_000;
+        Duration(num.div_ceil(r.0 as u128).min(i64::MAX as u128 / 4) as i64)
+    }
+}
+
+/// Data moved at `rate` during `d` (rounded down).
+impl Mul<Duration> for DataRate {
+    type Output = DataSize;
+    fn mul(self, d: Duration) -> DataSize {
+        if d.0 <= 0 {
+            return DataSize::ZERO;
+        }
+        DataSize((self.0 as u128 * d.0 as u128 / 8_000_000) as u64)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3}s", self.as_secs_f64())
+    }
+}
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = self.0;
+        if us % 1_000_000 == 0 {
+            write!(f, "{}s", us / 1_000_000)
+        } else if us % 1000 == 0 {
+            write!(f, "{}ms", us / 1000)
+        } else {
+            write!(f, "{}us", us)
+        }
+    }
+}
+impl fmt::Display for DataSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b >= 1_000_000 && b % 1000 == 0 {
+            write!(f, "{}kB", b / 1000)
+        } else {
+            write!(f, "{}B", b)
+        }
+    }
+}
+impl fmt::Display for DataRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        if b >= 1e6 {
+            write!(f, "{} Mbps", trim(b / 1e6))
+        } else if b >= 1e3 {
+            write!(f, "{} kbps", trim(b / 1e3))
+        } else {
+            write!(f, "{} bps", self.0)
+        }
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{:.3}", x);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Why a unit string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("empty value")]
+    Empty,
+    #[error("'{0}' is not a number followed by a unit")]
+    NotANumber(String),
+    #[error("unknown unit '{unit}' (expected one of {expected})")]
+    UnknownUnit { unit: String, expected: &'static str },
+    #[error("'{0}' must not be negative")]
+    Negative(String),
+    #[error("'{0}' is out of range")]
+    OutOfRange(String),
+}
+
+fn split_number(s: &str) -> Result<(f64, &str), UnitError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    let idx = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+        .unwrap_or(s.len());
+    // "1e3ms": the 'e' belongs to the number only if followed by a digit or sign.
+    let (mut num, mut unit) = (&s[..idx], s[idx..].trim());
+    if let Some(p) = num.find(['e', 'E']) {
+        let tail = &num[p + 1..];
+        if tail.is_empty() || !tail.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+            unit = s[p..].trim();
+            num = &num[..p];
+        }
+    }
+    let v: f64 = num.parse().map_err(|_| UnitError::NotANumber(s.to_string()))?;
+    if !v.is_finite() {
+        return Err(UnitError::OutOfRange(s.to_string()));
+    }
+    if v < 0.0 {
+        return Err(UnitError::Negative(s.to_string()));
+    }
+    Ok((v, unit))
+}
+
+impl std::str::FromStr for Duration {
+    type Err = UnitError;
+    /// "25ms", "1.5s", "200us", "2min"; a bare number is seconds.
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let (v, unit) = split_number(s)?;
+        let us = match unit {
+            "" | "s" | "sec" => v * 1e6,
+            "ms" => v * 1e3,
+            "us" | "µs" => v,
+            "min" => v * 60e6,
+            u => {
+                return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "us, ms, s, min" })
+            }
+        };
+        if us > 1e15 {
+            return Err(UnitError::OutOfRange(s.to_string()));
+        }
+        Ok(Duration(us.round() as i64))
+    }
+}
+
+impl std::str::FromStr for DataRate {
+    type Err = UnitError;
+    /// "3Mbps", "500 kbps", "1.2Gbps", "64000bps"; a bare number is bits per second.
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let (v, unit) = split_number(s)?;
+        let bps = match unit.to_ascii_lowercase().as_str() {
+            "" | "bps" => v,
+            "kbps" | "kbit/s" => v * 1e3,
+            "mbps" | "mbit/s" => v * 1e6,
+            "gbps" | "gbit/s" => v * 1e9,
+            _ => {
+                return Err(UnitError::UnknownUnit { unit: unit.to_string(), expected: "bps, kbps, Mbps, Gbps" })
+            }
+        };
+        if bps > 1e13 {
+            return Err(UnitError::OutOfRange(s.to_string()));
+        }
+        Ok(DataRate(bps.round() as u64))
+    }
+}
+
+impl std::str::FromStr for DataSize {
+    type Err = UnitError;
+    /// "1500B", "64kB", "1MB" (decimal); a bare number is bytes.
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let (v, unit) = split_number(s)?;
+        let b = match unit {
+            "" | "B" | "bytes" => v,
+            "kB" | "KB" => v * 1e3,
+            "MB" => v * 1e6,
+            "KiB" => v * 1024.0,
+            "MiB" => v * 1048576.0,
+            u => return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "B, kB, MB, KiB, MiB" }),
+        };
+        if b > 1e15 {
+            return Err(UnitError::OutOfRange(s.to_string()));
+        }
+        Ok(DataSize(b.round() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_display() {
+        assert_eq!("25ms".parse::<Duration>().unwrap(), Duration::from_millis(25));
+        assert_eq!("1.5s".parse::<Duration>().unwrap(), Duration::from_micros(1_500_000));
+        assert_eq!("3Mbps".parse::<DataRate>().unwrap(), DataRate::from_mbps(3));
+        assert_eq!("500 kbps".parse::<DataRate>().unwrap(), DataRate::from_kbps(500));
+        assert_eq!("1500B".parse::<DataSize>().unwrap(), DataSize::from_bytes(1500));
+        assert_eq!(DataRate::from_kbps(2500).to_string(), "2.5 Mbps");
+        assert_eq!(Duration::from_millis(25).to_string(), "25ms");
+        assert!("-1Mbps".parse::<DataRate>().is_err());
+        assert!("3 furlongs".parse::<DataRate>().is_err());
+        assert!("".parse::<Duration>().is_err());
+        assert!("abc".parse::<Duration>().is_err());
+    }
+
+    #[test]
+    fn size_over_rate_is_duration() {
+        // 1500 B at 12 Mbps = 1 ms.
+        assert_eq!(DataSize::from_bytes(1500) / DataRate::from_mbps(12), Duration::from_millis(1));
+        assert_eq!(DataRate::from_mbps(12) * Duration::from_millis(1), DataSize::from_bytes(1500));
+        assert_eq!(DataSize::from_bytes(1) / DataRate::ZERO, Duration::MAX);
+        assert_eq!(
+            DataRate::from_size_per(DataSize::from_bytes(375_000), Duration::from_secs(1)),
+            DataRate::from_mbps(3)
+        );
+    }
+}
