@@ -1,1 +1,526 @@
-//! (in progress)
+//! Encoder models (DESIGN.md §3): how many bytes a frame takes for a target
+//! bitrate. `ideal` is exact, `noise` adds Gaussian frame-size error (PIBES
+//! eq. 7), `lagging` also follows target changes slowly, as real VP8 does
+//! (Dumbo thesis Fig. 3-8). The encoder is a pure state machine: time comes
+//! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
+
+use crate::controller::{ConfigError, ParamInfo, ParamValue, Params};
+use crate::rng::Rng;
+use crate::units::{DataRate, DataSize, Duration, Time};
+
+/// Smallest frame any model emits: an all-skip VP8 delta frame still carries
+/// its frame header and per-macroblock skip flags (RFC 6386 §9, §19.3), tens
+/// of bytes.
+const MIN_FRAME_BYTES: f64 = 50.0;
+
+/// Noise never shrinks a frame below this share of its mean size, so a wide
+/// sigma cannot produce empty frames.
+const MIN_NOISE_FACTOR: f64 = 0.1;
+
+/// Frame-size error of the `noise` and `lagging` models. PIBES (eq. 7) uses
+/// N(0, 0.025); 0.1 is a rougher, more realistic default, and BurstRTC reports
+/// far wider variation.
+const DEFAULT_SIGMA: f64 = 0.1;
+
+/// Key frame size / delta frame size. WebRTC caps a VP8 key frame between 3x
+/// and 9x the per-frame budget at 30 fps (libvpx_vp8_encoder.cc
+/// MaxIntraTarget: 600 ms buffer * 0.5 * fps / 10 = 900 %, floor 300 %); 5 sits
+/// between the two.
+const DEFAULT_KEY_RATIO: f64 = 5.0;
+
+/// Lag towards a higher target. 90 % of a step is reached after tau * ln 10 =
+/// 3.0 s, as VP8 takes "nearly 3 seconds" for 500 kbps -> 2 Mbps (dumbo.txt
+/// Fig. 3-8, §3).
+const DEFAULT_TAU_UP: Duration = Duration::from_millis(1300);
+
+/// Lag towards a lower target: 90 % after 0.7 s. Faster than a rise because
+/// libvpx's rate control coarsens the quantizer at once to keep its buffer from
+/// overflowing, but not instant (dumbo.txt §3 on Fig. 3-6).
+const DEFAULT_TAU_DOWN: Duration = Duration::from_millis(300);
+
+/// Periodic key frames of the `lagging` model: WebRTC's VP8 default is one
+/// every 3000 frames (video_encoder.cc GetDefaultVp8Settings, keyFrameInterval
+/// -> kf_max_dist), 100 s at 30 fps; all others are requested (PLI).
+const DEFAULT_LAGGING_KEY_INTERVAL: Duration = Duration::from_secs(100);
+
+/// Encoder models by name, for error messages and listings.
+pub const KINDS: &[&str] = &["ideal", "noise", "lagging"];
+
+const NOISE_PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "sigma", default: "0.1", doc: "std of the relative frame-size error, in [0, 1]" },
+    ParamInfo {
+        name: "key_interval",
+        default: "none",
+        doc: "time between periodic key frames; \"none\" or 0 = only first and requested frames",
+    },
+    ParamInfo { name: "key_ratio", default: "5", doc: "key frame size / delta frame size, in [1, 20]" },
+];
+
+const LAGGING_PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "tau_up", default: "1.3s", doc: "time constant following a higher target" },
+    ParamInfo { name: "tau_down", default: "0.3s", doc: "time constant following a lower target" },
+    ParamInfo { name: "sigma", default: "0.1", doc: "std of the relative frame-size error, in [0, 1]" },
+    ParamInfo {
+        name: "key_interval",
+        default: "100s",
+        doc: "time between periodic key frames; \"none\" or 0 = only first and requested frames",
+    },
+    ParamInfo { name: "key_ratio", default: "5", doc: "key frame size / delta frame size, in [1, 20]" },
+];
+
+/// One encoded frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncodedFrame {
+    pub size: DataSize,
+    pub key: bool,
+}
+
+/// Which encoder model, with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EncoderConfig {
+    /// Every frame is exactly target / fps, key frames included (key ratio 1):
+    /// the reference that isolates the controller from encoder effects.
+    Ideal,
+    /// Frame sizes `mean * (1 + N(0, sigma))`, at least 10 % of the mean.
+    Noise { sigma: f64, key_interval: Option<Duration>, key_ratio: f64 },
+    /// The encoder's own rate follows the target with a first-order lag
+    /// (`tau_up` rising, `tau_down` falling), plus `Noise`'s frame-size error.
+    /// Not modelled: the overshoot of a real encoder for a few frames after a
+    /// drop.
+    Lagging { tau_up: Duration, tau_down: Duration, sigma: f64, key_interval: Option<Duration>, key_ratio: f64 },
+}
+
+impl EncoderConfig {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EncoderConfig::Ideal => "ideal",
+            EncoderConfig::Noise { .. } => "noise",
+            EncoderConfig::Lagging { .. } => "lagging",
+        }
+    }
+
+    /// Parameters documented for `kind`; empty for an unknown kind.
+    pub fn param_info(kind: &str) -> &'static [ParamInfo] {
+        match kind {
+            "noise" => NOISE_PARAMS,
+            "lagging" => LAGGING_PARAMS,
+            _ => &[],
+        }
+    }
+
+    pub fn from_params(kind: &str, p: &Params) -> Result<Self, ConfigError> {
+        if !KINDS.contains(&kind) {
+            return Err(ConfigError::invalid(
+                "kind",
+                format!("unknown encoder '{kind}' (known: {})", KINDS.join(", ")),
+            ));
+        }
+        p.check_known(Self::param_info(kind))?;
+        let sigma = || p.f64_in("sigma", DEFAULT_SIGMA, 0.0, 1.0);
+        let key_ratio = || p.f64_in("key_ratio", DEFAULT_KEY_RATIO, 1.0, 20.0);
+        Ok(match kind {
+            "ideal" => EncoderConfig::Ideal,
+            "noise" => {
+                EncoderConfig::Noise { sigma: sigma()?, key_interval: key_interval(p, None)?, key_ratio: key_ratio()? }
+            }
+            _ => EncoderConfig::Lagging {
+                tau_up: positive(p, "tau_up", DEFAULT_TAU_UP)?,
+                tau_down: positive(p, "tau_down", DEFAULT_TAU_DOWN)?,
+                sigma: sigma()?,
+                key_interval: key_interval(p, Some(DEFAULT_LAGGING_KEY_INTERVAL))?,
+                key_ratio: key_ratio()?,
+            },
+        })
+    }
+
+    /// (sigma, key_interval, key_ratio, lag time constants up/down).
+    fn parts(&self) -> (f64, Option<Duration>, f64, Option<(Duration, Duration)>) {
+        match *self {
+            EncoderConfig::Ideal => (0.0, None, 1.0, None),
+            EncoderConfig::Noise { sigma, key_interval, key_ratio } => (sigma, key_interval, key_ratio, None),
+            EncoderConfig::Lagging { tau_up, tau_down, sigma, key_interval, key_ratio } => {
+                (sigma, key_interval, key_ratio, Some((tau_up, tau_down)))
+            }
+        }
+    }
+}
+
+fn positive(p: &Params, name: &str, default: Duration) -> Result<Duration, ConfigError> {
+    let d = p.duration(name, default)?;
+    if !d.is_positive() {
+        return Err(ConfigError::invalid(name, "must be positive"));
+    }
+    Ok(d)
+}
+
+/// "none"/"off" or 0 disable periodic key frames, as WebRTC's keyFrameInterval
+/// 0 selects VPX_KF_DISABLED.
+fn key_interval(p: &Params, default: Option<Duration>) -> Result<Option<Duration>, ConfigError> {
+    if let Some(ParamValue::Str(s)) = p.0.get("key_interval") {
+        if matches!(s.trim(), "none" | "off") {
+            return Ok(None);
+        }
+    }
+    let d = p.duration("key_interval", default.unwrap_or(Duration::ZERO))?;
+    Ok(d.is_positive().then_some(d))
+}
+
+/// A frame-size model driven once per frame instant.
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    cfg: EncoderConfig,
+    rng: Rng,
+    frame_interval: Duration,
+    sigma: f64,
+    key_ratio: f64,
+    key_interval: Option<Duration>,
+    lag: Option<(f64, f64)>,
+    /// Delta frame size / (rate * frame interval), so that with periodic key
+    /// frames the average over a key interval is the encoder's rate.
+    delta_share: f64,
+    /// The rate the encoder is aiming for, bits/s.
+    rate: f64,
+    last_call: Option<Time>,
+    last_key: Option<Time>,
+    key_pending: bool,
+}
+
+impl Encoder {
+    pub fn new(cfg: EncoderConfig, frame_interval: Duration, rng: Rng) -> Self {
+        debug_assert!(frame_interval.is_positive(), "frame interval {frame_interval}");
+        let frame_interval = frame_interval.max(Duration::from_micros(1));
+        let (sigma, key_interval, key_ratio, lag) = cfg.parts();
+        // G frames per key interval: one key (key_ratio) + G-1 deltas (1 each)
+        // must sum to G frame budgets.
+        let delta_share = match key_interval {
+            Some(k) => {
+                let g = (k.as_micros() as f64 / frame_interval.as_micros() as f64).round().max(1.0);
+                g / (g - 1.0 + key_ratio)
+            }
+            None => 1.0,
+        };
+        Encoder {
+            cfg,
+            rng,
+            frame_interval,
+            sigma,
+            key_ratio,
+            key_interval,
+            lag: lag.map(|(up, down)| (up.as_secs_f64(), down.as_secs_f64())),
+            delta_share,
+            rate: 0.0,
+            last_call: None,
+            last_key: None,
+            key_pending: true,
+        }
+    }
+
+    pub fn config(&self) -> &EncoderConfig {
+        &self.cfg
+    }
+
+    /// Encode the frame captured at `now` for `target` (bits/s). Called once
+    /// per frame instant that is not skipped.
+    pub fn encode(&mut self, now: Time, target: DataRate) -> EncodedFrame {
+        self.advance(now, target);
+        let key = self.key_pending || self.periodic_key_due(now);
+        self.key_pending = false;
+        if key {
+            // A forced key frame restarts the period, as libvpx does.
+            self.last_key = Some(now);
+        }
+        let budget = self.rate * self.frame_interval.as_secs_f64() / 8.0;
+        let mut bytes = budget * self.delta_share * if key { self.key_ratio } else { 1.0 };
+        if self.sigma > 0.0 {
+            bytes *= (1.0 + self.sigma * self.rng.normal()).max(MIN_NOISE_FACTOR);
+        }
+        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key }
+    }
+
+    /// Next frame is a key frame (PLI / first frame).
+    pub fn request_key_frame(&mut self) {
+        self.key_pending = true;
+    }
+
+    /// Frame skipped at `now` (the sender paused encoding): the rate-control
+    /// state still advances in time.
+    pub fn skip(&mut self, now: Time, target: DataRate) {
+        self.advance(now, target);
+    }
+
+    /// Rate the encoder is currently producing on average (for time series).
+    pub fn output_rate(&self) -> DataRate {
+        DataRate::from_bps_f64(self.rate)
+    }
+
+    /// Move the encoder's rate towards `target` over the time since the last
+    /// call: r += (target - r)(1 - e^(-dt/tau)), exact for any frame rate.
+    fn advance(&mut self, now: Time, target: DataRate) {
+        let target = target.bps() as f64;
+        self.rate = match (self.lag, self.last_call) {
+            (Some((up, down)), Some(prev)) => {
+                let dt = now.saturating_since(prev).as_secs_f64();
+                let tau = if target > self.rate { up } else { down };
+                self.rate + (target - self.rate) * (1.0 - (-dt / tau).exp())
+            }
+            // The first frame is encoded at the configured start rate.
+            _ => target,
+        };
+        debug_assert!(self.rate.is_finite() && self.rate >= 0.0);
+        self.last_call = Some(now);
+    }
+
+    /// Half a frame of slack, so a key interval of k frame intervals gives a
+    /// key frame every k frames despite microsecond rounding.
+    fn periodic_key_due(&self, now: Time) -> bool {
+        match (self.key_interval, self.last_key) {
+            (Some(k), Some(last)) => now.saturating_since(last) + self.frame_interval / 2 >= k,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T30: Duration = Duration::from_micros(33_333);
+
+    fn noise(sigma: f64, key_interval: Option<Duration>, key_ratio: f64) -> EncoderConfig {
+        EncoderConfig::Noise { sigma, key_interval, key_ratio }
+    }
+
+    fn lagging_default() -> EncoderConfig {
+        EncoderConfig::from_params("lagging", &Params::new()).unwrap()
+    }
+
+    /// Drive `enc` at 30 fps from `from` for `secs`, target from `rate(t)`;
+    /// returns the total bytes and the time after the last frame.
+    fn run(enc: &mut Encoder, from: Time, secs: f64, rate: impl Fn(Time) -> DataRate) -> (u64, Time) {
+        let mut t = from;
+        let mut bytes = 0;
+        while t < from + Duration::from_secs_f64(secs) {
+            bytes += enc.encode(t, rate(t)).size.bytes();
+            t += T30;
+        }
+        (bytes, t)
+    }
+
+    #[test]
+    fn ideal_is_exact() {
+        let mut e = Encoder::new(EncoderConfig::Ideal, T30, Rng::new(1));
+        // 2 Mbps * 33.333 ms / 8 = 8333.25 B.
+        let first = e.encode(Time::ZERO, DataRate::from_mbps(2));
+        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true });
+        for i in 1..100 {
+            let f = e.encode(Time::ZERO + T30 * i, DataRate::from_mbps(2));
+            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+        }
+        e.request_key_frame();
+        let f = e.encode(Time::ZERO + T30 * 100, DataRate::from_kbps(600));
+        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true });
+        assert_eq!(e.output_rate(), DataRate::from_kbps(600));
+    }
+
+    #[test]
+    fn floor_applies_at_zero_rate() {
+        let mut e = Encoder::new(EncoderConfig::Ideal, T30, Rng::new(1));
+        assert_eq!(e.encode(Time::ZERO, DataRate::ZERO).size, DataSize::from_bytes(50));
+    }
+
+    #[test]
+    fn noise_mean_and_spread() {
+        let mut e = Encoder::new(noise(0.1, None, 5.0), T30, Rng::new(42));
+        let target = DataRate::from_mbps(2);
+        let mean = 2e6 * 0.033333 / 8.0;
+        let first = e.encode(Time::ZERO, target);
+        assert!(first.key);
+        let n = 10_000;
+        let (mut sum, mut sum2, mut total) = (0.0, 0.0, first.size.bytes() as f64);
+        for i in 1..n {
+            let f = e.encode(Time::ZERO + T30 * i, target);
+            assert!(!f.key);
+            let x = f.size.bytes() as f64 / mean - 1.0;
+            sum += x;
+            sum2 += x * x;
+            total += f.size.bytes() as f64;
+        }
+        let m = n as f64 - 1.0;
+        let std = (sum2 / m - (sum / m).powi(2)).sqrt();
+        let rate = total * 8.0 / (n as f64 * 0.033333);
+        assert!((rate / 2e6 - 1.0).abs() < 0.01, "rate {rate}");
+        assert!((std / 0.1 - 1.0).abs() < 0.1, "std {std}");
+    }
+
+    #[test]
+    fn periodic_key_frames_keep_the_average() {
+        // 1 s at 30 fps: G = 30, delta = 8333.25 * 30 / 34 = 7352.9 B,
+        // key = 5x = 36764.3 B; 36764 + 29 * 7353 = 250001 B ~ 2 Mbps * 1 s.
+        let mut e = Encoder::new(noise(0.0, Some(Duration::from_secs(1)), 5.0), T30, Rng::new(1));
+        let target = DataRate::from_mbps(2);
+        let frames: Vec<_> = (0..90).map(|i| e.encode(Time::ZERO + T30 * i, target)).collect();
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(f.key, i % 30 == 0, "frame {i}");
+            assert_eq!(f.size.bytes(), if f.key { 36764 } else { 7353 }, "frame {i}");
+        }
+        assert_eq!(frames[..30].iter().map(|f| f.size.bytes()).sum::<u64>(), 250_001);
+    }
+
+    #[test]
+    fn requested_key_frame_is_key_ratio_times_delta() {
+        let mut e = Encoder::new(noise(0.0, None, 5.0), T30, Rng::new(1));
+        let target = DataRate::from_mbps(2);
+        assert!(e.encode(Time::ZERO, target).key);
+        let delta = e.encode(Time::ZERO + T30, target);
+        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+        e.request_key_frame();
+        let key = e.encode(Time::ZERO + T30 * 2, target);
+        // 5 * 8333.25 = 41666.25 B.
+        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true });
+        assert!(!e.encode(Time::ZERO + T30 * 3, target).key);
+    }
+
+    #[test]
+    fn request_restarts_the_key_period() {
+        let mut e = Encoder::new(noise(0.0, Some(Duration::from_secs(1)), 5.0), T30, Rng::new(1));
+        let r = DataRate::from_mbps(1);
+        let keys: Vec<i64> = (0..70)
+            .filter(|&i| {
+                if i == 10 {
+                    e.request_key_frame();
+                }
+                e.encode(Time::ZERO + T30 * i, r).key
+            })
+            .collect();
+        assert_eq!(keys, vec![0, 10, 40]);
+    }
+
+    #[test]
+    fn lagging_follows_a_step_up_slowly() {
+        // 500 kbps -> 2 Mbps: r(t) = 2M - 1.5M e^(-t/1.3): 1.31 Mbps at 1 s,
+        // 1.90 Mbps at 3.5 s (Dumbo Fig. 3-8: ~3 s to catch up).
+        let mut e = Encoder::new(lagging_default(), T30, Rng::new(3));
+        let (_, t0) = run(&mut e, Time::ZERO, 5.0, |_| DataRate::from_kbps(500));
+        assert_eq!(e.output_rate(), DataRate::from_kbps(500));
+        let (_, t1) = run(&mut e, t0, 1.0, |_| DataRate::from_mbps(2));
+        let at_1s = e.output_rate();
+        run(&mut e, t1, 2.5, |_| DataRate::from_mbps(2));
+        let at_3_5s = e.output_rate();
+        assert!(at_1s < DataRate::from_kbps(1600) && at_1s > DataRate::from_kbps(1200), "{at_1s}");
+        assert!(at_3_5s > DataRate::from_kbps(1800), "{at_3_5s}");
+    }
+
+    #[test]
+    fn lagging_follows_a_step_down_faster() {
+        // 2 Mbps -> 500 kbps: 500k + 1.5M e^(-1/0.3) = 553 kbps after 1 s.
+        let mut e = Encoder::new(lagging_default(), T30, Rng::new(3));
+        let (_, t0) = run(&mut e, Time::ZERO, 5.0, |_| DataRate::from_mbps(2));
+        run(&mut e, t0, 1.0, |_| DataRate::from_kbps(500));
+        let r = e.output_rate();
+        assert!(r < DataRate::from_kbps(700) && r > DataRate::from_kbps(500), "{r}");
+    }
+
+    #[test]
+    fn lag_is_frame_rate_independent() {
+        let rate_after = |interval: Duration| {
+            let mut e = Encoder::new(lagging_default(), interval, Rng::new(3));
+            e.encode(Time::ZERO, DataRate::from_kbps(500));
+            let mut t = Time::ZERO;
+            while t < Time::from_millis(1500) {
+                t += interval;
+                e.encode(t, DataRate::from_mbps(2));
+            }
+            e.output_rate().bps() as f64
+        };
+        let (a, b) = (rate_after(Duration::from_micros(16_667)), rate_after(Duration::from_millis(100)));
+        assert!((a / b - 1.0).abs() < 0.01, "{a} vs {b}");
+    }
+
+    #[test]
+    fn skip_advances_the_lag() {
+        let mut e = Encoder::new(lagging_default(), T30, Rng::new(3));
+        e.encode(Time::ZERO, DataRate::from_kbps(500));
+        e.skip(Time::from_millis(2000), DataRate::from_mbps(2));
+        // 2M - 1.5M e^(-2/1.3) = 1677.9 kbps.
+        let r = e.output_rate().kbps_f64();
+        assert!((r - 1677.9).abs() < 0.1, "{r}");
+    }
+
+    #[test]
+    fn lagging_long_run_average_with_key_frames() {
+        let cfg = EncoderConfig::Lagging {
+            tau_up: DEFAULT_TAU_UP,
+            tau_down: DEFAULT_TAU_DOWN,
+            sigma: 0.1,
+            key_interval: Some(Duration::from_secs(2)),
+            key_ratio: 5.0,
+        };
+        let mut e = Encoder::new(cfg, T30, Rng::new(9));
+        let mut keys = 0;
+        let mut bytes = 0;
+        for i in 0..1800 {
+            let f = e.encode(Time::ZERO + T30 * i, DataRate::from_mbps(1));
+            keys += f.key as u32;
+            bytes += f.size.bytes();
+        }
+        assert_eq!(keys, 30);
+        let rate = bytes as f64 * 8.0 / (1800.0 * 0.033333);
+        assert!((rate / 1e6 - 1.0).abs() < 0.03, "rate {rate}");
+    }
+
+    #[test]
+    fn from_params_defaults_and_errors() {
+        assert_eq!(EncoderConfig::from_params("ideal", &Params::new()).unwrap(), EncoderConfig::Ideal);
+        assert_eq!(EncoderConfig::from_params("noise", &Params::new()).unwrap(), noise(0.1, None, 5.0));
+        assert_eq!(
+            lagging_default(),
+            EncoderConfig::Lagging {
+                tau_up: Duration::from_millis(1300),
+                tau_down: Duration::from_millis(300),
+                sigma: 0.1,
+                key_interval: Some(Duration::from_secs(100)),
+                key_ratio: 5.0,
+            }
+        );
+        let p = Params::new()
+            .with("sigma", ParamValue::Num(0.025))
+            .with("key_interval", ParamValue::Str("2s".into()))
+            .with("key_ratio", ParamValue::Num(3.0));
+        assert_eq!(EncoderConfig::from_params("noise", &p).unwrap(), noise(0.025, Some(Duration::from_secs(2)), 3.0));
+        for off in [ParamValue::Str("none".into()), ParamValue::Num(0.0)] {
+            let p = Params::new().with("key_interval", off);
+            let cfg = EncoderConfig::from_params("lagging", &p).unwrap();
+            assert!(matches!(cfg, EncoderConfig::Lagging { key_interval: None, .. }));
+        }
+
+        let err = |kind: &str, k: &str, v: ParamValue| {
+            EncoderConfig::from_params(kind, &Params::new().with(k, v)).unwrap_err()
+        };
+        assert!(matches!(
+            EncoderConfig::from_params("vp9", &Params::new()),
+            Err(ConfigError::Invalid { ref param, .. }) if param == "kind"
+        ));
+        assert!(matches!(err("ideal", "sigma", ParamValue::Num(0.1)), ConfigError::UnknownParam { .. }));
+        assert!(matches!(err("noise", "tau_up", ParamValue::Num(1.0)), ConfigError::UnknownParam { .. }));
+        let invalid = |e: ConfigError, name: &str| matches!(e, ConfigError::Invalid { ref param, .. } if param == name);
+        assert!(invalid(err("noise", "sigma", ParamValue::Num(1.5)), "sigma"));
+        assert!(invalid(err("lagging", "sigma", ParamValue::Num(-0.1)), "sigma"));
+        assert!(invalid(err("noise", "key_ratio", ParamValue::Num(0.5)), "key_ratio"));
+        assert!(invalid(err("lagging", "key_ratio", ParamValue::Num(21.0)), "key_ratio"));
+        assert!(invalid(err("lagging", "tau_up", ParamValue::Num(0.0)), "tau_up"));
+        assert!(invalid(err("lagging", "tau_down", ParamValue::Str("0ms".into())), "tau_down"));
+        assert!(invalid(err("lagging", "tau_up", ParamValue::Str("fast".into())), "tau_up"));
+        assert!(invalid(err("noise", "key_interval", ParamValue::Str("often".into())), "key_interval"));
+    }
+
+    #[test]
+    fn kinds_and_param_info() {
+        for kind in KINDS {
+            let cfg = EncoderConfig::from_params(kind, &Params::new()).unwrap();
+            assert_eq!(cfg.kind(), *kind);
+        }
+        let names: Vec<_> = EncoderConfig::param_info("lagging").iter().map(|p| p.name).collect();
+        assert_eq!(names, ["tau_up", "tau_down", "sigma", "key_interval", "key_ratio"]);
+        assert!(EncoderConfig::param_info("ideal").is_empty());
+    }
+}

@@ -267,9 +267,9 @@ impl fmt::Display for Time {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let us = self.0;
-        if us % 1_000_000 == 0 {
+        if us.rem_euclid(1_000_000) == 0 {
             write!(f, "{}s", us / 1_000_000)
-        } else if us % 1000 == 0 {
+        } else if us.rem_euclid(1000) == 0 {
             write!(f, "{}ms", us / 1000)
         } else {
             write!(f, "{}us", us)
@@ -279,7 +279,7 @@ impl fmt::Display for Duration {
 impl fmt::Display for DataSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1_000_000 && b % 1000 == 0 {
+        if b >= 1_000_000 && b.is_multiple_of(1000) {
             write!(f, "{}kB", b / 1000)
         } else {
             write!(f, "{}B", b)

@@ -1,1 +1,681 @@
-//! (in progress)
+//! Link capacity over time: synthetic schedules (steps, pulse, square wave,
+//! ramp) and Mahimahi packet-delivery traces (see `traces/README.md`).
+//!
+//! A Mahimahi trace is a list of millisecond timestamps; each line is one opportunity
+//! to deliver 1500 bytes. The trace loops with period `T` = last timestamp:
+//! opportunity `i` of loop `k` happens at `t_i + k*T`, so a final `T` and a
+//! leading `0` of the next loop both count. Service is byte-level: several
+//! small packets share an opportunity, a large packet spans several, a packet
+//! leaves at the opportunity that carries its last byte, and bytes nobody
+//! uses are lost ([`OpportunityCursor`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rtcc_core::units::{DataRate, Duration, Time};
+
+/// Bytes one Mahimahi opportunity carries (one MTU).
+pub const OPPORTUNITY_BYTES: u64 = 1500;
+
+/// Timestamps above this (about 31 years) are refused so that µs arithmetic
+/// never overflows.
+const MAX_TIMESTAMP_MS: u64 = 1_000_000_000_000;
+
+/// Why a trace file was refused; displays as `PATH:LINE: reason`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}{}: {reason}", line_suffix(.line))]
+pub struct TraceError {
+    pub path: String,
+    /// 1-based line number, when the problem is on one line.
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+fn line_suffix(line: &Option<usize>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+}
+
+/// A parsed Mahimahi trace: opportunity times of one loop, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MahimahiTrace {
+    times_ms: Vec<u64>,
+    /// How many timestamps equal the period (they coincide with the start of
+    /// the next loop).
+    at_period: usize,
+}
+
+impl MahimahiTrace {
+    /// Parses trace text; errors name the source as `<trace>`.
+    pub fn parse(text: &str) -> Result<Self, TraceError> {
+        Self::parse_named(text, "<trace>")
+    }
+
+    /// Reads and parses a trace file; errors name `path`.
+    pub fn load(path: &Path) -> Result<Self, TraceError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| TraceError { path: name.clone(), line: None, reason: format!("cannot read: {e}") })?;
+        Self::parse_named(&text, &name)
+    }
+
+    /// Parses trace text, naming it `name` in errors.
+    pub fn parse_named(text: &str, name: &str) -> Result<Self, TraceError> {
+        let err = |line: Option<usize>, reason: String| TraceError { path: name.to_string(), line, reason };
+        let mut times_ms: Vec<u64> = Vec::new();
+        let mut last_line = 0;
+        for (i, raw) in text.lines().enumerate() {
+            let s = raw.trim();
+            if s.is_empty() {
+                continue;
+            }
+            let lineno = i + 1;
+            let t: u64 = match s.parse() {
+                Ok(t) => t,
+                Err(_) if s.starts_with('-') && s[1..].parse::<u64>().is_ok() => {
+                    return Err(err(Some(lineno), format!("negative timestamp '{s}'")))
+                }
+                Err(_) => {
+                    return Err(err(
+                        Some(lineno),
+                        format!("'{s}' is not a timestamp (expected a non-negative integer number of ms)"),
+                    ))
+                }
+            };
+            if t > MAX_TIMESTAMP_MS {
+                return Err(err(Some(lineno), format!("timestamp {t} ms is out of range")));
+            }
+            if let Some(&prev) = times_ms.last() {
+                if t < prev {
+                    return Err(err(
+                        Some(lineno),
+                        format!("timestamp {t} is smaller than the previous one ({prev}); timestamps must not decrease"),
+                    ));
+                }
+            }
+            times_ms.push(t);
+            last_line = lineno;
+        }
+        let Some(&period) = times_ms.last() else {
+            return Err(err(None, "no delivery opportunities (empty trace)".to_string()));
+        };
+        if period == 0 {
+            return Err(err(Some(last_line), "the last timestamp is 0, so the trace has a zero period".to_string()));
+        }
+        let at_period = times_ms.iter().rev().take_while(|&&t| t == period).count();
+        Ok(MahimahiTrace { times_ms, at_period })
+    }
+
+    /// Loop period `T` in ms (the last timestamp).
+    pub fn period_ms(&self) -> u64 {
+        *self.times_ms.last().expect("a parsed trace is never empty")
+    }
+
+    /// Opportunities per loop (lines in the file).
+    pub fn opportunities(&self) -> usize {
+        self.times_ms.len()
+    }
+
+    /// Opportunity times of one loop, in ms.
+    pub fn times_ms(&self) -> &[u64] {
+        &self.times_ms
+    }
+
+    /// Long-run capacity: `lines * 1500 B` per `T` ms (12 Mbps per line per ms).
+    pub fn mean_rate(&self) -> DataRate {
+        let bits = self.times_ms.len() as f64 * (OPPORTUNITY_BYTES * 8) as f64;
+        DataRate::from_bps_f64(bits * 1000.0 / self.period_ms() as f64)
+    }
+
+    fn period_us(&self) -> i64 {
+        self.period_ms() as i64 * 1000
+    }
+
+    /// Trace time (µs) of opportunity `g` counted from the start of loop 0:
+    /// `g = k*n + i` happens at `t_i + k*T`.
+    pub fn opportunity_us(&self, g: u64) -> i64 {
+        let n = self.times_ms.len() as u64;
+        let (k, i) = (g / n, (g % n) as usize);
+        let ms = self.times_ms[i].saturating_add(k.saturating_mul(self.period_ms()));
+        ms.min(i64::MAX as u64 / 4000) as i64 * 1000
+    }
+
+    /// Opportunities strictly before `x_us` on the bi-infinite periodic train
+    /// (loops k ∈ ℤ), up to a constant: only differences are meaningful.
+    fn rank(&self, x_us: i64) -> i64 {
+        let p = self.period_us();
+        let n = self.times_ms.len() as i64;
+        let (q, r) = (x_us.div_euclid(p), x_us.rem_euclid(p));
+        let below_r = self.times_ms.partition_point(|&t| (t as i64) * 1000 < r) as i64;
+        // At r = 0 the previous loop's final timestamps sit exactly at x and are
+        // not before it.
+        let at_edge = if r == 0 { self.at_period as i64 } else { 0 };
+        q * n + below_r - at_edge
+    }
+
+    /// Opportunities of loops k ≥ 0 (the trace as replayed from time 0)
+    /// strictly before `x_us`; also the index of the first one at or after it.
+    pub fn count_before(&self, x_us: i64) -> u64 {
+        // For x > 0, rank(x) is exactly this count: counted from rank(0) =
+        // −at_period it would add the loop −1 opportunities sitting at 0, which
+        // the replayed trace does not have.
+        if x_us <= 0 {
+            0
+        } else {
+            self.rank(x_us) as u64
+        }
+    }
+
+    /// Opportunities in `[a_us, b_us)` of the bi-infinite periodic train, used
+    /// for rate estimates that should not see a fake gap before time 0.
+    pub fn count_periodic(&self, a_us: i64, b_us: i64) -> u64 {
+        if b_us <= a_us {
+            return 0;
+        }
+        (self.rank(b_us) - self.rank(a_us)).max(0) as u64
+    }
+}
+
+/// Byte-level server state for a trace-driven link: which opportunity is next
+/// and how many of its bytes are still unused. O(1) amortised per packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpportunityCursor {
+    /// Global index (`k*n + i`) of the earliest opportunity with unused bytes.
+    next: u64,
+    /// Unused bytes in opportunity `next`.
+    left: u64,
+    /// Bytes per opportunity (1500 × scale).
+    bytes: u64,
+}
+
+impl OpportunityCursor {
+    pub fn new(bytes_per_opportunity: u64) -> Self {
+        let bytes = bytes_per_opportunity.max(1);
+        OpportunityCursor { next: 0, left: bytes, bytes }
+    }
+
+    /// Serves `size` bytes whose service starts at trace time `start_us`
+    /// (the link being idle then) and returns the trace time at which the last
+    /// byte leaves. Leftover bytes of a partly used opportunity serve this
+    /// packet only if it starts no later than that opportunity; otherwise they
+    /// are lost, as in Mahimahi.
+    pub fn serve(&mut self, trace: &MahimahiTrace, start_us: i64, size: u64) -> i64 {
+        if trace.opportunity_us(self.next) < start_us {
+            // Skip forward: a few steps cover a busy link, a jump covers idle gaps.
+            let mut steps = 0;
+            while trace.opportunity_us(self.next) < start_us && steps < 16 {
+                self.next += 1;
+                steps += 1;
+            }
+            if trace.opportunity_us(self.next) < start_us {
+                self.next = self.next.max(trace.count_before(start_us));
+            }
+            self.left = self.bytes;
+        }
+        if size > self.left {
+            let rest = size - self.left;
+            let k = rest.div_ceil(self.bytes);
+            self.next += k;
+            self.left = k * self.bytes - rest;
+        } else {
+            self.left -= size;
+        }
+        let depart = trace.opportunity_us(self.next);
+        if self.left == 0 {
+            self.next += 1;
+            self.left = self.bytes;
+        }
+        depart
+    }
+}
+
+/// Link capacity over time. Times are simulation times (µs since start).
+#[derive(Clone, Debug)]
+pub enum Capacity {
+    Constant(DataRate),
+    /// Synthetic schedules: steps, pulse, square wave, ramp.
+    Piecewise(Schedule),
+    /// Mahimahi trace replay.
+    Trace(TraceCapacity),
+}
+
+/// A Mahimahi trace as a capacity: simulation time `t` plays trace time
+/// `t + offset`; each opportunity carries `bytes_per_opportunity`
+/// (1500 × scale).
+#[derive(Clone, Debug)]
+pub struct TraceCapacity {
+    pub trace: Arc<MahimahiTrace>,
+    pub offset: Duration,
+    pub bytes_per_opportunity: u64,
+}
+
+/// Window over which [`Capacity::rate_at`] averages a trace.
+pub const TRACE_RATE_WINDOW: Duration = Duration::from_millis(100);
+
+pub(crate) fn us(t: Time) -> f64 {
+    t.as_micros() as f64
+}
+
+/// Rates inside schedules are in bits per µs so that integrals over µs are bits.
+pub(crate) fn bits_per_us(r: DataRate) -> f64 {
+    r.bps() as f64 / 1e6
+}
+
+impl Capacity {
+    pub fn constant(rate: DataRate) -> Self {
+        Capacity::Constant(rate)
+    }
+
+    /// Rate `r_i` from `t_i` until the next step; the first rate also applies
+    /// before the first step. Times must strictly increase.
+    pub fn steps(points: Vec<(Time, DataRate)>) -> Result<Self, String> {
+        Schedule::new(points, false, None).map(Capacity::Piecewise)
+    }
+
+    /// General schedule: step or linear between points, optionally looping
+    /// with `period` (then all times must lie in `[0, period)`).
+    pub fn piecewise(points: Vec<(Time, DataRate)>, linear: bool, period: Option<Duration>) -> Result<Self, String> {
+        Schedule::new(points, linear, period).map(Capacity::Piecewise)
+    }
+
+    /// `high` and `low` alternating every `every`, starting high (Dumbo
+    /// thesis §3.1: 3 Mbps ↔ 500 kbps every 40 s). `every` is at least 1 µs.
+    pub fn pulse(high: DataRate, low: DataRate, every: Duration) -> Self {
+        let every = every.max(Duration::from_micros(1));
+        Self::periodic(vec![(Time::ZERO, high), (Time::ZERO + every, low)], every * 2)
+    }
+
+    /// `high` for `duty × period`, then `low`, repeating. `duty` is clamped so
+    /// that both phases last at least 1 µs.
+    pub fn square(high: DataRate, low: DataRate, period: Duration, duty: f64) -> Self {
+        let period = period.max(Duration::from_micros(2));
+        let p = period.as_micros();
+        let on = ((p as f64 * duty).round() as i64).clamp(1, p - 1);
+        Self::periodic(vec![(Time::ZERO, high), (Time::from_micros(on), low)], period)
+    }
+
+    /// `from` until `start`, linear to `to` over `duration`, then `to`.
+    /// A zero duration is an instant step.
+    pub fn ramp(from: DataRate, to: DataRate, start: Time, duration: Duration) -> Self {
+        let points = if duration.is_positive() {
+            vec![(start, from), (start + duration, to)]
+        } else {
+            vec![(start - Duration::from_micros(1), from), (start, to)]
+        };
+        Capacity::Piecewise(Schedule::new(points, duration.is_positive(), None).expect("ramp points are ordered"))
+    }
+
+    /// Replays `trace` from trace time `offset`, with `scale` × 1500 bytes per
+    /// opportunity (at least 1 byte).
+    pub fn trace(trace: Arc<MahimahiTrace>, offset: Duration, scale: f64) -> Self {
+        let bytes = (OPPORTUNITY_BYTES as f64 * scale).round().max(1.0) as u64;
+        Capacity::Trace(TraceCapacity { trace, offset: offset.max(Duration::ZERO), bytes_per_opportunity: bytes })
+    }
+
+    fn periodic(points: Vec<(Time, DataRate)>, period: Duration) -> Self {
+        Capacity::Piecewise(Schedule::new(points, false, Some(period)).expect("periodic points lie in one period"))
+    }
+
+    /// Capacity at `t`. For a trace: the mean over the 100 ms window centred
+    /// on `t` (the trace taken as looping in both directions, so there is no
+    /// artificial dip near time 0); a single opportunity is an impulse, so an
+    /// instantaneous rate would be meaningless.
+    pub fn rate_at(&self, t: Time) -> DataRate {
+        match self {
+            Capacity::Constant(r) => *r,
+            Capacity::Piecewise(s) => DataRate::from_bps_f64(s.rate(us(t)) * 1e6),
+            Capacity::Trace(tc) => {
+                let half = TRACE_RATE_WINDOW.as_micros() / 2;
+                let x = t.as_micros() + tc.offset.as_micros();
+                let n = tc.trace.count_periodic(x - half, x + half);
+                let bits = (n * tc.bytes_per_opportunity * 8) as f64;
+                DataRate::from_bps_f64(bits / TRACE_RATE_WINDOW.as_secs_f64())
+            }
+        }
+    }
+
+    /// Bytes the link can carry in `[t0, t1)`: the exact integral of the
+    /// schedule, or for a trace the bytes of the opportunities in the window.
+    pub fn bytes_between(&self, t0: Time, t1: Time) -> f64 {
+        if t1 <= t0 {
+            return 0.0;
+        }
+        match self {
+            Capacity::Constant(r) => r.bps() as f64 * (t1 - t0).as_secs_f64() / 8.0,
+            Capacity::Piecewise(s) => (s.cumulative(us(t1)) - s.cumulative(us(t0))).max(0.0) / 8.0,
+            Capacity::Trace(tc) => {
+                let off = tc.offset.as_micros();
+                let n = tc.trace.count_before(t1.as_micros() + off) - tc.trace.count_before(t0.as_micros() + off);
+                (n * tc.bytes_per_opportunity) as f64
+            }
+        }
+    }
+
+    /// Mean capacity over `[t0, t1)`; the rate at `t0` for an empty window.
+    pub fn mean_rate(&self, t0: Time, t1: Time) -> DataRate {
+        if t1 <= t0 {
+            return self.rate_at(t0);
+        }
+        DataRate::from_bps_f64(self.bytes_between(t0, t1) * 8.0 / (t1 - t0).as_secs_f64())
+    }
+}
+
+/// One piece of a schedule: rate `r0 + slope·(t − t0)` on `[t0, t1)`, with
+/// `cum0` bits served from the schedule origin to `t0`.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    t0: f64,
+    t1: f64,
+    r0: f64,
+    slope: f64,
+    cum0: f64,
+    cum1: f64,
+}
+
+impl Seg {
+    fn bits(&self, d: f64) -> f64 {
+        self.r0 * d + 0.5 * self.slope * d * d
+    }
+
+    /// Offset `d` from `t0` by which `b` bits are served: solves
+    /// `r0·d + slope/2·d² = b` (the root stable for either sign of slope).
+    fn solve(&self, b: f64) -> f64 {
+        let a = 0.5 * self.slope;
+        let d = if a.abs() < 1e-18 {
+            if self.r0 > 0.0 {
+                b / self.r0
+            } else {
+                0.0
+            }
+        } else {
+            let root = (self.r0 * self.r0 + 4.0 * a * b).max(0.0).sqrt();
+            if self.r0 + root > 0.0 {
+                2.0 * b / (self.r0 + root)
+            } else {
+                0.0
+            }
+        };
+        d.clamp(0.0, self.t1 - self.t0)
+    }
+}
+
+/// A piecewise-constant or piecewise-linear rate schedule, one-shot or
+/// looping. Keeps the cumulative service curve so that integrals and their
+/// inverse (when is the n-th bit served) are O(log segments).
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    points: Vec<(Time, DataRate)>,
+    linear: bool,
+    period: Option<Duration>,
+    segs: Vec<Seg>,
+    /// Span covered by `segs`: first..last point, or 0..period.
+    origin: f64,
+    end: f64,
+    /// Bits over `origin..end`.
+    total: f64,
+    /// One-shot schedules: rate (bits/µs) before the first / after the last point.
+    head: f64,
+    tail: f64,
+}
+
+impl Schedule {
+    pub fn new(points: Vec<(Time, DataRate)>, linear: bool, period: Option<Duration>) -> Result<Self, String> {
+        let (Some(&(first_t, first_r)), Some(&(last_t, last_r))) = (points.first(), points.last()) else {
+            return Err("a schedule needs at least one point".into());
+        };
+        if let Some(i) = points.windows(2).position(|w| w[1].0 <= w[0].0) {
+            return Err(format!("point {} at {} is not after the previous one ({})", i + 1, points[i + 1].0, points[i].0));
+        }
+        if points.iter().all(|p| p.1 == DataRate::ZERO) {
+            return Err("the capacity is zero at all times".into());
+        }
+        let mut ext: Vec<(f64, f64)> = points.iter().map(|&(t, r)| (us(t), bits_per_us(r))).collect();
+        let (origin, end) = match period {
+            None => (us(first_t), us(last_t)),
+            Some(p) => {
+                if !p.is_positive() {
+                    return Err("the period must be positive".into());
+                }
+                if first_t < Time::ZERO || last_t >= Time::ZERO + p {
+                    return Err(format!("looping points must lie in [0, {p})"));
+                }
+                // Neighbours from the previous and next loop close the period.
+                let p = p.as_micros() as f64;
+                ext.insert(0, (us(last_t) - p, bits_per_us(last_r)));
+                ext.push((us(first_t) + p, bits_per_us(first_r)));
+                (0.0, p)
+            }
+        };
+        let mut segs = Vec::with_capacity(ext.len());
+        let mut cum = 0.0;
+        for w in ext.windows(2) {
+            let ((ta, ra), (tb, rb)) = (w[0], w[1]);
+            let (lo, hi) = (ta.max(origin), tb.min(end));
+            if hi <= lo {
+                continue;
+            }
+            let slope = if linear { (rb - ra) / (tb - ta) } else { 0.0 };
+            let mut s = Seg { t0: lo, t1: hi, r0: ra + slope * (lo - ta), slope, cum0: cum, cum1: 0.0 };
+            cum += s.bits(hi - lo);
+            s.cum1 = cum;
+            segs.push(s);
+        }
+        let (head, tail) = (bits_per_us(first_r), bits_per_us(last_r));
+        Ok(Schedule { points, linear, period, segs, origin, end, total: cum, head, tail })
+    }
+
+    pub fn points(&self) -> &[(Time, DataRate)] {
+        &self.points
+    }
+    pub fn linear(&self) -> bool {
+        self.linear
+    }
+    pub fn period(&self) -> Option<Duration> {
+        self.period
+    }
+
+    fn seg_at(&self, x: f64) -> &Seg {
+        &self.segs[self.segs.partition_point(|s| s.t0 <= x).saturating_sub(1)]
+    }
+
+    /// Rate in bits/µs at `t` µs.
+    fn rate(&self, t: f64) -> f64 {
+        let x = match self.period {
+            Some(_) => t.rem_euclid(self.end),
+            None if t < self.origin || self.segs.is_empty() => return self.head,
+            None if t >= self.end => return self.tail,
+            None => t,
+        };
+        let s = self.seg_at(x);
+        (s.r0 + s.slope * (x - s.t0)).max(0.0)
+    }
+
+    /// Bits served from the origin to `t` (negative before a one-shot origin).
+    pub(crate) fn cumulative(&self, t: f64) -> f64 {
+        let within = |x: f64| {
+            let s = self.seg_at(x);
+            s.cum0 + s.bits(x - s.t0)
+        };
+        match self.period {
+            Some(_) => {
+                let q = (t / self.end).floor();
+                q * self.total + within(t - q * self.end)
+            }
+            None if t < self.origin => self.head * (t - self.origin),
+            None if t >= self.end => self.total + self.tail * (t - self.end),
+            None => within(t),
+        }
+    }
+
+    /// Earliest time at which `cumulative` reaches `target` bits; `None` if
+    /// never (zero capacity from some point on).
+    pub(crate) fn inverse(&self, target: f64) -> Option<f64> {
+        // Within the covered span: first piece whose end reaches the target,
+        // so a zero-rate tail after the last served bit is not waited out.
+        let within = |b: f64| {
+            let i = self.segs.partition_point(|s| s.cum1 < b).min(self.segs.len() - 1);
+            let s = &self.segs[i];
+            s.t0 + s.solve(b - s.cum0)
+        };
+        match self.period {
+            Some(_) => {
+                if self.total <= 0.0 {
+                    return None;
+                }
+                let mut q = (target / self.total).floor();
+                let mut rem = target - q * self.total;
+                if rem <= 0.0 {
+                    q -= 1.0;
+                    rem += self.total;
+                }
+                Some(q * self.end + within(rem))
+            }
+            None if target <= 0.0 => Some(if self.head > 0.0 { self.origin + target / self.head } else { f64::MIN }),
+            None if target <= self.total => Some(within(target)),
+            None if self.tail > 0.0 => Some(self.end + (target - self.total) / self.tail),
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve_all(trace: &str, sizes: &[u64], starts: &[i64]) -> Vec<i64> {
+        let t = MahimahiTrace::parse(trace).unwrap();
+        let mut c = OpportunityCursor::new(OPPORTUNITY_BYTES);
+        let mut prev = i64::MIN;
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let start = starts.get(i).copied().unwrap_or(0).max(prev);
+                prev = c.serve(&t, start, s);
+                prev
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_line_is_12_mbps() {
+        let t = MahimahiTrace::parse("1\n").unwrap();
+        assert_eq!(t.period_ms(), 1);
+        assert_eq!(t.mean_rate(), DataRate::from_mbps(12));
+        // Back-to-back 1500 B packets leave every ms, from the first opportunity at 1 ms.
+        let d = serve_all("1", &[1500; 4], &[]);
+        assert_eq!(d, vec![1000, 2000, 3000, 4000]);
+        // 300 B packets: five per opportunity.
+        let d = serve_all("1", &[300; 11], &[]);
+        assert_eq!(d, vec![1000, 1000, 1000, 1000, 1000, 2000, 2000, 2000, 2000, 2000, 3000]);
+    }
+
+    #[test]
+    fn packet_spans_opportunities_and_leftover_rules() {
+        // 2000 B: 1500 at 1 ms, 500 at 2 ms; leaves at 2 ms with 1000 B left there.
+        // The next packet starting at 2 ms (back to back) uses the leftover.
+        assert_eq!(serve_all("1", &[2000, 1000, 1], &[]), vec![2000, 2000, 3000]);
+        // Starting at 2.5 ms, the 1000 B left at 2 ms are lost: it leaves at 3 ms,
+        // and then 1200 B more fill the rest of 3 ms and 700 B spill to 4 ms.
+        assert_eq!(serve_all("1", &[2000, 300, 1200, 700], &[0, 2500]), vec![2000, 3000, 3000, 4000]);
+        // A packet arriving exactly at an opportunity uses it.
+        assert_eq!(serve_all("1", &[100], &[5000]), vec![5000]);
+        // A large packet: 64 kB needs 43 opportunities.
+        assert_eq!(serve_all("1", &[64_000], &[]), vec![43_000]);
+    }
+
+    #[test]
+    fn looping_counts_both_ends() {
+        let t = MahimahiTrace::parse("0\n10\n").unwrap();
+        assert_eq!(t.period_ms(), 10);
+        // Two opportunities per 10 ms → 2.4 Mbps.
+        assert_eq!(t.mean_rate(), DataRate::from_kbps(2400));
+        let times: Vec<i64> = (0..6).map(|g| t.opportunity_us(g) / 1000).collect();
+        assert_eq!(times, vec![0, 10, 10, 20, 20, 30]);
+        assert_eq!(t.count_before(0), 0);
+        assert_eq!(t.count_before(1), 1);
+        assert_eq!(t.count_before(10_000), 1);
+        assert_eq!(t.count_before(10_001), 3);
+        assert_eq!(t.count_before(100_000), 19);
+        assert_eq!(t.count_periodic(0, 100_000), 20);
+        // Back to back 1500 B: 0, 10, 10, 20, 20.
+        assert_eq!(serve_all("0\n10", &[1500; 5], &[]), vec![0, 10_000, 10_000, 20_000, 20_000]);
+        // Duplicated lines are several opportunities in the same ms.
+        let d = serve_all("5\n5\n5\n20", &[1500; 5], &[]);
+        assert_eq!(d, vec![5000, 5000, 5000, 20_000, 25_000]);
+    }
+
+    #[test]
+    fn count_before_matches_brute_force() {
+        let t = MahimahiTrace::parse("0\n0\n3\n3\n7\n9\n9").unwrap();
+        let all: Vec<i64> = (0..200).map(|g| t.opportunity_us(g)).collect();
+        for x in (-2000..60_000).step_by(500) {
+            let brute = all.iter().filter(|&&o| o < x).count() as u64;
+            assert_eq!(t.count_before(x), brute, "x={x}");
+            assert_eq!(all[t.count_before(x) as usize] >= x, true);
+        }
+        // Periodic counts over whole periods are always n per period.
+        assert_eq!(t.count_periodic(-9000, 9000), 14);
+        assert_eq!(t.count_periodic(1234, 1234 + 90_000), 70);
+    }
+
+    #[test]
+    fn idle_gap_jumps_without_scanning() {
+        let t = MahimahiTrace::parse("1").unwrap();
+        let mut c = OpportunityCursor::new(OPPORTUNITY_BYTES);
+        assert_eq!(c.serve(&t, 0, 1500), 1000);
+        // An hour later: the cursor jumps straight to the opportunity at 3600 s.
+        assert_eq!(c.serve(&t, 3_600_000_000, 1500), 3_600_000_000);
+        assert_eq!(c.serve(&t, 3_600_000_000, 1500), 3_600_001_000);
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        let e = MahimahiTrace::parse("").unwrap_err();
+        assert_eq!(e.line, None);
+        assert_eq!(e.to_string(), "<trace>: no delivery opportunities (empty trace)");
+        assert!(MahimahiTrace::parse("\n  \n").is_err());
+
+        let e = MahimahiTrace::parse("1\n2\nabc\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.to_string().starts_with("<trace>:3: 'abc'"), "{e}");
+
+        let e = MahimahiTrace::parse("1\n-5\n").unwrap_err();
+        assert_eq!((e.line, e.reason.as_str()), (Some(2), "negative timestamp '-5'"));
+
+        let e = MahimahiTrace::parse("1\n5\n\n3\n").unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.reason.contains("smaller than the previous"), "{e}");
+
+        let e = MahimahiTrace::parse("0\n0\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.reason.contains("zero period"));
+
+        // Blank lines, CRLF and trailing whitespace are fine.
+        let t = MahimahiTrace::parse("0 \r\n\n5\t\r\n10\n\n").unwrap();
+        assert_eq!((t.opportunities(), t.period_ms()), (3, 10));
+    }
+
+    #[test]
+    fn load_names_the_path() {
+        let e = MahimahiTrace::load(Path::new("/nonexistent/x.down")).unwrap_err();
+        assert!(e.to_string().starts_with("/nonexistent/x.down: cannot read"), "{e}");
+        let dir = std::env::temp_dir().join(format!("rtcc-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bad.up");
+        std::fs::write(&f, "1\nx\n").unwrap();
+        let e = MahimahiTrace::load(&f).unwrap_err();
+        assert_eq!(e.to_string(), format!("{}:2: 'x' is not a timestamp (expected a non-negative integer number of ms)", f.display()));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn real_trace_mean_rate() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi/ATT-LTE-driving.up");
+        let Ok(t) = MahimahiTrace::load(&p) else { return };
+        // The file starts at 831 ms, as the README notes.
+        assert_eq!(t.times_ms()[0], 831);
+        let mbps = t.mean_rate().bps() as f64 / 1e6;
+        let expect = 12.0 * t.opportunities() as f64 / t.period_ms() as f64;
+        assert!((mbps - expect).abs() < 1e-3);
+    }
+}

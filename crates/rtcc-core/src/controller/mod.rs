@@ -107,12 +107,15 @@ pub struct ParamInfo {
     pub doc: &'static str,
 }
 
+/// Builds a controller from its parameters.
+pub type Factory = fn(&Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>;
+
 /// A registry entry: name, one-line summary, parameters and factory.
 pub struct ControllerInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [ParamInfo],
-    pub create: fn(&Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>,
+    pub create: Factory,
 }
 
 /// Every registered controller. Adding an algorithm = one module + one line here.

@@ -1,0 +1,271 @@
+//! Streaming metrics: per-flow counters and delay histograms (constant
+//! memory however long the call), optional per-packet records, per-frame
+//! records (a few per second), and 100 ms time-series bins. Definitions
+//! follow DESIGN §4.
+
+use rtcc_core::packet::{Packet, PacketKind};
+use rtcc_core::units::{Duration, Time};
+
+/// Fixed-bin latency histogram: 0.1 ms bins below 2 s, 10 ms bins to 120 s,
+/// one overflow bin. Percentiles are exact to the bin width.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    bins: Vec<u32>,
+    n: u64,
+    sum: f64,
+}
+
+const FINE_US: i64 = 100;
+const FINE_BINS: usize = 20_000;
+const COARSE_US: i64 = 10_000;
+const COARSE_BINS: usize = 11_800;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram { bins: vec![0; FINE_BINS + COARSE_BINS + 1], n: 0, sum: 0.0 }
+    }
+}
+
+impl Histogram {
+    pub fn add(&mut self, d: Duration) {
+        let us = d.as_micros().max(0);
+        let i = if us < FINE_US * FINE_BINS as i64 {
+            (us / FINE_US) as usize
+        } else {
+            (FINE_BINS + ((us - FINE_US * FINE_BINS as i64) / COARSE_US) as usize).min(FINE_BINS + COARSE_BINS)
+        };
+        self.bins[i] += 1;
+        self.n += 1;
+        self.sum += us as f64;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Mean in milliseconds, `None` when empty.
+    pub fn mean_ms(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64 / 1e3)
+    }
+
+    /// Quantile in milliseconds (bin midpoint), `None` when empty.
+    pub fn quantile_ms(&self, q: f64) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut acc = 0u64;
+        for (i, &c) in self.bins.iter().enumerate() {
+            acc += c as u64;
+            if acc >= rank {
+                let (lo, w) = if i < FINE_BINS {
+                    (i as i64 * FINE_US, FINE_US)
+                } else {
+                    (FINE_US * FINE_BINS as i64 + (i - FINE_BINS) as i64 * COARSE_US, COARSE_US)
+                };
+                return Some((lo as f64 + w as f64 / 2.0) / 1e3);
+            }
+        }
+        None
+    }
+}
+
+/// One packet's fate, kept only when packet recording is on.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketRec {
+    pub kind: PacketKind,
+    pub size: u32,
+    pub frame: u32,
+    pub send_us: i64,
+    pub arrival_us: i64,
+    pub queue_us: i64,
+    pub dropped: bool,
+    pub lost: bool,
+}
+
+/// Counters of one flow, streamed.
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub recv_bytes: [u64; 6],
+    pub recv_packets: [u64; 6],
+    pub dropped: u64,
+    pub lost: u64,
+    pub owd: Histogram,
+    pub queue: Histogram,
+    pub packets: Vec<PacketRec>,
+    /// Time-series accumulators for the current bin.
+    pub bin: BinAcc,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BinAcc {
+    pub recv_bytes: u64,
+    pub media_recv_bytes: u64,
+    pub owd_sum_us: f64,
+    pub owd_n: u64,
+    pub queue_sum_us: f64,
+    pub queue_n: u64,
+}
+
+impl FlowStats {
+    pub fn on_sent(&mut self, p: &Packet, record: bool) {
+        if record {
+            debug_assert_eq!(self.packets.len() as u64, p.seq);
+            self.packets.push(PacketRec {
+                kind: p.kind,
+                size: p.size.bytes() as u32,
+                frame: p.frame,
+                send_us: p.send_time.as_micros(),
+                arrival_us: -1,
+                queue_us: -1,
+                dropped: false,
+                lost: false,
+            });
+        }
+    }
+
+    pub fn on_dropped(&mut self, p: &Packet) {
+        self.dropped += 1;
+        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+            r.dropped = true;
+        }
+    }
+
+    /// Left the bottleneck after `queued` in its queue; `lost` = random loss.
+    pub fn on_departed(&mut self, p: &Packet, queued: Duration, lost: bool) {
+        self.queue.add(queued);
+        self.bin.queue_sum_us += queued.as_micros() as f64;
+        self.bin.queue_n += 1;
+        if lost {
+            self.lost += 1;
+        }
+        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+            r.queue_us = queued.as_micros();
+            r.lost = lost;
+        }
+    }
+
+    pub fn on_arrived(&mut self, now: Time, p: &Packet) {
+        let owd = now - p.send_time;
+        let k = p.kind as usize;
+        self.recv_bytes[k] += p.size.bytes();
+        self.recv_packets[k] += 1;
+        self.owd.add(owd);
+        self.bin.recv_bytes += p.size.bytes();
+        if p.kind == PacketKind::Media {
+            self.bin.media_recv_bytes += p.size.bytes();
+        }
+        self.bin.owd_sum_us += owd.as_micros() as f64;
+        self.bin.owd_n += 1;
+        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+            r.arrival_us = now.as_micros();
+        }
+    }
+
+    pub fn total_recv_bytes(&self) -> u64 {
+        self.recv_bytes.iter().sum()
+    }
+}
+
+/// A column of an output table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::U8(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named set of equal-length columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn push(&mut self, name: &str, c: Column) {
+        self.columns.push((name.to_string(), c));
+    }
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn f64(&self, name: &str) -> Option<&[f64]> {
+        match self.get(name)? {
+            Column::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+/// Mean of finite values.
+pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (mut s, mut n) = (0.0, 0usize);
+    for x in v {
+        if x.is_finite() {
+            s += x;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| s / n as f64)
+}
+
+/// Quantile of finite values (nearest rank).
+pub fn quantile(v: impl IntoIterator<Item = f64>, q: f64) -> Option<f64> {
+    let mut xs: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    Some(xs[rank - 1])
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²); 1 for a single flow.
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        return 1.0;
+    }
+    s * s / (n * s2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn histogram_quantiles() {
+        let mut h = Histogram::default();
+        for ms in 1..=100 {
+            h.add(Duration::from_millis(ms));
+        }
+        assert!((h.mean_ms().unwrap() - 50.5).abs() < 1e-9);
+        let p95 = h.quantile_ms(0.95).unwrap();
+        assert!((p95 - 95.05).abs() < 0.06, "{p95}");
+        h.add(Duration::from_secs(10));
+        assert!((h.quantile_ms(1.0).unwrap() - 10_005.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert_eq!(quantile([3.0, 1.0, 2.0, f64::NAN], 0.5), Some(2.0));
+    }
+}

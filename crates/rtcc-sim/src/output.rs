@@ -1,0 +1,400 @@
+//! What a finished run hands back: `summary.json` (names are an interface:
+//! add, never rename) and the packet, frame, time-series and link tables.
+
+use serde::Serialize;
+
+use rtcc_core::packet::PacketKind;
+use rtcc_core::receiver::FrameStatus;
+use rtcc_core::units::Time;
+
+use crate::metrics::{jain, mean, quantile, Column, Table};
+use crate::sim::{Flow, Simulation};
+
+/// Columnar time-series builder; controller state columns may appear late,
+/// earlier rows are back-filled with NaN.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    cols: Vec<(String, Vec<f64>)>,
+    rows: usize,
+}
+
+impl Series {
+    pub fn push(&mut self, name: &str, v: f64) {
+        match self.cols.iter_mut().find(|(n, _)| n == name) {
+            Some((_, c)) => c.push(v),
+            None => {
+                let mut c = vec![f64::NAN; self.rows];
+                c.push(v);
+                self.cols.push((name.to_string(), c));
+            }
+        }
+    }
+    pub fn push_state(&mut self, name: &str, v: f64) {
+        self.push(name, if v.is_finite() { v } else { f64::NAN });
+    }
+    pub fn end_row(&mut self) {
+        self.rows += 1;
+        for (_, c) in &mut self.cols {
+            c.resize(self.rows, f64::NAN);
+        }
+    }
+    pub fn col(&self, name: &str) -> Option<&[f64]> {
+        self.cols.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_slice())
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct FlowSummary {
+    pub name: String,
+    pub controller: String,
+    pub encoder: String,
+    pub start_s: f64,
+    pub stop_s: f64,
+    pub video_kbps: f64,
+    pub padding_kbps: f64,
+    pub probe_kbps: f64,
+    pub fec_kbps: f64,
+    pub rtx_kbps: f64,
+    pub audio_kbps: f64,
+    pub goodput_kbps: f64,
+    pub utilization: f64,
+    pub media_utilization: f64,
+    pub owd_ms_mean: Option<f64>,
+    pub owd_ms_p95: Option<f64>,
+    pub queue_delay_ms_mean: Option<f64>,
+    pub queue_delay_ms_p95: Option<f64>,
+    pub frame_latency_ms_mean: Option<f64>,
+    pub frame_latency_ms_p95: Option<f64>,
+    pub frame_delay_ms_mean: Option<f64>,
+    pub frame_delay_ms_p95: Option<f64>,
+    pub transport_delay_ms_mean: Option<f64>,
+    pub freeze_ratio: f64,
+    pub freeze_count: u32,
+    pub freeze_ratio_webrtc: f64,
+    pub loss_rate: f64,
+    pub late_discard_rate: f64,
+    pub frames_sent: u64,
+    pub frames_skipped: u64,
+    pub frames_displayed: u64,
+    pub frames_lost: u64,
+    pub frames_late: u64,
+    pub packets_sent: u64,
+    pub packets_dropped: u64,
+    pub packets_lost: u64,
+    pub target_kbps_mean: Option<f64>,
+    pub psnr_db_mean: Option<f64>,
+    pub ssim_db_mean: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LinkSummary {
+    pub capacity_kbps_mean: f64,
+    pub utilization: f64,
+    pub delivered_kbps: f64,
+    pub queue_ms_mean: Option<f64>,
+    pub queue_ms_max: Option<f64>,
+    pub drops: u64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct SimStats {
+    pub wall_s: f64,
+    pub events: u64,
+    pub speedup: f64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub flows: Vec<FlowSummary>,
+    pub link: LinkSummary,
+    pub jain_index: f64,
+    pub sim: SimStats,
+}
+
+/// Everything a finished run returns.
+pub struct Output {
+    pub summary: Summary,
+    pub packets: Table,
+    pub frames: Table,
+    pub timeseries: Table,
+    pub link: Table,
+}
+
+/// Per-frame view joining the sender's and the receiver's records.
+struct FrameRow {
+    capture: Time,
+    display: Option<Time>,
+    complete: Option<Time>,
+    first_sent: Option<Time>,
+    status: u8,
+    latency_ms: f64,
+}
+
+fn frame_rows(f: &Flow) -> Vec<FrameRow> {
+    let recv = f.receiver.frames();
+    let mut rows: Vec<FrameRow> = f
+        .sender
+        .frames()
+        .iter()
+        .map(|s| {
+            let r = recv.get(s.frame as usize);
+            let status = if s.skipped { 3 } else { r.map_or(FrameStatus::Lost as u8, |r| r.status as u8) };
+            FrameRow {
+                capture: s.capture,
+                display: r.and_then(|r| r.display),
+                complete: r.and_then(|r| r.complete),
+                first_sent: s.first_sent,
+                status,
+                latency_ms: f64::NAN,
+            }
+        })
+        .collect();
+    // Frame latency (Dumbo §6.1): capture → display; a frame never shown
+    // gets the display time of the next displayed frame.
+    let mut next_display: Option<Time> = None;
+    for r in rows.iter_mut().rev() {
+        if r.status == 3 {
+            continue;
+        }
+        if let Some(d) = r.display {
+            next_display = Some(d);
+        }
+        if let Some(d) = r.display.or(next_display) {
+            r.latency_ms = (d - r.capture).as_millis_f64();
+        }
+    }
+    rows
+}
+
+fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) => (b - a).as_millis_f64(),
+        _ => f64::NAN,
+    }
+}
+
+impl Simulation {
+    /// Summary and tables of the run so far (normally called when done).
+    pub fn output(&self) -> Output {
+        let end = self.now.min(self.end);
+        let mut flows = Vec::new();
+        let mut ts = Table::default();
+        let mut frames_t = FrameCols::default();
+        let mut ts_cols: Vec<String> = Vec::new();
+        for f in &self.flows {
+            for (n, _) in &f.series.cols {
+                if !ts_cols.contains(n) {
+                    ts_cols.push(n.clone());
+                }
+            }
+        }
+        for name in &ts_cols {
+            let mut v = Vec::new();
+            for f in &self.flows {
+                match f.series.col(name) {
+                    Some(c) => v.extend_from_slice(c),
+                    None => v.extend(std::iter::repeat_n(f64::NAN, f.series.rows)),
+                }
+            }
+            ts.push(name, if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) });
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let rows = frame_rows(f);
+            flows.push(self.flow_summary(f, &rows, end));
+            frames_t.add(i, f, &rows);
+        }
+        let cap_bytes = self.link.capacity().bytes_between(Time::ZERO, end);
+        let secs = (end - Time::ZERO).as_secs_f64().max(1e-9);
+        let lq = self.link_series.col("queue_ms").unwrap_or(&[]);
+        let link = LinkSummary {
+            capacity_kbps_mean: cap_bytes * 8.0 / secs / 1e3,
+            utilization: if cap_bytes > 0.0 { self.delivered_bytes as f64 / cap_bytes } else { 0.0 },
+            delivered_kbps: self.delivered_bytes as f64 * 8.0 / secs / 1e3,
+            queue_ms_mean: mean(lq.iter().copied()),
+            queue_ms_max: lq.iter().copied().filter(|x| x.is_finite()).reduce(f64::max),
+            drops: self.flows.iter().map(|f| f.stats.dropped).sum(),
+        };
+        let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_kbps).collect();
+        let wall = self.wall.as_secs_f64();
+        let summary = Summary {
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            duration_s: secs,
+            flows,
+            jain_index: jain(&goodputs),
+            link,
+            sim: SimStats { wall_s: wall, events: self.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
+        };
+        let mut link_t = Table::default();
+        for (n, c) in &self.link_series.cols {
+            link_t.push(n, Column::F64(c.clone()));
+        }
+        Output { summary, packets: self.packet_table(), frames: frames_t.finish(), timeseries: ts, link: link_t }
+    }
+
+    fn flow_summary(&self, f: &Flow, rows: &[FrameRow], end: Time) -> FlowSummary {
+        let start = f.spec.start;
+        let stop = f.spec.stop.unwrap_or(end).min(end);
+        let active = (stop - start).as_secs_f64().max(1e-9);
+        let c = f.sender.counters();
+        let kbps = |b: u64| b as f64 * 8.0 / active / 1e3;
+        let st = &f.stats;
+        let cap = self.link.capacity().bytes_between(start, stop);
+        let media_recv = st.recv_bytes[PacketKind::Media as usize]
+            + st.recv_bytes[PacketKind::Rtx as usize]
+            + st.recv_bytes[PacketKind::Audio as usize];
+        let sent_packets: u64 = c.packets.iter().sum();
+        let shown: Vec<&FrameRow> = rows.iter().filter(|r| r.status != 3).collect();
+        let latency = shown.iter().map(|r| r.latency_ms);
+        let delay: Vec<f64> = shown.iter().map(|r| ms(Some(r.capture), r.complete)).collect();
+        let transport = shown.iter().map(|r| ms(r.first_sent, r.complete));
+        let fz = f.receiver.freeze();
+        let count = |s: u8| rows.iter().filter(|r| r.status == s).count() as u64;
+        FlowSummary {
+            name: f.spec.name.clone(),
+            controller: f.spec.controller.clone(),
+            encoder: f.spec.encoder.kind().to_string(),
+            start_s: start.as_secs_f64(),
+            stop_s: stop.as_secs_f64(),
+            video_kbps: kbps(c.bytes[PacketKind::Media as usize]),
+            padding_kbps: kbps(c.bytes[PacketKind::Padding as usize] + c.bytes[PacketKind::Probe as usize]),
+            probe_kbps: kbps(c.bytes[PacketKind::Probe as usize]),
+            fec_kbps: kbps(c.bytes[PacketKind::Fec as usize]),
+            rtx_kbps: kbps(c.bytes[PacketKind::Rtx as usize]),
+            audio_kbps: kbps(c.bytes[PacketKind::Audio as usize]),
+            goodput_kbps: kbps(media_recv),
+            utilization: if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 },
+            media_utilization: if cap > 0.0 { media_recv as f64 / cap } else { 0.0 },
+            owd_ms_mean: st.owd.mean_ms(),
+            owd_ms_p95: st.owd.quantile_ms(0.95),
+            queue_delay_ms_mean: st.queue.mean_ms(),
+            queue_delay_ms_p95: st.queue.quantile_ms(0.95),
+            frame_latency_ms_mean: mean(latency.clone()),
+            frame_latency_ms_p95: quantile(latency, 0.95),
+            frame_delay_ms_mean: mean(delay.iter().copied()),
+            frame_delay_ms_p95: quantile(delay.iter().copied(), 0.95),
+            transport_delay_ms_mean: mean(transport),
+            freeze_ratio: (fz.total.as_secs_f64() / active).min(1.0),
+            freeze_count: fz.count,
+            freeze_ratio_webrtc: (fz.webrtc_total.as_secs_f64() / active).min(1.0),
+            loss_rate: if sent_packets > 0 { (st.dropped + st.lost) as f64 / sent_packets as f64 } else { 0.0 },
+            late_discard_rate: if shown.is_empty() { 0.0 } else { count(2) as f64 / shown.len() as f64 },
+            frames_sent: shown.len() as u64,
+            frames_skipped: count(3),
+            frames_displayed: count(0),
+            frames_lost: count(1),
+            frames_late: count(2),
+            packets_sent: sent_packets,
+            packets_dropped: st.dropped,
+            packets_lost: st.lost,
+            target_kbps_mean: mean(f.series.col("target_kbps").unwrap_or(&[]).iter().copied()),
+            psnr_db_mean: None,
+            ssim_db_mean: None,
+        }
+    }
+
+    fn packet_table(&self) -> Table {
+        let n: usize = self.flows.iter().map(|f| f.stats.packets.len()).sum();
+        let (mut flow, mut seq, mut kind, mut size, mut frame) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut send, mut arr, mut owd, mut q, mut dropped, mut lost) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for v in [&mut flow, &mut seq, &mut size, &mut frame] {
+            v.reserve(n);
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            for (s, r) in f.stats.packets.iter().enumerate() {
+                flow.push(i as i64);
+                seq.push(s as i64);
+                kind.push(r.kind as u8);
+                size.push(r.size as i64);
+                frame.push(if r.frame == u32::MAX { -1 } else { r.frame as i64 });
+                send.push(r.send_us as f64 / 1e6);
+                let a = if r.arrival_us >= 0 { r.arrival_us as f64 / 1e6 } else { f64::NAN };
+                arr.push(a);
+                owd.push(if r.arrival_us >= 0 { (r.arrival_us - r.send_us) as f64 / 1e3 } else { f64::NAN });
+                q.push(if r.queue_us >= 0 { r.queue_us as f64 / 1e3 } else { f64::NAN });
+                dropped.push(r.dropped as u8);
+                lost.push(r.lost as u8);
+            }
+        }
+        let mut t = Table::default();
+        t.push("flow", Column::I64(flow));
+        t.push("seq", Column::I64(seq));
+        t.push("kind", Column::U8(kind));
+        t.push("size", Column::I64(size));
+        t.push("frame", Column::I64(frame));
+        t.push("send_s", Column::F64(send));
+        t.push("arrival_s", Column::F64(arr));
+        t.push("owd_ms", Column::F64(owd));
+        t.push("queue_ms", Column::F64(q));
+        t.push("dropped", Column::U8(dropped));
+        t.push("lost", Column::U8(lost));
+        t
+    }
+}
+
+#[derive(Default)]
+struct FrameCols {
+    flow: Vec<i64>,
+    frame: Vec<i64>,
+    capture: Vec<f64>,
+    size: Vec<i64>,
+    key: Vec<u8>,
+    packets: Vec<i64>,
+    target: Vec<f64>,
+    first_sent: Vec<f64>,
+    last_sent: Vec<f64>,
+    complete: Vec<f64>,
+    display: Vec<f64>,
+    status: Vec<u8>,
+    latency: Vec<f64>,
+    delay: Vec<f64>,
+    transport: Vec<f64>,
+}
+
+fn secs(t: Option<Time>) -> f64 {
+    t.map_or(f64::NAN, |t| t.as_secs_f64())
+}
+
+impl FrameCols {
+    fn add(&mut self, i: usize, f: &Flow, rows: &[FrameRow]) {
+        for (s, r) in f.sender.frames().iter().zip(rows) {
+            self.flow.push(i as i64);
+            self.frame.push(s.frame as i64);
+            self.capture.push(s.capture.as_secs_f64());
+            self.size.push(s.size.bytes() as i64);
+            self.key.push(s.key as u8);
+            self.packets.push(s.packets as i64);
+            self.target.push(s.target.kbps_f64());
+            self.first_sent.push(secs(s.first_sent));
+            self.last_sent.push(secs(s.last_sent));
+            self.complete.push(secs(r.complete));
+            self.display.push(secs(r.display));
+            self.status.push(r.status);
+            self.latency.push(r.latency_ms);
+            self.delay.push(ms(Some(r.capture), r.complete));
+            self.transport.push(ms(r.first_sent, r.complete));
+        }
+    }
+    fn finish(self) -> Table {
+        let mut t = Table::default();
+        t.push("flow", Column::I64(self.flow));
+        t.push("frame", Column::I64(self.frame));
+        t.push("capture_s", Column::F64(self.capture));
+        t.push("size", Column::I64(self.size));
+        t.push("key", Column::U8(self.key));
+        t.push("packets", Column::I64(self.packets));
+        t.push("target_kbps", Column::F64(self.target));
+        t.push("first_sent_s", Column::F64(self.first_sent));
+        t.push("last_sent_s", Column::F64(self.last_sent));
+        t.push("complete_s", Column::F64(self.complete));
+        t.push("display_s", Column::F64(self.display));
+        t.push("status", Column::U8(self.status));
+        t.push("latency_ms", Column::F64(self.latency));
+        t.push("delay_ms", Column::F64(self.delay));
+        t.push("transport_ms", Column::F64(self.transport));
+        t
+    }
+}

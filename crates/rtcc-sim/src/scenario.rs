@@ -1,0 +1,318 @@
+//! TOML scenarios: parsed strictly (unknown fields refused) and validated into
+//! typed values, with every error naming the source, the field and the reason.
+
+use std::path::{Path, PathBuf};
+
+use rtcc_core::controller::{self, ControllerContext, ParamValue, Params};
+use rtcc_core::encoder::EncoderConfig;
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use serde::Deserialize;
+
+use crate::link::{Link, LinkConfig};
+
+/// A refused scenario: `source: field: reason`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{source_name}: {field}: {reason}")]
+pub struct ScenarioError {
+    pub source_name: String,
+    pub field: String,
+    pub reason: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Quantity {
+    Num(f64),
+    Str(String),
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Spec {
+    Name(String),
+    Table(toml::Table),
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    pub duration: Quantity,
+    pub seed: Option<u64>,
+    pub link: LinkConfig,
+    #[serde(rename = "flow", default)]
+    pub flows: Vec<FlowFile>,
+    #[serde(default)]
+    pub record: RecordFile,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RecordFile {
+    /// Keep a per-packet table (default true).
+    pub packets: Option<bool>,
+    /// Time-series bin width (default 100 ms).
+    pub bin: Option<Quantity>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct FlowFile {
+    pub name: Option<String>,
+    pub controller: Spec,
+    pub encoder: Option<Spec>,
+    pub start: Option<Quantity>,
+    pub stop: Option<Quantity>,
+    pub fps: Option<f64>,
+    pub mtu: Option<Quantity>,
+    pub access_delay: Option<Quantity>,
+    pub feedback_interval: Option<Quantity>,
+    pub start_rate: Option<Quantity>,
+    pub min_rate: Option<Quantity>,
+    pub max_rate: Option<Quantity>,
+    pub skip_threshold: Option<Quantity>,
+}
+
+/// A validated flow.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub name: String,
+    pub controller: String,
+    pub params: Params,
+    pub ctx: ControllerContext,
+    pub encoder: EncoderConfig,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub access_delay: Duration,
+    pub feedback_interval: Duration,
+    pub skip_threshold: Option<Duration>,
+}
+
+/// A validated scenario, ready to build a simulation.
+pub struct Scenario {
+    pub name: String,
+    pub source: String,
+    pub text: String,
+    pub duration: Duration,
+    pub seed: u64,
+    pub link: LinkConfig,
+    pub base_dir: PathBuf,
+    pub flows: Vec<FlowSpec>,
+    pub record_packets: bool,
+    pub bin: Duration,
+}
+
+impl Scenario {
+    /// Parse and validate `text`; `source` names it in errors and resolves
+    /// relative trace paths (its directory).
+    pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        let err = |field: &str, reason: String| ScenarioError {
+            source_name: source.to_string(),
+            field: field.to_string(),
+            reason,
+        };
+        let de = toml::Deserializer::new(text);
+        let file: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().trim().to_string();
+            let at = inner
+                .span()
+                .map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1)))
+                .unwrap_or_default();
+            let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
+            err(&field, format!("{msg}{at}"))
+        })?;
+        let base_dir = Path::new(source).parent().map(Path::to_path_buf).unwrap_or_default();
+        let duration = duration_of(&file.duration).map_err(|r| err("duration", r))?;
+        if duration <= Duration::ZERO {
+            return Err(err("duration", "must be positive".into()));
+        }
+        if duration > Duration::from_secs(86_400) {
+            return Err(err("duration", "must be at most 24 hours".into()));
+        }
+        if file.flows.is_empty() {
+            return Err(err("flow", "at least one [[flow]] is required".into()));
+        }
+        // Build once to validate the link (trace files, rates, queue).
+        file.link
+            .build(&base_dir)
+            .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
+        let mut flows = Vec::new();
+        for (i, f) in file.flows.iter().enumerate() {
+            let fld = |name: &str| format!("flow[{i}].{name}");
+            let flow = flow_spec(i, f, duration).map_err(|(name, reason)| err(&fld(&name), reason))?;
+            if flows.iter().any(|o: &FlowSpec| o.name == flow.name) {
+                return Err(err(&fld("name"), format!("'{}' is used by another flow", flow.name)));
+            }
+            flows.push(flow);
+        }
+        let bin = match &file.record.bin {
+            None => Duration::from_millis(100),
+            Some(q) => duration_of(q).map_err(|r| err("record.bin", r))?,
+        };
+        if bin < Duration::from_millis(1) || bin > Duration::from_secs(10) {
+            return Err(err("record.bin", "must be between 1ms and 10s".into()));
+        }
+        let name = file.name.clone().unwrap_or_else(|| {
+            Path::new(source).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string()
+        });
+        Ok(Scenario {
+            name,
+            source: source.to_string(),
+            text: text.to_string(),
+            duration,
+            seed: file.seed.unwrap_or(1),
+            link: file.link,
+            base_dir,
+            flows,
+            record_packets: file.record.packets.unwrap_or(true),
+            bin,
+        })
+    }
+
+    pub fn build_link(&self, rng: rtcc_core::rng::Rng) -> Result<Link, ScenarioError> {
+        let mut link = self.link.build(&self.base_dir).map_err(|e| ScenarioError {
+            source_name: self.source.clone(),
+            field: format!("link.{}", e.field.trim_start_matches("link.")),
+            reason: e.reason,
+        })?;
+        link.set_rng(rng);
+        Ok(link)
+    }
+}
+
+fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (String, String)> {
+    let e = |field: &str, r: String| (field.to_string(), r);
+    let (controller, params) = match &f.controller {
+        Spec::Name(n) => (n.clone(), Params::new()),
+        Spec::Table(t) => table_params(t, "name").map_err(|(k, r)| e(&format!("controller.{k}"), r))?,
+    };
+    let fps = f.fps.unwrap_or(30.0);
+    if !(fps > 0.0 && fps <= 240.0) {
+        return Err(e("fps", format!("{fps} is outside (0, 240]")));
+    }
+    let frame_interval = Duration::from_secs_f64(1.0 / fps);
+    let opt_dur = |q: &Option<Quantity>, name: &str| -> Result<Option<Duration>, (String, String)> {
+        q.as_ref().map(duration_of).transpose().map_err(|r| e(name, r))
+    };
+    let opt_rate = |q: &Option<Quantity>, name: &str| -> Result<Option<DataRate>, (String, String)> {
+        q.as_ref().map(rate_of).transpose().map_err(|r| e(name, r))
+    };
+    let start = opt_dur(&f.start, "start")?.unwrap_or(Duration::ZERO);
+    if start >= duration {
+        return Err(e("start", format!("{start} is not before the end of the run ({duration})")));
+    }
+    let stop = opt_dur(&f.stop, "stop")?;
+    if let Some(s) = stop {
+        if s <= start {
+            return Err(e("stop", format!("{s} is not after start ({start})")));
+        }
+    }
+    let mtu = match &f.mtu {
+        None => DataSize::from_bytes(1200),
+        Some(q) => size_of(q).map_err(|r| e("mtu", r))?,
+    };
+    if !(100..=65_000).contains(&mtu.bytes()) {
+        return Err(e("mtu", format!("{mtu} is outside 100B..65000B")));
+    }
+    let mut ctx = ControllerContext { mtu, frame_interval, ..Default::default() };
+    if let Some(r) = opt_rate(&f.start_rate, "start_rate")? {
+        ctx.start_rate = r;
+    }
+    if let Some(r) = opt_rate(&f.min_rate, "min_rate")? {
+        ctx.min_rate = r;
+    }
+    if let Some(r) = opt_rate(&f.max_rate, "max_rate")? {
+        ctx.max_rate = r;
+    }
+    if ctx.max_rate == DataRate::ZERO || ctx.min_rate > ctx.max_rate {
+        return Err(e("max_rate", format!("max_rate {} must be positive and >= min_rate {}", ctx.max_rate, ctx.min_rate)));
+    }
+    controller::create(&controller, &params, &ctx).map_err(|er| match er {
+        controller::ConfigError::UnknownController { .. } => e("controller", er.to_string()),
+        _ => e(&format!("controller.{er}").split(':').next().unwrap_or("controller").to_string(), {
+            let s = er.to_string();
+            s.split_once(": ").map(|(_, r)| r.to_string()).unwrap_or(s)
+        }),
+    })?;
+    let encoder = match &f.encoder {
+        None => EncoderConfig::from_params("lagging", &Params::new()),
+        Some(Spec::Name(k)) => EncoderConfig::from_params(k, &Params::new()),
+        Some(Spec::Table(t)) => {
+            let (kind, p) = table_params(t, "kind").map_err(|(k, r)| e(&format!("encoder.{k}"), r))?;
+            EncoderConfig::from_params(&kind, &p)
+        }
+    }
+    .map_err(|er| {
+        let s = er.to_string();
+        match s.split_once(": ") {
+            Some((k, r)) => e(&format!("encoder.{k}"), r.to_string()),
+            None => e("encoder", s),
+        }
+    })?;
+    let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
+    if feedback_interval < Duration::from_millis(1) || feedback_interval > Duration::from_secs(5) {
+        return Err(e("feedback_interval", format!("{feedback_interval} is outside 1ms..5s")));
+    }
+    Ok(FlowSpec {
+        name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+        controller,
+        params,
+        ctx,
+        encoder,
+        start: Time::ZERO + start,
+        stop: stop.map(|s| Time::ZERO + s),
+        access_delay: opt_dur(&f.access_delay, "access_delay")?.unwrap_or(Duration::ZERO),
+        feedback_interval,
+        skip_threshold: opt_dur(&f.skip_threshold, "skip_threshold")?,
+    })
+}
+
+/// `{ name = "gcc", loss = "classic" }` → ("gcc", params).
+fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String, String)> {
+    let name = match t.get(key) {
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(_) => return Err((key.into(), "must be a string".into())),
+        None => return Err((key.into(), format!("missing '{key}'"))),
+    };
+    let mut p = Params::new();
+    for (k, v) in t {
+        if k == key {
+            continue;
+        }
+        let pv = match v {
+            toml::Value::String(s) => ParamValue::Str(s.clone()),
+            toml::Value::Integer(i) => ParamValue::Num(*i as f64),
+            toml::Value::Float(f) => ParamValue::Num(*f),
+            toml::Value::Boolean(b) => ParamValue::Bool(*b),
+            _ => return Err((k.clone(), "must be a string, number or boolean".into())),
+        };
+        p.0.insert(k.clone(), pv);
+    }
+    Ok((name, p))
+}
+
+pub fn duration_of(q: &Quantity) -> Result<Duration, String> {
+    match q {
+        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(Duration::from_secs_f64(*v)),
+        Quantity::Num(v) => Err(format!("{v} must be a non-negative number of seconds")),
+        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
+    }
+}
+
+pub fn rate_of(q: &Quantity) -> Result<DataRate, String> {
+    match q {
+        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataRate::from_bps_f64(*v)),
+        Quantity::Num(v) => Err(format!("{v} must be a non-negative rate")),
+        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
+    }
+}
+
+pub fn size_of(q: &Quantity) -> Result<DataSize, String> {
+    match q {
+        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataSize::from_bytes(v.round() as u64)),
+        Quantity::Num(v) => Err(format!("{v} must be a non-negative size")),
+        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
+    }
+}

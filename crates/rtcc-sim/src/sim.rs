@@ -1,0 +1,302 @@
+//! The simulation driver. Every component (senders, receivers, the link, the
+//! forward and reverse delay lines) reports its next deadline; the driver
+//! always advances to the earliest one and serves the components due then in
+//! a fixed order (link → deliveries → receiver reports → reports at senders →
+//! senders). With few components per run this scan beats a heap and is
+//! deterministic by construction: same scenario + seed ⇒ same event order.
+
+use std::collections::VecDeque;
+
+use rtcc_core::controller;
+use rtcc_core::encoder::Encoder;
+use rtcc_core::feedback::ReceiverReport;
+use rtcc_core::packet::Packet;
+use rtcc_core::receiver::{Receiver, ReceiverConfig};
+use rtcc_core::rng::Rng;
+use rtcc_core::sender::{SendCounters, Sender, SenderConfig};
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+
+use crate::link::Link;
+use crate::metrics::FlowStats;
+use crate::output::Series;
+use crate::scenario::{FlowSpec, Scenario, ScenarioError};
+
+pub(crate) struct Flow {
+    pub spec: FlowSpec,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    fwd: VecDeque<(Time, Packet)>,
+    last_fwd: Time,
+    rev: VecDeque<(Time, ReceiverReport)>,
+    pub stats: FlowStats,
+    pub prev: SendCounters,
+    pub series: Series,
+}
+
+pub struct Simulation {
+    pub(crate) scenario: Scenario,
+    pub(crate) now: Time,
+    pub(crate) end: Time,
+    pub(crate) link: Link,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) events: u64,
+    pub(crate) next_bin: Time,
+    pub(crate) link_series: Series,
+    pub(crate) bin_delivered: u64,
+    pub(crate) bin_drops: u64,
+    pub(crate) delivered_bytes: u64,
+    pub(crate) wall: std::time::Duration,
+    pub(crate) seed: u64,
+    record_packets: bool,
+    spins: u32,
+    done: bool,
+}
+
+impl Simulation {
+    /// Build a run of `scenario`; `seed` overrides the scenario's seed.
+    pub fn new(scenario: Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
+        let seed = seed.unwrap_or(scenario.seed);
+        let mut rng = Rng::new(seed);
+        let link = scenario.build_link(rng.fork(0xC0FFEE))?;
+        let mut flows = Vec::with_capacity(scenario.flows.len());
+        for (i, spec) in scenario.flows.iter().enumerate() {
+            let ctrl = controller::create(&spec.controller, &spec.params, &spec.ctx).map_err(|e| ScenarioError {
+                source_name: scenario.source.clone(),
+                field: format!("flow[{i}].controller"),
+                reason: e.to_string(),
+            })?;
+            let encoder = Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1));
+            let cfg = SenderConfig {
+                flow: i as u16,
+                frame_interval: spec.ctx.frame_interval,
+                mtu: spec.ctx.mtu,
+                start: spec.start,
+                stop: spec.stop,
+                min_rate: spec.ctx.min_rate,
+                max_rate: spec.ctx.max_rate,
+                skip_threshold: spec.skip_threshold,
+                ..SenderConfig::default()
+            };
+            let rcfg = ReceiverConfig { flow: i as u16, interval: spec.feedback_interval, ..ReceiverConfig::default() };
+            flows.push(Flow {
+                spec: spec.clone(),
+                sender: Sender::new(cfg, ctrl, encoder),
+                receiver: Receiver::new(rcfg),
+                fwd: VecDeque::with_capacity(1024),
+                last_fwd: Time::ZERO,
+                rev: VecDeque::with_capacity(16),
+                stats: FlowStats::default(),
+                prev: SendCounters::default(),
+                series: Series::default(),
+            });
+        }
+        Ok(Simulation {
+            end: Time::ZERO + scenario.duration,
+            next_bin: Time::ZERO + scenario.bin,
+            record_packets: scenario.record_packets,
+            scenario,
+            now: Time::ZERO,
+            link,
+            flows,
+            events: 0,
+            link_series: Series::default(),
+            bin_delivered: 0,
+            bin_drops: 0,
+            delivered_bytes: 0,
+            wall: std::time::Duration::ZERO,
+            seed,
+            spins: 0,
+            done: false,
+        })
+    }
+
+    pub fn set_record_packets(&mut self, on: bool) {
+        self.record_packets = on;
+    }
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn duration(&self) -> Duration {
+        self.scenario.duration
+    }
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    fn next_deadline(&self) -> Time {
+        let mut t = self.next_bin.min(self.end);
+        if let Some(x) = self.link.poll_timeout() {
+            t = t.min(x);
+        }
+        for f in &self.flows {
+            if let Some(&(x, _)) = f.fwd.front() {
+                t = t.min(x);
+            }
+            if let Some((x, _)) = f.rev.front() {
+                t = t.min(*x);
+            }
+            if let Some(x) = f.receiver.poll_timeout() {
+                t = t.min(x);
+            }
+            if let Some(x) = f.sender.poll_timeout() {
+                t = t.min(x);
+            }
+        }
+        t
+    }
+
+    /// Run until simulated time `limit` (or the end). Returns false once done.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        let wall = std::time::Instant::now();
+        while !self.done {
+            let mut t = self.next_deadline().max(self.now);
+            if t == self.now {
+                // A component that claims to be due but makes no progress
+                // must not stall the clock.
+                self.spins += 1;
+                if self.spins > 10_000 {
+                    t = self.now + Duration::from_micros(1);
+                    self.spins = 0;
+                }
+            } else {
+                self.spins = 0;
+            }
+            if t > limit {
+                break;
+            }
+            self.now = t;
+            self.step(t);
+            if self.next_bin <= t && self.next_bin <= self.end {
+                self.sample_bin();
+                self.next_bin += self.scenario.bin;
+            }
+            if t >= self.end {
+                self.done = true;
+            }
+        }
+        self.wall += wall.elapsed();
+        !self.done
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    fn step(&mut self, t: Time) {
+        while let Some(d) = self.link.poll_departure(t) {
+            self.events += 1;
+            self.delivered_bytes += d.packet.size.bytes();
+            self.bin_delivered += d.packet.size.bytes();
+            let jitter = self.link.jitter_sample();
+            let delay = self.link.delay();
+            let f = &mut self.flows[d.packet.flow as usize];
+            f.stats.on_departed(&d.packet, d.service_start - d.enqueued, d.lost);
+            if !d.lost {
+                let arrival = (d.departed + delay + f.spec.access_delay + jitter).max(f.last_fwd);
+                f.last_fwd = arrival;
+                f.fwd.push_back((arrival, d.packet));
+            }
+        }
+        let rev_delay = self.link.reverse_delay();
+        for f in &mut self.flows {
+            while let Some(&(at, p)) = f.fwd.front() {
+                if at > t {
+                    break;
+                }
+                f.fwd.pop_front();
+                self.events += 1;
+                f.stats.on_arrived(at, &p);
+                f.receiver.handle_packet(at, &p);
+            }
+        }
+        for f in &mut self.flows {
+            if f.receiver.poll_timeout().is_some_and(|x| x <= t) {
+                self.events += 1;
+                if let Some(rep) = f.receiver.poll_report(t) {
+                    if !self.link.reverse_lost() {
+                        f.rev.push_back((t + rev_delay + f.spec.access_delay, rep));
+                    }
+                }
+            }
+        }
+        for f in &mut self.flows {
+            while f.rev.front().is_some_and(|(at, _)| *at <= t) {
+                if let Some((_, rep)) = f.rev.pop_front() {
+                    self.events += 1;
+                    f.sender.handle_report(t, &rep);
+                }
+            }
+        }
+        for f in &mut self.flows {
+            if f.sender.poll_timeout().is_some_and(|x| x <= t) {
+                self.events += 1;
+                f.sender.handle_timeout(t);
+            }
+            while let Some(p) = f.sender.poll_transmit(t) {
+                self.events += 1;
+                f.stats.on_sent(&p, self.record_packets);
+                if !self.link.enqueue(t, p) {
+                    f.stats.on_dropped(&p);
+                    self.bin_drops += 1;
+                }
+            }
+        }
+    }
+
+    /// Close the time-series bin ending at `next_bin`.
+    fn sample_bin(&mut self) {
+        let t1 = self.next_bin;
+        let t0 = t1 - self.scenario.bin;
+        let secs = self.scenario.bin.as_secs_f64();
+        let kbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e3;
+        let cap = self.link.capacity().bytes_between(t0, t1);
+        let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
+        let qbytes = self.link.queue_bytes();
+        let ls = &mut self.link_series;
+        ls.push("t_s", t1.as_secs_f64());
+        ls.push("capacity_kbps", cap_rate.kbps_f64());
+        ls.push("delivered_kbps", kbps(self.bin_delivered));
+        ls.push("queue_bytes", qbytes.bytes() as f64);
+        ls.push("queue_ms", if qbytes == DataSize::ZERO { 0.0 } else { (qbytes / cap_rate).as_millis_f64().min(1e7) });
+        ls.push("drops", self.bin_drops as f64);
+        self.bin_delivered = 0;
+        self.bin_drops = 0;
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let c = *f.sender.counters();
+            let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
+            let dec = f.sender.decision();
+            let s = &mut f.series;
+            s.push("t_s", t1.as_secs_f64());
+            s.push("flow", i as f64);
+            s.push("target_kbps", f.sender.target_rate().kbps_f64());
+            s.push("pacing_kbps", dec.pacing_rate.kbps_f64());
+            s.push("encoder_kbps", f.sender.encoder().output_rate().kbps_f64());
+            s.push("send_kbps", kbps((0..6).map(d).sum()));
+            s.push("video_kbps", kbps(d(0)));
+            s.push("padding_kbps", kbps(d(1)));
+            s.push("probe_kbps", kbps(d(2)));
+            s.push("fec_kbps", kbps(d(3)));
+            s.push("rtx_kbps", kbps(d(4)));
+            s.push("audio_kbps", kbps(d(5)));
+            s.push("goodput_kbps", kbps(f.stats.bin.media_recv_bytes));
+            s.push("recv_kbps", kbps(f.stats.bin.recv_bytes));
+            let b = &f.stats.bin;
+            s.push("owd_ms", if b.owd_n > 0 { b.owd_sum_us / b.owd_n as f64 / 1e3 } else { f64::NAN });
+            s.push("queue_ms", if b.queue_n > 0 { b.queue_sum_us / b.queue_n as f64 / 1e3 } else { f64::NAN });
+            s.push("cwnd_bytes", dec.cwnd.map_or(f64::NAN, |w| w.bytes() as f64));
+            s.push("in_flight_bytes", f.sender.in_flight().bytes() as f64);
+            s.push("pacer_queue_bytes", f.sender.pacer().queued_bytes().bytes() as f64);
+            f.sender.controller().state(&mut |k, v| s.push_state(k, v));
+            s.end_row();
+            f.prev = c;
+            f.stats.bin = Default::default();
+        }
+        self.link_series.end_row();
+    }
+}

@@ -1,0 +1,119 @@
+//! Scenario tests that check the physics with numbers.
+
+use rtcc_sim::metrics::Table;
+use rtcc_sim::{run_text, Output};
+
+fn run(text: &str) -> Output {
+    run_text(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
+    t.f64(name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+fn fixed(rate: &str, capacity: &str, secs: u32) -> String {
+    format!(
+        r#"duration = "{secs}s"
+[link]
+capacity = {capacity}
+delay = "25ms"
+[[flow]]
+controller = {{ name = "fixed", rate = "{rate}" }}
+encoder = "ideal"
+"#
+    )
+}
+
+#[test]
+fn fixed_2mbps_on_3mbps_sees_no_queue() {
+    let out = run(&fixed("2Mbps", "\"3Mbps\"", 30));
+    let f = &out.summary.flows[0];
+    assert!(f.queue_delay_ms_mean.unwrap() < 0.1, "{:?}", f.queue_delay_ms_mean);
+    assert!(f.queue_delay_ms_p95.unwrap() < 0.1, "{:?}", f.queue_delay_ms_p95);
+    // 25 ms propagation + at most one packet's serialisation (1191 B at 3 Mbps = 3.2 ms).
+    assert!(f.owd_ms_p95.unwrap() < 28.5, "{:?}", f.owd_ms_p95);
+    assert!((f.video_kbps - 2000.0).abs() < 20.0, "{}", f.video_kbps);
+    assert!((f.goodput_kbps - 2000.0).abs() < 20.0, "{}", f.goodput_kbps);
+    assert!((f.utilization - 2.0 / 3.0).abs() < 0.01, "{}", f.utilization);
+    assert_eq!(f.frames_displayed, f.frames_sent);
+    assert_eq!(f.freeze_ratio, 0.0);
+}
+
+#[test]
+fn fixed_2mbps_on_1mbps_queue_grows_at_1mbps() {
+    let out = run(&fixed("2Mbps", "\"1Mbps\"", 20));
+    let t = col(&out.link, "t_s");
+    let q = col(&out.link, "queue_bytes");
+    let at = |s: f64| q[t.iter().position(|x| (*x - s).abs() < 1e-9).unwrap()];
+    // Excess 1 Mbps accumulates 125 kB per second.
+    let slope = (at(15.0) - at(5.0)) / 10.0;
+    assert!((slope - 125_000.0).abs() < 2_500.0, "slope {slope} B/s");
+    assert!((at(10.0) - 1_250_000.0).abs() < 25_000.0, "{}", at(10.0));
+    let f = &out.summary.flows[0];
+    assert!((f.goodput_kbps - 1000.0).abs() < 20.0, "{}", f.goodput_kbps);
+    assert!((out.summary.link.utilization - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn mahimahi_trace_of_one_line_delivers_12mbps() {
+    let dir = std::env::temp_dir().join(format!("rtcc-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("one.trace");
+    std::fs::write(&path, "1\n").unwrap();
+    let text = fixed("20Mbps", &format!("{{ kind = \"trace\", file = {:?} }}", path.to_str().unwrap()), 10);
+    let out = run(&text);
+    let l = &out.summary.link;
+    assert!((l.capacity_kbps_mean - 12_000.0).abs() < 1.0, "{}", l.capacity_kbps_mean);
+    assert!((l.delivered_kbps - 12_000.0).abs() < 120.0, "{}", l.delivered_kbps);
+    assert!((out.summary.flows[0].goodput_kbps - 12_000.0).abs() < 150.0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn gcc_on_constant_3mbps_settles_within_15_percent_below() {
+    let out = run(
+        r#"duration = "60s"
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+[[flow]]
+controller = "gcc"
+encoder = "ideal"
+"#,
+    );
+    let t = col(&out.timeseries, "t_s");
+    let target = col(&out.timeseries, "target_kbps");
+    let send = col(&out.timeseries, "send_kbps");
+    let tail = |v: &[f64]| {
+        let xs: Vec<f64> = t.iter().zip(v).filter(|(t, _)| **t > 30.0).map(|(_, x)| *x).collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    let (tt, ts) = (tail(target), tail(send));
+    assert!((2550.0..=3000.0).contains(&tt), "target over the last 30 s: {tt} kbps");
+    assert!((2550.0..=3060.0).contains(&ts), "sending rate over the last 30 s: {ts} kbps");
+}
+
+#[test]
+fn same_seed_same_summary() {
+    let text = r#"duration = "20s"
+seed = 9
+[link]
+capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "5s" }
+delay = "25ms"
+loss = 0.01
+jitter = "2ms"
+[[flow]]
+controller = "gcc"
+encoder = "lagging"
+"#;
+    let strip = |o: Output| {
+        let mut v = serde_json::to_value(&o.summary).unwrap();
+        v.as_object_mut().unwrap().remove("sim");
+        v.to_string()
+    };
+    let a = strip(run(text));
+    let b = strip(run(text));
+    assert_eq!(a, b);
+    let c = strip(run_text(text, "test.toml", Some(10)).unwrap());
+    assert_ne!(a, c, "a different seed should change a lossy run");
+}

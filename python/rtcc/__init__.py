@@ -1,0 +1,141 @@
+"""rtcc: a congestion-control workbench for real-time video.
+
+>>> import rtcc
+>>> result = rtcc.simulate("scenarios/demo.toml", seed=3)  # doctest: +SKIP
+>>> result.frames.groupby("flow")["latency_ms"].describe()  # doctest: +SKIP
+>>> result.save("results/demo")  # doctest: +SKIP
+
+The simulator itself is the native module ``rtcc._rtcc`` (Rust); this package
+turns scenarios into text for it and its output into pandas tables, plots and a
+report. Native names (``ScenarioError``, ``controllers`` …) are loaded on first
+use, so the pure-Python parts import even where the extension is not built, and
+pandas is loaded only when a result is built, so the CLI starts quickly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import metadata
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from rtcc.progress import ProgressBar
+from rtcc.scenario import ScenarioLike, dumps_toml, load_scenario
+
+if TYPE_CHECKING:
+    from rtcc._rtcc import (
+        ScenarioError,
+        Simulation,
+        bench,
+        controllers,
+        default_scenario,
+        encoders,
+    )
+    from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
+
+try:
+    __version__ = metadata.version("rtcc")
+except metadata.PackageNotFoundError:  # running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    "FRAME_STATUS",
+    "PACKET_KINDS",
+    "Result",
+    "ScenarioError",
+    "Simulation",
+    "__version__",
+    "bench",
+    "controllers",
+    "default_scenario",
+    "dumps_toml",
+    "encoders",
+    "load_scenario",
+    "simulate",
+]
+
+_NATIVE_NAMES = frozenset(
+    {"ScenarioError", "Simulation", "bench", "controllers", "default_scenario", "encoders"}
+)
+
+# Progress is reported this many times per run; each is one run_until() call.
+PROGRESS_STEPS = 100
+
+ProgressCallback = Callable[[float, float], None]
+
+
+def native() -> ModuleType:
+    """The compiled simulator module, with a clear error if it was never built."""
+    try:
+        from rtcc import _rtcc
+    except ImportError as exc:
+        raise ImportError(
+            "rtcc's native module rtcc._rtcc is not built; "
+            "install with `pip install -e .` or `maturin develop`"
+        ) from exc
+    return _rtcc
+
+
+_RESULT_NAMES = frozenset({"FRAME_STATUS", "PACKET_KINDS", "Result"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NATIVE_NAMES:
+        return getattr(native(), name)
+    if name in _RESULT_NAMES:
+        from rtcc import result
+
+        return getattr(result, name)
+    raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES)
+
+
+def simulate(
+    scenario: ScenarioLike,
+    *,
+    seed: int | None = None,
+    source: str | None = None,
+    record_packets: bool = True,
+    progress: bool | ProgressCallback = False,
+) -> Result:
+    """Run one scenario to completion and return its :class:`Result`.
+
+    ``scenario`` is a path to a TOML file, TOML text (any string containing a
+    newline or ``=``) or a dict in the scenario layout. ``seed`` overrides the
+    scenario's seed. ``source`` names the scenario in error messages (default:
+    the path, ``<scenario>`` for text, ``<dict>`` for dicts). ``progress`` is
+    ``True`` for a bar on stderr (drawn only on a terminal) or a callable taking
+    ``(simulated_s, duration_s)``.
+
+    Raises :class:`ScenarioError` for a scenario the simulator refuses, and the
+    usual ``OSError``/``UnicodeDecodeError`` when a path cannot be read.
+    """
+    from rtcc.result import Result
+
+    loaded = load_scenario(scenario, source)
+    sim = native().Simulation(loaded.text, loaded.source, seed, record_packets)
+
+    bar: ProgressBar | None = None
+    callback: ProgressCallback | None
+    if progress is True:
+        bar = ProgressBar(label=loaded.stem or "")
+        callback = bar
+    else:
+        callback = progress or None
+
+    duration = float(sim.duration_s)
+    try:
+        for step in range(1, PROGRESS_STEPS + 1):
+            until = duration if step == PROGRESS_STEPS else duration * step / PROGRESS_STEPS
+            more = sim.run_until(until)
+            if callback is not None:
+                callback(min(float(sim.now_s), duration), duration)
+            if not more:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    return Result.from_native(sim.finish(), loaded.text, loaded.source)

@@ -1,0 +1,367 @@
+"""The ``rtcc`` command line: run, validate, controllers, encoders, bench.
+
+Every error a user can cause (a refused scenario, a missing or unreadable file, a
+bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
+2. Set ``RTCC_DEBUG=1`` to get the Python traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import rtcc
+from rtcc.progress import ProgressBar
+from rtcc.scenario import ScenarioInput
+
+# Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
+BENCH_TARGETS = {"fixed": 10_000.0, "gcc": 2_000.0}
+EXIT_USAGE = 2
+_MAX_SEED = 2**64 - 1
+
+
+class CliError(Exception):
+    """An error to report as one line and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse's own error() prints usage plus a message; we want one line.
+    def error(self, message: str) -> NoReturn:
+        raise CliError(message)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: not an integer") from None
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(f"invalid seed {value}: must be in 0..2^64-1")
+    return value
+
+
+def _read_scenario(path_text: str | None) -> ScenarioInput:
+    """The scenario named on the command line ('-' is stdin; none is the demo)."""
+    if path_text is None:
+        return ScenarioInput(rtcc.default_scenario(), "demo", "demo")
+    if path_text == "-":
+        return ScenarioInput(sys.stdin.read(), "<stdin>", "stdin")
+    path = Path(path_text)
+    try:
+        return ScenarioInput(path.read_text(encoding="utf-8"), path_text, path.stem)
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path_text}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _peek(text: str) -> dict[str, Any]:
+    """Best-effort parse for display only; the simulator has already validated it."""
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        return {}
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# --- formatting -------------------------------------------------------------------
+
+
+def _num(value: Any, scale: float = 1.0, digits: int = 0) -> str:
+    if value is None or not isinstance(value, (int, float)) or value != value:
+        return "-"
+    return f"{value * scale:,.{digits}f}"
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Align columns: first column left, the rest right."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def _times() -> str:
+    # U+00D7 where the terminal can show it, plain "x" otherwise.
+    try:
+        "\u00d7".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return "x"
+    return "\u00d7"
+
+
+def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
+    """The per-flow table and run totals printed by ``rtcc run``."""
+    header = [
+        "flow",
+        "controller",
+        "video kbps",
+        "padding kbps",
+        "goodput kbps",
+        "util %",
+        "owd ms",
+        "owd p95",
+        "latency ms",
+        "lat. p95",
+        "freeze %",
+        "loss %",
+    ]
+    rows = [
+        [
+            str(f.get("name", i)),
+            str(f.get("controller", "-")),
+            _num(f.get("video_kbps")),
+            _num(f.get("padding_kbps")),
+            _num(f.get("goodput_kbps")),
+            _num(f.get("utilization"), 100, 1),
+            _num(f.get("owd_ms_mean"), 1, 1),
+            _num(f.get("owd_ms_p95"), 1, 1),
+            _num(f.get("frame_latency_ms_mean"), 1, 1),
+            _num(f.get("frame_latency_ms_p95"), 1, 1),
+            _num(f.get("freeze_ratio"), 100, 1),
+            _num(f.get("loss_rate"), 100, 2),
+        ]
+        for i, f in enumerate(summary.get("flows", []))
+    ]
+    lines = [format_table(header, rows), ""]
+    link = summary.get("link", {})
+    lines.append(
+        f"link: capacity {_num(link.get('capacity_kbps_mean'))} kbps mean, "
+        f"utilization {_num(link.get('utilization'), 100, 1)} %"
+    )
+    if len(rows) > 1 and summary.get("jain_index") is not None:
+        lines.append(f"Jain's fairness index: {_num(summary['jain_index'], 1, 3)}")
+    sim = summary.get("sim", {})
+    wall = sim.get("wall_s", wall_s)
+    speed = sim.get("speedup")
+    duration = summary.get("duration_s")
+    if speed is None and wall and duration:
+        speed = duration / wall
+    lines.append(
+        f"simulated {_num(duration, 1, 1)} s in {_num(wall, 1, 3)} s "
+        f"({_num(speed)}{_times()} real time)"
+    )
+    return "\n".join(lines)
+
+
+def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
+    blocks = []
+    for entry in entries:
+        lines = [f"{entry['name']}: {entry.get('summary', '')}".rstrip(": ")]
+        params = entry.get("params", [])
+        if params:
+            rows = [
+                [f"  {p['name']}", str(p.get("default", "")), str(p.get("doc", ""))] for p in params
+            ]
+            widths = [max(len(r[i]) for r in rows) for i in range(2)]
+            lines += [
+                f"{r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2]}".rstrip() for r in rows
+            ]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+# --- commands -----------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scenario = _read_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("results") / (scenario.stem or "scenario")
+    if out.exists() and not out.is_dir():  # fail before the run, not after it
+        raise CliError(f"{out}: not a directory")
+    bar = None if args.quiet else ProgressBar(label=scenario.stem or "")
+    started = time.perf_counter()
+    try:
+        result = rtcc.simulate(scenario, seed=args.seed, progress=bar or False)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - started
+    files = result.save(out, plots=not args.no_plots)
+    if not args.quiet:
+        print(summary_text(result.summary, wall))
+        print(f"results: {out}")
+        for path in files:
+            print(f"  {path.name:<20} {path.stat().st_size:>10,} bytes")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    status = 0
+    for path_text in args.scenarios:
+        try:
+            scenario = _read_scenario(path_text)
+            sim = rtcc.Simulation(scenario.text, scenario.source, args.seed, False)
+        except (ValueError, OSError, CliError) as exc:  # ScenarioError is a ValueError
+            _print_error(exc)
+            status = EXIT_USAGE
+            continue
+        data = _peek(scenario.text)
+        flows = data.get("flow", [])
+        count = len(flows) if isinstance(flows, list) else 1
+        print(
+            f"{scenario.source}: ok ({data.get('name', scenario.stem)!s}, "
+            f"{sim.duration_s:g} s, {count} flow{'s' if count != 1 else ''})"
+        )
+    return status
+
+
+def cmd_registry(args: argparse.Namespace) -> int:
+    # `rtcc controllers` also lists encoders: a flow names both, so users want both.
+    sections = {"encoders": rtcc.encoders()}
+    if args.command == "controllers":
+        sections = {"controllers": rtcc.controllers(), **sections}
+    if args.json:
+        print(json.dumps(sections if len(sections) > 1 else sections["encoders"], indent=2))
+        return 0
+    blocks = []
+    for title, entries in sections.items():
+        heading = f"{title} ({'controller' if title == 'controllers' else 'encoder'} = ...)"
+        blocks.append(
+            f"{heading}\n\n{_registry_text(entries)}"
+            if len(sections) > 1
+            else _registry_text(entries)
+        )
+    print("\n\n".join(blocks))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.repeat < 1:
+        raise CliError("argument --repeat: must be at least 1")
+    workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
+    rows, below = [], []
+    for workload in workloads:
+        runs = [rtcc.bench(workload) for _ in range(args.repeat)]
+        best = max(runs, key=lambda r: float(r["speedup"]))
+        target = BENCH_TARGETS[workload]
+        ok = float(best["speedup"]) >= target
+        if not ok:
+            below.append(workload)
+        rows.append(
+            [
+                workload,
+                _num(best["sim_s"], 1, 0),
+                _num(best["wall_s"], 1000, 2),
+                _num(best["speedup"]),
+                _num(best["packets_per_s"]),
+                _num(target),
+                "PASS" if ok else "BELOW TARGET",
+            ]
+        )
+    header = ["workload", "sim s", "wall ms", "sim s / wall s", "packets/s", "target", "result"]
+    print(format_table(header, rows))
+    print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''} per workload")
+    return 1 if (below and args.strict) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rtcc", description="Congestion-control workbench for real-time video.")
+    parser.add_argument("--version", action="version", version=f"rtcc {rtcc.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a scenario and write a results folder")
+    run.add_argument(
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="scenario TOML file ('-' for stdin; default: the built-in demo)",
+    )
+    run.add_argument(
+        "--out", metavar="DIR", help="results folder (default: results/<scenario name>)"
+    )
+    run.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    run.set_defaults(func=cmd_run)
+
+    validate = sub.add_parser("validate", help="check scenarios without running them")
+    validate.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    validate.add_argument("--seed", type=_seed, metavar="N", help=argparse.SUPPRESS)
+    validate.set_defaults(func=cmd_validate)
+
+    for name, what in (
+        ("controllers", "congestion controllers (and encoder models)"),
+        ("encoders", "encoder models"),
+    ):
+        reg = sub.add_parser(name, help=f"list {what} and their parameters")
+        reg.add_argument("--json", action="store_true", help="print JSON")
+        reg.set_defaults(func=cmd_registry)
+
+    bench = sub.add_parser("bench", help="measure simulator speed against the targets")
+    bench.add_argument("--workload", choices=[*BENCH_TARGETS, "all"], default="all")
+    bench.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="runs per workload; the best counts (default 3)",
+    )
+    bench.add_argument(
+        "--strict", action="store_true", help="exit 1 when a workload is below its target"
+    )
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def _print_error(exc: BaseException) -> None:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = {
+            FileNotFoundError: "no such file",
+            IsADirectoryError: "is a directory",
+            PermissionError: "permission denied",
+            NotADirectoryError: "not a directory",
+            FileExistsError: "already exists",
+        }.get(type(exc), exc.strerror or str(exc))
+        message = f"{os.fsdecode(exc.filename)}: {reason}"
+    else:
+        message = str(exc)
+    print(f"rtcc: error: {_one_line(message)}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rtcc`` script; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise CliError(
+                "missing command (run, validate, controllers, encoders, bench); see 'rtcc --help'"
+            )
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("rtcc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head`: stop quietly, and keep Python from complaining at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except (CliError, ValueError, OSError, ImportError) as exc:
+        # ScenarioError is a ValueError; OSError covers missing/unreadable files.
+        if os.environ.get("RTCC_DEBUG"):
+            raise
+        _print_error(exc)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

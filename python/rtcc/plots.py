@@ -1,0 +1,233 @@
+"""The standard plots of a run, rendered to PNG bytes with matplotlib's Agg backend.
+
+Every figure is built from the tables alone, drawn in a fixed order with fixed
+colours, and saved without the "Software" PNG tag, so the same run gives the same
+bytes. Plots tolerate missing columns and empty tables (a run recorded without
+packets, or a flow that never sent).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot is imported: no display needed
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from rtcc.result import Result
+
+__all__ = ["PLOTS", "cdf", "frame_delay", "queue", "rates", "render_all", "to_png"]
+
+DPI = 110
+_SIZE = (9.0, 4.2)
+_CAPACITY = "#222222"
+_STYLE: dict[str, Any] = {
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "font.size": 9,
+    "svg.hashsalt": "rtcc",
+}
+
+
+def _color(flow: int) -> str:
+    palette = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
+    r, g, b = palette[flow % len(palette)]
+    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+
+
+def _flows(df: pd.DataFrame, names: dict[int, str]) -> Iterator[tuple[int, str, pd.DataFrame]]:
+    """Per-flow slices of a long-format table, in flow id order."""
+    if df.empty or "flow" not in df.columns:
+        return
+    for flow, part in df.groupby("flow", sort=True):
+        fid = int(flow)
+        yield fid, names.get(fid, f"flow {fid}"), part
+
+
+def _has(df: pd.DataFrame, *columns: str) -> bool:
+    return not df.empty and all(c in df.columns for c in columns)
+
+
+def _empty(ax: Axes, what: str) -> None:
+    ax.text(
+        0.5,
+        0.5,
+        f"no {what} recorded",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        color="#777777",
+    )
+
+
+def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best")
+
+
+def rates(result: Result) -> Figure:
+    """Link capacity against each flow's sending, video and padding rate."""
+    fig, ax = plt.subplots(figsize=_SIZE)
+    link, ts, names = result.link, result.timeseries, result.flow_names()
+    if _has(link, "t_s", "capacity_kbps"):
+        ax.step(
+            link["t_s"],
+            link["capacity_kbps"],
+            where="post",
+            color=_CAPACITY,
+            lw=1.6,
+            label="link capacity",
+        )
+    drawn = False
+    for fid, name, part in _flows(ts, names):
+        color = _color(fid)
+        if "send_kbps" in part:
+            ax.plot(part["t_s"], part["send_kbps"], color=color, lw=1.2, label=f"{name} sending")
+            drawn = True
+        if "video_kbps" in part:
+            ax.plot(
+                part["t_s"], part["video_kbps"], color=color, lw=1.0, ls="--", label=f"{name} video"
+            )
+            drawn = True
+        # Padding only when the flow pads, to keep legends short for the rest.
+        if "padding_kbps" in part and np.nansum(part["padding_kbps"].to_numpy()) > 0:
+            ax.plot(
+                part["t_s"],
+                part["padding_kbps"],
+                color=color,
+                lw=0.9,
+                ls=":",
+                label=f"{name} padding",
+            )
+    if not drawn and not _has(link, "capacity_kbps"):
+        _empty(ax, "rates")
+    ax.set_ylim(bottom=0)
+    _finish(ax, "Sending rate vs link capacity", "time (s)", "rate (kbps)")
+    return fig
+
+
+def queue(result: Result) -> Figure:
+    """Bottleneck queuing delay, overall and as seen by each flow's packets."""
+    fig, ax = plt.subplots(figsize=_SIZE)
+    link, ts, names = result.link, result.timeseries, result.flow_names()
+    drawn = False
+    if _has(link, "t_s", "queue_ms"):
+        ax.plot(link["t_s"], link["queue_ms"], color=_CAPACITY, lw=1.4, label="link queue")
+        drawn = True
+    for fid, name, part in _flows(ts, names):
+        if "queue_ms" in part:
+            ax.plot(
+                part["t_s"],
+                part["queue_ms"],
+                color=_color(fid),
+                lw=1.0,
+                label=f"{name} queuing delay",
+            )
+            drawn = True
+    if not drawn:
+        _empty(ax, "queue")
+    ax.set_ylim(bottom=0)
+    _finish(ax, "Queuing delay at the bottleneck", "time (s)", "queuing delay (ms)")
+    return fig
+
+
+def frame_delay(result: Result) -> Figure:
+    """Frame latency (capture to display) and frame delay (encoded to complete)."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(_SIZE[0], _SIZE[1] * 1.5), sharex=True)
+    frames, names = result.frames, result.flow_names()
+    for ax, column, title in (
+        (top, "latency_ms", "Frame latency (capture \u2192 display)"),
+        (bottom, "delay_ms", "Frame delay (encoded \u2192 received)"),
+    ):
+        drawn = False
+        for fid, name, part in _flows(frames, names):
+            if "capture_s" in part and column in part:
+                ax.plot(
+                    part["capture_s"],
+                    part[column],
+                    color=_color(fid),
+                    lw=0.9,
+                    marker=".",
+                    ms=2,
+                    label=name,
+                )
+                drawn = True
+        if not drawn:
+            _empty(ax, "frames")
+        ax.set_ylim(bottom=0)
+        _finish(ax, title, "capture time (s)" if ax is bottom else "", f"{column[:-3]} (ms)")
+    fig.tight_layout()
+    return fig
+
+
+def _cdf(ax: Axes, values: np.ndarray, color: str, label: str) -> bool:
+    values = np.sort(values[np.isfinite(values)])
+    if values.size == 0:
+        return False
+    y = np.arange(1, values.size + 1) / values.size
+    ax.step(values, y, where="post", color=color, lw=1.2, label=label)
+    return True
+
+
+def cdf(result: Result) -> Figure:
+    """CDFs of frame latency, frame delay and packet one-way delay per flow."""
+    fig, axes = plt.subplots(1, 3, figsize=(_SIZE[0] * 1.3, _SIZE[1]), sharey=True)
+    names = result.flow_names()
+    panels = (
+        (result.frames, "latency_ms", "Frame latency", "frame latency (ms)", "frames"),
+        (result.frames, "delay_ms", "Frame delay", "frame delay (ms)", "frames"),
+        (result.packets, "owd_ms", "One-way delay", "one-way delay (ms)", "packets"),
+    )
+    for ax, (table, column, title, xlabel, what) in zip(axes, panels, strict=True):
+        drawn = False
+        for fid, name, part in _flows(table, names):
+            if column in part:
+                values = part[column].to_numpy(dtype=float)
+                drawn |= _cdf(ax, values, _color(fid), name)
+        if not drawn:
+            _empty(ax, what)
+        ax.set_ylim(0, 1.02)
+        _finish(ax, title, xlabel, "CDF" if ax is axes[0] else "")
+    fig.tight_layout()
+    return fig
+
+
+PLOTS: dict[str, Callable[[Result], Figure]] = {
+    "rates.png": rates,
+    "queue.png": queue,
+    "frame_delay.png": frame_delay,
+    "cdf.png": cdf,
+}
+
+
+def to_png(fig: Figure) -> bytes:
+    """Render and close a figure; no timestamp or version metadata in the PNG."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def render_all(result: Result) -> dict[str, bytes]:
+    """Every standard plot as ``{filename: png bytes}``, in a fixed order."""
+    images: dict[str, bytes] = {}
+    with plt.style.context("default"), matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+        for filename, plot in PLOTS.items():
+            images[filename] = to_png(plot(result))
+    return images

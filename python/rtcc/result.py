@@ -1,0 +1,143 @@
+"""A finished run as pandas tables, and writing it to a results folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table"]
+
+# Code order is the native module's: packets.kind and frames.status are u8 codes.
+PACKET_KINDS = ("media", "padding", "probe", "fec", "rtx", "audio")
+FRAME_STATUS = ("displayed", "lost", "late", "skipped")
+TABLES = ("packets", "frames", "timeseries", "link")
+
+_DTYPES: dict[str, np.dtype[Any]] = {
+    "f64": np.dtype("<f8"),
+    "i64": np.dtype("<i8"),
+    "u8": np.dtype("u1"),
+}
+
+
+def decode_table(columns: Mapping[str, tuple[str, bytes]], name: str = "table") -> pd.DataFrame:
+    """Build a DataFrame from ``{column: (dtype, little-endian bytes)}``."""
+    data: dict[str, np.ndarray] = {}
+    length: int | None = None
+    for column, (dtype, raw) in columns.items():
+        try:
+            np_dtype = _DTYPES[dtype]
+        except KeyError:
+            raise ValueError(f"{name}.{column}: unknown dtype {dtype!r}") from None
+        if len(raw) % np_dtype.itemsize:
+            raise ValueError(f"{name}.{column}: {len(raw)} bytes is not a whole number of {dtype}")
+        # Copy: frombuffer views are read-only and would pin the native buffer.
+        array = np.frombuffer(raw, dtype=np_dtype).astype(np_dtype.newbyteorder("="))
+        if length is not None and len(array) != length:
+            raise ValueError(f"{name}.{column}: {len(array)} rows, expected {length}")
+        length = len(array)
+        data[column] = array
+    return pd.DataFrame(data)
+
+
+def _categorize(df: pd.DataFrame, column: str, names: tuple[str, ...]) -> pd.DataFrame:
+    """Replace a u8 code column by a Categorical, keeping the code as ``<column>_code``."""
+    if column not in df.columns:
+        return df
+    codes = df[column].to_numpy().astype(np.int64)
+    codes = np.where(codes < len(names), codes, -1)  # unknown codes become NaN
+    category = pd.Categorical.from_codes(codes, categories=list(names))
+    at = df.columns.get_loc(column)
+    assert isinstance(at, int)
+    df = df.rename(columns={column: f"{column}_code"})
+    df.insert(at, column, category)
+    return df
+
+
+@dataclass
+class Result:
+    """Everything one run produced.
+
+    ``summary`` is the native summary (see DESIGN.md §4); the four tables are
+    ``packets`` (one row per packet), ``frames`` (one row per frame),
+    ``timeseries`` (per flow per 100 ms bin) and ``link`` (per 100 ms bin).
+    """
+
+    summary: dict[str, Any]
+    packets: pd.DataFrame
+    frames: pd.DataFrame
+    timeseries: pd.DataFrame
+    link: pd.DataFrame
+    scenario_text: str = ""
+    source: str = "<scenario>"
+
+    @classmethod
+    def from_native(
+        cls, finished: Mapping[str, Any], scenario_text: str = "", source: str = "<scenario>"
+    ) -> Result:
+        """Build from ``Simulation.finish()``'s return value."""
+        summary = json.loads(finished["summary"])
+        tables = finished.get("tables", {})
+        frames_ = {name: decode_table(tables.get(name, {}), name) for name in TABLES}
+        frames_["packets"] = _categorize(frames_["packets"], "kind", PACKET_KINDS)
+        frames_["frames"] = _categorize(frames_["frames"], "status", FRAME_STATUS)
+        return cls(summary=summary, scenario_text=scenario_text, source=source, **frames_)
+
+    @property
+    def name(self) -> str:
+        return str(self.summary.get("scenario", "scenario"))
+
+    @property
+    def seed(self) -> int | None:
+        seed = self.summary.get("seed")
+        return int(seed) if seed is not None else None
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow summary metrics, one row per flow, indexed by flow id."""
+        return pd.DataFrame(self.summary.get("flows", []))
+
+    def flow_names(self) -> dict[int, str]:
+        """Flow id (the ``flow`` column of the tables) to flow name."""
+        return {
+            i: str(f.get("name", f"flow {i}")) for i, f in enumerate(self.summary.get("flows", []))
+        }
+
+    def save(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
+        """Write summary.json, the four tables as Parquet, PNG plots and report.html.
+
+        Returns the files written, in the order written.
+        """
+        from rtcc import report  # imported late: matplotlib is slow to load
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+
+        summary_path = out / "summary.json"
+        summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        written.append(summary_path)
+        for name in TABLES:
+            path = out / f"{name}.parquet"
+            getattr(self, name).to_parquet(path, index=False)
+            written.append(path)
+
+        images: dict[str, bytes] = {}
+        if plots:
+            from rtcc import plots as plotting
+
+            images = plotting.render_all(self)
+            for filename, png in images.items():
+                path = out / filename
+                path.write_bytes(png)
+                written.append(path)
+
+        report_path = out / "report.html"
+        report_path.write_text(report.render(self, images), encoding="utf-8")
+        written.append(report_path)
+        return written

@@ -1,0 +1,94 @@
+"""Shared fixtures: the native-module switch, a fake native module, CLI runners."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import rtcc
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # fake_native lives beside the tests
+
+import fake_native as fake_module  # noqa: E402
+
+try:
+    from rtcc import _rtcc as _native_module
+except ImportError as exc:  # the extension has not been built in this environment
+    _native_module = None
+    _NATIVE_ERROR = str(exc)
+else:
+    _NATIVE_ERROR = ""
+
+HAVE_NATIVE = _native_module is not None
+requires_native = pytest.mark.skipif(
+    not HAVE_NATIVE,
+    reason=f"rtcc._rtcc cannot be imported ({_NATIVE_ERROR}); build it with `pip install -e .`",
+)
+
+# 10 s of a 1 Mbps fixed-rate call on an otherwise idle 3 Mbps link.
+SHORT_SCENARIO = """\
+name = "fixed-1mbps"
+duration = "10s"
+seed = 7
+
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+queue = "unlimited"
+
+[[flow]]
+name = "call"
+controller = { name = "fixed", rate = "1Mbps" }
+encoder = "ideal"
+start = "0s"
+fps = 30
+"""
+
+
+@pytest.fixture
+def short_scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "fixed-1mbps.toml"
+    path.write_text(SHORT_SCENARIO, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fake_native(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """Swap the compiled simulator for the pure-Python fake for one test."""
+    pytest.importorskip("tomllib", reason="the fake parses scenarios with tomllib (3.11+)")
+    monkeypatch.setitem(sys.modules, "rtcc._rtcc", fake_module)
+    monkeypatch.setattr(rtcc, "_rtcc", fake_module, raising=False)
+    yield fake_module
+
+
+def _subprocess_env() -> dict[str, str]:
+    # Run the same rtcc package this process imported, installed or not.
+    env = dict(os.environ)
+    package_root = str(Path(rtcc.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.pop("RTCC_DEBUG", None)
+    return env
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -m rtcc ARGS`` in a subprocess (stdin/out/err are pipes)."""
+
+    def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "rtcc", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=_subprocess_env(),
+            timeout=300,
+        )
+
+    return run

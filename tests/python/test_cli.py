@@ -1,0 +1,168 @@
+"""The command line, in-process, against the fake native module.
+
+test_native.py runs the same commands as subprocesses against the real simulator.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtcc import cli
+
+pytestmark = pytest.mark.usefixtures("fake_native")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("rtcc: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_run_prints_summary_and_files(capsys, short_scenario: Path, tmp_path: Path):
+    out_dir = tmp_path / "res"
+    code, out, err = run(capsys, "run", short_scenario, "--out", out_dir)
+    assert code == 0, err
+    assert err == ""  # no TTY: no progress bar
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["flow", "controller", "video"]
+    row = lines[2].split()
+    assert row[:5] == ["call", "fixed", "1,000", "0", "990"]
+    assert row[5] == "33.3"  # utilization as a percentage
+    assert "link: capacity 3,000 kbps mean, utilization 50.0 %" in out
+    assert "simulated 10.0 s in 0.010 s (1,000" in out
+    assert f"results: {out_dir}" in out
+    assert "report.html" in out
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["scenario"] == "fixed-1mbps"
+
+
+def test_run_default_out_dir_and_demo(capsys, monkeypatch, tmp_path: Path, short_scenario: Path):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "run", "--no-plots", "--quiet")
+    assert code == 0
+    assert out == ""
+    assert (tmp_path / "results" / "demo" / "summary.json").exists()
+    assert not (tmp_path / "results" / "demo" / "rates.png").exists()
+    code, _, _ = run(capsys, "run", short_scenario, "--seed", "11", "-q")
+    assert code == 0
+    summary = json.loads((tmp_path / "results" / "fixed-1mbps" / "summary.json").read_text())
+    assert summary["seed"] == 11
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["run", "missing.toml"], ["missing.toml", "no such file"]),
+        (["run", "."], [".: is a directory"]),
+        (["validate", "missing.toml"], ["missing.toml"]),
+        (["run", "--seed", "abc"], ["--seed", "abc"]),
+        (["run", "--seed", "-1"], ["--seed"]),
+        (["run", "--seed", str(2**64)], ["--seed"]),
+        (["bench", "--workload", "nope"], ["--workload"]),
+        (["bench", "--repeat", "0"], ["--repeat"]),
+        (["frobnicate"], ["frobnicate"]),
+        ([], ["missing command"]),
+        (["run", "--colour"], ["--colour"]),
+    ],
+)
+def test_errors_are_one_line(capsys, args, needles):
+    code, out, err = run(capsys, *args)
+    assert_one_line_error(code, err, *needles)
+    assert out == ""
+
+
+def test_non_utf8_scenario(capsys, tmp_path: Path):
+    bad = tmp_path / "latin.toml"
+    bad.write_bytes(b'name = "d\xe9bit"\n')
+    code, _, err = run(capsys, "run", bad)
+    assert_one_line_error(code, err, str(bad), "UTF-8")
+
+
+def test_scenario_error_is_one_line(capsys, tmp_path: Path):
+    bad = tmp_path / "noflows.toml"
+    bad.write_text('name = "x"\nduration = "1s"\n')
+    code, _, err = run(capsys, "run", bad, "--out", tmp_path / "o")
+    assert_one_line_error(code, err, str(bad), "flow")
+    assert not (tmp_path / "o").exists()
+
+
+def test_out_dir_that_is_a_file(capsys, short_scenario: Path, tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "run", short_scenario, "--out", blocker / "sub")
+    assert_one_line_error(code, err, "file")
+
+
+def test_debug_env_shows_traceback(monkeypatch):
+    monkeypatch.setenv("RTCC_DEBUG", "1")
+    with pytest.raises(FileNotFoundError):
+        cli.main(["run", "missing.toml"])
+
+
+def test_validate(capsys, short_scenario: Path, tmp_path: Path):
+    code, out, err = run(capsys, "validate", short_scenario)
+    assert code == 0, err
+    assert out.strip() == f"{short_scenario}: ok (fixed-1mbps, 10 s, 1 flow)"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "1s"\n')
+    code, out, err = run(capsys, "validate", short_scenario, bad)
+    assert code == 2
+    assert out.count(": ok") == 1
+    assert_one_line_error(code, err, "bad.toml")
+
+
+def test_controllers_and_encoders(capsys):
+    code, out, _ = run(capsys, "controllers")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "controllers (controller = ...)"
+    assert lines[2] == "fixed: constant target bitrate"
+    assert lines[3].split() == ["rate", "1", "Mbps", "target", "bitrate"]
+    assert "gcc: Google Congestion Control" in out
+    assert "encoders (encoder = ...)" in out and "ideal: frames" in out
+    code, out, _ = run(capsys, "controllers", "--json")
+    data = json.loads(out)
+    assert data["controllers"][0]["params"][0]["name"] == "rate"
+    assert data["encoders"][0]["name"] == "ideal"
+    code, out, _ = run(capsys, "encoders")
+    assert out.startswith("ideal: ")
+    code, out, _ = run(capsys, "encoders", "--json")
+    assert json.loads(out)[0]["name"] == "ideal"
+
+
+def test_bench(capsys):
+    code, out, _ = run(capsys, "bench", "--repeat", "2")
+    assert code == 0
+    lines = out.splitlines()
+    fixed = next(line for line in lines if line.startswith("fixed"))
+    gcc = next(line for line in lines if line.startswith("gcc"))
+    assert fixed.endswith("PASS") and "25,000" in fixed
+    assert gcc.endswith("BELOW TARGET")
+    assert "best of 2 runs" in out
+    code, _, _ = run(capsys, "bench", "--strict")
+    assert code == 1
+    code, out, _ = run(capsys, "bench", "--workload", "fixed", "--strict")
+    assert code == 0 and "gcc" not in out
+
+
+def test_format_table_aligns():
+    text = cli.format_table(["a", "bb"], [["long name", "1"], ["x", "1,000"]])
+    assert text.splitlines() == [
+        "a             bb",
+        "---------  -----",
+        "long name      1",
+        "x          1,000",
+    ]
