@@ -59,7 +59,7 @@ def _categorize(df: pd.DataFrame, column: str, names: tuple[str, ...]) -> pd.Dat
     return df
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """Everything one run produced.
 
@@ -87,6 +87,11 @@ class Result:
         frames_["packets"] = _categorize(frames_["packets"], "kind", PACKET_KINDS)
         frames_["frames"] = _categorize(frames_["frames"], "status", FRAME_STATUS)
         return cls(summary=summary, scenario_text=scenario_text, source=source, **frames_)
+
+    def __repr__(self) -> str:
+        flows = ", ".join(self.flow_names().values())
+        rows = ", ".join(f"{name}={len(getattr(self, name))}" for name in TABLES)
+        return f"<Result {self.name!r} seed={self.seed} flows=[{flows}] rows: {rows}>"
 
     @property
     def name(self) -> str:

@@ -6,8 +6,8 @@
 pub mod controller;
 pub mod encoder;
 pub mod feedback;
-pub mod packet;
 pub mod pacer;
+pub mod packet;
 pub mod receiver;
 pub mod rng;
 pub mod sender;

@@ -218,7 +218,9 @@ impl Pacer {
         self.drain(now);
         self.start_probe_if_any();
         if let Some(p) = self.probe {
-            if !self.cwnd_allows(in_flight, self.cfg.padding_size) || self.ready_at(self.probe_debt, p.cluster.rate)? > now {
+            if !self.cwnd_allows(in_flight, self.cfg.padding_size)
+                || self.ready_at(self.probe_debt, p.cluster.rate)? > now
+            {
                 return None;
             }
             let item = match self.queue.pop_front() {
@@ -286,7 +288,14 @@ mod tests {
     use super::*;
 
     fn media(size: u64) -> Queued {
-        Queued { kind: PacketKind::Media, size: DataSize::from_bytes(size), frame: 0, index: 0, count: 1, enqueued: Time::ZERO }
+        Queued {
+            kind: PacketKind::Media,
+            size: DataSize::from_bytes(size),
+            frame: 0,
+            index: 0,
+            count: 1,
+            enqueued: Time::ZERO,
+        }
     }
 
     fn drain_all(p: &mut Pacer, in_flight: DataSize, until: Time) -> Vec<(Time, Queued)> {

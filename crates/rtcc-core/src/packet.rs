@@ -23,8 +23,14 @@ pub enum PacketKind {
 }
 
 impl PacketKind {
-    pub const ALL: [PacketKind; 6] =
-        [PacketKind::Media, PacketKind::Padding, PacketKind::Probe, PacketKind::Fec, PacketKind::Rtx, PacketKind::Audio];
+    pub const ALL: [PacketKind; 6] = [
+        PacketKind::Media,
+        PacketKind::Padding,
+        PacketKind::Probe,
+        PacketKind::Fec,
+        PacketKind::Rtx,
+        PacketKind::Audio,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             PacketKind::Media => "media",

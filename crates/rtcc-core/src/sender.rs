@@ -239,7 +239,13 @@ impl Sender {
                 enqueued: capture,
             });
         }
-        let info = FrameInfo { frame: id, capture_time: capture, size: DataSize::from_bytes(total), packets: count, key: enc.key };
+        let info = FrameInfo {
+            frame: id,
+            capture_time: capture,
+            size: DataSize::from_bytes(total),
+            packets: count,
+            key: enc.key,
+        };
         self.frames.push(SentFrame {
             frame: id,
             capture,

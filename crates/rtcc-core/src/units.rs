@@ -356,9 +356,7 @@ impl std::str::FromStr for Duration {
             "ms" => v * 1e3,
             "us" | "µs" => v,
             "min" => v * 60e6,
-            u => {
-                return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "us, ms, s, min" })
-            }
+            u => return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "us, ms, s, min" }),
         };
         if us > 1e15 {
             return Err(UnitError::OutOfRange(s.to_string()));
@@ -377,9 +375,7 @@ impl std::str::FromStr for DataRate {
             "kbps" | "kbit/s" => v * 1e3,
             "mbps" | "mbit/s" => v * 1e6,
             "gbps" | "gbit/s" => v * 1e9,
-            _ => {
-                return Err(UnitError::UnknownUnit { unit: unit.to_string(), expected: "bps, kbps, Mbps, Gbps" })
-            }
+            _ => return Err(UnitError::UnknownUnit { unit: unit.to_string(), expected: "bps, kbps, Mbps, Gbps" }),
         };
         if bps > 1e13 {
             return Err(UnitError::OutOfRange(s.to_string()));

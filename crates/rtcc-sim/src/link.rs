@@ -1,91 +1,18 @@
-//! The bottleneck link: the transmitter that serves packets at the capacity
-//! (models in [`crate::trace`], re-exported here), and [`Link`] = drop-tail
-//! queue + server + post-bottleneck random loss + jitter + propagation
-//! delays; then the `[link]` config.
+//! The bottleneck link: [`Link`] = drop-tail buffer + server (both in
+//! [`crate::queue`]) at a capacity (models in [`crate::trace`]) + random loss
+//! after the bottleneck + jitter + propagation delays; then the `[link]`
+//! config. The parts are re-exported here.
 
 use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Duration, Time};
 
 use crate::loss::LossModel;
-use crate::queue::{DropTail, QueueLimit};
-use crate::trace::{bits_per_us, us, OpportunityCursor, OPPORTUNITY_BYTES};
+use crate::queue::DropTail;
 
 pub use self::config::{CapacitySpec, CapacityTable, FieldError, LinkConfig, UnitValue};
+pub use crate::queue::{QueueLimit, Server};
 pub use crate::trace::{Capacity, MahimahiTrace, Schedule, TraceCapacity, TraceError, TRACE_RATE_WINDOW};
-
-/// The bottleneck transmitter: when does the last byte of a packet leave?
-#[derive(Clone, Debug)]
-pub struct Server {
-    capacity: Capacity,
-    /// Departure time and exact cumulative service (bits) of the previous
-    /// packet, so back-to-back packets do not lose the sub-µs remainder of
-    /// each rounded departure time.
-    carry: Option<(Time, f64)>,
-    cursor: OpportunityCursor,
-}
-
-impl Server {
-    pub fn new(capacity: Capacity) -> Self {
-        let bytes = match &capacity {
-            Capacity::Trace(tc) => tc.bytes_per_opportunity,
-            _ => OPPORTUNITY_BYTES,
-        };
-        Server { capacity, carry: None, cursor: OpportunityCursor::new(bytes) }
-    }
-
-    pub fn capacity(&self) -> &Capacity {
-        &self.capacity
-    }
-
-    /// When the last byte of a `size` packet leaves if its service starts at
-    /// `start` with the link idle. Rate capacities are integrated from
-    /// `start` (zero-rate stretches are waited out); `Time::MAX` if the
-    /// capacity stays zero forever. Traces use Mahimahi's byte-level
-    /// opportunities. Calls must come in order of `start`.
-    pub fn finish_time(&mut self, start: Time, size: DataSize) -> Time {
-        let bits = size.bits() as f64;
-        let (f0, target) = match &self.capacity {
-            Capacity::Trace(tc) => {
-                let off = tc.offset.as_micros();
-                let d = self.cursor.serve(&tc.trace, start.as_micros() + off, size.bytes());
-                return Time::from_micros(d - off).max(start);
-            }
-            Capacity::Constant(r) if r.bps() == 0 => return Time::MAX,
-            Capacity::Constant(r) => {
-                let f0 = self.carried(start).unwrap_or_else(|| us(start) * bits_per_us(*r));
-                (f0, (f0 + bits) / bits_per_us(*r))
-            }
-            Capacity::Piecewise(s) => {
-                let f0 = self.carried(start).unwrap_or_else(|| s.cumulative(us(start)));
-                match s.inverse(f0 + bits) {
-                    Some(t) => (f0, t),
-                    None => {
-                        self.carry = None;
-                        return Time::MAX;
-                    }
-                }
-            }
-        };
-        let done = round_up(target).max(start);
-        self.carry = Some((done, f0 + bits));
-        done
-    }
-
-    fn carried(&self, start: Time) -> Option<f64> {
-        self.carry.filter(|c| c.0 == start).map(|c| c.1)
-    }
-}
-
-/// Exact µs → `Time`, rounding up (a packet is not out before its last bit),
-/// with 1 ns of slack for floating-point noise.
-fn round_up(t_us: f64) -> Time {
-    if t_us >= Time::MAX.as_micros() as f64 {
-        Time::MAX
-    } else {
-        Time::from_micros((t_us - 1e-3).ceil() as i64)
-    }
-}
 
 /// A packet that has crossed the bottleneck.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -419,7 +346,9 @@ pub mod config {
             impl<'de> Visitor<'de> for V {
                 type Value = CapacitySpec;
                 fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a rate such as \"3Mbps\" or a table with `kind` (constant, pulse, square, step, ramp, trace)")
+                    f.write_str(
+                        "a rate such as \"3Mbps\" or a table with `kind` (constant, pulse, square, step, ramp, trace)",
+                    )
                 }
                 fn visit_str<E: de::Error>(self, v: &str) -> Result<CapacitySpec, E> {
                     UnitVisitor.visit_str(v).map(CapacitySpec::Rate)
@@ -460,7 +389,8 @@ pub mod config {
         pub loss: LossSpec,
         #[serde(default)]
         pub reverse_loss: LossSpec,
-        /// Std dev of extra half-normal one-way delay (never reorders).
+        /// σ of the extra one-way delay |N(0, σ²)| (half-normal); the
+        /// simulator never lets it reorder packets.
         #[serde(default = "zero")]
         pub jitter: UnitValue,
     }
@@ -569,7 +499,12 @@ pub mod config {
                     let t = Time::ZERO + t.duration(&at)?;
                     if let Some(&(prev, _)) = points.last() {
                         if t <= prev {
-                            return Err(FieldError::new(at, format!("step at {t} is not after the previous one ({prev}); steps must be sorted by time")));
+                            return Err(FieldError::new(
+                                at,
+                                format!(
+                                    "step at {t} is not after the previous one ({prev}); steps must be sorted by time"
+                                ),
+                            ));
                         }
                     }
                     points.push((t, r.rate(&at)?));
@@ -601,5 +536,270 @@ pub mod config {
                 Capacity::trace(Arc::new(trace), offset, *scale)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use rtcc_core::packet::{PacketKind, NO_FRAME};
+    use rtcc_core::units::DataRate;
+
+    use super::*;
+
+    fn pkt(seq: u64, size: u64) -> Packet {
+        Packet {
+            flow: 0,
+            kind: PacketKind::Media,
+            seq,
+            size: DataSize::from_bytes(size),
+            send_time: Time::ZERO,
+            frame: NO_FRAME,
+            index: 0,
+            count: 1,
+            probe_cluster: -1,
+        }
+    }
+    fn ms(x: i64) -> Time {
+        Time::from_millis(x)
+    }
+    fn b(n: u64) -> DataSize {
+        DataSize::from_bytes(n)
+    }
+
+    fn link(capacity: Capacity, queue: QueueLimit, loss: LossModel, jitter: Duration) -> Link {
+        let d = Duration::from_millis(25);
+        Link::new(capacity, queue, loss, jitter, d, d, LossModel::None, Rng::new(3))
+    }
+
+    #[test]
+    fn link_serves_fifo_with_pull_model() {
+        let mut l =
+            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
+        assert_eq!(l.poll_timeout(), None);
+        for i in 0..3 {
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1250)));
+        }
+        assert_eq!((l.queue_packets(), l.queue_bytes()), (3, b(3750)));
+        assert_eq!(l.poll_timeout(), Some(ms(10)));
+        assert_eq!(l.poll_departure(Time::from_micros(9_999)), None);
+        let mut got = vec![];
+        while let Some(d) = l.poll_departure(ms(100)) {
+            got.push((d.packet.seq, d.enqueued, d.service_start, d.departed, d.lost));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (0, ms(0), ms(0), ms(10), false),
+                (1, ms(0), ms(10), ms(20), false),
+                (2, ms(0), ms(20), ms(30), false),
+            ]
+        );
+        assert_eq!(l.queue_packets(), 0);
+        // Idle link: service starts on arrival.
+        assert!(l.enqueue(ms(35), pkt(3, 1250)));
+        assert_eq!(l.poll_timeout(), Some(ms(45)));
+        let d = l.poll_departure(ms(45)).unwrap();
+        assert_eq!((d.service_start, d.departed), (ms(35), ms(45)));
+        assert_eq!((l.delay(), l.reverse_delay()), (Duration::from_millis(25), Duration::from_millis(25)));
+    }
+
+    #[test]
+    fn link_drops_at_the_queue_limit_counting_the_packet_in_service() {
+        let mut l =
+            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Packets(2), LossModel::None, Duration::ZERO);
+        assert!(l.enqueue(Time::ZERO, pkt(0, 1250)));
+        assert!(l.enqueue(Time::ZERO, pkt(1, 1250)));
+        assert!(!l.enqueue(Time::ZERO, pkt(2, 1250)));
+        assert!(l.poll_departure(ms(10)).is_some());
+        assert!(l.enqueue(ms(10), pkt(3, 1250)));
+        // Time limit at the current capacity: 100 ms at 1 Mbps = 12 500 B.
+        let q = QueueLimit::Time(Duration::from_millis(100));
+        let mut l = link(Capacity::constant(DataRate::from_mbps(1)), q, LossModel::None, Duration::ZERO);
+        assert!(l.enqueue(Time::ZERO, pkt(0, 12_500)));
+        assert!(!l.enqueue(Time::ZERO, pkt(1, 1)));
+    }
+
+    #[test]
+    fn link_over_a_trace() {
+        let t = Arc::new(MahimahiTrace::parse("1").unwrap());
+        let mut l =
+            link(Capacity::trace(t, Duration::ZERO, 1.0), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
+        for (i, size) in [1500, 300, 300, 300, 300, 300, 300, 2000].into_iter().enumerate() {
+            l.enqueue(Time::ZERO, pkt(i as u64, size));
+        }
+        let out: Vec<i64> =
+            std::iter::from_fn(|| l.poll_departure(ms(100))).map(|d| d.departed.as_micros() / 1000).collect();
+        assert_eq!(out, vec![1, 2, 2, 2, 2, 2, 3, 4]);
+    }
+
+    #[test]
+    fn random_parts_are_seeded_and_independent() {
+        let c = || Capacity::constant(DataRate::from_mbps(100));
+        let mut l = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(1.0), Duration::from_millis(10));
+        l.enqueue(Time::ZERO, pkt(0, 100));
+        assert!(l.poll_departure(ms(1)).unwrap().lost);
+        // Half-normal jitter: mean σ·√(2/π) ≈ 7.98 ms for σ = 10 ms.
+        let n = 20_000;
+        let mean = (0..n).map(|_| l.jitter_sample().as_micros() as f64).sum::<f64>() / n as f64 / 1000.0;
+        assert!((mean / 7.979 - 1.0).abs() < 0.03, "mean {mean}");
+        let mut quiet = link(c(), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
+        assert_eq!(quiet.jitter_sample(), Duration::ZERO);
+        assert!(!quiet.reverse_lost());
+        // Same seed, same draws; jitter does not disturb the loss stream.
+        let mut a = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::ZERO);
+        let mut b2 = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::from_millis(5));
+        a.set_rng(Rng::new(9));
+        b2.set_rng(Rng::new(9));
+        let fates = |l: &mut Link| -> Vec<bool> {
+            (0..50)
+                .map(|i| {
+                    l.jitter_sample();
+                    l.enqueue(ms(i), pkt(i as u64, 100));
+                    l.poll_departure(ms(i + 1)).unwrap().lost
+                })
+                .collect()
+        };
+        assert_eq!(fates(&mut a), fates(&mut b2));
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Top {
+        link: LinkConfig,
+    }
+
+    fn parse(text: &str) -> Result<LinkConfig, String> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize::<_, Top>(de)
+            .map(|t| t.link)
+            .map_err(|e| format!("{}: {}", e.path(), e.inner().message()))
+    }
+
+    fn build(text: &str) -> Result<Link, String> {
+        parse(text)?.build(Path::new("/nonexistent-base")).map_err(|e| e.to_string())
+    }
+
+    fn cap(text: &str) -> Result<Link, String> {
+        build(&format!("[link]\ncapacity = {text}\n"))
+    }
+
+    #[test]
+    fn config_defaults_and_every_capacity_form() {
+        let l = cap("\"3Mbps\"").unwrap();
+        assert!(matches!(l.capacity(), Capacity::Constant(r) if *r == DataRate::from_mbps(3)));
+        assert_eq!(
+            (l.delay(), l.reverse_delay(), l.jitter()),
+            (Duration::from_millis(25), Duration::from_millis(25), Duration::ZERO)
+        );
+        assert_eq!(l.queue_limit(), QueueLimit::Unlimited);
+        assert_eq!((l.loss(), l.reverse_loss()), (&LossModel::None, &LossModel::None));
+        assert_eq!(cap("3000000").unwrap().capacity().rate_at(Time::ZERO), DataRate::from_mbps(3));
+        assert_eq!(
+            cap("{ kind = \"constant\", rate = \"2Mbps\" }").unwrap().capacity().rate_at(ms(5)),
+            DataRate::from_mbps(2)
+        );
+
+        let rate = |text: &str, t: i64| cap(text).unwrap().capacity().rate_at(ms(t)).kbps_f64();
+        let pulse = "{ kind = \"pulse\", high = \"3Mbps\", low = \"500kbps\", every = \"40s\" }";
+        assert_eq!((rate(pulse, 0), rate(pulse, 40_000)), (3000.0, 500.0));
+        let square = "{ kind = \"square\", high = \"3Mbps\", low = \"1Mbps\", period = \"20s\", duty = 0.5 }";
+        assert_eq!((rate(square, 9_999), rate(square, 10_000)), (3000.0, 1000.0));
+        let step = "{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"]] }";
+        assert_eq!((rate(step, 19_999), rate(step, 20_000)), (3000.0, 1000.0));
+        let looped =
+            "{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"]], period = \"30s\", linear = true }";
+        assert_eq!(rate(looped, 30_000 + 10_000), 2000.0);
+        let ramp = "{ kind = \"ramp\", from = \"1Mbps\", to = \"4Mbps\", start = \"10s\", duration = \"30s\" }";
+        assert_eq!((rate(ramp, 0), rate(ramp, 25_000), rate(ramp, 60_000)), (1000.0, 2500.0, 4000.0));
+
+        // A trace resolved against the base directory.
+        let dir = std::env::temp_dir().join(format!("rtcc-link-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("traces")).unwrap();
+        std::fs::write(dir.join("traces/one.down"), "1\n").unwrap();
+        std::fs::write(dir.join("traces/bad.down"), "1\nx\n").unwrap();
+        let trace = |extra: &str, file: &str| {
+            let text = format!("[link]\ncapacity = {{ kind = \"trace\", file = \"traces/{file}\"{extra} }}\n");
+            parse(&text).unwrap().build(&dir).map_err(|e| e.to_string())
+        };
+        assert_eq!(trace("", "one.down").unwrap().capacity().rate_at(Time::ZERO), DataRate::from_mbps(12));
+        assert_eq!(
+            trace(", scale = 0.5, offset = \"2s\"", "one.down").unwrap().capacity().rate_at(Time::ZERO),
+            DataRate::from_mbps(6)
+        );
+        let e = trace("", "bad.down").unwrap_err();
+        assert!(
+            e.starts_with("link.capacity.file: ")
+                && e.ends_with("bad.down:2: 'x' is not a timestamp (expected a non-negative integer number of ms)"),
+            "{e}"
+        );
+        let e = trace("", "missing.down").unwrap_err();
+        assert!(e.starts_with("link.capacity.file: ") && e.contains("missing.down: cannot read"), "{e}");
+        assert!(trace(", scale = 0", "one.down").unwrap_err().starts_with("link.capacity.scale:"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn config_other_fields() {
+        let l = build(
+            "[link]\ncapacity = \"3Mbps\"\ndelay = \"10ms\"\nreverse_delay = \"40ms\"\nqueue = \"100pkt\"\n\
+             loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }\nreverse_loss = 0.05\njitter = \"2ms\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (l.delay(), l.reverse_delay(), l.jitter()),
+            (Duration::from_millis(10), Duration::from_millis(40), Duration::from_millis(2))
+        );
+        assert_eq!(l.queue_limit(), QueueLimit::Packets(100));
+        assert_eq!(l.loss(), &LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0));
+        assert_eq!(l.reverse_loss(), &LossModel::Bernoulli { p: 0.05 });
+        let q = |s: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = \"{s}\"\n")).map(|l| l.queue_limit());
+        assert_eq!(q("100ms"), Ok(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(q("64kB"), Ok(QueueLimit::Bytes(b(64_000))));
+        assert_eq!(q("150000B"), Ok(QueueLimit::Bytes(b(150_000))));
+        assert_eq!(q("100 packets"), Ok(QueueLimit::Packets(100)));
+        let l = build("[link]\ncapacity = \"3Mbps\"\ndelay = 0\n").unwrap();
+        assert_eq!(l.reverse_delay(), Duration::ZERO);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let err = |text: &str| cap(text).unwrap_err();
+        assert_eq!(err("\"-3Mbps\""), "link.capacity: '-3Mbps' must not be negative");
+        assert_eq!(err("\"0Mbps\""), "link.capacity: the capacity is zero at all times");
+        let e = err("{ kind = \"pulse\", high = \"-3Mbps\", low = \"500kbps\", every = \"40s\" }");
+        assert_eq!(e, "link.capacity.high: '-3Mbps' must not be negative");
+        let e = err("{ kind = \"pulse\", high = \"0Mbps\", low = \"0kbps\", every = \"40s\" }");
+        assert_eq!(e, "link.capacity: the capacity is zero at all times");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"0s\" }");
+        assert_eq!(e, "link.capacity.every: must be positive");
+        let e = err("{ kind = \"square\", high = \"3Mbps\", low = \"1Mbps\", period = \"20s\", duty = 1.5 }");
+        assert_eq!(e, "link.capacity.duty: duty 1.5 must be strictly between 0 and 1");
+        let e = err("{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"], [\"10s\", \"2Mbps\"]] }");
+        assert!(e.starts_with("link.capacity.steps[2]: step at 10.000s is not after the previous one"), "{e}");
+        let e = err("{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"40s\", \"1Mbps\"]], period = \"30s\" }");
+        assert!(e.starts_with("link.capacity.period: "), "{e}");
+        let e = err("{ kind = \"ramp\", from = \"1Mbps\", to = \"4 furlongs\", duration = \"3s\" }");
+        assert!(e.starts_with("link.capacity.to: unknown unit 'furlongs'"), "{e}");
+        // Shape errors come from serde and carry the path.
+        let e = err("{ kind = \"sawtooth\", high = \"3Mbps\" }");
+        assert!(e.starts_with("link.capacity.kind: unknown variant `sawtooth`"), "{e}");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", hgh = 1 }");
+        assert!(e.starts_with("link.capacity: unknown field `hgh`"), "{e}");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\" }");
+        assert!(e.contains("missing field `every`"), "{e}");
+        let e = err("true");
+        assert!(e.contains("a rate such as"), "{e}");
+        let e = build("[link]\ncapacity = \"3Mbps\"\nbandwidth = \"1Mbps\"\n").unwrap_err();
+        assert!(e.contains("unknown field `bandwidth`"), "{e}");
+        let other = |k: &str, v: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\n{k} = {v}\n")).unwrap_err();
+        assert_eq!(other("delay", "25"), "link.delay: 25 needs a unit, e.g. \"25ms\" or \"25s\"");
+        assert!(other("queue", "100").starts_with("link.queue: queue limit '100' needs a unit"));
+        assert!(other("queue", "\"-1pkt\"").starts_with("link.queue:"));
+        assert!(other("loss", "2").starts_with("link.loss: "));
+        assert!(other("reverse_loss", "{ kind = \"bernoulli\", p = -1 }").starts_with("link.reverse_loss.p: "));
+        assert!(other("jitter", "\"-1ms\"").starts_with("link.jitter: "));
     }
 }

@@ -123,6 +123,10 @@ pub struct Output {
     pub link: Table,
 }
 
+/// Frame status codes beyond `FrameStatus` (0 displayed, 1 lost, 2 late).
+pub const STATUS_SKIPPED: u8 = 3;
+pub const STATUS_IN_FLIGHT: u8 = 4;
+
 /// Per-frame view joining the sender's and the receiver's records.
 struct FrameRow {
     capture: Time,
@@ -141,7 +145,7 @@ fn frame_rows(f: &Flow) -> Vec<FrameRow> {
         .iter()
         .map(|s| {
             let r = recv.get(s.frame as usize);
-            let status = if s.skipped { 3 } else { r.map_or(FrameStatus::Lost as u8, |r| r.status as u8) };
+            let status = if s.skipped { STATUS_SKIPPED } else { r.map_or(FrameStatus::Lost as u8, |r| r.status as u8) };
             FrameRow {
                 capture: s.capture,
                 display: r.and_then(|r| r.display),
@@ -153,17 +157,20 @@ fn frame_rows(f: &Flow) -> Vec<FrameRow> {
         })
         .collect();
     // Frame latency (Dumbo §6.1): capture → display; a frame never shown
-    // gets the display time of the next displayed frame.
+    // gets the display time of the next displayed frame. Frames after the
+    // last displayed one were still in flight when the run ended (status 4)
+    // and are left out of every frame metric.
     let mut next_display: Option<Time> = None;
     for r in rows.iter_mut().rev() {
-        if r.status == 3 {
+        if r.status == STATUS_SKIPPED {
             continue;
         }
         if let Some(d) = r.display {
             next_display = Some(d);
         }
-        if let Some(d) = r.display.or(next_display) {
-            r.latency_ms = (d - r.capture).as_millis_f64();
+        match r.display.or(next_display) {
+            Some(d) => r.latency_ms = (d - r.capture).as_millis_f64(),
+            None => r.status = STATUS_IN_FLIGHT,
         }
     }
     rows
@@ -199,7 +206,10 @@ impl Simulation {
                     None => v.extend(std::iter::repeat_n(f64::NAN, f.series.rows)),
                 }
             }
-            ts.push(name, if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) });
+            ts.push(
+                name,
+                if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) },
+            );
         }
         for (i, f) in self.flows.iter().enumerate() {
             let rows = frame_rows(f);
@@ -247,7 +257,7 @@ impl Simulation {
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];
         let sent_packets: u64 = c.packets.iter().sum();
-        let shown: Vec<&FrameRow> = rows.iter().filter(|r| r.status != 3).collect();
+        let shown: Vec<&FrameRow> = rows.iter().filter(|r| r.status < STATUS_SKIPPED).collect();
         let latency = shown.iter().map(|r| r.latency_ms);
         let delay: Vec<f64> = shown.iter().map(|r| ms(Some(r.capture), r.complete)).collect();
         let transport = shown.iter().map(|r| ms(r.first_sent, r.complete));
@@ -283,7 +293,7 @@ impl Simulation {
             loss_rate: if sent_packets > 0 { (st.dropped + st.lost) as f64 / sent_packets as f64 } else { 0.0 },
             late_discard_rate: if shown.is_empty() { 0.0 } else { count(2) as f64 / shown.len() as f64 },
             frames_sent: shown.len() as u64,
-            frames_skipped: count(3),
+            frames_skipped: count(STATUS_SKIPPED),
             frames_displayed: count(0),
             frames_lost: count(1),
             frames_late: count(2),
@@ -299,7 +309,8 @@ impl Simulation {
     fn packet_table(&self) -> Table {
         let n: usize = self.flows.iter().map(|f| f.stats.packets.len()).sum();
         let (mut flow, mut seq, mut kind, mut size, mut frame) = (vec![], vec![], vec![], vec![], vec![]);
-        let (mut send, mut arr, mut owd, mut q, mut dropped, mut lost) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let (mut send, mut arr, mut owd, mut q, mut dropped, mut lost) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
         for v in [&mut flow, &mut seq, &mut size, &mut frame] {
             v.reserve(n);
         }

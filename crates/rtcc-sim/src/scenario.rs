@@ -227,15 +227,12 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         ctx.max_rate = r;
     }
     if ctx.max_rate == DataRate::ZERO || ctx.min_rate > ctx.max_rate {
-        return Err(e("max_rate", format!("max_rate {} must be positive and >= min_rate {}", ctx.max_rate, ctx.min_rate)));
+        return Err(e(
+            "max_rate",
+            format!("max_rate {} must be positive and >= min_rate {}", ctx.max_rate, ctx.min_rate),
+        ));
     }
-    controller::create(&controller, &params, &ctx).map_err(|er| match er {
-        controller::ConfigError::UnknownController { .. } => e("controller", er.to_string()),
-        _ => e(&format!("controller.{er}").split(':').next().unwrap_or("controller").to_string(), {
-            let s = er.to_string();
-            s.split_once(": ").map(|(_, r)| r.to_string()).unwrap_or(s)
-        }),
-    })?;
+    controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
     let encoder = match &f.encoder {
         None => EncoderConfig::from_params("lagging", &Params::new()),
         Some(Spec::Name(k)) => EncoderConfig::from_params(k, &Params::new()),
@@ -244,13 +241,7 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
             EncoderConfig::from_params(&kind, &p)
         }
     }
-    .map_err(|er| {
-        let s = er.to_string();
-        match s.split_once(": ") {
-            Some((k, r)) => e(&format!("encoder.{k}"), r.to_string()),
-            None => e("encoder", s),
-        }
-    })?;
+    .map_err(|er| config_err("encoder", er))?;
     let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
     if feedback_interval < Duration::from_millis(1) || feedback_interval > Duration::from_secs(5) {
         return Err(e("feedback_interval", format!("{feedback_interval} is outside 1ms..5s")));
@@ -267,6 +258,18 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         feedback_interval,
         skip_threshold: opt_dur(&f.skip_threshold, "skip_threshold")?,
     })
+}
+
+/// A controller or encoder config error as (field, reason).
+fn config_err(prefix: &str, er: controller::ConfigError) -> (String, String) {
+    use controller::ConfigError as E;
+    match er {
+        E::UnknownController { .. } => (prefix.to_string(), er.to_string()),
+        E::UnknownParam { param, known } => {
+            (format!("{prefix}.{param}"), format!("unknown parameter (known: {known})"))
+        }
+        E::Invalid { param, reason } => (format!("{prefix}.{param}"), reason),
+    }
 }
 
 /// `{ name = "gcc", loss = "classic" }` → ("gcc", params).

@@ -53,8 +53,11 @@ impl MahimahiTrace {
     /// Reads and parses a trace file; errors name `path`.
     pub fn load(path: &Path) -> Result<Self, TraceError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| TraceError { path: name.clone(), line: None, reason: format!("cannot read: {e}") })?;
+        let text = std::fs::read_to_string(path).map_err(|e| TraceError {
+            path: name.clone(),
+            line: None,
+            reason: format!("cannot read: {e}"),
+        })?;
         Self::parse_named(&text, &name)
     }
 
@@ -88,7 +91,9 @@ impl MahimahiTrace {
                 if t < prev {
                     return Err(err(
                         Some(lineno),
-                        format!("timestamp {t} is smaller than the previous one ({prev}); timestamps must not decrease"),
+                        format!(
+                            "timestamp {t} is smaller than the previous one ({prev}); timestamps must not decrease"
+                        ),
                     ));
                 }
             }
@@ -333,8 +338,10 @@ impl Capacity {
         }
     }
 
-    /// Bytes the link can carry in `[t0, t1)`: the exact integral of the
+    /// Bytes the link can carry in `(t0, t1]`: the exact integral of the
     /// schedule, or for a trace the bytes of the opportunities in the window.
+    /// An opportunity at exactly `t1` counts, as a packet leaving at `t1` has
+    /// been delivered by `t1` (a trace "1" gives 12 Mbit in (0, 1 s]).
     pub fn bytes_between(&self, t0: Time, t1: Time) -> f64 {
         if t1 <= t0 {
             return 0.0;
@@ -343,14 +350,15 @@ impl Capacity {
             Capacity::Constant(r) => r.bps() as f64 * (t1 - t0).as_secs_f64() / 8.0,
             Capacity::Piecewise(s) => (s.cumulative(us(t1)) - s.cumulative(us(t0))).max(0.0) / 8.0,
             Capacity::Trace(tc) => {
-                let off = tc.offset.as_micros();
+                // Times are whole µs, so "at or before x" = "before x + 1 µs".
+                let off = tc.offset.as_micros() + 1;
                 let n = tc.trace.count_before(t1.as_micros() + off) - tc.trace.count_before(t0.as_micros() + off);
                 (n * tc.bytes_per_opportunity) as f64
             }
         }
     }
 
-    /// Mean capacity over `[t0, t1)`; the rate at `t0` for an empty window.
+    /// Mean capacity over `(t0, t1]`; the rate at `t0` for an empty window.
     pub fn mean_rate(&self, t0: Time, t1: Time) -> DataRate {
         if t1 <= t0 {
             return self.rate_at(t0);
@@ -423,10 +431,12 @@ impl Schedule {
             return Err("a schedule needs at least one point".into());
         };
         if let Some(i) = points.windows(2).position(|w| w[1].0 <= w[0].0) {
-            return Err(format!("point {} at {} is not after the previous one ({})", i + 1, points[i + 1].0, points[i].0));
-        }
-        if points.iter().all(|p| p.1 == DataRate::ZERO) {
-            return Err("the capacity is zero at all times".into());
+            return Err(format!(
+                "point {} at {} is not after the previous one ({})",
+                i + 1,
+                points[i + 1].0,
+                points[i].0
+            ));
         }
         let mut ext: Vec<(f64, f64)> = points.iter().map(|&(t, r)| (us(t), bits_per_us(r))).collect();
         let (origin, end) = match period {
@@ -611,7 +621,7 @@ mod tests {
         for x in (-2000..60_000).step_by(500) {
             let brute = all.iter().filter(|&&o| o < x).count() as u64;
             assert_eq!(t.count_before(x), brute, "x={x}");
-            assert_eq!(all[t.count_before(x) as usize] >= x, true);
+            assert!(all[t.count_before(x) as usize] >= x);
         }
         // Periodic counts over whole periods are always n per period.
         assert_eq!(t.count_periodic(-9000, 9000), 14);
@@ -664,7 +674,10 @@ mod tests {
         let f = dir.join("bad.up");
         std::fs::write(&f, "1\nx\n").unwrap();
         let e = MahimahiTrace::load(&f).unwrap_err();
-        assert_eq!(e.to_string(), format!("{}:2: 'x' is not a timestamp (expected a non-negative integer number of ms)", f.display()));
+        assert_eq!(
+            e.to_string(),
+            format!("{}:2: 'x' is not a timestamp (expected a non-negative integer number of ms)", f.display())
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -677,5 +690,132 @@ mod tests {
         let mbps = t.mean_rate().bps() as f64 / 1e6;
         let expect = 12.0 * t.opportunities() as f64 / t.period_ms() as f64;
         assert!((mbps - expect).abs() < 1e-3);
+    }
+}
+
+#[cfg(test)]
+mod capacity_tests {
+    use super::*;
+
+    const MBPS: fn(u64) -> DataRate = DataRate::from_mbps;
+    const KBPS: fn(u64) -> DataRate = DataRate::from_kbps;
+
+    fn s(x: f64) -> Time {
+        Time::from_secs_f64(x)
+    }
+    fn ms_t(x: i64) -> Time {
+        Time::from_millis(x)
+    }
+
+    #[test]
+    fn pulse_rates_and_exact_integral() {
+        // Dumbo §3.1: 3 Mbps ↔ 500 kbps every 40 s, starting high.
+        let c = Capacity::pulse(MBPS(3), KBPS(500), Duration::from_secs(40));
+        let at = |t: f64| c.rate_at(s(t));
+        assert_eq!(
+            [at(0.0), at(39.999_999), at(40.0), at(79.9), at(80.0), at(120.0), at(1000.0)],
+            [MBPS(3), MBPS(3), KBPS(500), KBPS(500), MBPS(3), KBPS(500), KBPS(500)]
+        );
+        // 80 s at 3 Mbps + 80 s at 0.5 Mbps = 280 Mbit = 35 MB; mean 1.75 Mbps.
+        assert!((c.bytes_between(s(0.0), s(160.0)) - 35e6).abs() < 1e-3);
+        assert_eq!(c.mean_rate(s(0.0), s(160.0)), KBPS(1750));
+        // Unaligned window: 30 s high + 10 s low = 95 Mbit.
+        assert!((c.bytes_between(s(10.0), s(50.0)) - 95e6 / 8.0).abs() < 1e-3);
+        assert_eq!(c.bytes_between(s(50.0), s(10.0)), 0.0);
+    }
+
+    #[test]
+    fn square_wave() {
+        let c = Capacity::square(MBPS(3), MBPS(1), Duration::from_secs(20), 0.25);
+        assert_eq!(c.rate_at(s(4.999)), MBPS(3));
+        assert_eq!(c.rate_at(s(5.0)), MBPS(1));
+        assert_eq!(c.rate_at(s(20.0)), MBPS(3));
+        // 5 s × 3 + 15 s × 1 = 30 Mbit per period.
+        assert!((c.bytes_between(s(0.0), s(20.0)) - 30e6 / 8.0).abs() < 1e-3);
+        assert!((c.bytes_between(s(100.0), s(200.0)) - 150e6 / 8.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn steps_and_errors() {
+        let c = Capacity::steps(vec![(Time::ZERO, MBPS(3)), (s(1.0), KBPS(500))]).unwrap();
+        assert_eq!(
+            [c.rate_at(s(-1.0)), c.rate_at(s(0.5)), c.rate_at(s(1.0)), c.rate_at(s(99.0))],
+            [MBPS(3), MBPS(3), KBPS(500), KBPS(500)]
+        );
+        assert!((c.bytes_between(s(0.0), s(2.0)) - 3.5e6 / 8.0).abs() < 1e-6);
+        assert!(Capacity::steps(vec![]).is_err());
+        assert!(Capacity::steps(vec![(s(1.0), MBPS(1)), (s(1.0), MBPS(2))]).is_err());
+        assert!(Capacity::steps(vec![(s(2.0), MBPS(1)), (s(1.0), MBPS(2))]).unwrap_err().contains("not after"));
+        // All-zero is allowed here (the config refuses it): nothing is ever served.
+        let mut server =
+            crate::queue::Server::new(Capacity::pulse(DataRate::ZERO, DataRate::ZERO, Duration::from_secs(1)));
+        assert_eq!(server.finish_time(Time::ZERO, rtcc_core::units::DataSize::from_bytes(1)), Time::MAX);
+        assert!(Capacity::piecewise(vec![(s(30.0), MBPS(1))], false, Some(Duration::from_secs(20))).is_err());
+    }
+
+    #[test]
+    fn ramp_is_linear() {
+        let c = Capacity::ramp(MBPS(1), MBPS(4), s(10.0), Duration::from_secs(30));
+        assert_eq!(
+            [c.rate_at(s(0.0)), c.rate_at(s(25.0)), c.rate_at(s(40.0)), c.rate_at(s(100.0))],
+            [MBPS(1), KBPS(2500), MBPS(4), MBPS(4)]
+        );
+        assert!((c.bytes_between(s(10.0), s(40.0)) - 75e6 / 8.0).abs() < 1e-3);
+        // 10 s × 1 + 75 + 10 s × 4 = 125 Mbit.
+        assert!((c.bytes_between(s(0.0), s(50.0)) - 125e6 / 8.0).abs() < 1e-3);
+        // A zero-length ramp is a step.
+        let c = Capacity::ramp(MBPS(1), MBPS(4), s(10.0), Duration::ZERO);
+        assert_eq!((c.rate_at(s(9.999)), c.rate_at(s(10.0))), (MBPS(1), MBPS(4)));
+    }
+
+    #[test]
+    fn looping_linear_triangle() {
+        // 0 → 2 Mbps over 10 s and back over the next 10 s.
+        let c = Capacity::piecewise(
+            vec![(s(0.0), DataRate::ZERO), (s(10.0), MBPS(2))],
+            true,
+            Some(Duration::from_secs(20)),
+        )
+        .unwrap();
+        for t in [5.0, 15.0, 25.0, 1005.0] {
+            assert_eq!(c.rate_at(s(t)), MBPS(1), "t={t}");
+        }
+        assert!((c.bytes_between(s(0.0), s(20.0)) - 20e6 / 8.0).abs() < 1e-3);
+        assert!((c.bytes_between(s(5.0), s(45.0)) - 40e6 / 8.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn inverse_stops_at_last_served_bit() {
+        let Capacity::Piecewise(p) = Capacity::pulse(MBPS(1), DataRate::ZERO, Duration::from_secs(1)) else { panic!() };
+        // 1 Mbit is served by the end of the first second, not after the gap.
+        assert!((p.inverse(1e6).unwrap() - 1e6).abs() < 1e-6);
+        assert!((p.inverse(1.5e6).unwrap() - 2.5e6).abs() < 1e-6);
+        // Round trip wherever the rate is positive (F is flat in the gaps).
+        for t in [0.3e6, 2.2e6, 6.5e6, 998.5e6] {
+            assert!((p.inverse(p.cumulative(t)).unwrap() - t).abs() < 1e-6, "t={t}");
+        }
+        let Capacity::Piecewise(r) = Capacity::ramp(MBPS(4), DataRate::ZERO, s(0.0), Duration::from_secs(1)) else {
+            panic!()
+        };
+        // 4 → 0 Mbps: 2 Mbit in all; 1.5 Mbit by 0.5 s; nothing after.
+        assert!((r.inverse(1.5e6).unwrap() - 0.5e6).abs() < 1e-3);
+        assert_eq!(r.inverse(2.1e6), None);
+    }
+
+    #[test]
+    fn trace_capacity() {
+        let one = Arc::new(MahimahiTrace::parse("1").unwrap());
+        let c = Capacity::trace(one, Duration::ZERO, 1.0);
+        assert_eq!(c.rate_at(Time::ZERO), MBPS(12));
+        assert_eq!(c.rate_at(s(1.2345)), MBPS(12));
+        // Opportunities at 1..1000 ms fall in (0, 1 s].
+        assert_eq!(c.bytes_between(s(0.0), s(1.0)), 1000.0 * 1500.0);
+        assert_eq!(c.bytes_between(Time::from_micros(999), ms_t(2)), 2.0 * 1500.0);
+        assert_eq!(c.mean_rate(Time::ZERO, s(10.0)), MBPS(12));
+        // Offset 5 ms, half-size opportunities: "0,10" plays 10,10,20,20 → sim 5,5,15,15 ms.
+        let t = Arc::new(MahimahiTrace::parse("0\n10").unwrap());
+        let c = Capacity::trace(t, Duration::from_millis(5), 0.5);
+        assert_eq!(c.bytes_between(Time::ZERO, Time::from_millis(20)), 4.0 * 750.0);
+        assert_eq!(c.rate_at(s(10.0)), KBPS(1200));
     }
 }

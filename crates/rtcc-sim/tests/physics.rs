@@ -71,16 +71,14 @@ fn mahimahi_trace_of_one_line_delivers_12mbps() {
 
 #[test]
 fn gcc_on_constant_3mbps_settles_within_15_percent_below() {
-    let out = run(
-        r#"duration = "60s"
+    let out = run(r#"duration = "60s"
 [link]
 capacity = "3Mbps"
 delay = "25ms"
 [[flow]]
 controller = "gcc"
 encoder = "ideal"
-"#,
-    );
+"#);
     let t = col(&out.timeseries, "t_s");
     let target = col(&out.timeseries, "target_kbps");
     let send = col(&out.timeseries, "send_kbps");
