@@ -19,7 +19,7 @@ fn to_py_err(e: SimError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
-#[pyclass(module = "rtcc._rtcc")]
+#[pyclass(module = "rtcc._rtcc", unsendable)]
 struct Simulation {
     sim: Sim,
 }
@@ -140,8 +140,8 @@ fn default_scenario() -> &'static str {
 }
 
 /// Run one standard speed workload ("fixed" or "gcc").
-#[pyfunction]
-fn bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyfunction(name = "bench")]
+fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict>> {
     let r = rtcc_sim::bench::run_workload(workload).map_err(to_py_err)?;
     let d = PyDict::new(py);
     d.set_item("workload", r.workload)?;
@@ -161,6 +161,6 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     Ok(())
 }
