@@ -1,21 +1,31 @@
 """Type stub for rtcc's native module (crates/rtcc-py)."""
 
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, final
+
+__all__ = [
+    "ScenarioError",
+    "Simulation",
+    "bench",
+    "controllers",
+    "default_scenario",
+    "encoders",
+]
 
 class ScenarioError(ValueError):
     """A scenario was refused. The message is one line: ``SOURCE: FIELD: reason``."""
 
-class ParamInfo(TypedDict):
+# Helper types exist only in this stub (hence the underscores).
+class _ParamInfo(TypedDict):
     name: str
     default: str
     doc: str
 
-class RegistryEntry(TypedDict):
+class _RegistryEntry(TypedDict):
     name: str
     summary: str
-    params: list[ParamInfo]
+    params: list[_ParamInfo]
 
-class BenchResult(TypedDict):
+class _BenchResult(TypedDict):
     workload: str
     sim_s: float
     wall_s: float
@@ -25,28 +35,29 @@ class BenchResult(TypedDict):
     events: int
 
 # A table is {column: (dtype, little-endian bytes)}, dtype one of "f64", "i64", "u8".
-Table = dict[str, tuple[str, bytes]]
+_Table = dict[str, tuple[str, bytes]]
 
-class FinishResult(TypedDict):
-    summary: str
-    tables: dict[str, Table]
+class _Finished(TypedDict):
+    summary: str  # JSON text
+    tables: dict[str, _Table]  # packets, frames, timeseries, link
 
+@final
 class Simulation:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         scenario_text: str,
         source: str = "<scenario>",
         seed: int | None = None,
         record_packets: bool = True,
-    ) -> None: ...
+    ) -> Simulation: ...
     @property
     def duration_s(self) -> float: ...
     @property
     def now_s(self) -> float: ...
     def run_until(self, t_s: float) -> bool: ...
-    def finish(self) -> FinishResult: ...
+    def finish(self) -> _Finished: ...
 
-def controllers() -> list[RegistryEntry]: ...
-def encoders() -> list[RegistryEntry]: ...
+def controllers() -> list[_RegistryEntry]: ...
+def encoders() -> list[_RegistryEntry]: ...
 def default_scenario() -> str: ...
-def bench(workload: Literal["fixed", "gcc"] | str) -> BenchResult: ...
+def bench(workload: Literal["fixed", "gcc"] | str) -> _BenchResult: ...

@@ -85,13 +85,13 @@ def _num(value: Any, scale: float = 1.0, digits: int = 0) -> str:
     return f"{value * scale:,.{digits}f}"
 
 
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Align columns: first column left, the rest right."""
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """Align columns: the first ``left`` columns (text) left, the rest (numbers) right."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
@@ -141,7 +141,7 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
         ]
         for i, f in enumerate(summary.get("flows", []))
     ]
-    lines = [format_table(header, rows), ""]
+    lines = [format_table(header, rows, left=2), ""]
     link = summary.get("link", {})
     lines.append(
         f"link: capacity {_num(link.get('capacity_kbps_mean'))} kbps mean, "

@@ -97,13 +97,16 @@ def rates(result: Result) -> Figure:
     drawn = False
     for fid, name, part in _flows(ts, names):
         color = _color(fid)
+        # Sending (video + padding + probes + FEC + rtx) is drawn light, video on top of it,
+        # so the two stay distinguishable where they coincide.
         if "send_kbps" in part:
-            ax.plot(part["t_s"], part["send_kbps"], color=color, lw=1.2, label=f"{name} sending")
+            ax.plot(
+                part["t_s"], part["send_kbps"], color=color, lw=2.2, alpha=0.35,
+                label=f"{name} sending",
+            )  # fmt: skip
             drawn = True
         if "video_kbps" in part:
-            ax.plot(
-                part["t_s"], part["video_kbps"], color=color, lw=1.0, ls="--", label=f"{name} video"
-            )
+            ax.plot(part["t_s"], part["video_kbps"], color=color, lw=1.0, label=f"{name} video")
             drawn = True
         # Padding only when the flow pads, to keep legends short for the rest.
         if "padding_kbps" in part and np.nansum(part["padding_kbps"].to_numpy()) > 0:
@@ -176,13 +179,18 @@ def frame_delay(result: Result) -> Figure:
     return fig
 
 
-def _cdf(ax: Axes, values: np.ndarray, color: str, label: str) -> bool:
+# Delays spanning more than this ratio (a few ms to seconds of queue) get a log axis,
+# so the body of the distribution is not squashed against the y axis by its tail.
+_LOG_SPAN = 30.0
+
+
+def _cdf(ax: Axes, values: np.ndarray, color: str, label: str) -> tuple[float, float] | None:
     values = np.sort(values[np.isfinite(values)])
     if values.size == 0:
-        return False
+        return None
     y = np.arange(1, values.size + 1) / values.size
     ax.step(values, y, where="post", color=color, lw=1.2, label=label)
-    return True
+    return float(values[0]), float(values[-1])
 
 
 def cdf(result: Result) -> Figure:
@@ -195,13 +203,18 @@ def cdf(result: Result) -> Figure:
         (result.packets, "owd_ms", "One-way delay", "one-way delay (ms)", "packets"),
     )
     for ax, (table, column, title, xlabel, what) in zip(axes, panels, strict=True):
-        drawn = False
+        ranges = []
         for fid, name, part in _flows(table, names):
             if column in part:
-                values = part[column].to_numpy(dtype=float)
-                drawn |= _cdf(ax, values, _color(fid), name)
-        if not drawn:
+                span = _cdf(ax, part[column].to_numpy(dtype=float), _color(fid), name)
+                if span is not None:
+                    ranges.append(span)
+        if not ranges:
             _empty(ax, what)
+        else:
+            low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            if low > 0 and high / low > _LOG_SPAN:
+                ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
         _finish(ax, title, xlabel, "CDF" if ax is axes[0] else "")
     fig.tight_layout()

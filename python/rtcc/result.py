@@ -15,7 +15,7 @@ __all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table"]
 
 # Code order is the native module's: packets.kind and frames.status are u8 codes.
 PACKET_KINDS = ("media", "padding", "probe", "fec", "rtx", "audio")
-FRAME_STATUS = ("displayed", "lost", "late", "skipped")
+FRAME_STATUS = ("displayed", "lost", "late", "skipped", "in_flight")
 TABLES = ("packets", "frames", "timeseries", "link")
 
 _DTYPES: dict[str, np.dtype[Any]] = {

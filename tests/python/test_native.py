@@ -112,6 +112,7 @@ def test_fixed_rate_on_an_idle_link_behaves(short: rtcc.Result):
     assert 25 <= flow["frame_latency_ms_mean"] < 80
     assert short.summary["link"]["utilization"] == pytest.approx(1 / 3, abs=0.05)
     p = short.packets
+    p = p[p["send_s"] < 9.9]  # the last few are still in flight when the run ends
     arrived = p[np.isfinite(p["arrival_s"])]
     assert len(arrived) == len(p)  # nothing lost or dropped
     assert np.allclose(

@@ -4,6 +4,8 @@
 //! was shown as late discards, detects freezes, and sends a feedback report
 //! every `interval` with per-packet arrival times and its own send time.
 
+use std::collections::VecDeque;
+
 use crate::feedback::{ReceiverReport, ReportStats};
 use crate::packet::Packet;
 use crate::units::{Duration, Time};
@@ -63,7 +65,9 @@ pub struct Receiver {
     /// Next sequence number expected; gaps below it are reported lost.
     next_seq: u64,
     stats: ReportStats,
-    frames: Vec<RecvFrame>,
+    /// Frames not yet collected by the driver; `frames[i]` is frame `frame_base + i`.
+    frames: VecDeque<RecvFrame>,
+    frame_base: u32,
     last_displayed: Option<u32>,
     last_display_time: Option<Time>,
     freeze: FreezeStats,
@@ -84,7 +88,8 @@ impl Receiver {
             arrivals: Vec::with_capacity(256),
             next_seq: 0,
             stats: ReportStats::default(),
-            frames: Vec::new(),
+            frames: VecDeque::with_capacity(256),
+            frame_base: 0,
             last_displayed: None,
             last_display_time: None,
             freeze: FreezeStats::default(),
@@ -97,8 +102,20 @@ impl Receiver {
         }
     }
 
-    pub fn frames(&self) -> &[RecvFrame] {
-        &self.frames
+    /// State of a frame not yet collected (default = nothing received).
+    pub fn frame(&self, id: u32) -> RecvFrame {
+        id.checked_sub(self.frame_base).and_then(|i| self.frames.get(i as usize)).copied().unwrap_or_default()
+    }
+    /// Display time of the first frame after `id` that was displayed.
+    pub fn next_display_after(&self, id: u32) -> Option<Time> {
+        let from = (id + 1).saturating_sub(self.frame_base) as usize;
+        self.frames.iter().skip(from).find_map(|f| f.display)
+    }
+    /// Collect the record of frame `frame_base` (the oldest); later packets of
+    /// it are ignored. Keeps memory flat over long calls.
+    pub fn pop_frame(&mut self) -> RecvFrame {
+        self.frame_base += 1;
+        self.frames.pop_front().unwrap_or_default()
     }
     pub fn freeze(&self) -> FreezeStats {
         self.freeze
@@ -139,7 +156,8 @@ impl Receiver {
     }
 
     fn on_frame_packet(&mut self, now: Time, pkt: &Packet) {
-        let f = pkt.frame as usize;
+        let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return };
+        let f = f as usize;
         if self.frames.len() <= f {
             self.frames.resize(f + 1, RecvFrame::default());
         }
@@ -234,10 +252,13 @@ mod tests {
         r.handle_packet(Time::from_millis(45), &pkt(3, 1, 1, 2));
         r.handle_packet(Time::from_millis(80), &pkt(4, 2, 0, 1));
         r.handle_packet(Time::from_millis(90), &pkt(2, 1, 0, 2));
-        let f = r.frames();
-        assert_eq!(f[0].display, Some(Time::from_millis(11)));
-        assert_eq!(f[2].status, FrameStatus::Displayed);
-        assert_eq!(f[1].status, FrameStatus::Late);
+        assert_eq!(r.frame(0).display, Some(Time::from_millis(11)));
+        assert_eq!(r.frame(2).status, FrameStatus::Displayed);
+        assert_eq!(r.frame(1).status, FrameStatus::Late);
+        assert_eq!(r.next_display_after(0), Some(Time::from_millis(80)));
+        assert_eq!(r.pop_frame().display, Some(Time::from_millis(11)));
+        assert_eq!(r.frame(0), RecvFrame::default());
+        assert_eq!(r.frame(2).status, FrameStatus::Displayed);
         assert_eq!(r.late_discards(), 1);
         let rep = r.poll_report(Time::from_millis(60)).unwrap();
         assert_eq!(rep.report_time, Time::from_millis(60));

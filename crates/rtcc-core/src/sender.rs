@@ -93,7 +93,9 @@ pub struct Sender {
     history: VecDeque<HistEntry>,
     hist_base: u64,
     in_flight: DataSize,
-    frames: Vec<SentFrame>,
+    /// Frames not yet collected by the driver; `frames[i]` is frame `frame_base + i`.
+    frames: VecDeque<SentFrame>,
+    frame_base: u32,
     counters: SendCounters,
     stopped: bool,
 }
@@ -113,7 +115,8 @@ impl Sender {
             history: VecDeque::with_capacity(4096),
             hist_base: 0,
             in_flight: DataSize::ZERO,
-            frames: Vec::new(),
+            frames: VecDeque::with_capacity(256),
+            frame_base: 0,
             counters: SendCounters::default(),
             stopped: false,
         };
@@ -133,8 +136,20 @@ impl Sender {
     pub fn encoder(&self) -> &Encoder {
         &self.encoder
     }
-    pub fn frames(&self) -> &[SentFrame] {
-        &self.frames
+    /// A frame not yet collected with `pop_frame`.
+    pub fn frame(&self, id: u32) -> Option<&SentFrame> {
+        self.frames.get(id.checked_sub(self.frame_base)? as usize)
+    }
+    /// The oldest uncollected frame.
+    pub fn oldest_frame(&self) -> Option<&SentFrame> {
+        self.frames.front()
+    }
+    /// Hand the oldest frame's record to the driver (keeps memory flat over
+    /// long calls).
+    pub fn pop_frame(&mut self) -> Option<SentFrame> {
+        let f = self.frames.pop_front()?;
+        self.frame_base += 1;
+        Some(f)
     }
     pub fn counters(&self) -> &SendCounters {
         &self.counters
@@ -207,7 +222,7 @@ impl Sender {
         let skip = self.cfg.skip_threshold.is_some_and(|th| self.pacer.queue_drain_time() > th);
         if skip {
             self.encoder.skip(capture, target);
-            self.frames.push(SentFrame {
+            self.frames.push_back(SentFrame {
                 frame: id,
                 capture,
                 size: DataSize::ZERO,
@@ -246,7 +261,7 @@ impl Sender {
             packets: count,
             key: enc.key,
         };
-        self.frames.push(SentFrame {
+        self.frames.push_back(SentFrame {
             frame: id,
             capture,
             size: info.size,
@@ -295,7 +310,8 @@ impl Sender {
         self.counters.bytes[k] += q.size.bytes();
         self.counters.packets[k] += 1;
         if pkt.is_frame_data() {
-            if let Some(f) = self.frames.get_mut(pkt.frame as usize) {
+            let i = pkt.frame.wrapping_sub(self.frame_base) as usize;
+            if let Some(f) = self.frames.get_mut(i) {
                 f.first_sent.get_or_insert(now);
                 f.last_sent = Some(now);
             }

@@ -20,6 +20,8 @@ controller = { name = "fixed", rate = "3Mbps" }
 encoder = "ideal"
 [record]
 packets = false
+frames = false
+timeseries = false
 "#
         }
         "gcc" => {
@@ -33,6 +35,8 @@ controller = "gcc"
 encoder = "lagging"
 [record]
 packets = false
+frames = false
+timeseries = false
 "#
         }
         _ => return None,

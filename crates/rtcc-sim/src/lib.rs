@@ -2,6 +2,7 @@
 //! senders, receivers and controllers over modelled links.
 
 pub mod bench;
+pub mod frames;
 pub mod link;
 pub mod loss;
 pub mod metrics;

@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use rtcc_core::packet::PacketKind;
-use rtcc_core::receiver::FrameStatus;
 use rtcc_core::units::Time;
 
-use crate::metrics::{jain, mean, quantile, Column, Table};
+use crate::frames::{FrameCols, STATUS_SKIPPED};
+use crate::metrics::{jain, mean, Column, Table};
 use crate::sim::{Flow, Simulation};
 
 /// Columnar time-series builder; controller state columns may appear late,
@@ -123,66 +123,6 @@ pub struct Output {
     pub link: Table,
 }
 
-/// Frame status codes beyond `FrameStatus` (0 displayed, 1 lost, 2 late).
-pub const STATUS_SKIPPED: u8 = 3;
-pub const STATUS_IN_FLIGHT: u8 = 4;
-
-/// Per-frame view joining the sender's and the receiver's records.
-struct FrameRow {
-    capture: Time,
-    display: Option<Time>,
-    complete: Option<Time>,
-    first_sent: Option<Time>,
-    status: u8,
-    latency_ms: f64,
-}
-
-fn frame_rows(f: &Flow) -> Vec<FrameRow> {
-    let recv = f.receiver.frames();
-    let mut rows: Vec<FrameRow> = f
-        .sender
-        .frames()
-        .iter()
-        .map(|s| {
-            let r = recv.get(s.frame as usize);
-            let status = if s.skipped { STATUS_SKIPPED } else { r.map_or(FrameStatus::Lost as u8, |r| r.status as u8) };
-            FrameRow {
-                capture: s.capture,
-                display: r.and_then(|r| r.display),
-                complete: r.and_then(|r| r.complete),
-                first_sent: s.first_sent,
-                status,
-                latency_ms: f64::NAN,
-            }
-        })
-        .collect();
-    // Frame latency (Dumbo §6.1): capture → display; a frame never shown
-    // gets the display time of the next displayed frame. Frames after the
-    // last displayed one were still in flight when the run ended (status 4)
-    // and are left out of every frame metric.
-    let mut next_display: Option<Time> = None;
-    for r in rows.iter_mut().rev() {
-        if r.status == STATUS_SKIPPED {
-            continue;
-        }
-        if let Some(d) = r.display {
-            next_display = Some(d);
-        }
-        match r.display.or(next_display) {
-            Some(d) => r.latency_ms = (d - r.capture).as_millis_f64(),
-            None => r.status = STATUS_IN_FLIGHT,
-        }
-    }
-    rows
-}
-
-fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
-    match (a, b) {
-        (Some(a), Some(b)) => (b - a).as_millis_f64(),
-        _ => f64::NAN,
-    }
-}
-
 impl Simulation {
     /// Summary and tables of the run so far (normally called when done).
     pub fn output(&self) -> Output {
@@ -211,10 +151,9 @@ impl Simulation {
                 if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) },
             );
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            let rows = frame_rows(f);
-            flows.push(self.flow_summary(f, &rows, end));
-            frames_t.add(i, f, &rows);
+        for f in &self.flows {
+            flows.push(self.flow_summary(f, end));
+            f.frames.append_rows(&mut frames_t);
         }
         let cap_bytes = self.link.capacity().bytes_between(Time::ZERO, end);
         let secs = (end - Time::ZERO).as_secs_f64().max(1e-9);
@@ -245,7 +184,7 @@ impl Simulation {
         Output { summary, packets: self.packet_table(), frames: frames_t.finish(), timeseries: ts, link: link_t }
     }
 
-    fn flow_summary(&self, f: &Flow, rows: &[FrameRow], end: Time) -> FlowSummary {
+    fn flow_summary(&self, f: &Flow, end: Time) -> FlowSummary {
         let start = f.spec.start;
         let stop = f.spec.stop.unwrap_or(end).min(end);
         let active = (stop - start).as_secs_f64().max(1e-9);
@@ -257,12 +196,8 @@ impl Simulation {
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];
         let sent_packets: u64 = c.packets.iter().sum();
-        let shown: Vec<&FrameRow> = rows.iter().filter(|r| r.status < STATUS_SKIPPED).collect();
-        let latency = shown.iter().map(|r| r.latency_ms);
-        let delay: Vec<f64> = shown.iter().map(|r| ms(Some(r.capture), r.complete)).collect();
-        let transport = shown.iter().map(|r| ms(r.first_sent, r.complete));
+        let fl = &f.frames;
         let fz = f.receiver.freeze();
-        let count = |s: u8| rows.iter().filter(|r| r.status == s).count() as u64;
         FlowSummary {
             name: f.spec.name.clone(),
             controller: f.spec.controller.clone(),
@@ -282,25 +217,25 @@ impl Simulation {
             owd_ms_p95: st.owd.quantile_ms(0.95),
             queue_delay_ms_mean: st.queue.mean_ms(),
             queue_delay_ms_p95: st.queue.quantile_ms(0.95),
-            frame_latency_ms_mean: mean(latency.clone()),
-            frame_latency_ms_p95: quantile(latency, 0.95),
-            frame_delay_ms_mean: mean(delay.iter().copied()),
-            frame_delay_ms_p95: quantile(delay.iter().copied(), 0.95),
-            transport_delay_ms_mean: mean(transport),
+            frame_latency_ms_mean: fl.latency.mean_ms(),
+            frame_latency_ms_p95: fl.latency.quantile_ms(0.95),
+            frame_delay_ms_mean: fl.delay.mean_ms(),
+            frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
+            transport_delay_ms_mean: fl.transport.mean_ms(),
             freeze_ratio: (fz.total.as_secs_f64() / active).min(1.0),
             freeze_count: fz.count,
             freeze_ratio_webrtc: (fz.webrtc_total.as_secs_f64() / active).min(1.0),
             loss_rate: if sent_packets > 0 { (st.dropped + st.lost) as f64 / sent_packets as f64 } else { 0.0 },
-            late_discard_rate: if shown.is_empty() { 0.0 } else { count(2) as f64 / shown.len() as f64 },
-            frames_sent: shown.len() as u64,
-            frames_skipped: count(STATUS_SKIPPED),
-            frames_displayed: count(0),
-            frames_lost: count(1),
-            frames_late: count(2),
+            late_discard_rate: if fl.settled() == 0 { 0.0 } else { fl.counts[2] as f64 / fl.settled() as f64 },
+            frames_sent: fl.settled(),
+            frames_skipped: fl.counts[STATUS_SKIPPED as usize],
+            frames_displayed: fl.counts[0],
+            frames_lost: fl.counts[1],
+            frames_late: fl.counts[2],
             packets_sent: sent_packets,
             packets_dropped: st.dropped,
             packets_lost: st.lost,
-            target_kbps_mean: mean(f.series.col("target_kbps").unwrap_or(&[]).iter().copied()),
+            target_kbps_mean: (f.target_n > 0).then(|| f.target_sum / f.target_n as f64),
             psnr_db_mean: None,
             ssim_db_mean: None,
         }
@@ -342,70 +277,6 @@ impl Simulation {
         t.push("queue_ms", Column::F64(q));
         t.push("dropped", Column::U8(dropped));
         t.push("lost", Column::U8(lost));
-        t
-    }
-}
-
-#[derive(Default)]
-struct FrameCols {
-    flow: Vec<i64>,
-    frame: Vec<i64>,
-    capture: Vec<f64>,
-    size: Vec<i64>,
-    key: Vec<u8>,
-    packets: Vec<i64>,
-    target: Vec<f64>,
-    first_sent: Vec<f64>,
-    last_sent: Vec<f64>,
-    complete: Vec<f64>,
-    display: Vec<f64>,
-    status: Vec<u8>,
-    latency: Vec<f64>,
-    delay: Vec<f64>,
-    transport: Vec<f64>,
-}
-
-fn secs(t: Option<Time>) -> f64 {
-    t.map_or(f64::NAN, |t| t.as_secs_f64())
-}
-
-impl FrameCols {
-    fn add(&mut self, i: usize, f: &Flow, rows: &[FrameRow]) {
-        for (s, r) in f.sender.frames().iter().zip(rows) {
-            self.flow.push(i as i64);
-            self.frame.push(s.frame as i64);
-            self.capture.push(s.capture.as_secs_f64());
-            self.size.push(s.size.bytes() as i64);
-            self.key.push(s.key as u8);
-            self.packets.push(s.packets as i64);
-            self.target.push(s.target.kbps_f64());
-            self.first_sent.push(secs(s.first_sent));
-            self.last_sent.push(secs(s.last_sent));
-            self.complete.push(secs(r.complete));
-            self.display.push(secs(r.display));
-            self.status.push(r.status);
-            self.latency.push(r.latency_ms);
-            self.delay.push(ms(Some(r.capture), r.complete));
-            self.transport.push(ms(r.first_sent, r.complete));
-        }
-    }
-    fn finish(self) -> Table {
-        let mut t = Table::default();
-        t.push("flow", Column::I64(self.flow));
-        t.push("frame", Column::I64(self.frame));
-        t.push("capture_s", Column::F64(self.capture));
-        t.push("size", Column::I64(self.size));
-        t.push("key", Column::U8(self.key));
-        t.push("packets", Column::I64(self.packets));
-        t.push("target_kbps", Column::F64(self.target));
-        t.push("first_sent_s", Column::F64(self.first_sent));
-        t.push("last_sent_s", Column::F64(self.last_sent));
-        t.push("complete_s", Column::F64(self.complete));
-        t.push("display_s", Column::F64(self.display));
-        t.push("status", Column::U8(self.status));
-        t.push("latency_ms", Column::F64(self.latency));
-        t.push("delay_ms", Column::F64(self.delay));
-        t.push("transport_ms", Column::F64(self.transport));
         t
     }
 }

@@ -51,6 +51,10 @@ pub struct ScenarioFile {
 pub struct RecordFile {
     /// Keep a per-packet table (default true).
     pub packets: Option<bool>,
+    /// Keep a per-frame table (default true; frame metrics are streamed either way).
+    pub frames: Option<bool>,
+    /// Keep the per-bin time series (default true).
+    pub timeseries: Option<bool>,
     /// Time-series bin width (default 100 ms).
     pub bin: Option<Quantity>,
 }
@@ -99,6 +103,8 @@ pub struct Scenario {
     pub base_dir: PathBuf,
     pub flows: Vec<FlowSpec>,
     pub record_packets: bool,
+    pub record_frames: bool,
+    pub record_timeseries: bool,
     pub bin: Duration,
 }
 
@@ -167,6 +173,8 @@ impl Scenario {
             base_dir,
             flows,
             record_packets: file.record.packets.unwrap_or(true),
+            record_frames: file.record.frames.unwrap_or(true),
+            record_timeseries: file.record.timeseries.unwrap_or(true),
             bin,
         })
     }

@@ -16,6 +16,7 @@ use rtcc_core::rng::Rng;
 use rtcc_core::sender::{SendCounters, Sender, SenderConfig};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
+use crate::frames::FrameLog;
 use crate::link::Link;
 use crate::metrics::FlowStats;
 use crate::output::Series;
@@ -31,6 +32,9 @@ pub(crate) struct Flow {
     pub stats: FlowStats,
     pub prev: SendCounters,
     pub series: Series,
+    pub frames: FrameLog,
+    pub target_sum: f64,
+    pub target_n: u64,
 }
 
 pub struct Simulation {
@@ -48,6 +52,7 @@ pub struct Simulation {
     pub(crate) wall: std::time::Duration,
     pub(crate) seed: u64,
     record_packets: bool,
+    record_timeseries: bool,
     spins: u32,
     done: bool,
 }
@@ -88,12 +93,16 @@ impl Simulation {
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
+                frames: FrameLog::new(scenario.record_frames),
+                target_sum: 0.0,
+                target_n: 0,
             });
         }
         Ok(Simulation {
             end: Time::ZERO + scenario.duration,
             next_bin: Time::ZERO + scenario.bin,
             record_packets: scenario.record_packets,
+            record_timeseries: scenario.record_timeseries,
             scenario,
             now: Time::ZERO,
             link,
@@ -178,6 +187,9 @@ impl Simulation {
             }
             if t >= self.end {
                 self.done = true;
+                for (i, f) in self.flows.iter_mut().enumerate() {
+                    f.frames.collect(i, &mut f.sender, &mut f.receiver, t, true);
+                }
             }
         }
         self.wall += wall.elapsed();
@@ -258,6 +270,22 @@ impl Simulation {
         let cap = self.link.capacity().bytes_between(t0, t1);
         let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
         let qbytes = self.link.queue_bytes();
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            f.frames.collect(i, &mut f.sender, &mut f.receiver, t1, false);
+            if t1 > f.spec.start && f.spec.stop.is_none_or(|s| t1 <= s) {
+                f.target_sum += f.sender.target_rate().kbps_f64();
+                f.target_n += 1;
+            }
+        }
+        if !self.record_timeseries {
+            self.bin_delivered = 0;
+            self.bin_drops = 0;
+            for f in &mut self.flows {
+                f.prev = *f.sender.counters();
+                f.stats.bin = Default::default();
+            }
+            return;
+        }
         let ls = &mut self.link_series;
         ls.push("t_s", t1.as_secs_f64());
         ls.push("capacity_kbps", cap_rate.kbps_f64());

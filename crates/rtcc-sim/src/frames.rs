@@ -1,0 +1,185 @@
+//! Per-frame accounting. Frames are collected from the sender and receiver
+//! once their fate is settled and folded into streamed histograms, so memory
+//! stays flat however long the call; the frame table keeps a row per frame
+//! only when asked (`record.frames`).
+
+use rtcc_core::receiver::{FrameStatus, Receiver};
+use rtcc_core::sender::Sender;
+use rtcc_core::units::{Duration, Time};
+
+use crate::metrics::{Column, Histogram, Table};
+
+/// Frame status codes beyond `FrameStatus` (0 displayed, 1 lost, 2 late).
+pub const STATUS_SKIPPED: u8 = 3;
+/// Not displayed and no later frame displayed when the run ended.
+pub const STATUS_IN_FLIGHT: u8 = 4;
+
+/// How long after capture a frame that is neither displayed nor overtaken by
+/// a displayed frame is waited for before it is settled as lost.
+const SETTLE: Duration = Duration::from_secs(30);
+/// How long a frame overtaken by a displayed one may still complete (and
+/// count as a late discard rather than lost).
+const LATE_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+pub struct FrameLog {
+    /// capture → display (Dumbo §6.1; a frame never shown gets the next
+    /// shown frame's display time).
+    pub latency: Histogram,
+    /// encode done → complete at the receiver (BurstRTC, SQP).
+    pub delay: Histogram,
+    /// first packet sent → complete (PIBES).
+    pub transport: Histogram,
+    /// Frames per status code.
+    pub counts: [u64; 5],
+    rows: Option<FrameCols>,
+}
+
+fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) => (b - a).as_millis_f64(),
+        _ => f64::NAN,
+    }
+}
+
+impl FrameLog {
+    pub fn new(keep_rows: bool) -> Self {
+        FrameLog { rows: keep_rows.then(FrameCols::default), ..Default::default() }
+    }
+
+    /// Settle frames whose fate is known at `now`; with `at_end`, settle all.
+    pub fn collect(&mut self, flow: usize, sender: &mut Sender, receiver: &mut Receiver, now: Time, at_end: bool) {
+        while let Some(s) = sender.oldest_frame() {
+            let r = receiver.frame(s.frame);
+            let next = if r.display.is_none() { receiver.next_display_after(s.frame) } else { None };
+            // Displayed and skipped frames are final. One overtaken by a
+            // displayed frame may still complete late, so it waits LATE_WAIT.
+            let ready = at_end
+                || s.skipped
+                || r.display.is_some()
+                || (next.is_some() && now >= s.capture + LATE_WAIT)
+                || now >= s.capture + SETTLE;
+            if !ready {
+                break;
+            }
+            let Some(s) = sender.pop_frame() else { break };
+            let r = receiver.pop_frame();
+            let status = if s.skipped {
+                STATUS_SKIPPED
+            } else if r.display.is_none() && next.is_none() {
+                if at_end {
+                    STATUS_IN_FLIGHT
+                } else {
+                    FrameStatus::Lost as u8
+                }
+            } else {
+                r.status as u8
+            };
+            self.counts[status as usize] += 1;
+            let shown = r.display.or(next);
+            let latency = ms(Some(s.capture), shown);
+            let delay = ms(Some(s.capture), r.complete);
+            let transport = ms(s.first_sent, r.complete);
+            if status < STATUS_SKIPPED {
+                if let Some(d) = shown {
+                    self.latency.add(d - s.capture);
+                }
+                if let Some(c) = r.complete {
+                    self.delay.add(c - s.capture);
+                    if let Some(f) = s.first_sent {
+                        self.transport.add(c - f);
+                    }
+                }
+            }
+            if let Some(rows) = &mut self.rows {
+                let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t.as_secs_f64());
+                rows.flow.push(flow as i64);
+                rows.frame.push(s.frame as i64);
+                rows.capture.push(s.capture.as_secs_f64());
+                rows.size.push(s.size.bytes() as i64);
+                rows.key.push(s.key as u8);
+                rows.packets.push(s.packets as i64);
+                rows.target.push(s.target.kbps_f64());
+                rows.first_sent.push(secs(s.first_sent));
+                rows.last_sent.push(secs(s.last_sent));
+                rows.complete.push(secs(r.complete));
+                rows.display.push(secs(r.display));
+                rows.status.push(status);
+                let keep = status < STATUS_SKIPPED;
+                rows.latency.push(if keep { latency } else { f64::NAN });
+                rows.delay.push(if keep { delay } else { f64::NAN });
+                rows.transport.push(if keep { transport } else { f64::NAN });
+            }
+        }
+    }
+
+    /// Frames that count in frame metrics: encoded and settled.
+    pub fn settled(&self) -> u64 {
+        self.counts[0] + self.counts[1] + self.counts[2]
+    }
+
+    pub fn append_rows(&self, out: &mut FrameCols) {
+        if let Some(r) = &self.rows {
+            out.extend(r);
+        }
+    }
+}
+
+#[derive(Default, Clone)]
+pub struct FrameCols {
+    flow: Vec<i64>,
+    frame: Vec<i64>,
+    capture: Vec<f64>,
+    size: Vec<i64>,
+    key: Vec<u8>,
+    packets: Vec<i64>,
+    target: Vec<f64>,
+    first_sent: Vec<f64>,
+    last_sent: Vec<f64>,
+    complete: Vec<f64>,
+    display: Vec<f64>,
+    status: Vec<u8>,
+    latency: Vec<f64>,
+    delay: Vec<f64>,
+    transport: Vec<f64>,
+}
+
+impl FrameCols {
+    fn extend(&mut self, o: &FrameCols) {
+        self.flow.extend_from_slice(&o.flow);
+        self.frame.extend_from_slice(&o.frame);
+        self.capture.extend_from_slice(&o.capture);
+        self.size.extend_from_slice(&o.size);
+        self.key.extend_from_slice(&o.key);
+        self.packets.extend_from_slice(&o.packets);
+        self.target.extend_from_slice(&o.target);
+        self.first_sent.extend_from_slice(&o.first_sent);
+        self.last_sent.extend_from_slice(&o.last_sent);
+        self.complete.extend_from_slice(&o.complete);
+        self.display.extend_from_slice(&o.display);
+        self.status.extend_from_slice(&o.status);
+        self.latency.extend_from_slice(&o.latency);
+        self.delay.extend_from_slice(&o.delay);
+        self.transport.extend_from_slice(&o.transport);
+    }
+
+    pub fn finish(self) -> Table {
+        let mut t = Table::default();
+        t.push("flow", Column::I64(self.flow));
+        t.push("frame", Column::I64(self.frame));
+        t.push("capture_s", Column::F64(self.capture));
+        t.push("size", Column::I64(self.size));
+        t.push("key", Column::U8(self.key));
+        t.push("packets", Column::I64(self.packets));
+        t.push("target_kbps", Column::F64(self.target));
+        t.push("first_sent_s", Column::F64(self.first_sent));
+        t.push("last_sent_s", Column::F64(self.last_sent));
+        t.push("complete_s", Column::F64(self.complete));
+        t.push("display_s", Column::F64(self.display));
+        t.push("status", Column::U8(self.status));
+        t.push("latency_ms", Column::F64(self.latency));
+        t.push("delay_ms", Column::F64(self.delay));
+        t.push("transport_ms", Column::F64(self.transport));
+        t
+    }
+}
