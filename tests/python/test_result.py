@@ -58,7 +58,7 @@ def test_kind_and_status_become_categoricals_keeping_codes():
         "kind": col([0, 1, 2, 3, 4, 5, 9], "u8"),
         "size": col([1200] * 7, "i64"),
     }
-    frames = {"flow": col([0] * 4, "i64"), "status": col([0, 1, 2, 3], "u8")}
+    frames = {"flow": col([0] * 5, "i64"), "status": col([0, 1, 2, 3, 4], "u8")}
     result = Result.from_native(_finished(packets, frames), "x = 1\n", "src.toml")
 
     p = result.packets
@@ -71,7 +71,7 @@ def test_kind_and_status_become_categoricals_keeping_codes():
 
     f = result.frames
     assert f["status"].tolist() == list(FRAME_STATUS)
-    assert f["status_code"].tolist() == [0, 1, 2, 3]
+    assert f["status_code"].tolist() == [0, 1, 2, 3, 4]
 
     assert result.name == "s"
     assert result.seed == 5

@@ -63,7 +63,36 @@ pub struct Packet {
     pub count: u16,
     /// Probe cluster id, or -1.
     pub probe_cluster: i32,
+    /// RTP sequence number of the media stream (media and audio packets;
+    /// a retransmission carries the original's; FEC: first protected packet).
+    pub media_seq: u32,
+    /// FEC: number of consecutive media packets protected, from `media_seq`.
+    pub group: u16,
+    /// `FLAG_KEY`: part of a key frame.
+    pub flags: u8,
 }
+
+impl Default for Packet {
+    fn default() -> Self {
+        Packet {
+            flow: 0,
+            kind: PacketKind::Media,
+            seq: 0,
+            size: DataSize::ZERO,
+            send_time: Time::ZERO,
+            frame: NO_FRAME,
+            index: 0,
+            count: 0,
+            probe_cluster: -1,
+            media_seq: 0,
+            group: 0,
+            flags: 0,
+        }
+    }
+}
+
+/// Packet belongs to a key frame (VP8 payload descriptor's key-frame bit).
+pub const FLAG_KEY: u8 = 1;
 
 impl Packet {
     pub fn is_frame_data(&self) -> bool {

@@ -240,6 +240,7 @@ mod tests {
             index,
             count,
             probe_cluster: -1,
+            ..Packet::default()
         }
     }
 

@@ -294,6 +294,9 @@ impl Sender {
             index: q.index,
             count: q.count,
             probe_cluster: probe,
+            media_seq: 0,
+            group: 0,
+            flags: 0,
         };
         self.in_flight += q.size;
         if self.history.is_empty() {

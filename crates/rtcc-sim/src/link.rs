@@ -560,6 +560,7 @@ mod tests {
             index: 0,
             count: 1,
             probe_cluster: -1,
+            ..Packet::default()
         }
     }
     fn ms(x: i64) -> Time {

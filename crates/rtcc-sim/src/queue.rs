@@ -247,6 +247,7 @@ mod tests {
             index: 0,
             count: 1,
             probe_cluster: -1,
+            ..Packet::default()
         }
     }
 
