@@ -81,7 +81,7 @@ def test_kind_and_status_become_categoricals_keeping_codes():
     assert result.source == "src.toml"
     assert result.timeseries.empty and result.link.empty
     assert repr(result) == (
-        "<Result 's' seed=5 flows=[call] rows: packets=7, frames=4, timeseries=0, link=0>"
+        "<Result 's' seed=5 flows=[call] rows: packets=7, frames=5, timeseries=0, link=0>"
     )
 
 
