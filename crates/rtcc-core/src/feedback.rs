@@ -29,6 +29,10 @@ pub struct ReceiverReport {
     /// (sequence, arrival time or None if lost), in sequence order.
     pub arrivals: Vec<(u64, Option<Time>)>,
     pub stats: ReportStats,
+    /// Media sequence numbers to retransmit (RTCP generic NACK, RFC 4585 §6.2.1).
+    pub nacks: Vec<u32>,
+    /// Key-frame request (RTCP PLI, RFC 4585 §6.3.1).
+    pub pli: bool,
 }
 
 /// One packet's outcome as a controller sees it.

@@ -5,10 +5,12 @@
 
 pub mod controller;
 pub mod encoder;
+pub mod fec;
 pub mod feedback;
 pub mod pacer;
 pub mod packet;
 pub mod receiver;
+pub mod resolution;
 pub mod rng;
 pub mod sender;
 pub mod units;

@@ -22,6 +22,10 @@ pub struct PacerConfig {
     /// libwebrtc caps the media debt at 500 ms of data (kMaxDebtInTime) so a
     /// long stall does not let the queue leave as one burst later.
     pub max_debt: Duration,
+    /// libwebrtc PacingController's queue-time limit (kMaxExpectedQueueLength,
+    /// 2 s): when the average queued packet could not leave within it, the
+    /// pacer sends faster than the pacing rate. `None` switches it off.
+    pub queue_time_limit: Option<Duration>,
 }
 
 impl Default for PacerConfig {
@@ -30,6 +34,7 @@ impl Default for PacerConfig {
             burst: Duration::ZERO,
             padding_size: DataSize::from_bytes(1200),
             max_debt: Duration::from_millis(500),
+            queue_time_limit: Some(Duration::from_secs(2)),
         }
     }
 }
@@ -42,7 +47,17 @@ pub struct Queued {
     pub frame: u32,
     pub index: u16,
     pub count: u16,
+    pub media_seq: u32,
+    pub group: u16,
+    pub flags: u8,
     pub enqueued: Time,
+}
+
+impl Queued {
+    /// A packet without media fields (padding, probe padding).
+    pub fn filler(kind: PacketKind, size: DataSize, now: Time) -> Queued {
+        Queued { kind, size, frame: NO_FRAME, index: 0, count: 0, media_seq: 0, group: 0, flags: 0, enqueued: now }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -54,8 +69,12 @@ struct ActiveProbe {
 
 pub struct Pacer {
     cfg: PacerConfig,
-    queue: VecDeque<Queued>,
+    /// [0]: audio and retransmissions, [1]: video and FEC — libwebrtc's
+    /// RtpPacketToSend priority order (audio, retransmission, video, FEC).
+    queues: [VecDeque<Queued>; 2],
     queued_bytes: DataSize,
+    /// Sum of the queued packets' enqueue times (µs), for the average age.
+    enqueued_sum: i128,
     pacing_rate: DataRate,
     padding_rate: DataRate,
     cwnd: Option<DataSize>,
@@ -75,8 +94,9 @@ impl Pacer {
     pub fn new(cfg: PacerConfig) -> Self {
         Pacer {
             cfg,
-            queue: VecDeque::with_capacity(1024),
+            queues: [VecDeque::with_capacity(64), VecDeque::with_capacity(1024)],
             queued_bytes: DataSize::ZERO,
+            enqueued_sum: 0,
             pacing_rate: DataRate::ZERO,
             padding_rate: DataRate::ZERO,
             cwnd: None,
@@ -109,7 +129,46 @@ impl Pacer {
 
     pub fn enqueue(&mut self, item: Queued) {
         self.queued_bytes += item.size;
-        self.queue.push_back(item);
+        self.enqueued_sum += item.enqueued.as_micros() as i128;
+        let q = if matches!(item.kind, PacketKind::Audio | PacketKind::Rtx) { 0 } else { 1 };
+        self.queues[q].push_back(item);
+    }
+
+    fn front(&self) -> Option<&Queued> {
+        self.queues[0].front().or_else(|| self.queues[1].front())
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let q = self.queues[0].pop_front().or_else(|| self.queues[1].pop_front())?;
+        self.queued_bytes -= q.size;
+        self.enqueued_sum -= q.enqueued.as_micros() as i128;
+        Some(q)
+    }
+
+    /// Average time the queued packets have waited.
+    pub fn average_age(&self, now: Time) -> Duration {
+        let n = self.queued_packets() as i128;
+        if n == 0 {
+            return Duration::ZERO;
+        }
+        now.saturating_since(Time::from_micros((self.enqueued_sum / n) as i64))
+    }
+
+    /// The pacing rate, raised when the queue-time limit applies
+    /// (PacingController: min_rate_needed = queue_size / max(1 ms, limit − average queue time)).
+    pub fn effective_rate(&self, now: Time) -> DataRate {
+        let Some(limit) = self.cfg.queue_time_limit else { return self.pacing_rate };
+        if self.queued_bytes == DataSize::ZERO {
+            return self.pacing_rate;
+        }
+        let left = (limit - self.average_age(now)).max(Duration::from_millis(1));
+        self.pacing_rate.max(DataRate::from_size_per(self.queued_bytes, left))
+    }
+
+    /// Whether the queue is over the queue-time limit at the pacing rate:
+    /// libwebrtc then pauses the encoder until it drains.
+    pub fn over_queue_time_limit(&self) -> bool {
+        self.cfg.queue_time_limit.is_some_and(|l| self.queue_drain_time() > l)
     }
 
     pub fn queued_bytes(&self) -> DataSize {
@@ -117,7 +176,7 @@ impl Pacer {
     }
 
     pub fn queued_packets(&self) -> usize {
-        self.queue.len()
+        self.queues[0].len() + self.queues[1].len()
     }
 
     /// Time to drain the media queue at the pacing rate.
@@ -130,13 +189,15 @@ impl Pacer {
 
     /// Age of the oldest queued packet.
     pub fn oldest_age(&self, now: Time) -> Duration {
-        self.queue.front().map_or(Duration::ZERO, |q| now.saturating_since(q.enqueued))
+        let oldest = self.queues.iter().filter_map(|q| q.front()).map(|q| q.enqueued).min();
+        oldest.map_or(Duration::ZERO, |t| now.saturating_since(t))
     }
 
     /// Drop every queued packet (flow stopped).
     pub fn clear(&mut self) {
-        self.queue.clear();
+        self.queues.iter_mut().for_each(VecDeque::clear);
         self.queued_bytes = DataSize::ZERO;
+        self.enqueued_sum = 0;
         self.probes.clear();
         self.probe = None;
     }
@@ -144,7 +205,8 @@ impl Pacer {
     fn drain(&mut self, now: Time) {
         let dt = (now - self.updated).as_secs_f64();
         if dt > 0.0 {
-            self.debt = (self.debt - self.pacing_rate.bps() as f64 / 8.0 * dt).max(0.0);
+            let rate = self.effective_rate(now);
+            self.debt = (self.debt - rate.bps() as f64 / 8.0 * dt).max(0.0);
             self.padding_debt = (self.padding_debt - self.padding_rate.bps() as f64 / 8.0 * dt).max(0.0);
             if let Some(p) = &self.probe {
                 self.probe_debt = (self.probe_debt - p.cluster.rate.bps() as f64 / 8.0 * dt).max(0.0);
@@ -199,11 +261,11 @@ impl Pacer {
         if !self.probes.is_empty() {
             return Some(self.updated);
         }
-        if let Some(head) = self.queue.front() {
+        if let Some(head) = self.front() {
             if !self.cwnd_allows(in_flight, head.size) {
                 return None;
             }
-            return self.ready_at(self.debt, self.pacing_rate);
+            return self.ready_at(self.debt, self.effective_rate(self.updated));
         }
         if self.padding_rate > DataRate::ZERO && self.sent_media && self.cwnd_allows(in_flight, self.cfg.padding_size) {
             let a = self.ready_at(self.padding_debt, self.padding_rate)?;
@@ -223,20 +285,12 @@ impl Pacer {
             {
                 return None;
             }
-            let item = match self.queue.pop_front() {
+            let item = match self.pop() {
                 Some(q) => {
-                    self.queued_bytes -= q.size;
                     self.sent_media = true;
                     q
                 }
-                None => Queued {
-                    kind: PacketKind::Probe,
-                    size: self.cfg.padding_size,
-                    frame: NO_FRAME,
-                    index: 0,
-                    count: 0,
-                    enqueued: now,
-                },
+                None => Queued::filler(PacketKind::Probe, self.cfg.padding_size, now),
             };
             let size = item.size.bytes() as f64;
             self.probe_debt += size;
@@ -250,12 +304,11 @@ impl Pacer {
             }
             return Some((item, id));
         }
-        if let Some(head) = self.queue.front() {
-            if !self.cwnd_allows(in_flight, head.size) || self.ready_at(self.debt, self.pacing_rate)? > now {
+        if let Some(head) = self.front() {
+            if !self.cwnd_allows(in_flight, head.size) || self.ready_at(self.debt, self.effective_rate(now))? > now {
                 return None;
             }
-            let q = self.queue.pop_front()?;
-            self.queued_bytes -= q.size;
+            let q = self.pop()?;
             self.debt = (self.debt + q.size.bytes() as f64).min(self.max_debt_bytes());
             self.sent_media = true;
             return Some((q, -1));
@@ -270,10 +323,7 @@ impl Pacer {
             }
             self.padding_debt += size.bytes() as f64;
             self.debt = (self.debt + size.bytes() as f64).min(self.max_debt_bytes());
-            return Some((
-                Queued { kind: PacketKind::Padding, size, frame: NO_FRAME, index: 0, count: 0, enqueued: now },
-                -1,
-            ));
+            return Some((Queued::filler(PacketKind::Padding, size, now), -1));
         }
         None
     }
@@ -287,15 +337,34 @@ impl Pacer {
 mod tests {
     use super::*;
 
-    fn media(size: u64) -> Queued {
-        Queued {
-            kind: PacketKind::Media,
-            size: DataSize::from_bytes(size),
-            frame: 0,
-            index: 0,
-            count: 1,
-            enqueued: Time::ZERO,
+    #[test]
+    fn queue_time_limit_raises_the_rate() {
+        let mut p = Pacer::new(PacerConfig::default());
+        p.set_rates(Time::ZERO, DataRate::from_mbps(1), DataRate::ZERO, None);
+        // 500 kB queued at once: 4 s at 1 Mbps, but the limit is 2 s.
+        for _ in 0..500 {
+            p.enqueue(media(1000));
         }
+        assert!(p.over_queue_time_limit());
+        assert_eq!(p.effective_rate(Time::ZERO), DataRate::from_mbps(2));
+        let sent = drain_all(&mut p, DataSize::ZERO, Time::from_secs_f64(10.0));
+        let last = sent.last().unwrap().0;
+        assert!(last <= Time::from_millis(2010), "drained at {last}");
+        assert!(last >= Time::from_millis(1800), "drained at {last}");
+    }
+
+    #[test]
+    fn retransmissions_go_first() {
+        let mut p = Pacer::new(PacerConfig::default());
+        p.set_rates(Time::ZERO, DataRate::from_mbps(1), DataRate::ZERO, None);
+        p.enqueue(media(1000));
+        p.enqueue(Queued { kind: PacketKind::Rtx, ..media(500) });
+        let (q, _) = p.poll_send(Time::ZERO, DataSize::ZERO).unwrap();
+        assert_eq!(q.kind, PacketKind::Rtx);
+    }
+
+    fn media(size: u64) -> Queued {
+        Queued { frame: 0, count: 1, ..Queued::filler(PacketKind::Media, DataSize::from_bytes(size), Time::ZERO) }
     }
 
     fn drain_all(p: &mut Pacer, in_flight: DataSize, until: Time) -> Vec<(Time, Queued)> {

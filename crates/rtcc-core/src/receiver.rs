@@ -1,13 +1,15 @@
-//! The receiving side of one call: reassembles frames, displays each frame as
-//! soon as it is complete (low-latency rendering, in capture order), marks
-//! frames that never complete as lost and those completing after a newer frame
-//! was shown as late discards, detects freezes, and sends a feedback report
-//! every `interval` with per-packet arrival times and its own send time.
+//! The receiving side of one call: reassembles frames (with FEC recovery),
+//! decodes them in reference order — a delta frame needs the frame before it,
+//! a key frame needs nothing — and displays each as soon as it is decoded;
+//! detects freezes; asks for retransmissions (NACK) and key frames (PLI); and
+//! sends a feedback report every `interval` with per-packet arrival times and
+//! its own send time, early when a NACK or PLI is due.
 
 use std::collections::VecDeque;
 
+use crate::fec::{FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportStats};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind, FLAG_KEY};
 use crate::units::{Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,22 +21,51 @@ pub struct ReceiverConfig {
     /// A gap between displayed frames longer than this is a freeze
     /// (BurstRTC §5 and DESIGN §4: 100 ms).
     pub freeze_gap: Duration,
+    /// Ask for retransmission of missing media packets.
+    pub nack: bool,
+    /// Wait this long after a gap is seen before NACKing it, in case the
+    /// packet was only reordered.
+    pub reorder_allowance: Duration,
+    /// Re-send a NACK after this long (libwebrtc NackRequester resends after
+    /// one RTT; its default RTT is 100 ms).
+    pub nack_retry: Duration,
+    /// libwebrtc NackRequester kMaxNackRetries = 10.
+    pub nack_max_retries: u8,
+    /// Request a key frame when a complete frame has waited this long for a
+    /// missing reference (libwebrtc VideoReceiveStream2 max_wait_for_keyframe,
+    /// 200 ms), and again every such interval while stuck.
+    pub keyframe_wait: Duration,
 }
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { flow: 0, interval: Duration::from_millis(50), freeze_gap: Duration::from_millis(100) }
+        ReceiverConfig {
+            flow: 0,
+            interval: Duration::from_millis(50),
+            freeze_gap: Duration::from_millis(100),
+            nack: false,
+            reorder_allowance: Duration::from_millis(5),
+            nack_retry: Duration::from_millis(100),
+            nack_max_retries: 10,
+            keyframe_wait: Duration::from_millis(200),
+        }
     }
 }
+
+/// libwebrtc NackRequester kMaxNackPackets: a longer list is given up and a
+/// key frame requested instead.
+const MAX_NACK_PACKETS: usize = 1000;
+/// Media sequence numbers remembered for duplicate detection.
+const SEEN_BITS: u32 = 1 << 14;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum FrameStatus {
     Displayed = 0,
-    /// Never completed before a newer frame was displayed.
+    /// Never decoded: incomplete, or its reference never arrived.
     #[default]
     Lost = 1,
-    /// Completed, but after a newer frame was displayed.
+    /// Completed after a newer frame was decoded.
     Late = 2,
 }
 
@@ -42,6 +73,7 @@ pub enum FrameStatus {
 pub struct RecvFrame {
     pub received: u16,
     pub count: u16,
+    pub key: bool,
     pub complete: Option<Time>,
     pub display: Option<Time>,
     pub status: FrameStatus,
@@ -58,17 +90,45 @@ pub struct FreezeStats {
     pub webrtc_total: Duration,
 }
 
+/// Counters of the receiver's repair machinery.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RepairStats {
+    pub nacks_sent: u64,
+    pub plis_sent: u64,
+    pub fec: FecStats,
+    /// FEC recoveries whose frame was already decoded past or collected.
+    pub fec_recovered_late: u64,
+    pub duplicates: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Missing {
+    seq: u32,
+    since: Time,
+    last_nack: Option<Time>,
+    retries: u8,
+}
+
 pub struct Receiver {
     cfg: ReceiverConfig,
     next_report: Option<Time>,
     arrivals: Vec<(u64, Option<Time>)>,
-    /// Next sequence number expected; gaps below it are reported lost.
+    /// Next transport sequence expected; gaps below it are reported lost.
     next_seq: u64,
     stats: ReportStats,
-    /// Frames not yet collected by the driver; `frames[i]` is frame `frame_base + i`.
+    /// Received media sequence numbers (a bitmap ring) up to `high`.
+    seen: Vec<u64>,
+    high: Option<u32>,
+    missing: VecDeque<Missing>,
+    pli_pending: bool,
+    last_pli: Option<Time>,
+    last_key_packet: Option<Time>,
+    /// Frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<RecvFrame>,
     frame_base: u32,
-    last_displayed: Option<u32>,
+    last_decoded: Option<u32>,
+    newest_complete: Option<u32>,
+    stuck_since: Option<Time>,
     last_display_time: Option<Time>,
     freeze: FreezeStats,
     /// Recent inter-frame gaps (µs) for WebRTC's freeze rule.
@@ -78,6 +138,8 @@ pub struct Receiver {
     late_discards: u32,
     jitter_us: f64,
     last_transit: Option<i64>,
+    fec: FecDecoder,
+    repair: RepairStats,
 }
 
 impl Receiver {
@@ -88,9 +150,17 @@ impl Receiver {
             arrivals: Vec::with_capacity(256),
             next_seq: 0,
             stats: ReportStats::default(),
+            seen: vec![0; (SEEN_BITS / 64) as usize],
+            high: None,
+            missing: VecDeque::with_capacity(64),
+            pli_pending: false,
+            last_pli: None,
+            last_key_packet: None,
             frames: VecDeque::with_capacity(256),
             frame_base: 0,
-            last_displayed: None,
+            last_decoded: None,
+            newest_complete: None,
+            stuck_since: None,
             last_display_time: None,
             freeze: FreezeStats::default(),
             gaps: [0; 30],
@@ -99,7 +169,19 @@ impl Receiver {
             late_discards: 0,
             jitter_us: 0.0,
             last_transit: None,
+            fec: FecDecoder::new(),
+            repair: RepairStats::default(),
         }
+    }
+
+    pub fn freeze(&self) -> FreezeStats {
+        self.freeze
+    }
+    pub fn late_discards(&self) -> u32 {
+        self.late_discards
+    }
+    pub fn repair(&self) -> RepairStats {
+        RepairStats { fec: self.fec.stats(), ..self.repair }
     }
 
     /// State of a frame not yet collected (default = nothing received).
@@ -117,15 +199,22 @@ impl Receiver {
         self.frame_base += 1;
         self.frames.pop_front().unwrap_or_default()
     }
-    pub fn freeze(&self) -> FreezeStats {
-        self.freeze
+
+    fn nack_due(&self) -> Option<Time> {
+        let (allow, retry) = (self.cfg.reorder_allowance, self.cfg.nack_retry);
+        self.missing.iter().map(|m| m.last_nack.map_or(m.since + allow, |t| t + retry)).min()
     }
-    pub fn late_discards(&self) -> u32 {
-        self.late_discards
+
+    fn pli_due(&self) -> Option<Time> {
+        if self.pli_pending {
+            return Some(Time::ZERO);
+        }
+        let stuck = self.stuck_since? + self.cfg.keyframe_wait;
+        Some(self.last_pli.map_or(stuck, |t| stuck.max(t + self.cfg.keyframe_wait)))
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.next_report
+        [self.next_report, self.nack_due(), self.pli_due()].into_iter().flatten().min()
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -150,40 +239,159 @@ impl Receiver {
             self.jitter_us += (d - self.jitter_us) / 16.0;
         }
         self.last_transit = Some(transit);
-        if pkt.is_frame_data() {
-            self.on_frame_packet(now, pkt);
+        match pkt.kind {
+            PacketKind::Media | PacketKind::Rtx => {
+                if self.on_media(now, pkt) {
+                    if let Some(r) = self.fec.on_media(pkt) {
+                        self.on_recovered(now, &r);
+                    }
+                }
+            }
+            PacketKind::Fec => {
+                if let Some(r) = self.fec.on_parity(pkt) {
+                    self.on_recovered(now, &r);
+                }
+            }
+            _ => {}
         }
     }
 
-    fn on_frame_packet(&mut self, now: Time, pkt: &Packet) {
-        let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return };
+    fn on_recovered(&mut self, now: Time, r: &Packet) {
+        let late = r.frame < self.frame_base || self.last_decoded.is_some_and(|d| r.frame <= d);
+        if late {
+            self.repair.fec_recovered_late += 1;
+        }
+        self.on_media(now, r);
+    }
+
+    fn seen_bit(&self, m: u32) -> (usize, u64) {
+        let b = m % SEEN_BITS;
+        ((b / 64) as usize, 1u64 << (b % 64))
+    }
+
+    /// Record media packet `m`; false if it was a duplicate.
+    fn mark_seen(&mut self, now: Time, m: u32) -> bool {
+        match self.high {
+            Some(h) if m <= h => {
+                if h - m >= SEEN_BITS {
+                    return false;
+                }
+                let (w, bit) = self.seen_bit(m);
+                if self.seen[w] & bit != 0 {
+                    return false;
+                }
+                self.seen[w] |= bit;
+                if let Some(i) = self.missing.iter().position(|x| x.seq == m) {
+                    self.missing.remove(i);
+                }
+                true
+            }
+            _ => {
+                let from = self.high.map_or(m, |h| h + 1);
+                // Clear the ring bits the window moves over, and list the gap.
+                for g in from..m {
+                    let (w, bit) = self.seen_bit(g);
+                    self.seen[w] &= !bit;
+                    if self.cfg.nack {
+                        self.missing.push_back(Missing { seq: g, since: now, last_nack: None, retries: 0 });
+                    }
+                    if m - g > SEEN_BITS {
+                        break;
+                    }
+                }
+                if self.missing.len() > MAX_NACK_PACKETS {
+                    self.missing.clear();
+                    self.pli_pending = true;
+                }
+                let (w, bit) = self.seen_bit(m);
+                self.seen[w] |= bit;
+                self.high = Some(m);
+                true
+            }
+        }
+    }
+
+    /// A media packet (received, retransmitted or recovered). Returns false
+    /// for a duplicate.
+    fn on_media(&mut self, now: Time, pkt: &Packet) -> bool {
+        if !self.mark_seen(now, pkt.media_seq) {
+            self.repair.duplicates += 1;
+            return false;
+        }
+        if pkt.flags & FLAG_KEY != 0 {
+            self.last_key_packet = Some(now);
+        }
+        let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return true };
         let f = f as usize;
         if self.frames.len() <= f {
             self.frames.resize(f + 1, RecvFrame::default());
         }
         let fr = &mut self.frames[f];
         fr.count = pkt.count;
+        fr.key = pkt.flags & FLAG_KEY != 0;
         if fr.complete.is_some() {
-            return;
+            return true;
         }
         fr.received += 1;
         if fr.received < fr.count {
-            return;
+            return true;
         }
         fr.complete = Some(now);
-        if self.last_displayed.is_some_and(|d| pkt.frame <= d) {
+        if self.last_decoded.is_some_and(|d| pkt.frame <= d) {
             fr.status = FrameStatus::Late;
             self.late_discards += 1;
             self.stats.late_discards += 1;
-            return;
+            return true;
         }
-        fr.status = FrameStatus::Displayed;
-        fr.display = Some(now);
-        self.last_displayed = Some(pkt.frame);
+        self.newest_complete = Some(self.newest_complete.map_or(pkt.frame, |n| n.max(pkt.frame)));
+        self.try_decode(now);
+        true
+    }
+
+    fn decodable(&self, id: u32) -> Option<&RecvFrame> {
+        let f = self.frames.get(id.checked_sub(self.frame_base)? as usize)?;
+        (f.complete.is_some() && f.display.is_none()).then_some(f)
+    }
+
+    fn try_decode(&mut self, now: Time) {
+        loop {
+            let next = self.last_decoded.map(|d| d + 1);
+            // The frame after the last decoded one continues the chain.
+            if let Some(n) = next.filter(|&n| self.decodable(n).is_some()) {
+                self.decode(now, n);
+                continue;
+            }
+            // A complete key frame further on restarts it.
+            let from = next.unwrap_or(self.frame_base).max(self.frame_base);
+            let key = (from..self.frame_base + self.frames.len() as u32)
+                .find(|&i| self.decodable(i).is_some_and(|f| f.key));
+            match key {
+                Some(k) => self.decode(now, k),
+                None => break,
+            }
+        }
+        let waiting = self.newest_complete.is_some_and(|n| self.last_decoded.is_none_or(|d| n > d));
+        if !waiting {
+            self.stuck_since = None;
+        } else if self.stuck_since.is_none() {
+            self.stuck_since = Some(now);
+        }
+    }
+
+    fn decode(&mut self, now: Time, id: u32) {
+        let i = (id - self.frame_base) as usize;
+        self.frames[i].status = FrameStatus::Displayed;
+        self.frames[i].display = Some(now);
+        self.last_decoded = Some(id);
+        self.stuck_since = None;
         if let Some(prev) = self.last_display_time {
             self.on_gap(now - prev);
         }
         self.last_display_time = Some(now);
+        // Gaps older than a decoded key frame need no repair any more.
+        if self.frames[i].key {
+            self.missing.clear();
+        }
     }
 
     fn on_gap(&mut self, gap: Duration) {
@@ -205,67 +413,136 @@ impl Receiver {
         self.gap_n += 1;
     }
 
-    /// A report due at `now`, if any. Reports are sent only when there is
-    /// something to report.
+    /// A report due at `now`, if any: at every interval when there is
+    /// something to report, and early when a NACK or PLI is due.
     pub fn poll_report(&mut self, now: Time) -> Option<ReceiverReport> {
-        let due = self.next_report?;
-        if due > now {
-            return None;
+        let regular = self.next_report.is_some_and(|t| t <= now);
+        if regular {
+            self.next_report = self.next_report.map(|t| t + self.cfg.interval);
         }
-        self.next_report = Some(due + self.cfg.interval);
-        if self.arrivals.is_empty() {
+        let mut nacks = Vec::new();
+        if self.nack_due().is_some_and(|t| t <= now) {
+            let (allow, retry, max) = (self.cfg.reorder_allowance, self.cfg.nack_retry, self.cfg.nack_max_retries);
+            self.missing.retain_mut(|m| {
+                let due = m.last_nack.map_or(m.since + allow, |t| t + retry);
+                if due > now {
+                    return true;
+                }
+                if m.retries >= max {
+                    return false;
+                }
+                m.retries += 1;
+                m.last_nack = Some(now);
+                nacks.push(m.seq);
+                true
+            });
+        }
+        let mut pli = false;
+        if self.pli_due().is_some_and(|t| t <= now) {
+            let key_arriving = self.last_key_packet.is_some_and(|t| now - t < self.cfg.keyframe_wait);
+            if self.pli_pending || !key_arriving {
+                pli = true;
+                self.repair.plis_sent += 1;
+            }
+            self.pli_pending = false;
+            self.last_pli = Some(now);
+        }
+        self.repair.nacks_sent += nacks.len() as u64;
+        if !pli && nacks.is_empty() && (!regular || self.arrivals.is_empty()) {
             return None;
         }
         let arrivals = std::mem::replace(&mut self.arrivals, Vec::with_capacity(256));
         let mut stats = std::mem::take(&mut self.stats);
         stats.jitter = Duration::from_micros(self.jitter_us as i64);
-        Some(ReceiverReport { flow: self.cfg.flow, report_time: now, arrivals, stats })
+        Some(ReceiverReport { flow: self.cfg.flow, report_time: now, arrivals, stats, nacks, pli })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::PacketKind;
     use crate::units::DataSize;
 
     fn pkt(seq: u64, frame: u32, index: u16, count: u16) -> Packet {
         Packet {
-            flow: 0,
-            kind: PacketKind::Media,
             seq,
             size: DataSize::from_bytes(1000),
-            send_time: Time::ZERO,
             frame,
             index,
             count,
-            probe_cluster: -1,
+            media_seq: seq as u32,
+            flags: if frame == 0 { FLAG_KEY } else { 0 },
             ..Packet::default()
         }
     }
 
     #[test]
-    fn frames_lost_late_and_displayed() {
+    fn delta_frames_wait_for_their_reference() {
         let mut r = Receiver::new(ReceiverConfig::default());
         r.handle_packet(Time::from_millis(10), &pkt(0, 0, 0, 2));
         r.handle_packet(Time::from_millis(11), &pkt(1, 0, 1, 2));
-        // Frame 1 loses its first packet; frame 2 completes first.
+        // Frame 1 loses its first packet; frame 2 completes but cannot decode.
         r.handle_packet(Time::from_millis(45), &pkt(3, 1, 1, 2));
         r.handle_packet(Time::from_millis(80), &pkt(4, 2, 0, 1));
-        r.handle_packet(Time::from_millis(90), &pkt(2, 1, 0, 2));
         assert_eq!(r.frame(0).display, Some(Time::from_millis(11)));
-        assert_eq!(r.frame(2).status, FrameStatus::Displayed);
-        assert_eq!(r.frame(1).status, FrameStatus::Late);
-        assert_eq!(r.next_display_after(0), Some(Time::from_millis(80)));
-        assert_eq!(r.pop_frame().display, Some(Time::from_millis(11)));
-        assert_eq!(r.frame(0), RecvFrame::default());
-        assert_eq!(r.frame(2).status, FrameStatus::Displayed);
-        assert_eq!(r.late_discards(), 1);
+        assert_eq!(r.frame(2).display, None);
+        // The missing packet arrives (reordered): frames 1 and 2 decode at once.
+        r.handle_packet(Time::from_millis(90), &pkt(2, 1, 0, 2));
+        assert_eq!(r.frame(1).display, Some(Time::from_millis(90)));
+        assert_eq!(r.frame(2).display, Some(Time::from_millis(90)));
         let rep = r.poll_report(Time::from_millis(60)).unwrap();
         assert_eq!(rep.report_time, Time::from_millis(60));
         assert_eq!(rep.arrivals.len(), 6);
         assert_eq!(rep.arrivals[2], (2, None));
         assert_eq!(rep.arrivals[5], (2, Some(Time::from_millis(90))));
+        assert_eq!(r.next_display_after(0), Some(Time::from_millis(90)));
+        assert_eq!(r.pop_frame().display, Some(Time::from_millis(11)));
+        assert_eq!(r.frame(0), RecvFrame::default());
+    }
+
+    #[test]
+    fn stuck_receiver_asks_for_a_key_frame() {
+        let mut r = Receiver::new(ReceiverConfig::default());
+        r.handle_packet(Time::from_millis(0), &pkt(0, 0, 0, 1));
+        // Frame 1 lost entirely; frame 2 complete at 66 ms.
+        r.handle_packet(Time::from_millis(66), &pkt(2, 2, 0, 1));
+        assert_eq!(r.poll_timeout(), Some(Time::from_millis(50)));
+        let rep = r.poll_report(Time::from_millis(50)).unwrap();
+        assert!(!rep.pli);
+        // The PLI is due keyframe_wait (200 ms) after frame 2 got stuck.
+        assert_eq!(r.poll_timeout(), Some(Time::from_millis(100)));
+        assert!(r.poll_report(Time::from_millis(100)).is_none());
+        assert_eq!(r.poll_timeout(), Some(Time::from_millis(150)));
+        let _ = r.poll_report(Time::from_millis(150));
+        let _ = r.poll_report(Time::from_millis(200));
+        let _ = r.poll_report(Time::from_millis(250));
+        assert_eq!(r.poll_timeout(), Some(Time::from_millis(266)));
+        let rep = r.poll_report(Time::from_millis(266)).unwrap();
+        assert!(rep.pli);
+        // A new key frame restarts decoding; frame 2 stays undecoded.
+        let key = Packet { flags: FLAG_KEY, ..pkt(3, 3, 0, 1) };
+        r.handle_packet(Time::from_millis(340), &key);
+        assert_eq!(r.frame(3).display, Some(Time::from_millis(340)));
+        assert_eq!(r.frame(2).display, None);
+        assert_eq!(r.freeze().count, 1);
+        assert_eq!(r.freeze().total, Duration::from_millis(340));
+    }
+
+    #[test]
+    fn nacks_missing_media_after_the_reorder_allowance() {
+        let cfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
+        let mut r = Receiver::new(cfg);
+        r.handle_packet(Time::from_millis(0), &pkt(0, 0, 0, 1));
+        r.handle_packet(Time::from_millis(10), &pkt(3, 1, 2, 3));
+        assert_eq!(r.poll_timeout(), Some(Time::from_millis(15)));
+        let rep = r.poll_report(Time::from_millis(15)).unwrap();
+        assert_eq!(rep.nacks, vec![1, 2]);
+        // Retried one nack_retry later unless repaired.
+        let rtx = Packet { kind: PacketKind::Rtx, ..pkt(4, 1, 0, 3) };
+        r.handle_packet(Time::from_millis(60), &Packet { media_seq: 1, ..rtx });
+        let rep = r.poll_report(Time::from_millis(115)).unwrap();
+        assert_eq!(rep.nacks, vec![2]);
+        assert_eq!(r.repair().nacks_sent, 3);
     }
 
     #[test]

@@ -1,16 +1,38 @@
 //! The sending side of one call: frame source at a frame rate → encoder →
-//! packetizer (MTU) → pacer → wire, with the controller fed by every sent
-//! packet, encoded frame and feedback report. Sans-IO: `handle_timeout`,
-//! `poll_transmit`, `handle_report`, `poll_timeout`.
+//! packetizer (MTU) → FEC → pacer → wire, plus NACK-driven retransmission,
+//! key frames on request, an optional audio stream, per-flow rate caps and a
+//! resolution policy. The controller sees every sent packet, encoded frame
+//! and feedback report. Sans-IO: `handle_timeout`, `poll_transmit`,
+//! `handle_report`, `poll_timeout`.
 
 use std::collections::VecDeque;
 
 use crate::controller::{Controller, Decision, FrameInfo, SentPacket};
 use crate::encoder::Encoder;
+use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
 use crate::pacer::{Pacer, PacerConfig, Queued};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
+use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::units::{DataRate, DataSize, Duration, Time};
+
+/// An audio stream sharing the flow's budget (the "non-video rate" of
+/// Dumbo's target formula): one packet every `ptime`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AudioConfig {
+    /// Opus at 32 kbps with 20 ms frames is WebRTC's usual voice setting.
+    pub rate: DataRate,
+    pub ptime: Duration,
+}
+
+/// Upper bound of the encoder target besides the flow's `max_rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateCap {
+    None,
+    /// libwebrtc's resolution-dependent default maximum
+    /// (`Resolution::webrtc_max_rate`).
+    Webrtc,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderConfig {
@@ -23,12 +45,21 @@ pub struct SenderConfig {
     /// Encoder target bounds (per-flow caps).
     pub min_rate: DataRate,
     pub max_rate: DataRate,
+    pub cap: RateCap,
     /// Skip encoding a frame while the pacer queue would take longer than this
-    /// to drain (`None` = never skip).
+    /// to drain (`None` = never skip; Dumbo uses 100 ms).
     pub skip_threshold: Option<Duration>,
+    /// Pause the encoder while the pacer is over its queue-time limit, as
+    /// libwebrtc does.
+    pub pause_on_queue_limit: bool,
     /// How long sent packets are remembered for feedback; unacknowledged
     /// packets older than this leave the in-flight count.
     pub history: Duration,
+    /// Retransmit NACKed media while its frame is younger than this.
+    pub nack: Option<Duration>,
+    pub fec: Option<FecConfig>,
+    pub audio: Option<AudioConfig>,
+    pub resolution: ResolutionPolicy,
     pub pacer: PacerConfig,
 }
 
@@ -42,8 +73,14 @@ impl Default for SenderConfig {
             stop: None,
             min_rate: DataRate::from_kbps(30),
             max_rate: DataRate::from_mbps(50),
+            cap: RateCap::None,
             skip_threshold: None,
+            pause_on_queue_limit: true,
             history: Duration::from_secs(5),
+            nack: None,
+            fec: None,
+            audio: None,
+            resolution: ResolutionPolicy::Fixed(Resolution::R720),
             pacer: PacerConfig::default(),
         }
     }
@@ -52,6 +89,8 @@ impl Default for SenderConfig {
 /// What happened to a frame on the sending side.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SentFrame {
+    /// Encoded frame id (consecutive over encoded frames, as a picture id);
+    /// `NO_FRAME` for a skipped capture.
     pub frame: u32,
     pub capture: Time,
     pub size: DataSize,
@@ -59,6 +98,7 @@ pub struct SentFrame {
     pub packets: u16,
     /// Encoder target when the frame was encoded.
     pub target: DataRate,
+    pub resolution: Resolution,
     pub first_sent: Option<Time>,
     pub last_sent: Option<Time>,
     pub skipped: bool,
@@ -73,11 +113,23 @@ struct HistEntry {
     outstanding: bool,
 }
 
-/// Cumulative per-kind byte counters, read by metrics.
+/// A packetized media packet kept for retransmission.
+#[derive(Clone, Copy, Debug)]
+struct MediaEntry {
+    item: Queued,
+    capture: Time,
+    last_rtx: Option<Time>,
+}
+
+/// Cumulative per-kind counters, read by metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SendCounters {
     pub bytes: [u64; 6],
     pub packets: [u64; 6],
+    pub nacks_received: u64,
+    pub plis_received: u64,
+    pub key_frames: u64,
+    pub resolution_switches: u64,
 }
 
 pub struct Sender {
@@ -87,18 +139,33 @@ pub struct Sender {
     pacer: Pacer,
     decision: Decision,
     next_frame: Time,
+    next_audio: Time,
     next_frame_id: u32,
     next_seq: u64,
+    next_media_seq: u32,
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
     hist_base: u64,
+    /// Media packets by media sequence, `media[i]` has `media_base + i`.
+    media: VecDeque<MediaEntry>,
+    media_base: u32,
     in_flight: DataSize,
-    /// Frames not yet collected by the driver; `frames[i]` is frame `frame_base + i`.
+    /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<SentFrame>,
     frame_base: u32,
+    /// Skipped captures not yet collected.
+    skipped: VecDeque<SentFrame>,
     counters: SendCounters,
+    fec: Option<FecEncoder>,
+    resolution: ResolutionState,
+    rtt: Duration,
     stopped: bool,
 }
+
+/// libwebrtc RTPSender: a packet is not retransmitted again within one RTT
+/// (rtp_sender.cc, `min_resend_time`); 100 ms before any RTT sample
+/// (kDefaultRtt).
+const DEFAULT_RTT: Duration = Duration::from_millis(100);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Encoder) -> Self {
@@ -106,18 +173,26 @@ impl Sender {
         let mut s = Sender {
             pacer: Pacer::new(cfg.pacer),
             next_frame: cfg.start,
+            next_audio: cfg.start,
+            fec: cfg.fec.map(FecEncoder::new),
+            resolution: ResolutionState::new(cfg.resolution),
             cfg,
             controller,
             encoder,
             decision,
             next_frame_id: 0,
             next_seq: 0,
+            next_media_seq: 0,
             history: VecDeque::with_capacity(4096),
             hist_base: 0,
+            media: VecDeque::with_capacity(4096),
+            media_base: 0,
             in_flight: DataSize::ZERO,
             frames: VecDeque::with_capacity(256),
             frame_base: 0,
+            skipped: VecDeque::new(),
             counters: SendCounters::default(),
+            rtt: DEFAULT_RTT,
             stopped: false,
         };
         s.apply_decision(cfg.start);
@@ -136,17 +211,30 @@ impl Sender {
     pub fn encoder(&self) -> &Encoder {
         &self.encoder
     }
-    /// A frame not yet collected with `pop_frame`.
+    pub fn resolution(&self) -> Resolution {
+        self.resolution.current()
+    }
+    /// An encoded frame not yet collected with `pop_frame`.
     pub fn frame(&self, id: u32) -> Option<&SentFrame> {
         self.frames.get(id.checked_sub(self.frame_base)? as usize)
     }
-    /// The oldest uncollected frame.
+    /// The oldest uncollected capture (encoded or skipped).
     pub fn oldest_frame(&self) -> Option<&SentFrame> {
-        self.frames.front()
+        match (self.frames.front(), self.skipped.front()) {
+            (Some(f), Some(s)) => Some(if s.capture < f.capture { s } else { f }),
+            (f, s) => f.or(s),
+        }
     }
-    /// Hand the oldest frame's record to the driver (keeps memory flat over
-    /// long calls).
+    /// Hand the oldest capture's record to the driver (keeps memory flat).
     pub fn pop_frame(&mut self) -> Option<SentFrame> {
+        let skipped_first = match (self.frames.front(), self.skipped.front()) {
+            (Some(f), Some(s)) => s.capture < f.capture,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if skipped_first {
+            return self.skipped.pop_front();
+        }
         let f = self.frames.pop_front()?;
         self.frame_base += 1;
         Some(f)
@@ -161,9 +249,23 @@ impl Sender {
         &self.pacer
     }
 
-    /// Encoder target: the controller's decision within the flow's caps.
+    fn audio_rate(&self) -> DataRate {
+        self.cfg.audio.map_or(DataRate::ZERO, |a| a.rate)
+    }
+
+    /// Upper bound of the video target: the flow's cap and, with
+    /// `RateCap::Webrtc`, libwebrtc's default for the current resolution.
+    pub fn max_video_rate(&self) -> DataRate {
+        match self.cfg.cap {
+            RateCap::None => self.cfg.max_rate,
+            RateCap::Webrtc => self.cfg.max_rate.min(self.resolution.current().webrtc_max_rate()),
+        }
+    }
+
+    /// Encoder target: the controller's budget less the audio rate, within
+    /// the flow's caps.
     pub fn target_rate(&self) -> DataRate {
-        self.decision.target_rate.clamp(self.cfg.min_rate, self.cfg.max_rate)
+        (self.decision.target_rate - self.audio_rate()).clamp(self.cfg.min_rate, self.max_video_rate())
     }
 
     fn apply_decision(&mut self, now: Time) {
@@ -189,6 +291,7 @@ impl Sender {
             }
         };
         take(Some(self.next_frame));
+        take(self.cfg.audio.map(|_| self.next_audio));
         take(self.controller.poll_timeout());
         take(self.cfg.stop);
         t
@@ -207,6 +310,13 @@ impl Sender {
             self.controller.on_timeout(now);
             self.apply_decision(now);
         }
+        if let Some(a) = self.cfg.audio {
+            while self.next_audio <= now {
+                let size = (a.rate * a.ptime).max(DataSize::from_bytes(20));
+                self.pacer.enqueue(Queued::filler(PacketKind::Audio, size, self.next_audio));
+                self.next_audio += a.ptime;
+            }
+        }
         while self.next_frame <= now {
             let capture = self.next_frame;
             self.next_frame += self.cfg.frame_interval;
@@ -217,25 +327,36 @@ impl Sender {
 
     fn produce_frame(&mut self, capture: Time) {
         let target = self.target_rate();
-        let id = self.next_frame_id;
-        self.next_frame_id += 1;
-        let skip = self.cfg.skip_threshold.is_some_and(|th| self.pacer.queue_drain_time() > th);
+        if self.resolution.update(capture, target) {
+            // A new resolution starts with a key frame in every codec.
+            self.encoder.request_key_frame();
+            self.counters.resolution_switches += 1;
+        }
+        let resolution = self.resolution.current();
+        let skip = self.cfg.skip_threshold.is_some_and(|th| self.pacer.queue_drain_time() > th)
+            || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
         if skip {
             self.encoder.skip(capture, target);
-            self.frames.push_back(SentFrame {
-                frame: id,
+            self.skipped.push_back(SentFrame {
+                frame: NO_FRAME,
                 capture,
                 size: DataSize::ZERO,
                 key: false,
                 packets: 0,
                 target,
+                resolution,
                 first_sent: None,
                 last_sent: None,
                 skipped: true,
             });
             return;
         }
+        let id = self.next_frame_id;
+        self.next_frame_id += 1;
         let enc = self.encoder.encode(capture, target);
+        if enc.key {
+            self.counters.key_frames += 1;
+        }
         let mtu = self.cfg.mtu.bytes().max(1);
         let total = enc.size.bytes().max(1);
         let count = total.div_ceil(mtu).min(u16::MAX as u64) as u16;
@@ -243,24 +364,47 @@ impl Sender {
         // RtpPacketizer does).
         let base = total / count as u64;
         let extra = total % count as u64;
+        let flags = if enc.key { FLAG_KEY } else { 0 };
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
-            self.pacer.enqueue(Queued {
+            let item = Queued {
                 kind: PacketKind::Media,
                 size: DataSize::from_bytes(size),
                 frame: id,
                 index: i,
                 count,
+                media_seq: self.next_media_seq,
+                group: 0,
+                flags,
                 enqueued: capture,
-            });
+            };
+            self.next_media_seq = self.next_media_seq.wrapping_add(1);
+            self.pacer.enqueue(item);
+            if self.cfg.nack.is_some() {
+                if self.media.is_empty() {
+                    self.media_base = item.media_seq;
+                }
+                self.media.push_back(MediaEntry { item, capture, last_rtx: None });
+            }
+            if let Some(fec) = &mut self.fec {
+                let parity = fec.on_media(&to_packet(self.cfg.flow, &item));
+                let end = if i + 1 == count { fec.end_frame() } else { None };
+                for p in parity.into_iter().chain(end) {
+                    self.pacer.enqueue(Queued {
+                        kind: PacketKind::Fec,
+                        size: p.size,
+                        frame: p.frame,
+                        index: p.index,
+                        count: p.count,
+                        media_seq: p.media_seq,
+                        group: p.group,
+                        flags: p.flags,
+                        enqueued: capture,
+                    });
+                }
+            }
         }
-        let info = FrameInfo {
-            frame: id,
-            capture_time: capture,
-            size: DataSize::from_bytes(total),
-            packets: count,
-            key: enc.key,
-        };
+        let info = FrameInfo { frame: id, capture_time: capture, size: DataSize::from_bytes(total), packets: count, key: enc.key };
         self.frames.push_back(SentFrame {
             frame: id,
             capture,
@@ -268,6 +412,7 @@ impl Sender {
             key: enc.key,
             packets: count,
             target,
+            resolution,
             first_sent: None,
             last_sent: None,
             skipped: false,
@@ -284,20 +429,7 @@ impl Sender {
         let (q, probe) = self.pacer.poll_send(now, self.in_flight)?;
         let seq = self.next_seq;
         self.next_seq += 1;
-        let pkt = Packet {
-            flow: self.cfg.flow,
-            kind: q.kind,
-            seq,
-            size: q.size,
-            send_time: now,
-            frame: q.frame,
-            index: q.index,
-            count: q.count,
-            probe_cluster: probe,
-            media_seq: 0,
-            group: 0,
-            flags: 0,
-        };
+        let pkt = Packet { seq, send_time: now, probe_cluster: probe, ..to_packet(self.cfg.flow, &q) };
         self.in_flight += q.size;
         if self.history.is_empty() {
             self.hist_base = seq;
@@ -312,7 +444,7 @@ impl Sender {
         let k = q.kind as usize;
         self.counters.bytes[k] += q.size.bytes();
         self.counters.packets[k] += 1;
-        if pkt.is_frame_data() {
+        if pkt.kind == PacketKind::Media {
             let i = pkt.frame.wrapping_sub(self.frame_base) as usize;
             if let Some(f) = self.frames.get_mut(i) {
                 f.first_sent.get_or_insert(now);
@@ -343,13 +475,41 @@ impl Sender {
             self.history.pop_front();
             self.hist_base += 1;
         }
+        let max_age = self.cfg.nack.unwrap_or(Duration::ZERO);
+        while self.media.front().is_some_and(|m| now.saturating_since(m.capture) > max_age) {
+            self.media.pop_front();
+            self.media_base = self.media_base.wrapping_add(1);
+        }
     }
 
-    /// A feedback report arrived at `now`: join it with the send history and
-    /// hand it to the controller.
+    /// Queue a retransmission of `media_seq` if its frame can still be played.
+    fn retransmit(&mut self, now: Time, media_seq: u32) {
+        let Some(max_age) = self.cfg.nack else { return };
+        let i = media_seq.wrapping_sub(self.media_base) as usize;
+        let rtt = self.rtt;
+        let Some(m) = self.media.get_mut(i) else { return };
+        if now.saturating_since(m.capture) > max_age || m.last_rtx.is_some_and(|t| now - t < rtt) {
+            return;
+        }
+        m.last_rtx = Some(now);
+        let item = Queued { kind: PacketKind::Rtx, enqueued: now, ..m.item };
+        self.pacer.enqueue(item);
+    }
+
+    /// A report arrived at `now`: NACKs and key-frame requests are served,
+    /// the per-packet records are joined with the send history and handed to
+    /// the controller.
     pub fn handle_report(&mut self, now: Time, report: &ReceiverReport) {
         if self.stopped {
             return;
+        }
+        if report.pli {
+            self.counters.plis_received += 1;
+            self.encoder.request_key_frame();
+        }
+        for &m in &report.nacks {
+            self.counters.nacks_received += 1;
+            self.retransmit(now, m);
         }
         let mut packets = Vec::with_capacity(report.arrivals.len());
         for &(seq, arrival) in &report.arrivals {
@@ -372,7 +532,25 @@ impl Sender {
             return;
         }
         let fb = Feedback { report_time: report.report_time, received_at: now, packets, stats: report.stats };
+        if let Some(r) = fb.rtt_sample() {
+            self.rtt = r;
+        }
         self.controller.on_feedback(now, &fb);
         self.apply_decision(now);
+    }
+}
+
+fn to_packet(flow: u16, q: &Queued) -> Packet {
+    Packet {
+        flow,
+        kind: q.kind,
+        size: q.size,
+        frame: q.frame,
+        index: q.index,
+        count: q.count,
+        media_seq: q.media_seq,
+        group: q.group,
+        flags: q.flags,
+        ..Packet::default()
     }
 }

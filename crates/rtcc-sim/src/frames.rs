@@ -3,7 +3,7 @@
 //! stays flat however long the call; the frame table keeps a row per frame
 //! only when asked (`record.frames`).
 
-use rtcc_core::receiver::{FrameStatus, Receiver};
+use rtcc_core::receiver::{FrameStatus, Receiver, RecvFrame};
 use rtcc_core::sender::Sender;
 use rtcc_core::units::{Duration, Time};
 
@@ -50,8 +50,12 @@ impl FrameLog {
     /// Settle frames whose fate is known at `now`; with `at_end`, settle all.
     pub fn collect(&mut self, flow: usize, sender: &mut Sender, receiver: &mut Receiver, now: Time, at_end: bool) {
         while let Some(s) = sender.oldest_frame() {
-            let r = receiver.frame(s.frame);
-            let next = if r.display.is_none() { receiver.next_display_after(s.frame) } else { None };
+            let (r, next) = if s.skipped {
+                (RecvFrame::default(), None)
+            } else {
+                let r = receiver.frame(s.frame);
+                (r, if r.display.is_none() { receiver.next_display_after(s.frame) } else { None })
+            };
             // Displayed and skipped frames are final. One overtaken by a
             // displayed frame may still complete late, so it waits LATE_WAIT.
             let ready = at_end
@@ -63,7 +67,7 @@ impl FrameLog {
                 break;
             }
             let Some(s) = sender.pop_frame() else { break };
-            let r = receiver.pop_frame();
+            let r = if s.skipped { r } else { receiver.pop_frame() };
             let status = if s.skipped {
                 STATUS_SKIPPED
             } else if r.display.is_none() && next.is_none() {
@@ -100,6 +104,7 @@ impl FrameLog {
                 rows.key.push(s.key as u8);
                 rows.packets.push(s.packets as i64);
                 rows.target.push(s.target.kbps_f64());
+                rows.height.push(s.resolution.size().1 as i64);
                 rows.first_sent.push(secs(s.first_sent));
                 rows.last_sent.push(secs(s.last_sent));
                 rows.complete.push(secs(r.complete));
@@ -134,6 +139,7 @@ pub struct FrameCols {
     key: Vec<u8>,
     packets: Vec<i64>,
     target: Vec<f64>,
+    height: Vec<i64>,
     first_sent: Vec<f64>,
     last_sent: Vec<f64>,
     complete: Vec<f64>,
@@ -153,6 +159,7 @@ impl FrameCols {
         self.key.extend_from_slice(&o.key);
         self.packets.extend_from_slice(&o.packets);
         self.target.extend_from_slice(&o.target);
+        self.height.extend_from_slice(&o.height);
         self.first_sent.extend_from_slice(&o.first_sent);
         self.last_sent.extend_from_slice(&o.last_sent);
         self.complete.extend_from_slice(&o.complete);
@@ -172,6 +179,7 @@ impl FrameCols {
         t.push("key", Column::U8(self.key));
         t.push("packets", Column::I64(self.packets));
         t.push("target_kbps", Column::F64(self.target));
+        t.push("height", Column::I64(self.height));
         t.push("first_sent_s", Column::F64(self.first_sent));
         t.push("last_sent_s", Column::F64(self.last_sent));
         t.push("complete_s", Column::F64(self.complete));

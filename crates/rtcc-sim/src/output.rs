@@ -82,6 +82,15 @@ pub struct FlowSummary {
     pub packets_dropped: u64,
     pub packets_lost: u64,
     pub target_kbps_mean: Option<f64>,
+    pub key_frames: u64,
+    pub resolution_switches: u64,
+    pub nacks_sent: u64,
+    pub plis_sent: u64,
+    pub rtx_packets: u64,
+    pub fec_packets: u64,
+    pub fec_recovered: u64,
+    pub fec_recovered_late: u64,
+    pub fec_unrecoverable: u64,
     pub psnr_db_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
 }
@@ -198,6 +207,7 @@ impl Simulation {
         let sent_packets: u64 = c.packets.iter().sum();
         let fl = &f.frames;
         let fz = f.receiver.freeze();
+        let rp = f.receiver.repair();
         FlowSummary {
             name: f.spec.name.clone(),
             controller: f.spec.controller.clone(),
@@ -236,6 +246,15 @@ impl Simulation {
             packets_dropped: st.dropped,
             packets_lost: st.lost,
             target_kbps_mean: (f.target_n > 0).then(|| f.target_sum / f.target_n as f64),
+            key_frames: c.key_frames,
+            resolution_switches: c.resolution_switches,
+            nacks_sent: rp.nacks_sent,
+            plis_sent: rp.plis_sent,
+            rtx_packets: c.packets[PacketKind::Rtx as usize],
+            fec_packets: c.packets[PacketKind::Fec as usize],
+            fec_recovered: rp.fec.recovered,
+            fec_recovered_late: rp.fec_recovered_late,
+            fec_unrecoverable: rp.fec.unrecoverable,
             psnr_db_mean: None,
             ssim_db_mean: None,
         }

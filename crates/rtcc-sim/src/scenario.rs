@@ -8,6 +8,10 @@ use rtcc_core::encoder::EncoderConfig;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use serde::Deserialize;
 
+use rtcc_core::fec::FecConfig;
+use rtcc_core::resolution::{Resolution, ResolutionPolicy};
+use rtcc_core::sender::{AudioConfig, RateCap};
+
 use crate::link::{Link, LinkConfig};
 
 /// A refused scenario: `source: field: reason`.
@@ -75,6 +79,22 @@ pub struct FlowFile {
     pub min_rate: Option<Quantity>,
     pub max_rate: Option<Quantity>,
     pub skip_threshold: Option<Quantity>,
+    pub nack: Option<bool>,
+    pub nack_max_age: Option<Quantity>,
+    pub keyframe_wait: Option<Quantity>,
+    pub fec: Option<Toggle>,
+    pub audio: Option<Toggle>,
+    pub resolution: Option<String>,
+    pub caps: Option<String>,
+    pub queue_time_limit: Option<Quantity>,
+}
+
+/// `false`, `true` (defaults) or a table of parameters.
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Toggle {
+    On(bool),
+    Table(toml::Table),
 }
 
 /// A validated flow.
@@ -90,6 +110,14 @@ pub struct FlowSpec {
     pub access_delay: Duration,
     pub feedback_interval: Duration,
     pub skip_threshold: Option<Duration>,
+    /// Retransmit NACKed media while its frame is younger than this.
+    pub nack: Option<Duration>,
+    pub keyframe_wait: Duration,
+    pub fec: Option<FecConfig>,
+    pub audio: Option<AudioConfig>,
+    pub resolution: ResolutionPolicy,
+    pub cap: RateCap,
+    pub queue_time_limit: Option<Duration>,
 }
 
 /// A validated scenario, ready to build a simulation.
@@ -265,6 +293,52 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         access_delay: opt_dur(&f.access_delay, "access_delay")?.unwrap_or(Duration::ZERO),
         feedback_interval,
         skip_threshold: opt_dur(&f.skip_threshold, "skip_threshold")?,
+        // WebRTC negotiates NACK for video by default; a frame older than 1 s
+        // is past any interactive playout deadline.
+        nack: match f.nack.unwrap_or(true) {
+            true => Some(opt_dur(&f.nack_max_age, "nack_max_age")?.unwrap_or(Duration::from_secs(1))),
+            false => None,
+        },
+        keyframe_wait: opt_dur(&f.keyframe_wait, "keyframe_wait")?.unwrap_or(Duration::from_millis(200)),
+        fec: match &f.fec {
+            None | Some(Toggle::On(false)) => None,
+            Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
+            Some(Toggle::Table(t)) => {
+                let p = plain_params(t, None).map_err(|(k, r)| e(&format!("fec.{k}"), r))?;
+                Some(FecConfig::from_params(&p).map_err(|er| config_err("fec", er))?)
+            }
+        },
+        audio: match &f.audio {
+            None | Some(Toggle::On(false)) => None,
+            Some(Toggle::On(true)) => Some(AudioConfig { rate: DataRate::from_kbps(32), ptime: Duration::from_millis(20) }),
+            Some(Toggle::Table(t)) => {
+                let p = plain_params(t, None).map_err(|(k, r)| e(&format!("audio.{k}"), r))?;
+                p.check_known(AUDIO_PARAMS).map_err(|er| config_err("audio", er))?;
+                let rate = p.rate("rate", DataRate::from_kbps(32)).map_err(|er| config_err("audio", er))?;
+                let ptime = p.duration("ptime", Duration::from_millis(20)).map_err(|er| config_err("audio", er))?;
+                if rate == DataRate::ZERO || ptime < Duration::from_millis(2) || ptime > Duration::from_millis(120) {
+                    return Err(e("audio", "rate must be positive and ptime within 2ms..120ms".into()));
+                }
+                Some(AudioConfig { rate, ptime })
+            }
+        },
+        resolution: match f.resolution.as_deref() {
+            None => ResolutionPolicy::Fixed(Resolution::R720),
+            Some("dumbo") => ResolutionPolicy::dumbo(),
+            Some(r) => ResolutionPolicy::Fixed(Resolution::parse(r).ok_or_else(|| {
+                e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p, dumbo"))
+            })?),
+        },
+        cap: match f.caps.as_deref() {
+            None | Some("none") => RateCap::None,
+            Some("webrtc") => RateCap::Webrtc,
+            Some(c) => return Err(e("caps", format!("'{c}' is not one of none, webrtc"))),
+        },
+        queue_time_limit: match &f.queue_time_limit {
+            Some(Quantity::Str(s)) if s == "off" => None,
+            None => Some(Duration::from_secs(2)),
+            Some(q) => Some(duration_of(q).map_err(|r| e("queue_time_limit", r))?),
+        },
     })
 }
 
@@ -280,6 +354,11 @@ fn config_err(prefix: &str, er: controller::ConfigError) -> (String, String) {
     }
 }
 
+const AUDIO_PARAMS: &[rtcc_core::controller::ParamInfo] = &[
+    rtcc_core::controller::ParamInfo { name: "rate", default: "32kbps", doc: "audio bitrate (Opus voice)" },
+    rtcc_core::controller::ParamInfo { name: "ptime", default: "20ms", doc: "audio packet interval" },
+];
+
 /// `{ name = "gcc", loss = "classic" }` → ("gcc", params).
 fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String, String)> {
     let name = match t.get(key) {
@@ -287,9 +366,14 @@ fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String,
         Some(_) => return Err((key.into(), "must be a string".into())),
         None => return Err((key.into(), format!("missing '{key}'"))),
     };
+    Ok((name, plain_params(t, Some(key))?))
+}
+
+/// A table of parameters, leaving out `skip` (the name key, if any).
+fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, String)> {
     let mut p = Params::new();
     for (k, v) in t {
-        if k == key {
+        if Some(k.as_str()) == skip {
             continue;
         }
         let pv = match v {
@@ -301,7 +385,7 @@ fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String,
         };
         p.0.insert(k.clone(), pv);
     }
-    Ok((name, p))
+    Ok(p)
 }
 
 pub fn duration_of(q: &Quantity) -> Result<Duration, String> {

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use rtcc_core::controller;
 use rtcc_core::encoder::Encoder;
 use rtcc_core::feedback::ReceiverReport;
+use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::Packet;
 use rtcc_core::receiver::{Receiver, ReceiverConfig};
 use rtcc_core::rng::Rng;
@@ -80,9 +81,22 @@ impl Simulation {
                 min_rate: spec.ctx.min_rate,
                 max_rate: spec.ctx.max_rate,
                 skip_threshold: spec.skip_threshold,
+                cap: spec.cap,
+                pause_on_queue_limit: spec.queue_time_limit.is_some(),
+                nack: spec.nack,
+                fec: spec.fec,
+                audio: spec.audio,
+                resolution: spec.resolution,
+                pacer: PacerConfig { queue_time_limit: spec.queue_time_limit, ..PacerConfig::default() },
                 ..SenderConfig::default()
             };
-            let rcfg = ReceiverConfig { flow: i as u16, interval: spec.feedback_interval, ..ReceiverConfig::default() };
+            let rcfg = ReceiverConfig {
+                flow: i as u16,
+                interval: spec.feedback_interval,
+                nack: spec.nack.is_some(),
+                keyframe_wait: spec.keyframe_wait,
+                ..ReceiverConfig::default()
+            };
             flows.push(Flow {
                 spec: spec.clone(),
                 sender: Sender::new(cfg, ctrl, encoder),
@@ -305,6 +319,7 @@ impl Simulation {
             s.push("target_kbps", f.sender.target_rate().kbps_f64());
             s.push("pacing_kbps", dec.pacing_rate.kbps_f64());
             s.push("encoder_kbps", f.sender.encoder().output_rate().kbps_f64());
+            s.push("resolution_p", f.sender.resolution().size().1 as f64);
             s.push("send_kbps", kbps((0..6).map(d).sum()));
             s.push("video_kbps", kbps(d(0)));
             s.push("padding_kbps", kbps(d(1)));

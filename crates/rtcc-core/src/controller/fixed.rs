@@ -12,7 +12,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
         ParamInfo {
             name: "pacing_factor",
             default: "1.0",
-            doc: "pacing rate / target rate; 1.0 sends as smoothly as the encoder produces",
+            doc: "pacing rate / target rate in [0.05, 100]; 1.0 sends as smoothly as the encoder produces",
         },
         ParamInfo { name: "padding", default: "0bps", doc: "padding rate sent when the pacer has no media" },
     ],
@@ -28,7 +28,7 @@ fn create(p: &Params, _ctx: &ControllerContext) -> Result<Box<dyn Controller>, C
     if rate == DataRate::ZERO {
         return Err(ConfigError::invalid("rate", "must be positive"));
     }
-    let factor = p.f64_in("pacing_factor", 1.0, 1.0, 100.0)?;
+    let factor = p.f64_in("pacing_factor", 1.0, 0.05, 100.0)?;
     let padding = p.rate("padding", DataRate::ZERO)?;
     Ok(Box::new(Fixed::new(rate, factor, padding)))
 }

@@ -1,0 +1,184 @@
+//! Scenario tests of the media pipeline: retransmission, FEC, key frames,
+//! audio, the pacer's queue-time limit, caps and the resolution policy.
+
+use rtcc_sim::metrics::{Column, Table};
+use rtcc_sim::{run_text, Output};
+
+fn run(text: &str) -> Output {
+    run_text(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn f64s<'a>(t: &'a Table, name: &str) -> &'a [f64] {
+    t.f64(name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+fn i64s<'a>(t: &'a Table, name: &str) -> &'a [i64] {
+    match t.get(name) {
+        Some(Column::I64(v)) => v,
+        _ => panic!("no i64 column {name}"),
+    }
+}
+
+fn lossy_fixed(nack: bool) -> String {
+    format!(
+        r#"duration = "60s"
+seed = 4
+[link]
+capacity = "10Mbps"
+delay = "25ms"
+loss = 0.05
+[[flow]]
+controller = {{ name = "fixed", rate = "2Mbps", pacing_factor = 1.5 }}
+encoder = "ideal"
+nack = {nack}
+"#
+    )
+}
+
+#[test]
+fn nack_repairs_five_percent_loss() {
+    let out = run(&lossy_fixed(true));
+    let f = &out.summary.flows[0];
+    let shown = f.frames_displayed as f64 / f.frames_sent as f64;
+    assert!(shown >= 0.99, "displayed {shown}");
+    // Each loss costs one retransmission (5 %), and 5 % of those are lost again.
+    let rtx_share = f.rtx_kbps / f.video_kbps;
+    assert!((0.045..0.06).contains(&rtx_share), "rtx share {rtx_share}");
+    assert!(f.nacks_sent > 0);
+}
+
+#[test]
+fn without_nack_frame_loss_follows_packet_loss_arithmetic() {
+    let out = run(&lossy_fixed(false));
+    let complete = f64s(&out.frames, "complete_s");
+    let packets = i64s(&out.frames, "packets");
+    let status = match out.frames.get("status") {
+        Some(Column::U8(v)) => v,
+        _ => panic!(),
+    };
+    let (mut expected, mut incomplete, mut n) = (0.0, 0.0, 0.0);
+    for i in 0..complete.len() {
+        if status[i] >= 3 {
+            continue;
+        }
+        n += 1.0;
+        expected += 1.0 - 0.95f64.powi(packets[i] as i32);
+        incomplete += if complete[i].is_nan() { 1.0 } else { 0.0 };
+    }
+    let (e, m) = (expected / n, incomplete / n);
+    // ≈ 30 % of 7-packet frames lose at least one packet.
+    assert!((m - e).abs() < 0.02, "incomplete {m} vs expected {e}");
+    let f = &out.summary.flows[0];
+    assert!(f.plis_sent > 10, "{}", f.plis_sent);
+    assert_eq!(f.rtx_kbps, 0.0);
+}
+
+#[test]
+fn queue_time_limit_bounds_the_pacer_queue() {
+    let text = |limit: &str| {
+        format!(
+            r#"duration = "20s"
+[link]
+capacity = "10Mbps"
+delay = "25ms"
+[[flow]]
+controller = {{ name = "fixed", rate = "6Mbps", pacing_factor = 0.3333333 }}
+encoder = "ideal"
+queue_time_limit = "{limit}"
+"#
+        )
+    };
+    let on = run(&text("2s"));
+    // Time from capture until a frame's last packet left the pacer.
+    let cap = f64s(&on.frames, "capture_s");
+    let last = f64s(&on.frames, "last_sent_s");
+    let worst = cap.iter().zip(last).map(|(c, l)| l - c).filter(|x| x.is_finite()).fold(0.0, f64::max);
+    assert!((0.5..=2.05).contains(&worst), "media waited up to {worst} s in the pacer");
+    assert!(on.summary.flows[0].frames_skipped > 0);
+    let off = run(&text("off"));
+    let q = f64s(&off.timeseries, "pacer_queue_bytes");
+    // 6 Mbps in, 2 Mbps out: 500 kB more every second.
+    let growth = (q[q.len() - 1] - q[q.len() / 2]) / 10.0;
+    assert!((480_000.0..520_000.0).contains(&growth), "{growth} B/s");
+}
+
+#[test]
+fn audio_shares_the_budget() {
+    let out = run(
+        r#"duration = "20s"
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+[[flow]]
+controller = { name = "fixed", rate = "1Mbps" }
+encoder = "ideal"
+audio = { rate = "64kbps", ptime = "20ms" }
+"#,
+    );
+    let f = &out.summary.flows[0];
+    assert!((f.audio_kbps - 64.0).abs() < 1.0, "{}", f.audio_kbps);
+    assert!((f.video_kbps - 936.0).abs() < 10.0, "{}", f.video_kbps);
+}
+
+#[test]
+fn webrtc_caps_limit_the_video_rate() {
+    let out = run(
+        r#"duration = "40s"
+[link]
+capacity = "10Mbps"
+delay = "25ms"
+[[flow]]
+controller = "gcc"
+encoder = "ideal"
+caps = "webrtc"
+resolution = "720p"
+"#,
+    );
+    let f = &out.summary.flows[0];
+    assert!(f.video_kbps <= 2500.0, "{}", f.video_kbps);
+    assert!(f.target_kbps_mean.unwrap() <= 2500.0);
+    assert!(f.utilization < 0.3);
+}
+
+#[test]
+fn dumbo_resolution_policy_follows_the_pulse() {
+    let out = run(
+        r#"duration = "80s"
+[link]
+capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
+delay = "25ms"
+[[flow]]
+controller = "gcc"
+resolution = "dumbo"
+"#,
+    );
+    let t = f64s(&out.timeseries, "t_s");
+    let res = f64s(&out.timeseries, "resolution_p");
+    let at = |s: f64| res[t.iter().position(|x| (*x - s).abs() < 1e-9).unwrap()];
+    assert!(at(35.0) >= 720.0, "720p or more at ~3 Mbps, got {}", at(35.0));
+    assert!(at(75.0) <= 360.0, "360p or less at 500 kbps, got {}", at(75.0));
+    assert!(out.summary.flows[0].resolution_switches >= 2);
+    assert!(out.summary.flows[0].key_frames >= 3);
+}
+
+#[test]
+fn fec_recovers_random_losses() {
+    let out = run(
+        r#"duration = "30s"
+[link]
+capacity = "10Mbps"
+delay = "25ms"
+loss = 0.01
+[[flow]]
+controller = { name = "fixed", rate = "2Mbps" }
+encoder = "ideal"
+nack = false
+fec = { group = 10 }
+"#,
+    );
+    let f = &out.summary.flows[0];
+    assert!(f.fec_recovered > 20, "{}", f.fec_recovered);
+    // A parity per ≤10 media packets of ~1190 B.
+    let share = f.fec_kbps / f.video_kbps;
+    assert!((0.1..0.2).contains(&share), "fec share {share}");
+}
