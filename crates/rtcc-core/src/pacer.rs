@@ -74,7 +74,7 @@ pub struct Pacer {
     queues: [VecDeque<Queued>; 2],
     queued_bytes: DataSize,
     /// Sum of the queued packets' enqueue times (µs), for the average age.
-    enqueued_sum: i128,
+    enqueued_sum: i64,
     pacing_rate: DataRate,
     padding_rate: DataRate,
     cwnd: Option<DataSize>,
@@ -129,7 +129,7 @@ impl Pacer {
 
     pub fn enqueue(&mut self, item: Queued) {
         self.queued_bytes += item.size;
-        self.enqueued_sum += item.enqueued.as_micros() as i128;
+        self.enqueued_sum += item.enqueued.as_micros();
         let q = if matches!(item.kind, PacketKind::Audio | PacketKind::Rtx) { 0 } else { 1 };
         self.queues[q].push_back(item);
     }
@@ -141,17 +141,17 @@ impl Pacer {
     fn pop(&mut self) -> Option<Queued> {
         let q = self.queues[0].pop_front().or_else(|| self.queues[1].pop_front())?;
         self.queued_bytes -= q.size;
-        self.enqueued_sum -= q.enqueued.as_micros() as i128;
+        self.enqueued_sum -= q.enqueued.as_micros();
         Some(q)
     }
 
     /// Average time the queued packets have waited.
     pub fn average_age(&self, now: Time) -> Duration {
-        let n = self.queued_packets() as i128;
+        let n = self.queued_packets() as i64;
         if n == 0 {
             return Duration::ZERO;
         }
-        now.saturating_since(Time::from_micros((self.enqueued_sum / n) as i64))
+        now.saturating_since(Time::from_micros(self.enqueued_sum / n))
     }
 
     /// The pacing rate, raised when the queue-time limit applies
@@ -162,7 +162,11 @@ impl Pacer {
             return self.pacing_rate;
         }
         let left = (limit - self.average_age(now)).max(Duration::from_millis(1));
-        self.pacing_rate.max(DataRate::from_size_per(self.queued_bytes, left))
+        let needed = self.queued_bytes.bytes() as f64 * 8e6 / left.as_micros() as f64;
+        if needed <= self.pacing_rate.bps() as f64 {
+            return self.pacing_rate;
+        }
+        DataRate::from_bps_f64(needed)
     }
 
     /// Whether the queue is over the queue-time limit at the pacing rate:

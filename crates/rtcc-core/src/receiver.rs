@@ -140,6 +140,8 @@ pub struct Receiver {
     last_transit: Option<i64>,
     fec: FecDecoder,
     repair: RepairStats,
+    /// `poll_timeout`, recomputed after every input.
+    timeout: Option<Time>,
 }
 
 impl Receiver {
@@ -171,6 +173,7 @@ impl Receiver {
             last_transit: None,
             fec: FecDecoder::new(),
             repair: RepairStats::default(),
+            timeout: None,
         }
     }
 
@@ -214,7 +217,11 @@ impl Receiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.next_report, self.nack_due(), self.pli_due()].into_iter().flatten().min()
+        self.timeout
+    }
+
+    fn refresh_timeout(&mut self) {
+        self.timeout = [self.next_report, self.nack_due(), self.pli_due()].into_iter().flatten().min();
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -254,6 +261,7 @@ impl Receiver {
             }
             _ => {}
         }
+        self.refresh_timeout();
     }
 
     fn on_recovered(&mut self, now: Time, r: &Packet) {
@@ -448,6 +456,7 @@ impl Receiver {
             self.last_pli = Some(now);
         }
         self.repair.nacks_sent += nacks.len() as u64;
+        self.refresh_timeout();
         if !pli && nacks.is_empty() && (!regular || self.arrivals.is_empty()) {
             return None;
         }

@@ -5,6 +5,7 @@
 //! and feedback report. Sans-IO: `handle_timeout`, `poll_transmit`,
 //! `handle_report`, `poll_timeout`.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::controller::{Controller, Decision, FrameInfo, SentPacket};
@@ -160,6 +161,8 @@ pub struct Sender {
     resolution: ResolutionState,
     rtt: Duration,
     stopped: bool,
+    /// `poll_timeout`, computed on demand after any input changed it.
+    timeout: Cell<Option<Option<Time>>>,
 }
 
 /// libwebrtc RTPSender: a packet is not retransmitted again within one RTT
@@ -194,6 +197,7 @@ impl Sender {
             counters: SendCounters::default(),
             rtt: DEFAULT_RTT,
             stopped: false,
+            timeout: Cell::new(None),
         };
         s.apply_decision(cfg.start);
         s
@@ -269,8 +273,11 @@ impl Sender {
     }
 
     fn apply_decision(&mut self, now: Time) {
-        self.decision = self.controller.decision();
-        self.pacer.set_rates(now, self.decision.pacing_rate, self.decision.padding_rate, self.decision.cwnd);
+        let d = self.controller.decision();
+        if d != self.decision || now == self.cfg.start {
+            self.decision = d;
+            self.pacer.set_rates(now, d.pacing_rate, d.padding_rate, d.cwnd);
+        }
         while let Some(c) = self.controller.poll_probe() {
             self.pacer.add_probe(c);
         }
@@ -281,6 +288,19 @@ impl Sender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
+        if let Some(t) = self.timeout.get() {
+            return t;
+        }
+        let t = self.compute_timeout();
+        self.timeout.set(Some(t));
+        t
+    }
+
+    fn refresh_timeout(&mut self) {
+        self.timeout.set(None);
+    }
+
+    fn compute_timeout(&self) -> Option<Time> {
         if self.stopped {
             return None;
         }
@@ -298,6 +318,11 @@ impl Sender {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        self.on_timeout(now);
+        self.refresh_timeout();
+    }
+
+    fn on_timeout(&mut self, now: Time) {
         if self.stopped {
             return;
         }
@@ -423,6 +448,12 @@ impl Sender {
 
     /// The next packet to put on the wire at `now`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let p = self.transmit(now);
+        self.refresh_timeout();
+        p
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Packet> {
         if self.stopped {
             return None;
         }
@@ -500,6 +531,11 @@ impl Sender {
     /// the per-packet records are joined with the send history and handed to
     /// the controller.
     pub fn handle_report(&mut self, now: Time, report: &ReceiverReport) {
+        self.on_report(now, report);
+        self.refresh_timeout();
+    }
+
+    fn on_report(&mut self, now: Time, report: &ReceiverReport) {
         if self.stopped {
             return;
         }
