@@ -11,6 +11,9 @@ use crate::controller::ProbeCluster;
 use crate::packet::{PacketKind, NO_FRAME};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+/// Smallest padding packet (Dumbo §5.1: dummy packets are at least 200 B).
+const MIN_PADDING: DataSize = DataSize::from_bytes(200);
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacerConfig {
     /// Debt allowed before the pacer waits: 0 = perfectly smooth pacing.
@@ -271,7 +274,10 @@ impl Pacer {
             }
             return self.ready_at(self.debt, self.effective_rate(self.updated));
         }
-        if self.padding_rate > DataRate::ZERO && self.sent_media && self.cwnd_allows(in_flight, self.cfg.padding_size) {
+        if self.padding_rate > DataRate::ZERO
+            && self.sent_media
+            && self.cwnd_allows(in_flight, self.padding_size(in_flight))
+        {
             let a = self.ready_at(self.padding_debt, self.padding_rate)?;
             let b = self.ready_at(self.debt, self.pacing_rate)?;
             return Some(a.max(b));
@@ -318,7 +324,7 @@ impl Pacer {
             return Some((q, -1));
         }
         if self.padding_rate > DataRate::ZERO && self.sent_media {
-            let size = self.cfg.padding_size;
+            let size = self.padding_size(in_flight);
             if !self.cwnd_allows(in_flight, size)
                 || self.ready_at(self.padding_debt, self.padding_rate)? > now
                 || self.ready_at(self.debt, self.pacing_rate)? > now
@@ -330,6 +336,15 @@ impl Pacer {
             return Some((Queued::filler(PacketKind::Padding, size, now), -1));
         }
         None
+    }
+
+    /// Padding fills the window exactly when it is nearly full (Dumbo §5.1:
+    /// dummy packets of at least 200 B, up to the window).
+    fn padding_size(&self, in_flight: DataSize) -> DataSize {
+        match self.cwnd {
+            Some(w) => (w - in_flight).clamp(MIN_PADDING, self.cfg.padding_size.max(MIN_PADDING)),
+            None => self.cfg.padding_size,
+        }
     }
 
     fn max_debt_bytes(&self) -> f64 {

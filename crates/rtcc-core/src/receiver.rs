@@ -371,8 +371,8 @@ impl Receiver {
             }
             // A complete key frame further on restarts it.
             let from = next.unwrap_or(self.frame_base).max(self.frame_base);
-            let key = (from..self.frame_base + self.frames.len() as u32)
-                .find(|&i| self.decodable(i).is_some_and(|f| f.key));
+            let key =
+                (from..self.frame_base + self.frames.len() as u32).find(|&i| self.decodable(i).is_some_and(|f| f.key));
             match key {
                 Some(k) => self.decode(now, k),
                 None => break,

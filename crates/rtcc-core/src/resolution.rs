@@ -83,7 +83,11 @@ impl Resolution {
 pub enum ResolutionPolicy {
     Fixed(Resolution),
     /// Dumbo §5.1: τ = 500 ms, 4 s between switches (Table A.1).
-    Dumbo { tau: Duration, hold: Duration, start: Resolution },
+    Dumbo {
+        tau: Duration,
+        hold: Duration,
+        start: Resolution,
+    },
 }
 
 impl ResolutionPolicy {

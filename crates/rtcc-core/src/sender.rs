@@ -358,7 +358,11 @@ impl Sender {
             self.counters.resolution_switches += 1;
         }
         let resolution = self.resolution.current();
-        let skip = self.cfg.skip_threshold.is_some_and(|th| self.pacer.queue_drain_time() > th)
+        let threshold = match (self.cfg.skip_threshold, self.controller.skip_threshold()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let skip = threshold.is_some_and(|th| self.pacer.queue_drain_time() > th)
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
         if skip {
             self.encoder.skip(capture, target);
@@ -429,7 +433,13 @@ impl Sender {
                 }
             }
         }
-        let info = FrameInfo { frame: id, capture_time: capture, size: DataSize::from_bytes(total), packets: count, key: enc.key };
+        let info = FrameInfo {
+            frame: id,
+            capture_time: capture,
+            size: DataSize::from_bytes(total),
+            packets: count,
+            key: enc.key,
+        };
         self.frames.push_back(SentFrame {
             frame: id,
             capture,
@@ -443,6 +453,7 @@ impl Sender {
             skipped: false,
         });
         self.controller.on_frame_encoded(capture, &info);
+        self.controller.on_send_queue(capture, self.pacer.queued_bytes());
         self.apply_decision(capture);
     }
 
@@ -491,6 +502,7 @@ impl Sender {
             in_flight: self.in_flight,
         };
         self.controller.on_packet_sent(now, &sent);
+        self.controller.on_send_queue(now, self.pacer.queued_bytes());
         self.apply_decision(now);
         Some(pkt)
     }

@@ -18,7 +18,8 @@ use goog_cc::units as gu;
 use goog_cc::{GoogCcConfig, GoogCcNetworkController};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params, ProbeCluster, SentPacket,
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, ParamValue, Params, ProbeCluster,
+    SentPacket,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
@@ -135,6 +136,21 @@ impl GccConfig {
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
     Ok(Box::new(Gcc::new(GccConfig::from_params(p, ctx)?)))
+}
+
+/// `gcc-probing`: GCC with periodic ALR probing on — the Dumbo thesis's
+/// "GCC with probing" baseline (§6.1).
+pub const INFO_PROBING: ControllerInfo = ControllerInfo {
+    name: "gcc-probing",
+    summary: "GCC with periodic bandwidth probing while application-limited (Dumbo thesis baseline)",
+    params: INFO.params,
+    create: create_probing,
+};
+
+fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    let mut p = p.clone();
+    p.0.entry("probing".into()).or_insert(ParamValue::Str("periodic".into()));
+    create(&p, ctx)
 }
 
 /// goog_cc's controller is `!Send` only because it holds its acknowledged

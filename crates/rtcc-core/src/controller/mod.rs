@@ -3,9 +3,13 @@
 //! Python. Controllers are pure state machines: time comes in as `now`,
 //! decisions are read back; they never fail (they clamp).
 
+pub mod copa;
+pub mod dumbo;
 pub mod fixed;
 pub mod gcc;
 mod params;
+pub mod rocc;
+pub mod vivace;
 
 pub use params::{ConfigError, ParamValue, Params};
 
@@ -97,6 +101,13 @@ pub trait Controller: Send {
     }
     /// Internal state for the time-series table (habit 6): (column, value).
     fn state(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
+    /// The sender's media queue changed (after every enqueue and send).
+    fn on_send_queue(&mut self, _now: Time, _queued: DataSize) {}
+    /// Skip encoding frames while the send queue would take longer than this
+    /// to drain at the pacing rate (Dumbo's latency threshold).
+    fn skip_threshold(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// One parameter of a registered controller.
@@ -120,7 +131,16 @@ pub struct ControllerInfo {
 
 /// Every registered controller. Adding an algorithm = one module + one line here.
 pub fn registry() -> &'static [ControllerInfo] {
-    static REGISTRY: &[ControllerInfo] = &[fixed::INFO, gcc::INFO];
+    static REGISTRY: &[ControllerInfo] = &[
+        fixed::INFO,
+        gcc::INFO,
+        gcc::INFO_PROBING,
+        copa::INFO,
+        rocc::INFO,
+        dumbo::INFO_COPA,
+        dumbo::INFO_ROCC,
+        vivace::INFO,
+    ];
     REGISTRY
 }
 
