@@ -1,17 +1,22 @@
-//! The bottleneck link: [`Link`] = drop-tail buffer + server (both in
-//! [`crate::queue`]) at a capacity (models in [`crate::trace`]) + random loss
-//! after the bottleneck + jitter + propagation delays; then the `[link]`
-//! config. The parts are re-exported here.
+//! The bottleneck link: [`Link`] = buffer under a queue discipline
+//! (drop-tail, CoDel or FQ-CoDel) + server (both in [`crate::queue`], the
+//! AQMs in [`crate::aqm`]) at a capacity (models in [`crate::trace`]) +
+//! random loss after the bottleneck + jitter + propagation delays; then the
+//! `[link]` config. The parts are re-exported here.
+
+use std::collections::VecDeque;
 
 use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Duration, Time};
 
+use crate::aqm::Queued;
 use crate::loss::LossModel;
-use crate::queue::DropTail;
+use crate::queue::Queue;
 
-pub use self::config::{CapacitySpec, CapacityTable, FieldError, LinkConfig, UnitValue};
-pub use crate::queue::{QueueLimit, Server};
+pub use self::config::{CapacitySpec, CapacityTable, FieldError, LinkConfig, QueueSpec, QueueTable, UnitValue};
+pub use crate::aqm::{CodelParams, FqCodelConfig};
+pub use crate::queue::{QueueDiscipline, QueueLimit, Server};
 pub use crate::trace::{Capacity, MahimahiTrace, Schedule, TraceCapacity, TraceError, TRACE_RATE_WINDOW};
 
 /// A packet that has crossed the bottleneck.
@@ -27,14 +32,17 @@ pub struct Departure {
 }
 
 /// One direction's bottleneck plus the path parameters around it. Drive it
-/// with `poll_departure(now)` until `None` before `enqueue(now, ..)`, and wake
-/// at `poll_timeout()`.
+/// with `poll_departure(now)` until `None`, then `poll_drop()` until `None`,
+/// before `enqueue(now, ..)`, and wake at `poll_timeout()`.
 #[derive(Clone, Debug)]
 pub struct Link {
-    queue: DropTail,
+    queue: Queue,
     server: Server,
-    /// (service start, departure) of the packet at the head of `queue`.
+    /// (service start, departure) of the packet in service.
     head: Option<(Time, Time)>,
+    /// Packets the AQM dropped, not yet polled. Preallocated: CoDel drops
+    /// at most a few per dequeue, FQ-CoDel at most a batch per enqueue.
+    drops: VecDeque<Queued>,
     last_departure: Time,
     loss: LossModel,
     reverse_loss: LossModel,
@@ -52,7 +60,7 @@ impl Link {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         capacity: Capacity,
-        queue: QueueLimit,
+        queue: impl Into<QueueDiscipline>,
         loss: LossModel,
         jitter: Duration,
         delay: Duration,
@@ -61,9 +69,10 @@ impl Link {
         mut rng: Rng,
     ) -> Self {
         Link {
-            queue: DropTail::new(queue),
+            queue: Queue::new(queue.into()),
             server: Server::new(capacity),
             head: None,
+            drops: VecDeque::with_capacity(256),
             last_departure: Time::ZERO,
             loss,
             reverse_loss,
@@ -84,23 +93,28 @@ impl Link {
         self.reverse_rng = rng.fork(3);
     }
 
-    /// Offers a packet to the bottleneck buffer; `false` if tail-dropped.
+    /// Offers a packet to the bottleneck buffer; `false` if dropped on
+    /// arrival (tail drop; FQ-CoDel over its limit when the arriving packet
+    /// is the one dropped). Other packets FQ-CoDel drops to make room come
+    /// out of [`poll_drop`](Self::poll_drop).
     pub fn enqueue(&mut self, now: Time, packet: Packet) -> bool {
         let capacity = self.server.capacity();
-        if !self.queue.enqueue(now, packet, || capacity.rate_at(now)) {
+        if !self.queue.enqueue(now, packet, || capacity.rate_at(now), &mut self.drops) {
             return false;
         }
         if self.head.is_none() {
-            self.start_service();
+            self.start_service(now.max(self.last_departure));
         }
         true
     }
 
-    /// FIFO, pull model: the head starts service once it has arrived and the
-    /// previous packet has left.
-    fn start_service(&mut self) {
-        self.head = self.queue.front().map(|&(p, enqueued)| {
-            let start = enqueued.max(self.last_departure);
+    /// Pull model: the link takes the next packet from the discipline when
+    /// it can transmit (`at`: the previous departure, or the arrival at an
+    /// idle link); service starts then, or when the packet arrived if later.
+    /// That is the dequeue at which CoDel decides.
+    fn start_service(&mut self, at: Time) {
+        self.head = self.queue.start(at, &mut self.drops).map(|(p, enqueued)| {
+            let start = enqueued.max(at);
             (start, self.server.finish_time(start, p.size))
         });
     }
@@ -113,11 +127,19 @@ impl Link {
     /// The packet whose last byte left at or before `now`, if any.
     pub fn poll_departure(&mut self, now: Time) -> Option<Departure> {
         let (service_start, departed) = self.head.filter(|h| h.1 <= now)?;
-        let (packet, enqueued) = self.queue.pop_front().expect("a packet in service is queued");
+        let (packet, enqueued) = self.queue.finish().expect("a packet in service is queued");
         self.last_departure = departed;
-        self.start_service();
+        self.start_service(departed);
         let lost = self.loss.lose(&mut self.loss_rng);
         Some(Departure { packet, enqueued, service_start, departed, lost })
+    }
+
+    /// A packet the AQM dropped, with its enqueue time: CoDel and FQ-CoDel
+    /// drop at dequeue (when a packet would start service), FQ-CoDel also
+    /// from its fattest flow when over its limit. Poll after
+    /// `poll_departure` and after `enqueue`; drop-tail never yields any.
+    pub fn poll_drop(&mut self) -> Option<(Packet, Time)> {
+        self.drops.pop_front()
     }
 
     /// Bytes at the bottleneck, waiting and in service.
@@ -130,8 +152,13 @@ impl Link {
         self.queue.len()
     }
 
+    /// The buffer limit (FQ-CoDel: its packet limit).
     pub fn queue_limit(&self) -> QueueLimit {
-        self.queue.limit()
+        self.queue.discipline().limit()
+    }
+
+    pub fn queue_discipline(&self) -> QueueDiscipline {
+        self.queue.discipline()
     }
 
     pub fn capacity(&self) -> &Capacity {
@@ -183,13 +210,14 @@ pub mod config {
     use std::sync::Arc;
 
     use rtcc_core::rng::Rng;
-    use rtcc_core::units::{DataRate, Duration, Time};
+    use rtcc_core::units::{DataRate, DataSize, Duration, Time};
     use serde::de::{self, Deserializer, MapAccess, Visitor};
     use serde::{Deserialize, Serialize};
 
     use super::{Capacity, Link};
+    use crate::aqm::{CodelParams, FqCodelConfig};
     use crate::loss::{LossModel, LossSpec};
-    use crate::queue::QueueLimit;
+    use crate::queue::{QueueDiscipline, QueueLimit};
     use crate::trace::MahimahiTrace;
 
     /// A refused config value: `field` is a dotted path such as
@@ -382,9 +410,10 @@ pub mod config {
         /// One-way reverse (feedback) delay; defaults to `delay`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub reverse_delay: Option<UnitValue>,
-        /// "unlimited", "100ms", "64kB", "100pkt".
+        /// Drop-tail limit ("unlimited", "100ms", "64kB", "100pkt") or a
+        /// table choosing the discipline ([`QueueTable`]).
         #[serde(default = "default_queue")]
-        pub queue: UnitValue,
+        pub queue: QueueSpec,
         #[serde(default)]
         pub loss: LossSpec,
         #[serde(default)]
@@ -398,8 +427,204 @@ pub mod config {
     fn default_delay() -> UnitValue {
         UnitValue::text("25ms")
     }
-    fn default_queue() -> UnitValue {
+    fn default_queue() -> QueueSpec {
+        QueueSpec::Limit(unlimited())
+    }
+    fn unlimited() -> UnitValue {
         UnitValue::text("unlimited")
+    }
+
+    /// `queue = "100ms"` (drop-tail with that limit) or
+    /// `queue = { kind = ..., ... }`.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    #[serde(untagged)]
+    pub enum QueueSpec {
+        Limit(UnitValue),
+        Table(QueueTable),
+    }
+
+    /// The queue discipline table. Omitted fields take the defaults of
+    /// [`crate::aqm`] (RFC 8289 / RFC 8290 / Linux).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+    pub enum QueueTable {
+        /// `limit` as in the string form; default unlimited.
+        #[serde(rename = "droptail", alias = "drop_tail")]
+        DropTail {
+            #[serde(default = "unlimited")]
+            limit: UnitValue,
+        },
+        /// CoDel: `target` (5ms), `interval` (100ms), `mtu` (1514B),
+        /// `limit` (1000pkt; any limit form).
+        Codel {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            target: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            interval: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            mtu: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            limit: Option<UnitValue>,
+        },
+        /// FQ-CoDel: CoDel's `target`, `interval`, `mtu`, plus `quantum`
+        /// (1514B), `limit` (10240pkt; packets only), `memory_limit` (32MiB),
+        /// `drop_batch` (64).
+        FqCodel {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            target: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            interval: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            mtu: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            quantum: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            limit: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            memory_limit: Option<UnitValue>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            drop_batch: Option<UnitValue>,
+        },
+    }
+
+    impl<'de> Deserialize<'de> for QueueSpec {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = QueueSpec;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(
+                        "a queue limit such as \"100ms\", \"64kB\", \"100pkt\" or \"unlimited\", \
+                         or a table with `kind` (droptail, codel, fq_codel)",
+                    )
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<QueueSpec, E> {
+                    UnitVisitor.visit_str(v).map(QueueSpec::Limit)
+                }
+                fn visit_f64<E: de::Error>(self, v: f64) -> Result<QueueSpec, E> {
+                    UnitVisitor.visit_f64(v).map(QueueSpec::Limit)
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueSpec, E> {
+                    UnitVisitor.visit_i64(v).map(QueueSpec::Limit)
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<QueueSpec, E> {
+                    UnitVisitor.visit_u64(v).map(QueueSpec::Limit)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<QueueSpec, A::Error> {
+                    QueueTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(QueueSpec::Table)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl QueueSpec {
+        /// Validates into a discipline; `field` names this entry in errors
+        /// (e.g. `"link.queue"`).
+        pub fn build(&self, field: &str) -> Result<QueueDiscipline, FieldError> {
+            let f = |k: &str| format!("{field}.{k}");
+            let table = match self {
+                QueueSpec::Limit(v) => return Ok(QueueDiscipline::DropTail(queue_limit(v, field)?)),
+                QueueSpec::Table(t) => t,
+            };
+            Ok(match table {
+                QueueTable::DropTail { limit } => QueueDiscipline::DropTail(queue_limit(limit, &f("limit"))?),
+                QueueTable::Codel { target, interval, mtu, limit } => {
+                    let params = codel_params(target, interval, mtu, field)?;
+                    let limit = match limit {
+                        Some(l) => queue_limit(l, &f("limit"))?,
+                        None => QueueDiscipline::codel().limit(),
+                    };
+                    QueueDiscipline::Codel { params, limit }
+                }
+                QueueTable::FqCodel { target, interval, mtu, quantum, limit, memory_limit, drop_batch } => {
+                    let d = FqCodelConfig::default();
+                    let limit = match limit {
+                        None => d.limit,
+                        Some(l) => match queue_limit(l, &f("limit"))? {
+                            QueueLimit::Packets(n) if n > 0 => n,
+                            _ => {
+                                return Err(FieldError::new(
+                                    f("limit"),
+                                    format!("'{l}': fq_codel's limit is a positive packet count, e.g. \"10240pkt\""),
+                                ))
+                            }
+                        },
+                    };
+                    let drop_batch = match drop_batch {
+                        None => d.drop_batch,
+                        Some(v) => count(v, &f("drop_batch"))?,
+                    };
+                    FqCodelConfig {
+                        codel: codel_params(target, interval, mtu, field)?,
+                        quantum: positive_size(quantum.as_ref(), d.quantum, &f("quantum"))?,
+                        limit,
+                        memory_limit: positive_size(memory_limit.as_ref(), d.memory_limit, &f("memory_limit"))?,
+                        drop_batch,
+                    }
+                    .into()
+                }
+            })
+        }
+    }
+
+    fn queue_limit(v: &UnitValue, field: &str) -> Result<QueueLimit, FieldError> {
+        match v {
+            UnitValue::Text(s) => QueueLimit::parse(s),
+            UnitValue::Number(n) => QueueLimit::parse(&n.to_string()),
+        }
+        .map_err(|r| FieldError::new(field, r))
+    }
+
+    fn codel_params(
+        target: &Option<UnitValue>,
+        interval: &Option<UnitValue>,
+        mtu: &Option<UnitValue>,
+        field: &str,
+    ) -> Result<CodelParams, FieldError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let d = CodelParams::default();
+        let time = |v: &Option<UnitValue>, k: &str, default: Duration| match v {
+            Some(v) => positive(&f(k), v.duration(&f(k))?),
+            None => Ok(default),
+        };
+        Ok(CodelParams {
+            target: time(target, "target", d.target)?,
+            interval: time(interval, "interval", d.interval)?,
+            mtu: match mtu {
+                Some(v) => size(v, &f("mtu"))?,
+                None => d.mtu,
+            },
+        })
+    }
+
+    /// A whole number of packets, at least 1.
+    fn count(v: &UnitValue, field: &str) -> Result<usize, FieldError> {
+        let n = match v {
+            UnitValue::Number(n) if n.fract() == 0.0 && *n >= 1.0 => Some(*n as usize),
+            UnitValue::Text(s) => s.trim().parse::<usize>().ok().filter(|&n| n >= 1),
+            _ => None,
+        };
+        n.ok_or_else(|| FieldError::new(field, format!("'{v}' must be a whole number of packets, at least 1")))
+    }
+
+    /// A size: "1514B", "64kB"; a bare number is bytes.
+    fn size(v: &UnitValue, field: &str) -> Result<DataSize, FieldError> {
+        match v {
+            UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
+            UnitValue::Number(n) if *n >= 0.0 && n.is_finite() => Ok(DataSize::from_bytes(n.round() as u64)),
+            UnitValue::Number(n) => Err(FieldError::new(field, format!("size {n} must not be negative"))),
+        }
+    }
+
+    fn positive_size(v: Option<&UnitValue>, default: DataSize, field: &str) -> Result<DataSize, FieldError> {
+        match v {
+            None => Ok(default),
+            Some(v) => match size(v, field)? {
+                DataSize::ZERO => Err(FieldError::new(field, "must be positive")),
+                s => Ok(s),
+            },
+        }
     }
 
     impl LinkConfig {
@@ -432,11 +657,7 @@ pub mod config {
                 Some(d) => d.duration(&f("reverse_delay"))?,
                 None => delay,
             };
-            let queue = match &self.queue {
-                UnitValue::Text(s) => QueueLimit::parse(s),
-                UnitValue::Number(v) => QueueLimit::parse(&v.to_string()),
-            }
-            .map_err(|r| FieldError::new(f("queue"), r))?;
+            let queue = self.queue.build(&f("queue"))?;
             let loss: LossModel = self.loss.build(&f("loss"))?;
             let reverse_loss = self.reverse_loss.build(&f("reverse_loss"))?;
             let jitter = self.jitter.duration(&f("jitter"))?;
@@ -802,5 +1023,195 @@ mod tests {
         assert!(other("loss", "2").starts_with("link.loss: "));
         assert!(other("reverse_loss", "{ kind = \"bernoulli\", p = -1 }").starts_with("link.reverse_loss.p: "));
         assert!(other("jitter", "\"-1ms\"").starts_with("link.jitter: "));
+    }
+
+    fn on_1mbps(q: QueueDiscipline) -> Link {
+        let d = Duration::from_millis(25);
+        Link::new(
+            Capacity::constant(DataRate::from_mbps(1)),
+            q,
+            LossModel::None,
+            Duration::ZERO,
+            d,
+            d,
+            LossModel::None,
+            Rng::new(3),
+        )
+    }
+
+    /// 30 packets of 1250 B at t = 0 on 1 Mbps (10 ms each) through CoDel.
+    /// Packet 1 starts at 10 ms with 10 ms of sojourn: first_above_time =
+    /// 110 ms. Packet 11 reaches the head at 110 ms and is dropped (12 is
+    /// served instead); the next drop is due at 210 ms (packet 22).
+    #[test]
+    fn codel_drops_come_out_of_poll_drop_at_dequeue() {
+        let mut l = on_1mbps(QueueDiscipline::codel());
+        let mut l2 = on_1mbps(QueueLimit::Unlimited.into());
+        for i in 0..30 {
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1250)));
+            assert!(l2.enqueue(Time::ZERO, pkt(i, 1250)));
+        }
+        assert_eq!(l.poll_drop(), None);
+        let (mut drops, mut served) = (vec![], vec![]);
+        while let Some(t) = l.poll_timeout() {
+            while let Some(d) = l.poll_departure(t) {
+                served.push((d.packet.seq, d.service_start));
+            }
+            while let Some((p, enqueued)) = l.poll_drop() {
+                drops.push((p.seq, enqueued, t, l.queue_packets()));
+            }
+        }
+        // At 110 ms: 11 gone, 1 dropped, 12 in service, 13..29 waiting = 18.
+        assert_eq!(drops, vec![(11, Time::ZERO, ms(110), 18), (22, Time::ZERO, ms(210), 7)]);
+        assert_eq!(served.len(), 28);
+        assert!(served.contains(&(12, ms(110))) && served.contains(&(23, ms(210))));
+        assert_eq!((l.queue_packets(), l.queue_bytes()), (0, DataSize::ZERO));
+        // Drop-tail never drops at dequeue.
+        while let Some(t) = l2.poll_timeout() {
+            while l2.poll_departure(t).is_some() {}
+            assert_eq!(l2.poll_drop(), None);
+        }
+    }
+
+    #[test]
+    fn fq_codel_overflow_through_the_link() {
+        let mut l = on_1mbps(FqCodelConfig { limit: 3, ..FqCodelConfig::default() }.into());
+        let p = |flow: u16, seq: u64, size: u64| Packet { flow, ..pkt(seq, size) };
+        // Flow 0: one in service, two waiting: 3 packets, at the limit.
+        for i in 0..3 {
+            assert!(l.enqueue(Time::ZERO, p(0, i, 1000)));
+        }
+        assert_eq!(l.poll_drop(), None);
+        // Over the limit: half of flow 0's 2000 waiting bytes go, from the head.
+        assert!(l.enqueue(Time::ZERO, p(1, 0, 100)));
+        assert_eq!(l.poll_drop().map(|(p, e)| (p.flow, p.seq, e)), Some((0, 1, Time::ZERO)));
+        assert_eq!(l.poll_drop(), None);
+        assert_eq!((l.queue_packets(), l.queue_bytes()), (3, b(2100)));
+        // Now flow 1 is the fattest and the arriving packet is dropped with
+        // its head: refused (like a tail drop), the head reported.
+        assert!(!l.enqueue(Time::ZERO, p(1, 1, 1500)));
+        assert_eq!(l.poll_drop().map(|(p, _)| (p.flow, p.seq)), Some((1, 0)));
+        assert_eq!(l.poll_drop(), None);
+        assert_eq!((l.queue_packets(), l.queue_limit()), (2, QueueLimit::Packets(3)));
+    }
+
+    fn queue(v: &str) -> Result<QueueDiscipline, String> {
+        build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {v}\n")).map(|l| l.queue_discipline())
+    }
+
+    #[test]
+    fn config_queue_disciplines() {
+        let ms_ = Duration::from_millis;
+        let drop_tail = |l: QueueLimit| Ok(QueueDiscipline::DropTail(l));
+        // The string forms are drop-tail, as before; the table says the same.
+        assert_eq!(queue("\"100ms\""), drop_tail(QueueLimit::Time(ms_(100))));
+        assert_eq!(queue("{ kind = \"droptail\", limit = \"100ms\" }"), drop_tail(QueueLimit::Time(ms_(100))));
+        assert_eq!(queue("{ kind = \"drop_tail\", limit = \"64kB\" }"), drop_tail(QueueLimit::Bytes(b(64_000))));
+        assert_eq!(queue("{ kind = \"droptail\" }"), drop_tail(QueueLimit::Unlimited));
+        assert_eq!(build("[link]\ncapacity = \"3Mbps\"\n").unwrap().queue_discipline(), QueueDiscipline::default());
+
+        // CoDel: RFC 8289 constants, Linux limit; every field settable.
+        let codel = QueueDiscipline::codel();
+        assert_eq!(
+            codel,
+            QueueDiscipline::Codel {
+                params: CodelParams { target: ms_(5), interval: ms_(100), mtu: b(1514) },
+                limit: QueueLimit::Packets(1000)
+            }
+        );
+        assert_eq!(queue("{ kind = \"codel\" }"), Ok(codel));
+        assert_eq!(
+            queue("{ kind = \"codel\", target = \"5ms\", interval = \"100ms\", limit = \"1000pkt\" }"),
+            Ok(codel)
+        );
+        let custom =
+            queue("{ kind = \"codel\", target = \"15ms\", interval = \"0.2s\", mtu = 1500, limit = \"200ms\" }");
+        assert_eq!(
+            custom,
+            Ok(QueueDiscipline::Codel {
+                params: CodelParams { target: ms_(15), interval: ms_(200), mtu: b(1500) },
+                limit: QueueLimit::Time(ms_(200))
+            })
+        );
+        assert_eq!(custom.unwrap().to_string(), "codel(target=15ms, interval=200ms, mtu=1500B, limit=200ms)");
+        assert_eq!(queue("{ kind = \"codel\", limit = \"unlimited\" }").unwrap().limit(), QueueLimit::Unlimited);
+
+        // FQ-CoDel: RFC 8290 / Linux defaults; every field settable.
+        let fq = QueueDiscipline::fq_codel();
+        assert_eq!(
+            fq,
+            QueueDiscipline::FqCodel(FqCodelConfig {
+                codel: CodelParams::default(),
+                quantum: b(1514),
+                limit: 10_240,
+                memory_limit: b(32 << 20),
+                drop_batch: 64
+            })
+        );
+        assert_eq!(queue("{ kind = \"fq_codel\" }"), Ok(fq));
+        let full = "{ kind = \"fq_codel\", target = \"5ms\", interval = \"100ms\", quantum = \"1514B\", limit = \"10240pkt\" }";
+        assert_eq!(queue(full), Ok(fq));
+        let custom = queue(
+            "{ kind = \"fq_codel\", target = \"10ms\", interval = \"200ms\", mtu = \"1500B\", quantum = 300, \
+             limit = \"100 packets\", memory_limit = \"1MB\", drop_batch = 8 }",
+        )
+        .unwrap();
+        assert_eq!(
+            custom,
+            QueueDiscipline::FqCodel(FqCodelConfig {
+                codel: CodelParams { target: ms_(10), interval: ms_(200), mtu: b(1500) },
+                quantum: b(300),
+                limit: 100,
+                memory_limit: b(1_000_000),
+                drop_batch: 8
+            })
+        );
+        assert_eq!(
+            custom.to_string(),
+            "fq_codel(target=10ms, interval=200ms, mtu=1500B, quantum=300B, limit=100pkt, memory_limit=1000kB, drop_batch=8)"
+        );
+        let l = build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {full}\n")).unwrap();
+        assert_eq!(l.queue_limit(), QueueLimit::Packets(10_240));
+        // The config serialises back to what was written.
+        let cfg = parse(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {full}\n")).unwrap();
+        let back: LinkConfig = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(back, cfg);
+        let cfg = parse("[link]\ncapacity = \"3Mbps\"\nqueue = \"64kB\"\n").unwrap();
+        assert_eq!(toml::to_string(&cfg).unwrap().lines().find(|l| l.starts_with("queue")), Some("queue = \"64kB\""));
+    }
+
+    #[test]
+    fn config_queue_errors_name_the_field() {
+        let err = |v: &str| queue(v).unwrap_err();
+        let codel = |k: &str, v: &str| err(&format!("{{ kind = \"codel\", {k} = {v} }}"));
+        let fq = |k: &str, v: &str| err(&format!("{{ kind = \"fq_codel\", {k} = {v} }}"));
+        assert_eq!(codel("target", "\"-5ms\""), "link.queue.target: '-5ms' must not be negative");
+        assert_eq!(codel("target", "\"0ms\""), "link.queue.target: must be positive");
+        assert_eq!(fq("target", "0"), "link.queue.target: must be positive");
+        assert_eq!(codel("interval", "100"), "link.queue.interval: 100 needs a unit, e.g. \"100ms\" or \"100s\"");
+        assert!(fq("interval", "\"1 fortnight\"").starts_with("link.queue.interval: unknown unit 'fortnight'"));
+        assert!(codel("mtu", "\"big\"").starts_with("link.queue.mtu: "));
+        assert_eq!(fq("mtu", "-1"), "link.queue.mtu: size -1 must not be negative");
+        assert!(codel("limit", "\"100\"").starts_with("link.queue.limit: queue limit '100' needs a unit"));
+        assert!(err("{ kind = \"droptail\", limit = \"-1pkt\" }").starts_with("link.queue.limit: "));
+        let e = fq("limit", "\"100ms\"");
+        assert_eq!(e, "link.queue.limit: '100ms': fq_codel's limit is a positive packet count, e.g. \"10240pkt\"");
+        assert!(fq("limit", "\"0pkt\"").starts_with("link.queue.limit: '0pkt': fq_codel's limit"));
+        assert_eq!(fq("quantum", "\"0B\""), "link.queue.quantum: must be positive");
+        assert!(fq("quantum", "\"12 furlongs\"").starts_with("link.queue.quantum: unknown unit 'furlongs'"));
+        assert_eq!(fq("memory_limit", "0"), "link.queue.memory_limit: must be positive");
+        assert_eq!(fq("drop_batch", "0"), "link.queue.drop_batch: '0' must be a whole number of packets, at least 1");
+        assert!(fq("drop_batch", "2.5").starts_with("link.queue.drop_batch: '2.5' must be"));
+        assert!(fq("drop_batch", "\"lots\"").starts_with("link.queue.drop_batch: 'lots' must be"));
+        // Shape errors come from serde.
+        let e = err("{ kind = \"red\" }");
+        assert!(e.starts_with("link.queue.kind: unknown variant `red`"), "{e}");
+        let e = codel("tagret", "\"5ms\"");
+        assert!(e.starts_with("link.queue: unknown field `tagret`"), "{e}");
+        // Fields belong to their kind.
+        assert!(codel("quantum", "\"1514B\"").starts_with("link.queue: unknown field `quantum`"));
+        assert!(err("{ kind = \"droptail\", target = \"5ms\" }").starts_with("link.queue: unknown field `target`"));
+        assert_eq!(err("{ limit = \"100ms\" }"), "link.queue: missing field `kind`");
+        assert!(err("true").starts_with("link.queue: invalid type: boolean `true`, expected a queue limit"));
     }
 }

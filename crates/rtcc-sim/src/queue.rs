@@ -1,7 +1,9 @@
-//! The bottleneck queue: the buffer (a FIFO with a drop-tail limit in bytes,
-//! packets or milliseconds of link time) and the server that transmits its
-//! head at the link capacity. The buffer holds every packet at the
-//! bottleneck, including the one being transmitted, so limits count it.
+//! The bottleneck queue: the buffer and the server that transmits its head
+//! at the link capacity. The buffer is a [`Queue`] under one of three
+//! disciplines: drop-tail (a FIFO with a limit in bytes, packets or
+//! milliseconds of link time), CoDel, or FQ-CoDel (both in [`crate::aqm`]).
+//! It holds every packet at the bottleneck, including the one being
+//! transmitted, so limits count it.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -9,6 +11,7 @@ use std::fmt;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
+use crate::aqm::{Codel, CodelParams, FqCodel, FqCodelConfig, Queued, CODEL_LIMIT};
 use crate::trace::{bits_per_us, us, Capacity, OpportunityCursor, OPPORTUNITY_BYTES};
 
 /// How much the bottleneck buffer holds.
@@ -60,6 +63,27 @@ impl QueueLimit {
     pub fn needs_rate(&self) -> bool {
         matches!(self, QueueLimit::Time(_))
     }
+
+    /// Whether a packet of `size` fits into a buffer holding `packets`
+    /// packets of `bytes` in all. `rate` is the capacity in force (used by
+    /// the time limit only). At zero capacity the time limit admits a
+    /// packet into an empty buffer and refuses any more: the buffer cannot
+    /// drain, but dropping every packet during an outage would hide the
+    /// outage from the sender's delay signal.
+    pub fn admits(&self, bytes: DataSize, packets: usize, size: DataSize, rate: DataRate) -> bool {
+        match *self {
+            QueueLimit::Unlimited => true,
+            QueueLimit::Bytes(max) => bytes + size <= max,
+            QueueLimit::Packets(max) => packets < max,
+            QueueLimit::Time(max) => {
+                if rate == DataRate::ZERO {
+                    packets == 0
+                } else {
+                    (bytes + size) / rate <= max
+                }
+            }
+        }
+    }
 }
 
 impl fmt::Display for QueueLimit {
@@ -103,24 +127,9 @@ impl DropTail {
         self.limit
     }
 
-    /// Whether a packet of `size` would fit now. `rate` is the capacity in
-    /// force (used by the time limit only). At zero capacity the time limit
-    /// admits a packet into an empty buffer and refuses any more: the buffer
-    /// cannot drain, but dropping every packet during an outage would hide
-    /// the outage from the sender's delay signal.
+    /// Whether a packet of `size` would fit now ([`QueueLimit::admits`]).
     pub fn admits(&self, size: DataSize, rate: DataRate) -> bool {
-        match self.limit {
-            QueueLimit::Unlimited => true,
-            QueueLimit::Bytes(max) => self.bytes + size <= max,
-            QueueLimit::Packets(max) => self.packets.len() < max,
-            QueueLimit::Time(max) => {
-                if rate == DataRate::ZERO {
-                    self.packets.is_empty()
-                } else {
-                    (self.bytes + size) / rate <= max
-                }
-            }
-        }
+        self.limit.admits(self.bytes, self.packets.len(), size, rate)
     }
 
     /// Appends `packet` unless the limit refuses it (tail drop); `rate` is
@@ -155,6 +164,158 @@ impl DropTail {
 
     pub fn bytes(&self) -> DataSize {
         self.bytes
+    }
+}
+
+/// Which discipline the bottleneck buffer runs, with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueDiscipline {
+    /// FIFO, arrivals over the limit dropped.
+    DropTail(QueueLimit),
+    /// CoDel (RFC 8289) on one FIFO; `limit` tail-drops as a backstop.
+    Codel { params: CodelParams, limit: QueueLimit },
+    /// FQ-CoDel (RFC 8290).
+    FqCodel(FqCodelConfig),
+}
+
+impl Default for QueueDiscipline {
+    fn default() -> Self {
+        QueueDiscipline::DropTail(QueueLimit::Unlimited)
+    }
+}
+
+impl From<QueueLimit> for QueueDiscipline {
+    fn from(limit: QueueLimit) -> Self {
+        QueueDiscipline::DropTail(limit)
+    }
+}
+
+impl From<FqCodelConfig> for QueueDiscipline {
+    fn from(c: FqCodelConfig) -> Self {
+        QueueDiscipline::FqCodel(c)
+    }
+}
+
+impl QueueDiscipline {
+    /// CoDel with the RFC 8289 constants and the Linux limit (1000 packets).
+    pub fn codel() -> Self {
+        QueueDiscipline::Codel { params: CodelParams::default(), limit: QueueLimit::Packets(CODEL_LIMIT) }
+    }
+
+    /// FQ-CoDel with the RFC 8290 / Linux defaults.
+    pub fn fq_codel() -> Self {
+        QueueDiscipline::FqCodel(FqCodelConfig::default())
+    }
+
+    /// The limit on what the buffer holds (FQ-CoDel: its packet limit).
+    pub fn limit(&self) -> QueueLimit {
+        match *self {
+            QueueDiscipline::DropTail(l) | QueueDiscipline::Codel { limit: l, .. } => l,
+            QueueDiscipline::FqCodel(c) => QueueLimit::Packets(c.limit),
+        }
+    }
+}
+
+impl fmt::Display for QueueDiscipline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueDiscipline::DropTail(l) => write!(f, "{l}"),
+            QueueDiscipline::Codel { params: p, limit } => {
+                write!(f, "codel(target={}, interval={}, mtu={}, limit={limit})", p.target, p.interval, p.mtu)
+            }
+            QueueDiscipline::FqCodel(c) => write!(
+                f,
+                "fq_codel(target={}, interval={}, mtu={}, quantum={}, limit={}pkt, memory_limit={}, drop_batch={})",
+                c.codel.target, c.codel.interval, c.codel.mtu, c.quantum, c.limit, c.memory_limit, c.drop_batch
+            ),
+        }
+    }
+}
+
+/// The bottleneck buffer under its discipline. The link asks for the next
+/// packet with [`start`](Queue::start) when it can transmit (this is where
+/// an AQM drops) and removes it with [`finish`](Queue::finish) when it has
+/// left; until then the packet counts in `len`, `bytes` and the limit.
+#[derive(Clone, Debug)]
+pub enum Queue {
+    DropTail(DropTail),
+    Codel(Codel),
+    FqCodel(FqCodel),
+}
+
+impl Queue {
+    pub fn new(discipline: QueueDiscipline) -> Self {
+        match discipline {
+            QueueDiscipline::DropTail(l) => Queue::DropTail(DropTail::new(l)),
+            QueueDiscipline::Codel { params, limit } => Queue::Codel(Codel::new(params, limit)),
+            QueueDiscipline::FqCodel(c) => Queue::FqCodel(FqCodel::new(c)),
+        }
+    }
+
+    pub fn discipline(&self) -> QueueDiscipline {
+        match self {
+            Queue::DropTail(q) => QueueDiscipline::DropTail(q.limit()),
+            Queue::Codel(q) => QueueDiscipline::Codel { params: q.params(), limit: q.limit() },
+            Queue::FqCodel(q) => QueueDiscipline::FqCodel(q.config()),
+        }
+    }
+
+    /// Offers a packet; `false` if the arriving packet is dropped. FQ-CoDel
+    /// may instead drop queued packets of the fattest flow; those go to
+    /// `drops`. `rate` is asked for only by a time limit.
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        packet: Packet,
+        rate: impl FnOnce() -> DataRate,
+        drops: &mut VecDeque<Queued>,
+    ) -> bool {
+        match self {
+            Queue::DropTail(q) => q.enqueue(now, packet, rate),
+            Queue::Codel(q) => q.enqueue(now, packet, rate),
+            Queue::FqCodel(q) => q.enqueue(now, packet, drops),
+        }
+    }
+
+    /// The packet whose service starts at `now`, with its enqueue time;
+    /// packets an AQM drops on the way go to `drops`.
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<Queued> {
+        match self {
+            Queue::DropTail(q) => q.front().copied(),
+            Queue::Codel(q) => q.start(now, drops),
+            Queue::FqCodel(q) => q.start(now, drops),
+        }
+    }
+
+    /// Removes the packet in service.
+    pub fn finish(&mut self) -> Option<Queued> {
+        match self {
+            Queue::DropTail(q) => q.pop_front(),
+            Queue::Codel(q) => q.finish(),
+            Queue::FqCodel(q) => q.finish(),
+        }
+    }
+
+    /// Packets buffered, the one in service included.
+    pub fn len(&self) -> usize {
+        match self {
+            Queue::DropTail(q) => q.len(),
+            Queue::Codel(q) => q.len(),
+            Queue::FqCodel(q) => q.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes buffered, the packet in service included.
+    pub fn bytes(&self) -> DataSize {
+        match self {
+            Queue::DropTail(q) => q.bytes(),
+            Queue::Codel(q) => q.bytes(),
+            Queue::FqCodel(q) => q.bytes(),
+        }
     }
 }
 

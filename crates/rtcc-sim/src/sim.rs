@@ -229,6 +229,7 @@ impl Simulation {
                 f.fwd.push_back((arrival, d.packet));
             }
         }
+        self.record_aqm_drops();
         let rev_delay = self.link.reverse_delay();
         for f in &mut self.flows {
             while let Some(&(at, p)) = f.fwd.front() {
@@ -272,6 +273,16 @@ impl Simulation {
                     self.bin_drops += 1;
                 }
             }
+        }
+        self.record_aqm_drops();
+    }
+
+    /// Packets an AQM dropped inside the queue (CoDel at dequeue, fq_codel
+    /// on overflow from the fattest flow).
+    fn record_aqm_drops(&mut self) {
+        while let Some((p, _)) = self.link.poll_drop() {
+            self.flows[p.flow as usize].stats.on_dropped(&p);
+            self.bin_drops += 1;
         }
     }
 

@@ -182,3 +182,55 @@ fec = { group = 10 }
     let share = f.fec_kbps / f.video_kbps;
     assert!((0.1..0.2).contains(&share), "fec share {share}");
 }
+
+#[test]
+fn codel_bounds_the_queue_that_drop_tail_lets_grow() {
+    let text = |queue: &str| {
+        format!(
+            r#"duration = "30s"
+[link]
+capacity = "1Mbps"
+delay = "25ms"
+queue = {queue}
+[[flow]]
+controller = {{ name = "fixed", rate = "2Mbps" }}
+encoder = "ideal"
+nack = false
+"#
+        )
+    };
+    let codel = run(&text(r#"{ kind = "codel" }"#));
+    let f = &codel.summary.flows[0];
+    // A 2x unresponsive overload: CoDel's drop rate ramps up and holds the
+    // sojourn time bounded (≈0.1 s); drop-tail's grows by a second per second.
+    assert!(f.queue_delay_ms_mean.unwrap() < 200.0, "{:?}", f.queue_delay_ms_mean);
+    assert!((f.loss_rate - 0.5).abs() < 0.05, "{}", f.loss_rate);
+    let tail = run(&text(r#""unlimited""#));
+    assert!(tail.summary.flows[0].queue_delay_ms_mean.unwrap() > 5_000.0);
+}
+
+#[test]
+fn fq_codel_protects_a_light_flow() {
+    let out = run(
+        r#"duration = "30s"
+[link]
+capacity = "2Mbps"
+delay = "25ms"
+queue = { kind = "fq_codel" }
+[[flow]]
+name = "heavy"
+controller = { name = "fixed", rate = "3Mbps" }
+encoder = "ideal"
+nack = false
+[[flow]]
+name = "light"
+controller = { name = "fixed", rate = "500kbps" }
+encoder = "ideal"
+nack = false
+"#,
+    );
+    let (heavy, light) = (&out.summary.flows[0], &out.summary.flows[1]);
+    assert_eq!(light.packets_dropped, 0);
+    assert!(light.queue_delay_ms_p95.unwrap() < 15.0, "{:?}", light.queue_delay_ms_p95);
+    assert!((heavy.goodput_kbps - 1500.0).abs() < 60.0, "{}", heavy.goodput_kbps);
+}
