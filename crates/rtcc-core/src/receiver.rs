@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use crate::fec::{FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportStats};
-use crate::packet::{Packet, PacketKind, FLAG_KEY};
+use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
 use crate::units::{Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +55,8 @@ impl Default for ReceiverConfig {
 /// libwebrtc NackRequester kMaxNackPackets: a longer list is given up and a
 /// key frame requested instead.
 const MAX_NACK_PACKETS: usize = 1000;
+/// Largest forward jump of frame ids accepted (a minute of frames at 60 fps).
+const MAX_FRAME_JUMP: usize = 3600;
 /// Media sequence numbers remembered for duplicate detection.
 const SEEN_BITS: u32 = 1 << 14;
 
@@ -329,8 +331,15 @@ impl Receiver {
         if pkt.flags & FLAG_KEY != 0 {
             self.last_key_packet = Some(now);
         }
+        if pkt.frame == NO_FRAME {
+            return true;
+        }
         let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return true };
         let f = f as usize;
+        // A frame id far beyond any frame in flight is corrupt, not new.
+        if f > self.frames.len() + MAX_FRAME_JUMP {
+            return true;
+        }
         if self.frames.len() <= f {
             self.frames.resize(f + 1, RecvFrame::default());
         }

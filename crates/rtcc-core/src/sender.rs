@@ -61,6 +61,9 @@ pub struct SenderConfig {
     pub fec: Option<FecConfig>,
     pub audio: Option<AudioConfig>,
     pub resolution: ResolutionPolicy,
+    /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
+    /// "backlogged" reference): the send queue never runs dry.
+    pub bulk: bool,
     pub pacer: PacerConfig,
 }
 
@@ -82,6 +85,7 @@ impl Default for SenderConfig {
             fec: None,
             audio: None,
             resolution: ResolutionPolicy::Fixed(Resolution::R720),
+            bulk: false,
             pacer: PacerConfig::default(),
         }
     }
@@ -169,6 +173,9 @@ pub struct Sender {
 /// (rtp_sender.cc, `min_resend_time`); 100 ms before any RTT sample
 /// (kDefaultRtt).
 const DEFAULT_RTT: Duration = Duration::from_millis(100);
+/// Bytes a bulk sender keeps queued: more than any window it will be given
+/// needs within one pacer step.
+const BULK_BACKLOG: DataSize = DataSize::from_bytes(64_000);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Encoder) -> Self {
@@ -310,7 +317,9 @@ impl Sender {
                 t = Some(t.map_or(x, |t: Time| t.min(x)));
             }
         };
-        take(Some(self.next_frame));
+        if !self.cfg.bulk {
+            take(Some(self.next_frame));
+        }
         take(self.cfg.audio.map(|_| self.next_audio));
         take(self.controller.poll_timeout());
         take(self.cfg.stop);
@@ -342,10 +351,14 @@ impl Sender {
                 self.next_audio += a.ptime;
             }
         }
-        while self.next_frame <= now {
-            let capture = self.next_frame;
-            self.next_frame += self.cfg.frame_interval;
-            self.produce_frame(capture);
+        if self.cfg.bulk {
+            self.refill_bulk(now);
+        } else {
+            while self.next_frame <= now {
+                let capture = self.next_frame;
+                self.next_frame += self.cfg.frame_interval;
+                self.produce_frame(capture);
+            }
         }
         self.trim_history(now);
     }
@@ -457,6 +470,18 @@ impl Sender {
         self.apply_decision(capture);
     }
 
+    /// Keep a bulk sender's queue at `BULK_BACKLOG`.
+    fn refill_bulk(&mut self, now: Time) {
+        if now < self.cfg.start {
+            return;
+        }
+        while self.pacer.queued_bytes() < BULK_BACKLOG {
+            let item = Queued { media_seq: self.next_media_seq, ..Queued::filler(PacketKind::Media, self.cfg.mtu, now) };
+            self.next_media_seq = self.next_media_seq.wrapping_add(1);
+            self.pacer.enqueue(item);
+        }
+    }
+
     /// The next packet to put on the wire at `now`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         let p = self.transmit(now);
@@ -467,6 +492,9 @@ impl Sender {
     fn transmit(&mut self, now: Time) -> Option<Packet> {
         if self.stopped {
             return None;
+        }
+        if self.cfg.bulk {
+            self.refill_bulk(now);
         }
         let (q, probe) = self.pacer.poll_send(now, self.in_flight)?;
         let seq = self.next_seq;

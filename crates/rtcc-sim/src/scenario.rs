@@ -87,6 +87,7 @@ pub struct FlowFile {
     pub resolution: Option<String>,
     pub caps: Option<String>,
     pub queue_time_limit: Option<Quantity>,
+    pub source: Option<String>,
 }
 
 /// `false`, `true` (defaults) or a table of parameters.
@@ -118,6 +119,8 @@ pub struct FlowSpec {
     pub resolution: ResolutionPolicy,
     pub cap: RateCap,
     pub queue_time_limit: Option<Duration>,
+    /// A backlogged bulk flow instead of video.
+    pub bulk: bool,
 }
 
 /// A validated scenario, ready to build a simulation.
@@ -333,6 +336,11 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
             None | Some("none") => RateCap::None,
             Some("webrtc") => RateCap::Webrtc,
             Some(c) => return Err(e("caps", format!("'{c}' is not one of none, webrtc"))),
+        },
+        bulk: match f.source.as_deref() {
+            None | Some("video") => false,
+            Some("bulk") => true,
+            Some(o) => return Err(e("source", format!("'{o}' is not one of video, bulk"))),
         },
         queue_time_limit: match &f.queue_time_limit {
             Some(Quantity::Str(s)) if s == "off" => None,

@@ -87,6 +87,7 @@ impl Simulation {
                 fec: spec.fec,
                 audio: spec.audio,
                 resolution: spec.resolution,
+                bulk: spec.bulk,
                 pacer: PacerConfig { queue_time_limit: spec.queue_time_limit, ..PacerConfig::default() },
                 ..SenderConfig::default()
             };

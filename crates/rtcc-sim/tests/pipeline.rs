@@ -234,3 +234,22 @@ nack = false
     assert!(light.queue_delay_ms_p95.unwrap() < 15.0, "{:?}", light.queue_delay_ms_p95);
     assert!((heavy.goodput_kbps - 1500.0).abs() < 60.0, "{}", heavy.goodput_kbps);
 }
+
+#[test]
+fn bulk_source_is_always_backlogged() {
+    let out = run(
+        r#"duration = "20s"
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+[[flow]]
+controller = { name = "fixed", rate = "2Mbps" }
+source = "bulk"
+"#,
+    );
+    let f = &out.summary.flows[0];
+    // Paced at exactly the fixed rate from the first instant, with no frames.
+    assert!((f.goodput_kbps - 2000.0).abs() < 15.0, "{}", f.goodput_kbps);
+    assert_eq!(f.frames_sent, 0);
+    assert!(f.frame_latency_ms_mean.is_none());
+}
