@@ -9,6 +9,7 @@ pub mod fec;
 pub mod feedback;
 pub mod pacer;
 pub mod packet;
+pub mod quality;
 pub mod receiver;
 pub mod resolution;
 pub mod rng;

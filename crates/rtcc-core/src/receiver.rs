@@ -250,10 +250,10 @@ impl Receiver {
         self.last_transit = Some(transit);
         match pkt.kind {
             PacketKind::Media | PacketKind::Rtx => {
-                if self.on_media(now, pkt) {
-                    if let Some(r) = self.fec.on_media(pkt) {
-                        self.on_recovered(now, &r);
-                    }
+                // Duplicates are not shown to the FEC decoder again.
+                let fresh = self.on_media(now, pkt);
+                if let Some(r) = fresh.then(|| self.fec.on_media(pkt)).flatten() {
+                    self.on_recovered(now, &r);
                 }
             }
             PacketKind::Fec => {

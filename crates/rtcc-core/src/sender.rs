@@ -48,7 +48,7 @@ pub struct SenderConfig {
     pub max_rate: DataRate,
     pub cap: RateCap,
     /// Skip encoding a frame while the pacer queue would take longer than this
-    /// to drain (`None` = never skip; Dumbo uses 100 ms).
+    /// to drain at the target rate (`None` = never skip; Dumbo uses 100 ms).
     pub skip_threshold: Option<Duration>,
     /// Pause the encoder while the pacer is over its queue-time limit, as
     /// libwebrtc does.
@@ -350,6 +350,7 @@ impl Sender {
                 self.pacer.enqueue(Queued::filler(PacketKind::Audio, size, self.next_audio));
                 self.next_audio += a.ptime;
             }
+            self.controller.on_send_queue(now, self.pacer.queued_bytes());
         }
         if self.cfg.bulk {
             self.refill_bulk(now);
@@ -375,7 +376,10 @@ impl Sender {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let skip = threshold.is_some_and(|th| self.pacer.queue_drain_time() > th)
+        // Dumbo §4 "Pacer": the queue's latency is its size over the target
+        // bitrate (not the pacing rate, which Copa sets at twice its rate).
+        let latency = self.pacer.queued_bytes() / self.decision.target_rate.max(self.cfg.min_rate);
+        let skip = threshold.is_some_and(|th| latency > th)
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
         if skip {
             self.encoder.skip(capture, target);
@@ -476,7 +480,8 @@ impl Sender {
             return;
         }
         while self.pacer.queued_bytes() < BULK_BACKLOG {
-            let item = Queued { media_seq: self.next_media_seq, ..Queued::filler(PacketKind::Media, self.cfg.mtu, now) };
+            let item =
+                Queued { media_seq: self.next_media_seq, ..Queued::filler(PacketKind::Media, self.cfg.mtu, now) };
             self.next_media_seq = self.next_media_seq.wrapping_add(1);
             self.pacer.enqueue(item);
         }
@@ -565,6 +570,7 @@ impl Sender {
         m.last_rtx = Some(now);
         let item = Queued { kind: PacketKind::Rtx, enqueued: now, ..m.item };
         self.pacer.enqueue(item);
+        self.controller.on_send_queue(now, self.pacer.queued_bytes());
     }
 
     /// A report arrived at `now`: NACKs and key-frame requests are served,

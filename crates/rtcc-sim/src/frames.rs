@@ -3,6 +3,7 @@
 //! stays flat however long the call; the frame table keeps a row per frame
 //! only when asked (`record.frames`).
 
+use rtcc_core::quality::{ssim_db, QualityModel};
 use rtcc_core::receiver::{FrameStatus, Receiver, RecvFrame};
 use rtcc_core::sender::Sender;
 use rtcc_core::units::{Duration, Time};
@@ -21,6 +22,17 @@ const SETTLE: Duration = Duration::from_secs(30);
 /// count as a late discard rather than lost).
 const LATE_WAIT: Duration = Duration::from_secs(10);
 
+/// Quality as a viewer sees it: at every frame instant, the frame on screen
+/// against the moving source (DESIGN §4), frozen frames decaying.
+#[derive(Default)]
+struct ViewAcc {
+    psnr_sum: f64,
+    ssim_db_sum: f64,
+    n: u64,
+    /// Last displayed frame: display time, PSNR, SSIM.
+    shown: Option<(Time, f64, f64)>,
+}
+
 #[derive(Default)]
 pub struct FrameLog {
     /// capture → display (Dumbo §6.1; a frame never shown gets the next
@@ -32,6 +44,13 @@ pub struct FrameLog {
     pub transport: Histogram,
     /// Frames per status code.
     pub counts: [u64; 5],
+    /// Sums over displayed frames, each against its own source (as the Dumbo
+    /// thesis measures): PSNR dB and SSIM dB.
+    pub psnr_sum: f64,
+    pub ssim_db_sum: f64,
+    view: ViewAcc,
+    model: QualityModel,
+    frame_interval: Duration,
     rows: Option<FrameCols>,
 }
 
@@ -43,8 +62,37 @@ fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
 }
 
 impl FrameLog {
-    pub fn new(keep_rows: bool) -> Self {
-        FrameLog { rows: keep_rows.then(FrameCols::default), ..Default::default() }
+    pub fn new(keep_rows: bool, model: QualityModel, frame_interval: Duration) -> Self {
+        FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, ..Default::default() }
+    }
+
+    /// Mean PSNR / SSIM dB of displayed frames against their own sources.
+    pub fn quality_mean(&self) -> Option<(f64, f64)> {
+        let n = self.counts[FrameStatus::Displayed as usize];
+        (n > 0).then(|| (self.psnr_sum / n as f64, self.ssim_db_sum / n as f64))
+    }
+
+    /// Mean PSNR / SSIM dB of what was on screen at each frame instant.
+    pub fn viewer_mean(&self) -> Option<(f64, f64)> {
+        let v = &self.view;
+        (v.n > 0).then(|| (v.psnr_sum / v.n as f64, v.ssim_db_sum / v.n as f64))
+    }
+
+    /// Sample the screen at every frame instant from the last display until
+    /// the next one at `until`: one sample per frame in smooth playback, more
+    /// (decaying) while the picture stays frozen. Half a frame interval of
+    /// lateness is display jitter, not a freeze.
+    fn view_until(&mut self, until: Time) {
+        let Some((shown_at, p, q)) = self.view.shown else { return };
+        let mut t = shown_at;
+        let until = until - self.frame_interval / 2;
+        while t == shown_at || t < until {
+            let frozen = t - shown_at;
+            self.view.psnr_sum += self.model.frozen_psnr(p, frozen);
+            self.view.ssim_db_sum += ssim_db(self.model.frozen_ssim(q, frozen));
+            self.view.n += 1;
+            t += self.frame_interval;
+        }
     }
 
     /// Settle frames whose fate is known at `now`; with `at_end`, settle all.
@@ -80,6 +128,19 @@ impl FrameLog {
                 r.status as u8
             };
             self.counts[status as usize] += 1;
+            let (w, h) = s.resolution.size();
+            let (psnr, ssim) = if s.skipped {
+                (f64::NAN, f64::NAN)
+            } else {
+                let fi = self.frame_interval;
+                (self.model.frame_psnr(s.size, w, h, s.key, fi), self.model.frame_ssim(s.size, w, h, s.key, fi))
+            };
+            if let (Some(d), 0) = (r.display, status) {
+                self.psnr_sum += psnr;
+                self.ssim_db_sum += ssim_db(ssim);
+                self.view_until(d);
+                self.view.shown = Some((d, psnr, ssim));
+            }
             let shown = r.display.or(next);
             let latency = ms(Some(s.capture), shown);
             let delay = ms(Some(s.capture), r.complete);
@@ -114,7 +175,12 @@ impl FrameLog {
                 rows.latency.push(if keep { latency } else { f64::NAN });
                 rows.delay.push(if keep { delay } else { f64::NAN });
                 rows.transport.push(if keep { transport } else { f64::NAN });
+                rows.psnr.push(psnr);
+                rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
             }
+        }
+        if at_end {
+            self.view_until(now);
         }
     }
 
@@ -148,6 +214,8 @@ pub struct FrameCols {
     latency: Vec<f64>,
     delay: Vec<f64>,
     transport: Vec<f64>,
+    psnr: Vec<f64>,
+    ssim_db: Vec<f64>,
 }
 
 impl FrameCols {
@@ -168,6 +236,8 @@ impl FrameCols {
         self.latency.extend_from_slice(&o.latency);
         self.delay.extend_from_slice(&o.delay);
         self.transport.extend_from_slice(&o.transport);
+        self.psnr.extend_from_slice(&o.psnr);
+        self.ssim_db.extend_from_slice(&o.ssim_db);
     }
 
     pub fn finish(self) -> Table {
@@ -188,6 +258,8 @@ impl FrameCols {
         t.push("latency_ms", Column::F64(self.latency));
         t.push("delay_ms", Column::F64(self.delay));
         t.push("transport_ms", Column::F64(self.transport));
+        t.push("psnr_db", Column::F64(self.psnr));
+        t.push("ssim_db", Column::F64(self.ssim_db));
         t
     }
 }

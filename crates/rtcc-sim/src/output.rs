@@ -93,6 +93,8 @@ pub struct FlowSummary {
     pub fec_unrecoverable: u64,
     pub psnr_db_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
+    pub psnr_db_displayed: Option<f64>,
+    pub ssim_db_displayed: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -255,8 +257,10 @@ impl Simulation {
             fec_recovered: rp.fec.recovered,
             fec_recovered_late: rp.fec_recovered_late,
             fec_unrecoverable: rp.fec.unrecoverable,
-            psnr_db_mean: None,
-            ssim_db_mean: None,
+            psnr_db_mean: fl.quality_mean().map(|q| q.0),
+            ssim_db_mean: fl.quality_mean().map(|q| q.1),
+            psnr_db_displayed: fl.viewer_mean().map(|q| q.0),
+            ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
         }
     }
 

@@ -9,6 +9,7 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use serde::Deserialize;
 
 use rtcc_core::fec::FecConfig;
+use rtcc_core::quality::QualityModel;
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::sender::{AudioConfig, RateCap};
 
@@ -88,6 +89,8 @@ pub struct FlowFile {
     pub caps: Option<String>,
     pub queue_time_limit: Option<Quantity>,
     pub source: Option<String>,
+    pub content: Option<String>,
+    pub quality: Option<toml::Table>,
 }
 
 /// `false`, `true` (defaults) or a table of parameters.
@@ -121,6 +124,8 @@ pub struct FlowSpec {
     pub queue_time_limit: Option<Duration>,
     /// A backlogged bulk flow instead of video.
     pub bulk: bool,
+    /// Rate–quality model for PSNR/SSIM estimates.
+    pub quality: QualityModel,
 }
 
 /// A validated scenario, ready to build a simulation.
@@ -313,7 +318,9 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         },
         audio: match &f.audio {
             None | Some(Toggle::On(false)) => None,
-            Some(Toggle::On(true)) => Some(AudioConfig { rate: DataRate::from_kbps(32), ptime: Duration::from_millis(20) }),
+            Some(Toggle::On(true)) => {
+                Some(AudioConfig { rate: DataRate::from_kbps(32), ptime: Duration::from_millis(20) })
+            }
             Some(Toggle::Table(t)) => {
                 let p = plain_params(t, None).map_err(|(k, r)| e(&format!("audio.{k}"), r))?;
                 p.check_known(AUDIO_PARAMS).map_err(|er| config_err("audio", er))?;
@@ -328,14 +335,33 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         resolution: match f.resolution.as_deref() {
             None => ResolutionPolicy::Fixed(Resolution::R720),
             Some("dumbo") => ResolutionPolicy::dumbo(),
-            Some(r) => ResolutionPolicy::Fixed(Resolution::parse(r).ok_or_else(|| {
-                e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p, dumbo"))
-            })?),
+            Some(r) => ResolutionPolicy::Fixed(
+                Resolution::parse(r)
+                    .ok_or_else(|| e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p, dumbo")))?,
+            ),
         },
         cap: match f.caps.as_deref() {
             None | Some("none") => RateCap::None,
             Some("webrtc") => RateCap::Webrtc,
             Some(c) => return Err(e("caps", format!("'{c}' is not one of none, webrtc"))),
+        },
+        quality: {
+            let mut p = match &f.quality {
+                Some(t) => plain_params(t, None).map_err(|(k, r)| e(&format!("quality.{k}"), r))?,
+                None => Params::new(),
+            };
+            if let Some(c) = &f.content {
+                if p.0.contains_key("content") {
+                    return Err(e("content", "given twice (also in quality.content)".into()));
+                }
+                p.0.insert("content".into(), ParamValue::Str(c.clone()));
+            }
+            QualityModel::from_params(&p).map_err(|er| match er {
+                controller::ConfigError::Invalid { param, reason } if param == "content" && f.content.is_some() => {
+                    ("content".to_string(), reason)
+                }
+                other => config_err("quality", other),
+            })?
         },
         bulk: match f.source.as_deref() {
             None | Some("video") => false,

@@ -108,7 +108,7 @@ impl Simulation {
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
-                frames: FrameLog::new(scenario.record_frames),
+                frames: FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval),
                 target_sum: 0.0,
                 target_n: 0,
             });

@@ -104,8 +104,7 @@ queue_time_limit = "{limit}"
 
 #[test]
 fn audio_shares_the_budget() {
-    let out = run(
-        r#"duration = "20s"
+    let out = run(r#"duration = "20s"
 [link]
 capacity = "3Mbps"
 delay = "25ms"
@@ -113,8 +112,7 @@ delay = "25ms"
 controller = { name = "fixed", rate = "1Mbps" }
 encoder = "ideal"
 audio = { rate = "64kbps", ptime = "20ms" }
-"#,
-    );
+"#);
     let f = &out.summary.flows[0];
     assert!((f.audio_kbps - 64.0).abs() < 1.0, "{}", f.audio_kbps);
     assert!((f.video_kbps - 936.0).abs() < 10.0, "{}", f.video_kbps);
@@ -122,8 +120,7 @@ audio = { rate = "64kbps", ptime = "20ms" }
 
 #[test]
 fn webrtc_caps_limit_the_video_rate() {
-    let out = run(
-        r#"duration = "40s"
+    let out = run(r#"duration = "40s"
 [link]
 capacity = "10Mbps"
 delay = "25ms"
@@ -132,8 +129,7 @@ controller = "gcc"
 encoder = "ideal"
 caps = "webrtc"
 resolution = "720p"
-"#,
-    );
+"#);
     let f = &out.summary.flows[0];
     assert!(f.video_kbps <= 2500.0, "{}", f.video_kbps);
     assert!(f.target_kbps_mean.unwrap() <= 2500.0);
@@ -142,16 +138,14 @@ resolution = "720p"
 
 #[test]
 fn dumbo_resolution_policy_follows_the_pulse() {
-    let out = run(
-        r#"duration = "80s"
+    let out = run(r#"duration = "80s"
 [link]
 capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
 delay = "25ms"
 [[flow]]
 controller = "gcc"
 resolution = "dumbo"
-"#,
-    );
+"#);
     let t = f64s(&out.timeseries, "t_s");
     let res = f64s(&out.timeseries, "resolution_p");
     let at = |s: f64| res[t.iter().position(|x| (*x - s).abs() < 1e-9).unwrap()];
@@ -163,8 +157,7 @@ resolution = "dumbo"
 
 #[test]
 fn fec_recovers_random_losses() {
-    let out = run(
-        r#"duration = "30s"
+    let out = run(r#"duration = "30s"
 [link]
 capacity = "10Mbps"
 delay = "25ms"
@@ -174,8 +167,7 @@ controller = { name = "fixed", rate = "2Mbps" }
 encoder = "ideal"
 nack = false
 fec = { group = 10 }
-"#,
-    );
+"#);
     let f = &out.summary.flows[0];
     assert!(f.fec_recovered > 20, "{}", f.fec_recovered);
     // A parity per ≤10 media packets of ~1190 B.
@@ -211,8 +203,7 @@ nack = false
 
 #[test]
 fn fq_codel_protects_a_light_flow() {
-    let out = run(
-        r#"duration = "30s"
+    let out = run(r#"duration = "30s"
 [link]
 capacity = "2Mbps"
 delay = "25ms"
@@ -227,8 +218,7 @@ name = "light"
 controller = { name = "fixed", rate = "500kbps" }
 encoder = "ideal"
 nack = false
-"#,
-    );
+"#);
     let (heavy, light) = (&out.summary.flows[0], &out.summary.flows[1]);
     assert_eq!(light.packets_dropped, 0);
     assert!(light.queue_delay_ms_p95.unwrap() < 15.0, "{:?}", light.queue_delay_ms_p95);
@@ -237,16 +227,14 @@ nack = false
 
 #[test]
 fn bulk_source_is_always_backlogged() {
-    let out = run(
-        r#"duration = "20s"
+    let out = run(r#"duration = "20s"
 [link]
 capacity = "3Mbps"
 delay = "25ms"
 [[flow]]
 controller = { name = "fixed", rate = "2Mbps" }
 source = "bulk"
-"#,
-    );
+"#);
     let f = &out.summary.flows[0];
     // Paced at exactly the fixed rate from the first instant, with no frames.
     assert!((f.goodput_kbps - 2000.0).abs() < 15.0, "{}", f.goodput_kbps);
