@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         encoders,
     )
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
+    from rtcc.sweep import sweep
 
 try:
     __version__ = metadata.version("rtcc")
@@ -52,6 +53,7 @@ __all__ = [
     "encoders",
     "load_scenario",
     "simulate",
+    "sweep",
 ]
 
 _NATIVE_NAMES = frozenset(
@@ -86,11 +88,17 @@ def __getattr__(name: str) -> Any:
         from rtcc import result
 
         return getattr(result, name)
+    if name == "sweep":
+        # The module is callable (rtcc.sweep(spec, ...)); importing it lazily keeps
+        # pandas out of the CLI's start-up.
+        import rtcc.sweep
+
+        return rtcc.sweep
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES)
+    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep"})
 
 
 def simulate(

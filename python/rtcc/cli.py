@@ -1,4 +1,4 @@
-"""The ``rtcc`` command line: run, validate, controllers, encoders, bench.
+"""The ``rtcc`` command line: run, validate, controllers, encoders, bench, sweep, reproduce.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
@@ -273,6 +273,64 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if (below and args.strict) else 0
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid job count {text!r}: not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid job count {value}: must be at least 1")
+    return value
+
+
+def _out_dir(text: str | None, default: Path) -> Path:
+    out = Path(text) if text else default
+    if out.exists() and not out.is_dir():  # fail before the runs, not after them
+        raise CliError(f"{out}: not a directory")
+    return out
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    import rtcc.sweep as sweeping
+    from rtcc.sweepspec import load_spec
+
+    spec = load_spec(Path(args.spec))  # a Path: never mistaken for TOML text
+    out = _out_dir(args.out, Path("results") / spec.name)
+    table = sweeping.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
+    if not args.quiet:
+        print(sweeping.summary_text(table))
+        attrs = table.attrs
+        print(
+            f"{len(spec.runs)} runs: {attrs['executed']} simulated, {attrs['cached']} cached, "
+            f"{attrs['failed']} failed in {attrs['wall_s']:.1f} s"
+        )
+        print(f"table: {out / 'table.csv'}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import dumbo
+
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / f"reproduce-{args.experiment}")
+    if args.traces is not None and not Path(args.traces).is_dir():
+        raise CliError(f"{args.traces}: no such folder (--traces)")
+    outcome = dumbo.run(
+        out, args.traces, args.jobs, short=args.short, direction=args.direction,
+        fresh=args.fresh, progress=not args.quiet,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if not args.quiet:
+        print(dumbo.summary_text(outcome.table))
+        if not outcome.traces:
+            print(f"cellular traces skipped: {outcome.traces_note}")
+        for scheme, why in outcome.skipped.items():
+            print(f"skipped {scheme}: {why}")
+        print(f"results: {out} (table.csv, runs.csv, report.html)")
+        print(f"wall time: {wall:.1f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rtcc", description="Congestion-control workbench for real-time video.")
     parser.add_argument("--version", action="version", version=f"rtcc {rtcc.__version__}")
@@ -319,6 +377,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="exit 1 when a workload is below its target"
     )
     bench.set_defaults(func=cmd_bench)
+
+    sweep = sub.add_parser("sweep", help="run a sweep spec on a process pool, cached per run")
+    sweep.add_argument("spec", metavar="SPEC", help="sweep spec TOML file")
+    sweep.add_argument("--out", metavar="DIR", help="results folder (default: results/<spec name>)")
+    sweep.add_argument(
+        "--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: CPU count)"
+    )
+    sweep.add_argument("--fresh", action="store_true", help="recompute runs already cached")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    sweep.set_defaults(func=cmd_sweep)
+
+    repro = sub.add_parser("reproduce", help="re-run a paper's experiments and compare")
+    repro.add_argument("experiment", choices=["dumbo"], metavar="EXPERIMENT", help="dumbo")
+    repro.add_argument(
+        "--traces", metavar="DIR", help="Mahimahi traces (default: ../shared/traces/mahimahi)"
+    )
+    repro.add_argument(
+        "--out", metavar="DIR", help="results folder (default: results/reproduce-<experiment>)"
+    )
+    repro.add_argument(
+        "--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: CPU count)"
+    )
+    repro.add_argument("--short", action="store_true", help="shortened runs (for tests)")
+    repro.add_argument(
+        "--direction", choices=["down", "up", "all"], default="down",
+        help="which trace files: .down (default), .up or both",
+    )  # fmt: skip
+    repro.add_argument("--fresh", action="store_true", help="recompute runs already cached")
+    repro.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    repro.set_defaults(func=cmd_reproduce)
     return parser
 
 
@@ -344,7 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             raise CliError(
-                "missing command (run, validate, controllers, encoders, bench); see 'rtcc --help'"
+                "missing command (run, validate, controllers, encoders, bench, sweep, "
+                "reproduce); see 'rtcc --help'"
             )
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -12,6 +12,9 @@ __all__ = ["ProgressBar"]
 class ProgressBar:
     """Call with (simulated seconds, total seconds); ``close()`` clears the line.
 
+    ``unit`` and ``digits`` label the counts (a sweep counts runs: ``unit=" runs"``,
+    ``digits=0``).
+
     When the stream is not a TTY (CI logs, pipes) it writes nothing at all, so
     output captured by scripts stays clean.
     """
@@ -22,12 +25,16 @@ class ProgressBar:
         stream: TextIO | None = None,
         width: int = 30,
         min_interval_s: float = 0.05,
+        unit: str = " s",
+        digits: int = 1,
     ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self.label = label
         self.width = width
         self.min_interval_s = min_interval_s
+        self.unit = unit
+        self.digits = digits
         self._last_draw = 0.0
         self._drawn = False
 
@@ -43,7 +50,10 @@ class ProgressBar:
         filled = round(fraction * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
         label = f"{self.label} " if self.label else ""
-        self.stream.write(f"\r{label}[{bar}] {fraction * 100:5.1f}%  {done_s:.1f}/{total_s:.1f} s")
+        d = self.digits
+        self.stream.write(
+            f"\r{label}[{bar}] {fraction * 100:5.1f}%  {done_s:.{d}f}/{total_s:.{d}f}{self.unit}"
+        )
         self.stream.flush()
         self._drawn = True
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rtcc.result import Result
 
-__all__ = ["fmt", "render"]
+__all__ = ["CSS", "embed_png", "fmt", "render"]
 
 _CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f;
@@ -29,6 +29,9 @@ figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.9em; }
 pre { background: #f5f5f7; padding: 1em; overflow-x: auto; font-size: 12.5px; }
 """
+
+# Public for other self-contained pages (sweep and reproduction reports).
+CSS = _CSS
 
 _CAPTIONS = {
     "rates.png": "Link capacity against each flow's sending, video and padding rate.",
@@ -56,6 +59,15 @@ def fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def embed_png(png: bytes, alt: str, caption: str) -> str:
+    """A ``<figure>`` with the PNG inlined as a data URI, so the page stands alone."""
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
 
 
 def _esc(value: Any) -> str:
@@ -116,13 +128,7 @@ def render(result: Result, images: Mapping[str, bytes] | None = None) -> str:
     if images:
         parts.append("<h2>Plots</h2>")
         for filename, png in images.items():
-            data = base64.b64encode(png).decode("ascii")
-            caption = html.escape(_CAPTIONS.get(filename, filename))
-            parts.append(
-                f'<figure><img alt="{html.escape(filename)}" '
-                f'src="data:image/png;base64,{data}">'
-                f"<figcaption>{caption}</figcaption></figure>"
-            )
+            parts.append(embed_png(png, filename, _CAPTIONS.get(filename, filename)))
     parts += [
         "<h2>Scenario</h2>",
         f"<pre>{html.escape(result.scenario_text or '(not recorded)')}</pre>",

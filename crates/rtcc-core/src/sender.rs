@@ -64,6 +64,11 @@ pub struct SenderConfig {
     /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
     /// "backlogged" reference): the send queue never runs dry.
     pub bulk: bool,
+    /// libwebrtc's congestion-window pushback (with the pacer queue counted,
+    /// WebRTC-AddPacingToCongestionWindowPushback): scale the encoder target
+    /// down while in-flight plus queued bytes exceed the window. Applies to
+    /// window-based controllers that do not fill the window with padding.
+    pub cwnd_pushback: bool,
     pub pacer: PacerConfig,
 }
 
@@ -86,6 +91,7 @@ impl Default for SenderConfig {
             audio: None,
             resolution: ResolutionPolicy::Fixed(Resolution::R720),
             bulk: false,
+            cwnd_pushback: true,
             pacer: PacerConfig::default(),
         }
     }
@@ -165,6 +171,8 @@ pub struct Sender {
     resolution: ResolutionState,
     rtt: Duration,
     stopped: bool,
+    /// Encoder-rate ratio of the congestion-window pushback.
+    pushback: f64,
     /// `poll_timeout`, computed on demand after any input changed it.
     timeout: Cell<Option<Option<Time>>>,
 }
@@ -204,6 +212,7 @@ impl Sender {
             counters: SendCounters::default(),
             rtt: DEFAULT_RTT,
             stopped: false,
+            pushback: 1.0,
             timeout: Cell::new(None),
         };
         s.apply_decision(cfg.start);
@@ -276,7 +285,29 @@ impl Sender {
     /// Encoder target: the controller's budget less the audio rate, within
     /// the flow's caps.
     pub fn target_rate(&self) -> DataRate {
-        (self.decision.target_rate - self.audio_rate()).clamp(self.cfg.min_rate, self.max_video_rate())
+        let budget = self.decision.target_rate.mul_f64(self.pushback);
+        (budget - self.audio_rate()).clamp(self.cfg.min_rate, self.max_video_rate())
+    }
+
+    /// libwebrtc CongestionWindowPushbackController::UpdateTargetBitrate:
+    /// fill > 1.5 → ×0.9, > 1 → ×0.95, < 0.1 → 1, else ×1.05 (capped at 1).
+    fn update_pushback(&mut self) {
+        let Some(w) =
+            self.decision.cwnd.filter(|_| self.cfg.cwnd_pushback && self.decision.padding_rate == DataRate::ZERO)
+        else {
+            self.pushback = 1.0;
+            return;
+        };
+        let fill = (self.in_flight + self.pacer.queued_bytes()).bytes() as f64 / w.bytes().max(1) as f64;
+        self.pushback = if fill > 1.5 {
+            self.pushback * 0.9
+        } else if fill > 1.0 {
+            self.pushback * 0.95
+        } else if fill < 0.1 {
+            1.0
+        } else {
+            (self.pushback * 1.05).min(1.0)
+        };
     }
 
     fn apply_decision(&mut self, now: Time) {
@@ -619,6 +650,7 @@ impl Sender {
         }
         self.controller.on_feedback(now, &fb);
         self.apply_decision(now);
+        self.update_pushback();
     }
 }
 

@@ -89,6 +89,7 @@ pub struct FlowFile {
     pub caps: Option<String>,
     pub queue_time_limit: Option<Quantity>,
     pub source: Option<String>,
+    pub cwnd_pushback: Option<bool>,
     pub content: Option<String>,
     pub quality: Option<toml::Table>,
 }
@@ -124,6 +125,7 @@ pub struct FlowSpec {
     pub queue_time_limit: Option<Duration>,
     /// A backlogged bulk flow instead of video.
     pub bulk: bool,
+    pub cwnd_pushback: bool,
     /// Rate–quality model for PSNR/SSIM estimates.
     pub quality: QualityModel,
 }
@@ -363,6 +365,7 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
                 other => config_err("quality", other),
             })?
         },
+        cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
         bulk: match f.source.as_deref() {
             None | Some("video") => false,
             Some("bulk") => true,

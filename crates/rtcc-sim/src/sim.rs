@@ -88,6 +88,7 @@ impl Simulation {
                 audio: spec.audio,
                 resolution: spec.resolution,
                 bulk: spec.bulk,
+                cwnd_pushback: spec.cwnd_pushback,
                 pacer: PacerConfig { queue_time_limit: spec.queue_time_limit, ..PacerConfig::default() },
                 ..SenderConfig::default()
             };

@@ -13,8 +13,8 @@
 //!   `velocity_threshold` (3) checks in a row found it unchanged (spec §2.4).
 //! - slow start: cwnd grows by the acked bytes (doubles per RTT) until
 //!   current ≥ target (spec §2.4).
-//! - pacing = 2·cwnd/rtt_standing; the encoder target is cwnd/rtt_standing,
-//!   with the receiver's mean report hold time added to the RTT (see update_decision).
+//! - pacing = 2·cwnd/rtt_standing; the encoder target is cwnd/srtt, the
+//!   receiver's mean report hold time added to both RTTs (see update_decision).
 //!
 //! Feedback is periodic, not per packet: each acknowledged packet is replayed
 //! as an ACK at its virtual ACK time `send_time + rtt` (receiver hold time
@@ -363,14 +363,18 @@ impl Copa {
             return;
         }
         let cwnd = self.cwnd();
-        // The window is clocked by reports, so it covers the receiver's hold
-        // time too: the rate it sustains is cwnd / (RTT + hold). With per-packet
-        // ACKs (hold 0) this is the paper's cwnd / rtt_standing.
-        let clocked = self.standing.max(Duration::from_micros(1)) + Duration::from_secs_f64(self.hold);
-        let rate = DataRate::from_size_per(cwnd, clocked);
+        let hold = Duration::from_secs_f64(self.hold);
+        // Pacing as the paper: 2·cwnd/rtt_standing. The encoder is told the
+        // rate the window actually carries — cwnd over the smoothed RTT
+        // (Dumbo thesis §4: "cwnd divided by smoothed RTT") — and since the
+        // window is clocked by reports, the receiver's hold time is part of
+        // that RTT. With per-packet ACKs (hold 0) this is cwnd / srtt.
+        let srtt = self.srtt.unwrap_or(self.standing).max(Duration::from_micros(1));
+        let rate = DataRate::from_size_per(cwnd, srtt + hold);
+        let pacing = DataRate::from_size_per(cwnd, self.standing.max(Duration::from_micros(1)) + hold).mul_f64(2.0);
         self.decision = Decision {
             target_rate: rate.clamp(self.min_rate, self.max_rate),
-            pacing_rate: rate.mul_f64(2.0).max(self.min_rate),
+            pacing_rate: pacing.max(self.min_rate),
             cwnd: Some(cwnd),
             padding_rate: DataRate::ZERO,
         };
@@ -484,9 +488,10 @@ pub(crate) mod tests {
         assert!((current / 1200.0 - 166.667).abs() < 1e-3 && (target / 1200.0 - 200.0).abs() < 1e-9);
         c.cwnd = 12_240.0;
         c.update_decision();
-        // target = cwnd/rtt_standing = 12 240 B / 60 ms = 1.632 Mbps; pacing twice that.
+        // target = cwnd/srtt = 12 240 B / 50.625 ms = 1.934 Mbps (no hold time);
+        // pacing = 2·cwnd/rtt_standing = 2 · 12 240 B / 60 ms = 3.264 Mbps.
         let d = c.decision();
-        assert_eq!((d.target_rate, d.pacing_rate), (DataRate::from_bps(1_632_000), DataRate::from_bps(3_264_000)));
+        assert_eq!((d.target_rate, d.pacing_rate), (DataRate::from_bps(1_934_222), DataRate::from_bps(3_264_000)));
         assert_eq!(d.cwnd, Some(DataSize::from_bytes(12_240)));
         assert_eq!((state(&c, "dq_ms"), state(&c, "rtt_standing_ms"), state(&c, "rtt_min_ms")), (10.0, 60.0, 50.0));
     }

@@ -1,0 +1,351 @@
+"""Reproduce the Dumbo thesis's evaluation in simulation (../shared/papers/dumbo.txt).
+
+1. Pulse link (§3.1, §6.2.1): 3 Mbps ↔ 500 kbps every 40 s, 25 ms one-way delay, no
+   drops (queue unlimited), 160 s; convergence after each step (rtcc.convergence).
+2. Cellular traces (§6.2.2, §6.3, §6.4, App. A): each Mahimahi trace, 2 min, 25 ms
+   one-way delay, queue unlimited; per-scheme means over the traces.
+
+Every video flow uses the lagging encoder and Dumbo's resolution table (§5.1), except
+"gcc (720p)", fixed 720p as the thesis's original-GCC comparison (Fig. A-12).
+"Copa (backlogged)" is a bulk flow under Copa, the reference line of Fig. 3-1.
+A scheme whose controller cannot be built is skipped and named in the report.
+The thesis's receiver sat behind the Mahimahi shell, so the media crossed the shell's
+downlink: the ``.down`` files are the default (``direction="all"`` runs every file).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
+from rtcc.sweep import SweepResult, execute
+from rtcc.sweepspec import Analysis, Run
+
+__all__ = [
+    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "default_traces", "run",
+    "summary_text",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scheme:
+    label: str
+    controller: str
+    resolution: str = "dumbo"
+    bulk: bool = False
+
+    def flow(self) -> dict[str, Any]:
+        flow: dict[str, Any] = {"name": "call", "controller": self.controller}
+        if self.bulk:
+            flow["source"] = "bulk"
+        else:
+            flow.update(encoder="lagging", resolution=self.resolution)
+        return flow
+
+
+GCC_720P = Scheme("gcc (720p)", "gcc", resolution="720p")
+PULSE_SCHEMES = (
+    Scheme("gcc", "gcc"),
+    Scheme("copa", "copa"),
+    Scheme("rocc", "rocc"),
+    Scheme("copa+dumbo", "copa+dumbo"),
+    Scheme("rocc+dumbo", "rocc+dumbo"),
+    Scheme("copa (backlogged)", "copa", bulk=True),
+    GCC_720P,
+)
+CELLULAR_SCHEMES = (
+    Scheme("gcc", "gcc"),
+    Scheme("gcc-probing", "gcc-probing"),
+    Scheme("vivace", "vivace"),
+    Scheme("copa", "copa"),
+    Scheme("rocc", "rocc"),
+    Scheme("copa+dumbo", "copa+dumbo"),
+    Scheme("rocc+dumbo", "rocc+dumbo"),
+    GCC_720P,
+)
+DUMBO_SCHEMES = ("copa+dumbo", "rocc+dumbo")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    pulse_s: int
+    pulse_every_s: int
+    trace_s: int
+    max_traces: int | None
+
+
+# Short: the pulse alternates every 20 s so 80 s still holds a down, an up and a down step.
+FULL = Variant("full", 160, 40, 120, None)
+SHORT = Variant("short", 80, 20, 30, 3)
+DELAY = "25ms"
+SEED = 1
+
+
+def default_traces() -> Path | None:
+    """../shared/traces/mahimahi beside the repository (from this file, then from the cwd)."""
+    here = Path(__file__).resolve().parents[3]  # python/rtcc/reproduce/ -> repo root
+    for root in (here, Path.cwd()):
+        folder = (root / ".." / "shared" / "traces" / "mahimahi").resolve()
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def find_traces(folder: Path, direction: str, limit: int | None) -> list[Path]:
+    suffixes = {"down": (".down",), "up": (".up",), "all": (".down", ".up")}[direction]
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in suffixes)
+    return files[:limit] if limit is not None else files
+
+
+def _scenario(name: str, duration_s: int, capacity: Any, scheme: Scheme) -> dict[str, Any]:
+    return {
+        "name": name,
+        "duration": f"{duration_s}s",
+        "seed": SEED,
+        "link": {"capacity": capacity, "delay": DELAY, "queue": "unlimited"},
+        "record": {"bin": "100ms"},
+        "flow": [scheme.flow()],
+    }
+
+
+def probe(scheme: Scheme) -> str | None:
+    """Why the scheme cannot run here (its controller is not built, say), or None."""
+    import rtcc
+    from rtcc.scenario import dumps_toml
+
+    text = dumps_toml(_scenario("probe", 1, "3Mbps", scheme))
+    source = f"<{scheme.label}>"
+    try:
+        rtcc.Simulation(text, source, SEED, False)
+    except ValueError as exc:
+        reason = " ".join(str(exc).split()).removeprefix(f"{source}: ")
+        return f"controller {scheme.controller!r} cannot run here ({reason})"
+    return None
+
+
+@dataclass
+class Outcome:
+    """Everything the report needs; ``table`` is table.csv, ``runs`` is runs.csv."""
+
+    variant: Variant
+    table: pd.DataFrame
+    runs: pd.DataFrame
+    pulse: SweepResult | None
+    cellular: SweepResult | None
+    skipped: dict[str, str]
+    traces: list[Path]
+    traces_note: str
+    direction: str
+    wall_s: float = 0.0
+    controllers: list[str] = field(default_factory=list)
+
+
+def _means(
+    result: SweepResult, experiment: str, schemes: tuple[Scheme, ...], skipped: dict[str, str]
+) -> pd.DataFrame:
+    """Per-scheme means over the experiment's runs; skipped schemes keep a row with a note."""
+    per_run = result.table()
+    rows: list[dict[str, Any]] = []
+    for scheme in schemes:
+        if scheme.label in skipped:
+            rows.append(
+                {"experiment": experiment, "scheme": scheme.label, "controller": scheme.controller,
+                 "runs": 0, "failed": 0, "note": f"skipped: {skipped[scheme.label]}"}
+            )  # fmt: skip
+            continue
+        if "scheme" not in per_run:  # no runs at all
+            continue
+        part = per_run[per_run["scheme"] == scheme.label]
+        ok = part[part["error"].isna()]
+        numeric = ok.select_dtypes("number").drop(columns=["seed"], errors="ignore")
+        row: dict[str, Any] = {
+            "experiment": experiment,
+            "scheme": scheme.label,
+            "controller": scheme.controller,
+            "runs": len(ok),
+            "failed": len(part) - len(ok),
+            "note": "; ".join(sorted(set(part["error"].dropna()))) or None,
+        }
+        row.update(numeric.mean(numeric_only=True).to_dict() if len(ok) else {})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def run(
+    out: str | Path,
+    traces: str | Path | None = None,
+    jobs: int | None = None,
+    *,
+    short: bool = False,
+    direction: str = "down",
+    fresh: bool = False,
+    progress: bool = False,
+) -> Outcome:
+    """Run both experiments; write OUT/table.csv, OUT/runs.csv, the figures as PNG and
+    OUT/report.html. Finished runs are cached under OUT/runs (``fresh`` recomputes)."""
+    import rtcc
+    from rtcc.reproduce import figures, page
+
+    started = time.perf_counter()
+    variant = SHORT if short else FULL
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    schemes = {s.label: s for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES)}
+    skipped = {label: why for label, s in schemes.items() if (why := probe(s)) is not None}
+    pulse_schemes = tuple(s for s in PULSE_SCHEMES if s.label not in skipped)
+    cell_schemes = tuple(s for s in CELLULAR_SCHEMES if s.label not in skipped)
+
+    folder = Path(traces) if traces is not None else default_traces()
+    files: list[Path] = []
+    if folder is None:
+        note = "no trace folder found (looked for ../shared/traces/mahimahi); pass --traces DIR"
+    elif not folder.is_dir():
+        note = f"{folder}: no such folder; the cellular experiment was skipped"
+    else:
+        files = find_traces(folder, direction, variant.max_traces)
+        note = f"{len(files)} trace files from {folder}" if files else f"{folder}: no traces"
+
+    every = f"{variant.pulse_every_s}s"
+    pulse_capacity = {"kind": "pulse", "high": "3Mbps", "low": "500kbps", "every": every}
+    pulse_runs = [
+        Run(
+            {"experiment": "pulse", "scheme": s.label, "trace": f"pulse {every}", "seed": SEED},
+            _scenario("dumbo-pulse", variant.pulse_s, pulse_capacity, s),
+            SEED,
+            "<dumbo-pulse>",
+        )
+        for s in pulse_schemes
+    ]
+    cell_runs = [
+        Run(
+            {"experiment": "cellular", "scheme": s.label, "trace": f.name, "seed": SEED},
+            _scenario(
+                "dumbo-cellular", variant.trace_s, {"kind": "trace", "file": str(f.resolve())}, s
+            ),
+            SEED,
+            str(f),
+        )
+        for s in cell_schemes
+        for f in files
+    ]
+    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    pulse_analysis = Analysis(convergence=True, series=True)
+    pulse = execute(pulse_runs, pulse_analysis, out, progress=progress, label="pulse", **common)
+    cellular = None
+    if files:
+        cell_analysis = Analysis(distributions=True)
+        cellular = execute(
+            cell_runs, cell_analysis, out, progress=progress, label="cellular", **common
+        )
+    parts = [_means(pulse, "pulse", PULSE_SCHEMES, skipped)]
+    runs = [pulse.table()]
+    if cellular is not None:
+        parts.append(_means(cellular, "cellular", CELLULAR_SCHEMES, skipped))
+        runs.append(cellular.table())
+    table = _order(pd.concat(parts, ignore_index=True))
+    outcome = Outcome(
+        variant, table, pd.concat(runs, ignore_index=True), pulse, cellular, skipped, files,
+        note, direction, controllers=[c["name"] for c in rtcc.controllers()],
+    )  # fmt: skip
+    table.to_csv(out / "table.csv", index=False)
+    outcome.runs.to_csv(out / "runs.csv", index=False)
+    images = figures.render_all(outcome)
+    for name, (png, _) in images.items():
+        (out / name).write_bytes(png)
+    # The report states the wall time: everything but writing the page itself.
+    outcome.wall_s = time.perf_counter() - started
+    (out / "report.html").write_text(page.render(outcome, images), encoding="utf-8")
+    outcome.wall_s = time.perf_counter() - started
+    return outcome
+
+
+def _order(table: pd.DataFrame) -> pd.DataFrame:
+    """Labels first, then summary metrics, then the convergence columns."""
+    head = ["experiment", "scheme", "controller", "runs", "failed"]
+    conv = [c for c in CONVERGENCE_COLUMNS if c in table.columns]
+    tail = ["note"]
+    middle = [c for c in table.columns if c not in (*head, *conv, *tail)]
+    for column in CONVERGENCE_COLUMNS[:2]:  # always present, NaN where not measured
+        if column not in table.columns:
+            table[column] = math.nan
+            conv.append(column)
+    return table[[*head, *middle, *conv, *tail]]
+
+
+def ratios(table: pd.DataFrame) -> dict[str, float]:
+    """Dumbo schemes (mean of those that ran) vs GCC over the cellular traces."""
+    cell = table[(table["experiment"] == "cellular") & (table["runs"] > 0)].set_index("scheme")
+    dumbo = [s for s in DUMBO_SCHEMES if s in cell.index]
+    if "gcc" not in cell.index or not dumbo:
+        return {}
+    mean = cell.loc[dumbo].mean(numeric_only=True)
+    gcc = cell.loc["gcc"]
+    return {
+        "utilization": float(mean["utilization"] / gcc["utilization"]),
+        "queue_delay": float(gcc["queue_delay_ms_mean"] / mean["queue_delay_ms_mean"]),
+        "video_kbps": float(mean["video_kbps"] / gcc["video_kbps"]),
+    }
+
+
+def _with_thesis(value: Any, ref: Any, scale: float = 1.0, digits: int = 1) -> str:
+    from rtcc.cli import _num
+
+    mine = _num(value, scale, digits)
+    return mine if ref is None else f"{mine} ({_num(ref, scale, digits)})"
+
+
+def summary_text(table: pd.DataFrame) -> str:
+    """What `rtcc reproduce dumbo` prints: headline numbers, the thesis's in parentheses."""
+    from rtcc.cli import _num, format_table
+    from rtcc.reproduce import dumbo_thesis as thesis
+
+    blocks = []
+    pulse = table[(table["experiment"] == "pulse") & (table["runs"] > 0)]
+    if len(pulse):
+        rows = []
+        for _, r in pulse.iterrows():
+            ref = thesis.PULSE.get(r["scheme"], {})
+            rows.append([
+                str(r["scheme"]),
+                _with_thesis(r["converge_up_s"], ref.get("converge_up_s"), digits=2),
+                _with_thesis(r["converge_down_s"], ref.get("converge_down_s"), digits=2),
+                _num(r.get("converge_down_settle_s"), 1, 2),
+                _with_thesis(r.get("up_steady_mbps"), ref.get("up_steady_mbps"), digits=2),
+                _with_thesis(r.get("down_latency_max_ms"), ref.get("down_latency_max_ms"), 1, 0),
+                _num(r["utilization"], 100, 1),
+            ])  # fmt: skip
+        header = ["pulse link", "up s", "down s", "settle s", "steady up Mbps", "max lat. ms",
+                  "util %"]  # fmt: skip
+        blocks.append(format_table(header, rows))
+    cell = table[(table["experiment"] == "cellular") & (table["runs"] > 0)]
+    if len(cell):
+        rows = []
+        for _, r in cell.iterrows():
+            ref = thesis.CELLULAR.get(r["scheme"], {})
+            rows.append([
+                str(r["scheme"]),
+                str(int(r["runs"])),
+                _with_thesis(r["utilization"], ref.get("utilization"), 100, 1),
+                _with_thesis(r["frame_latency_ms_mean"], ref.get("frame_latency_ms_mean"), 1, 0),
+                _with_thesis(r["queue_delay_ms_mean"], ref.get("queue_delay_ms_mean"), digits=0),
+                _with_thesis(r["video_kbps"], ref.get("video_kbps"), digits=0),
+            ])  # fmt: skip
+        header = ["cellular (mean)", "traces", "util %", "latency ms", "queue ms", "video kbps"]
+        blocks.append(format_table(header, rows))
+        ours = ratios(table)
+        if ours:
+            ref = thesis.CELLULAR_RATIOS
+            blocks.append(
+                f"Dumbo / GCC: utilisation {ours['utilization']:.2f}x "
+                f"({ref['utilization']:.2f}x), video {ours['video_kbps']:.2f}x "
+                f"({ref['video_kbps']:.2f}x); GCC / Dumbo queuing delay "
+                f"{ours['queue_delay']:.1f}x ({ref['queue_delay']:.1f}x)"
+            )
+    return "\n\n".join(blocks) + "\n(thesis values in parentheses)" if blocks else "no runs"

@@ -1,0 +1,403 @@
+"""Sweeps: many runs on a local process pool, each cached on disk, gathered into one table.
+
+>>> import rtcc
+>>> table = rtcc.sweep("sweeps/cellular.toml", out="results/cellular", jobs=4)  # doctest: +SKIP
+>>> table.groupby("controller")["utilization"].mean()  # doctest: +SKIP
+
+Each finished run is written to ``OUT/runs/<key>.json`` (its summary plus whatever the
+analysis keeps), where the key hashes the fully resolved scenario TOML, the seed, the
+analysis options, the contents of any trace file the run reads and the simulator
+build (a digest of the native module, so a rebuilt simulator never serves stale runs).
+A sweep therefore never recomputes a finished run, and an interrupted one resumes where
+it stopped; ``fresh=True`` (``--fresh``) recomputes anyway. Runs never keep packets,
+and keep frames only when convergence needs them.
+See :mod:`rtcc.sweepspec` for the spec format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+import types
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rtcc.progress import ProgressBar
+from rtcc.scenario import ScenarioInput, dumps_toml
+from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
+
+__all__ = [
+    "CACHE_VERSION", "SweepError", "SweepResult", "execute", "run_key", "summary_text", "sweep",
+]  # fmt: skip
+
+CACHE_VERSION = 1
+_QUANTILES = [q / 100 for q in range(101)]
+_file_digests: dict[tuple[str, int, int], str] = {}
+
+
+@dataclass
+class SweepResult:
+    """Runs in spec order with their cache records (None where the run failed)."""
+
+    runs: list[Run]
+    records: list[dict[str, Any] | None]
+    errors: list[str | None]
+    analysis: Analysis = field(default_factory=Analysis)
+    executed: int = 0  # runs simulated by this call
+    cached: int = 0  # runs read back from the cache
+    wall_s: float = 0.0
+    out: Path | None = None
+
+    def table(self) -> pd.DataFrame:
+        """One row per run (per flow with ``flows = "all"``): labels, summary metrics,
+        convergence metrics when computed, the cache key and any error."""
+        rows: list[dict[str, Any]] = []
+        for run, record, error in zip(self.runs, self.records, self.errors, strict=True):
+            rows += _rows(run, record, error, self.analysis)
+        table = pd.DataFrame(rows)
+        table.attrs.update(executed=self.executed, cached=self.cached, failed=self.failed)
+        return table
+
+    @property
+    def failed(self) -> int:
+        return sum(e is not None for e in self.errors)
+
+
+def _file_digest(path: str) -> str:
+    stat = Path(path).stat()
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _file_digests:
+        _file_digests[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _file_digests[key]
+
+
+def _simulator_digest() -> str:
+    """Identifies the simulator build: a digest of the native module's file."""
+    import rtcc
+
+    native = getattr(rtcc.native(), "__file__", None)
+    return _file_digest(native) if native else rtcc.__version__
+
+
+def _trace_files(scenario: Mapping[str, Any]) -> list[str]:
+    capacity = scenario.get("link", {}).get("capacity")
+    if isinstance(capacity, Mapping) and capacity.get("kind") == "trace":
+        return [str(capacity.get("file"))]
+    return []
+
+
+def prepare(run: Run, analysis: Analysis) -> dict[str, Any]:
+    """The scenario as it is simulated: packets off, frames/time series only when needed."""
+    scenario = dict(run.scenario)
+    record = dict(scenario.get("record", {}))
+    record["packets"] = False
+    record["frames"] = analysis.convergence
+    record["timeseries"] = analysis.needs_timeseries
+    scenario["record"] = record
+    return scenario
+
+
+def run_key(run: Run, analysis: Analysis) -> str:
+    """Cache key: resolved scenario TOML + seed + analysis options + trace file contents."""
+    files = {}
+    for path in _trace_files(run.scenario):
+        try:
+            files[path] = _file_digest(path)
+        except OSError:
+            files[path] = "missing"  # the run itself reports the error
+    blob = json.dumps(
+        {
+            "version": CACHE_VERSION,
+            "scenario": dumps_toml(prepare(run, analysis)),
+            "seed": run.seed,
+            "analysis": asdict(analysis),
+            "files": files,
+            "simulator": _simulator_digest(),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN/inf become null, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def analyse(result: Any, analysis: Analysis) -> dict[str, Any]:
+    """What a run keeps: its summary and, per analysed flow, convergence/series/quantiles."""
+    from rtcc import convergence as conv
+
+    flows = result.summary.get("flows", [])
+    picked = range(len(flows)) if analysis.flows == "all" else range(min(1, len(flows)))
+    record: dict[str, Any] = {"summary": result.summary}
+    if not analysis.needs_timeseries:
+        return record
+    per_flow: dict[str, Any] = {}
+    for i in picked:
+        series = conv.bin_series(result, i)
+        entry: dict[str, Any] = {}
+        if analysis.convergence:
+            entry["convergence"] = conv.convergence(
+                series, steady_window_s=analysis.steady_window_s, smooth_s=analysis.smooth_s
+            )
+        if analysis.series:
+            entry["series"] = {c: series[c].round(3).tolist() for c in series.columns}
+        if analysis.distributions:
+            util = (series["recv_kbps"] / series["capacity_kbps"]).where(
+                series["capacity_kbps"] > 0
+            )
+            entry["quantiles"] = {"utilization": util.dropna().quantile(_QUANTILES).tolist()}
+            frames = result.frames
+            if not frames.empty and "latency_ms" in frames:
+                lat = frames.loc[frames["flow"] == i, "latency_ms"].dropna()
+                entry["quantiles"]["latency_ms"] = lat.quantile(_QUANTILES).tolist()
+        per_flow[str(i)] = entry
+    record["flows"] = per_flow
+    cleaned: dict[str, Any] = _clean(record)
+    return cleaned
+
+
+def _one(
+    key: str, text: str, source: str, seed: int, analysis: Analysis, cache: str | None
+) -> tuple[str, dict[str, Any] | None, str | None]:
+    """Worker: simulate, analyse, write the cache file atomically; errors come back as text."""
+    import rtcc
+
+    started = time.perf_counter()
+    try:
+        result = rtcc.simulate(ScenarioInput(text, source), seed=seed, record_packets=False)
+        record = analyse(result, analysis)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # pyo3's PanicException is not an Exception
+        return key, None, " ".join(str(exc).split()) or type(exc).__name__
+    record.update(
+        version=CACHE_VERSION, key=key, seed=seed, scenario=text,
+        wall_s=round(time.perf_counter() - started, 4),
+    )  # fmt: skip
+    if cache is not None:
+        tmp = Path(f"{cache}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record, separators=(",", ":")), encoding="utf-8")
+        tmp.replace(cache)  # atomic: a killed sweep never leaves half a file
+    return key, record, None
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # absent or unreadable: recompute
+    return record if record.get("version") == CACHE_VERSION else None
+
+
+def execute(
+    runs: Sequence[Run],
+    analysis: Analysis | None = None,
+    out: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    *,
+    progress: bool | Callable[[float, float], None] = False,
+    fresh: bool = False,
+    on_error: str = "raise",
+    label: str = "sweep",
+) -> SweepResult:
+    """Run ``runs`` (skipping those already cached under ``out``) and collect their records.
+
+    ``on_error="raise"`` stops at the first failed run with a :class:`SweepError` naming
+    it; ``"skip"`` keeps going and leaves the error in the result (and table).
+    """
+    analysis = analysis or Analysis()
+    if on_error not in ("raise", "skip"):
+        raise ValueError("on_error must be 'raise' or 'skip'")
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise SweepError("jobs: must be at least 1")
+    started = time.perf_counter()
+    cache_dir = Path(out) / "runs" if out is not None else None
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    keys = [run_key(run, analysis) for run in runs]
+    result = SweepResult(list(runs), [None] * len(runs), [None] * len(runs), analysis, out=None)
+    result.out = Path(out) if out is not None else None
+    where: dict[str, list[int]] = {}
+    pending: list[tuple[str, str, str, int, Analysis, str | None]] = []
+    for i, (run, key) in enumerate(zip(runs, keys, strict=True)):
+        path = cache_dir / f"{key}.json" if cache_dir is not None else None
+        cached = _load(path) if path is not None and not fresh else None
+        if cached is not None:
+            result.records[i] = cached
+            result.cached += 1
+            continue
+        if key not in where:  # identical runs are simulated once
+            text = dumps_toml(prepare(run, analysis))
+            pending.append((key, text, run.source, run.seed, analysis, str(path) if path else None))
+        where.setdefault(key, []).append(i)
+
+    bar = ProgressBar(label=label, unit=" runs", digits=0) if progress is True else None
+    report = bar or (progress if callable(progress) else None)
+    done = result.cached
+    total = len(runs)
+
+    def finish(key: str, record: dict[str, Any] | None, error: str | None) -> None:
+        nonlocal done
+        for i in where[key]:
+            result.records[i] = record
+            result.errors[i] = _describe(runs[i], error) if error else None
+            done += 1
+        result.executed += 1
+        if report is not None:
+            report(done, total)
+        if error and on_error == "raise":
+            raise SweepError(result.errors[where[key][0]])
+
+    if report is not None:
+        report(done, total)
+    try:
+        if jobs == 1 or len(pending) <= 1:
+            for task in pending:
+                finish(*_one(*task))
+        else:
+            _pool(pending, min(jobs, len(pending)), finish)
+    finally:
+        if bar is not None:
+            bar.close()
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+def _pool(tasks: list[Any], jobs: int, finish: Callable[..., None]) -> None:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures: set[Future[Any]] = {pool.submit(_one, *task) for task in tasks}
+        try:
+            while futures:
+                finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    finish(*future.result())
+        except BaseException:
+            # Stop quickly (Ctrl-C or a failed run): finished runs are already cached.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _describe(run: Run, error: str) -> str:
+    labels = " ".join(f"{k}={v}" for k, v in run.labels.items())
+    return f"{error} (run {labels})"
+
+
+def _rows(
+    run: Run, record: Mapping[str, Any] | None, error: str | None, analysis: Analysis
+) -> list[dict[str, Any]]:
+    if record is None:
+        return [{**run.labels, "run": None, "error": error}]
+    flows = record.get("summary", {}).get("flows", [])
+    picked = range(len(flows)) if analysis.flows == "all" else range(min(1, len(flows)))
+    rows = []
+    for i in picked:
+        metrics = dict(flows[i])
+        row: dict[str, Any] = dict(run.labels)
+        if run.controller_flows is not None and i not in run.controller_flows:
+            row["controller"] = metrics.get("controller")
+        if analysis.flows == "all":
+            row["flow"] = i
+        row["flow_name"] = metrics.pop("name", None)
+        metrics.pop("controller", None)  # the label column says it
+        row.update(metrics)
+        extra = record.get("flows", {}).get(str(i), {})
+        row.update(extra.get("convergence", {}))
+        row["run"] = record.get("key")
+        row["error"] = None
+        rows.append(row)
+    return rows
+
+
+def sweep(
+    spec: str | os.PathLike[str] | Mapping[str, Any] | SweepSpec,
+    out: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    *,
+    progress: bool = False,
+    fresh: bool = False,
+    on_error: str = "raise",
+) -> pd.DataFrame:
+    """Run a sweep spec (path, TOML text, dict or :class:`SweepSpec`) and return its table.
+
+    With ``out``, each run is cached under ``out/runs`` and the table is also written to
+    ``out/table.csv``. ``table.attrs`` holds ``executed``/``cached``/``failed`` counts.
+    """
+    loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec)
+    result = execute(
+        loaded.runs, loaded.analysis, out, jobs,
+        progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
+    )  # fmt: skip
+    table = result.table()
+    if out is not None:
+        table.to_csv(Path(out) / "table.csv", index=False)
+    table.attrs["wall_s"] = result.wall_s
+    return table
+
+
+# Columns `rtcc sweep` prints (mean over seeds), as (column, heading, scale, digits).
+_SWEEP_COLUMNS = (
+    ("utilization", "util %", 100, 1),
+    ("video_kbps", "video kbps", 1, 0),
+    ("padding_kbps", "padding kbps", 1, 0),
+    ("queue_delay_ms_mean", "queue ms", 1, 1),
+    ("frame_latency_ms_mean", "latency ms", 1, 1),
+    ("freeze_ratio", "freeze %", 100, 1),
+    ("converge_up_s", "up s", 1, 1),
+    ("converge_down_s", "down s", 1, 1),
+)
+
+
+def summary_text(table: pd.DataFrame) -> str:
+    """What `rtcc sweep` prints: per-configuration means over seeds (and flows)."""
+    from rtcc.cli import _num, format_table
+
+    if table.empty:
+        return "no runs"
+    # Label columns come first, up to the summary's flow name (failed runs: up to "run").
+    columns = list(table.columns)
+    end = columns.index("flow_name") if "flow_name" in columns else columns.index("run")
+    labels = [c for c in columns[:end] if c not in ("seed", "flow")]
+    shown = [c for c in _SWEEP_COLUMNS if c[0] in table.columns and table[c[0]].notna().any()]
+    groups = table.groupby(labels, sort=False, dropna=False)
+    means = groups[[c[0] for c in shown]].mean(numeric_only=True)
+    counts = groups.size()
+    rows = []
+    for key, row in means.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            [*map(str, keys), str(counts[key])]
+            + [_num(row[col], scale, digits) for col, _, scale, digits in shown]
+        )
+    header = [*labels, "runs", *(c[1] for c in shown)]
+    return format_table(header, rows, left=len(labels))
+
+
+class _CallableModule(types.ModuleType):
+    """``rtcc.sweep(...)`` must work after ``import rtcc.sweep`` rebinds ``rtcc.sweep`` to
+    this module, so the module itself is callable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,353 @@
+"""Sweep specs: a TOML file (or dict) that expands into the runs of a sweep.
+
+```toml
+name = "gcc-vs-copa"                       # default: the spec file's stem
+base = "scenarios/gcc-constant.toml"       # a path, an inline [base] table, or a list of them
+controllers = ["gcc", { name = "gcc", loss = "classic", label = "gcc-classic" }]
+traces = ["../shared/traces/mahimahi/*.down", "3Mbps", { kind = "pulse", high = "3Mbps",
+          low = "500kbps", every = "40s" }]
+seeds = [1, 2, 3]                          # or a count: seeds = 3 is 1, 2, 3
+flows = "first"                            # "all": one table row per flow
+convergence = false                        # Dumbo §6.2.1 metrics (records frames, bins ≤ 100 ms)
+series = false                             # keep the per-bin series in each run's cache file
+
+[overrides]                                # dotted keys; a list is an axis, a scalar applies to all
+"link.delay" = ["25ms", "50ms"]
+"flow.*.encoder" = "ideal"                 # "*" is every flow, "flow.1.x" the second
+```
+
+Relative paths (``base``, ``traces``, a base scenario's trace file) resolve against the
+file that names them. Controllers replace every flow's controller unless
+``controller_flows = [0, ...]`` picks some; traces replace ``link.capacity``.
+A list-valued override setting is a list of lists. Errors name the file and field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml", "set_dotted"]
+
+_KNOWN = (
+    "name", "base", "controllers", "controller_flows", "traces", "seeds", "flows",
+    "convergence", "series", "overrides", "steady_window_s", "smooth_s",
+)  # fmt: skip
+_RATE = re.compile(r"^\s*[0-9.]+\s*[kmg]?bps\s*$", re.IGNORECASE)
+_MAX_SEED = 2**64 - 1
+
+
+class SweepError(ValueError):
+    """A refused sweep spec or a failed run; the message is one line naming file and field."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What each run keeps beyond its summary (part of the cache key)."""
+
+    flows: str = "first"  # "first" or "all"
+    convergence: bool = False
+    series: bool = False
+    distributions: bool = False  # quantiles of per-bin utilisation (and frame latency)
+    steady_window_s: float = 10.0
+    smooth_s: float = 1.0
+
+    @property
+    def needs_timeseries(self) -> bool:
+        return self.convergence or self.series or self.distributions
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation: labels for the table, the resolved scenario and its seed."""
+
+    labels: dict[str, Any]
+    scenario: dict[str, Any]
+    seed: int
+    source: str  # names the run in errors; its folder resolves relative paths
+    # Flows whose controller the "controller" label names (None: all of them).
+    controller_flows: tuple[int, ...] | None = None
+
+
+@dataclass
+class SweepSpec:
+    name: str
+    runs: list[Run]
+    analysis: Analysis = field(default_factory=Analysis)
+    source: str = "<sweep>"
+
+
+def loads_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML with tomllib (3.11+) or tomli, as a one-line SweepError on bad syntax."""
+    toml: Any = None
+    for name in ("tomllib", "tomli"):  # tomllib is 3.11+; tomli is its 3.10 backport
+        try:
+            toml = importlib.import_module(name)
+            break
+        except ImportError:
+            continue
+    if toml is None:
+        raise SweepError(f"{source}: reading TOML needs Python 3.11+ or the tomli package")
+    try:
+        data: dict[str, Any] = toml.loads(text)
+    except toml.TOMLDecodeError as exc:
+        raise SweepError(f"{source}: {exc}") from None
+    return data
+
+
+def _read(path: Path, source: str, field_: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SweepError(f"{source}: {field_}: {path}: no such file") from None
+    except IsADirectoryError:
+        raise SweepError(f"{source}: {field_}: {path}: is a directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SweepError(f"{source}: {field_}: {path}: {exc}") from None
+
+
+def _absolute_trace(capacity: Any, folder: Path) -> Any:
+    """A trace capacity with its file made absolute (so the cache key names the real file)."""
+    if isinstance(capacity, Mapping) and capacity.get("kind") == "trace":
+        file = capacity.get("file")
+        if isinstance(file, str) and not Path(file).is_absolute():
+            return {**capacity, "file": str((folder / file).resolve())}
+    return capacity
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``a.b.0.c`` (``*`` = every list entry) in nested dicts/lists; KeyError on a bad path."""
+    parts = key.split(".")
+    if not all(parts):
+        raise KeyError(f"'{key}' is not a dotted key")
+    targets: list[Any] = [data]
+    for depth, part in enumerate(parts[:-1]):
+        following: list[Any] = []
+        for node in targets:
+            if isinstance(node, list):
+                if part == "*":
+                    following.extend(node)
+                elif part.isdigit() and int(part) < len(node):
+                    following.append(node[int(part)])
+                else:
+                    raise KeyError(f"'{'.'.join(parts[: depth + 1])}': no such entry")
+            elif isinstance(node, dict):
+                child = node.setdefault(part, {})
+                if isinstance(child, dict | list):
+                    following.append(child)
+                else:  # e.g. controller = "gcc" and a key below it: become a table
+                    node[part] = {"name": child} if part == "controller" else {}
+                    following.append(node[part])
+            else:
+                raise KeyError(f"'{'.'.join(parts[:depth])}' is not a table")
+        targets = following
+    for node in targets:
+        if isinstance(node, list):
+            raise KeyError(f"'{key}': give an index or '*' for a list")
+        node[parts[-1]] = value
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, Mapping):
+        params = ",".join(f"{k}={v}" for k, v in value.items() if k not in ("name", "label"))
+        return f"{value.get('name', '?')}({params})" if params else str(value.get("name", "?"))
+    return str(value)
+
+
+def _bases(raw: Any, folder: Path, source: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(label, scenario dict, source) for each base scenario."""
+    items = raw if isinstance(raw, list) else [raw]
+    out = []
+    for i, item in enumerate(items):
+        where = "base" if not isinstance(raw, list) else f"base[{i}]"
+        if isinstance(item, str):
+            path = folder / item
+            data = loads_toml(_read(path, source, where), str(path))
+            scenario_folder, scenario_source = path.parent, str(path)
+            label = str(data.get("name", path.stem))
+        elif isinstance(item, Mapping):
+            data = dict(item)
+            scenario_folder, scenario_source = folder, source
+            label = str(data.get("name", Path(source).stem))
+        else:
+            raise SweepError(f"{source}: {where}: must be a path or a table")
+        link = data.get("link")
+        if isinstance(link, Mapping) and "capacity" in link:
+            data["link"] = {**link, "capacity": _absolute_trace(link["capacity"], scenario_folder)}
+        out.append((label, data, scenario_source))
+    if not out:
+        raise SweepError(f"{source}: base: needs at least one scenario")
+    return out
+
+
+def _controllers(raw: Any, source: str) -> list[tuple[str, Any]]:
+    if not isinstance(raw, list) or not raw:
+        raise SweepError(f"{source}: controllers: must be a non-empty list")
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            out.append((item, item))
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            spec = {k: v for k, v in item.items() if k != "label"}
+            out.append((str(item.get("label", _label(item))), spec))
+        else:
+            raise SweepError(f"{source}: controllers[{i}]: must be a name or a table with a name")
+    return out
+
+
+def _traces(raw: Any, folder: Path, source: str) -> list[tuple[str, Any]]:
+    if not isinstance(raw, list) or not raw:
+        raise SweepError(f"{source}: traces: must be a non-empty list")
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(raw):
+        where = f"traces[{i}]"
+        if isinstance(item, str) and _RATE.match(item):
+            out.append((item.strip(), item))
+        elif isinstance(item, str):
+            files = _glob(folder, item)
+            if not files:
+                raise SweepError(f"{source}: {where}: no trace file matches '{item}'")
+            out += [(f.name, {"kind": "trace", "file": str(f.resolve())}) for f in files]
+        elif isinstance(item, Mapping) and isinstance(item.get("kind"), str):
+            table = {k: v for k, v in item.items() if k != "label"}
+            default = Path(str(table["file"])).name if table["kind"] == "trace" else table["kind"]
+            out.append((str(item.get("label", default)), _absolute_trace(table, folder)))
+        else:
+            raise SweepError(f"{source}: {where}: must be a trace file, a rate or a capacity table")
+    return out
+
+
+def _glob(folder: Path, pattern: str) -> list[Path]:
+    """Files matching ``pattern`` (relative to ``folder`` unless absolute), sorted."""
+    path = Path(pattern)
+    if not any(ch in pattern for ch in "*?["):
+        full = path if path.is_absolute() else folder / path
+        return [full] if full.is_file() else []
+    anchor = Path(path.anchor) if path.is_absolute() else folder
+    relative = str(path.relative_to(path.anchor)) if path.is_absolute() else pattern
+    return sorted(p for p in anchor.glob(relative) if p.is_file())
+
+
+def _seeds(raw: Any, source: str) -> list[int]:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        if raw < 1:
+            raise SweepError(f"{source}: seeds: a count must be at least 1")
+        return list(range(1, raw + 1))
+    if isinstance(raw, list) and raw:
+        for i, seed in enumerate(raw):
+            if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
+                raise SweepError(f"{source}: seeds[{i}]: must be an integer in 0..2^64-1")
+        return list(dict.fromkeys(raw))
+    raise SweepError(f"{source}: seeds: must be a count or a non-empty list of integers")
+
+
+def _analysis(data: Mapping[str, Any], source: str) -> Analysis:
+    flows = data.get("flows", "first")
+    if flows not in ("first", "all"):
+        raise SweepError(f'{source}: flows: must be "first" or "all"')
+    values: dict[str, Any] = {"flows": flows}
+    for key in ("convergence", "series"):
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise SweepError(f"{source}: {key}: must be true or false")
+            values[key] = data[key]
+    for key in ("steady_window_s", "smooth_s"):
+        if key in data:
+            if not isinstance(data[key], int | float) or data[key] < 0:
+                raise SweepError(f"{source}: {key}: must be a non-negative number of seconds")
+            values[key] = float(data[key])
+    return Analysis(**values)
+
+
+def load_spec(
+    spec: str | os.PathLike[str] | Mapping[str, Any], source: str | None = None
+) -> SweepSpec:
+    """Expand a spec (path, TOML text or dict) into runs: bases x controllers x traces x
+    override axes x seeds, in that nesting order."""
+    if isinstance(spec, Mapping):
+        data, src, folder, stem = dict(spec), source or "<sweep>", Path.cwd(), "sweep"
+    elif isinstance(spec, str) and ("\n" in spec or "=" in spec):
+        src = source or "<sweep>"
+        data, folder, stem = loads_toml(spec, src), Path.cwd(), "sweep"
+    else:
+        path = Path(spec)
+        src = source or str(path)
+        data, folder, stem = loads_toml(_read(path, src, "spec"), src), path.parent, path.stem
+    unknown = sorted(set(data) - set(_KNOWN))
+    if unknown:
+        raise SweepError(f"{src}: {unknown[0]}: unknown field (known: {', '.join(_KNOWN)})")
+    if "base" not in data:
+        raise SweepError(f"{src}: base: missing (a scenario path or an inline [base] table)")
+    analysis = _analysis(data, src)
+    bases = _bases(data["base"], folder, src)
+    controllers = _controllers(data["controllers"], src) if "controllers" in data else [None]
+    traces = _traces(data["traces"], folder, src) if "traces" in data else [None]
+    seeds = _seeds(data["seeds"], src) if "seeds" in data else None
+    picked = data.get("controller_flows")
+    if picked is not None and (
+        not isinstance(picked, list) or not all(isinstance(i, int) and i >= 0 for i in picked)
+    ):
+        raise SweepError(f"{src}: controller_flows: must be a list of flow indices")
+    overrides = data.get("overrides", {})
+    if not isinstance(overrides, Mapping):
+        raise SweepError(f"{src}: overrides: must be a table of dotted keys")
+    fixed = {k: v for k, v in overrides.items() if not isinstance(v, list)}
+    axes = {k: v for k, v in overrides.items() if isinstance(v, list)}
+    for key, values in axes.items():
+        if not values:
+            raise SweepError(f"{src}: overrides.{key}: an empty list gives no runs")
+
+    runs = []
+    for (label, base, base_source), ctrl, trace, combo in itertools.product(
+        bases, controllers, traces, itertools.product(*axes.values())
+    ):
+        flows = base.get("flow")
+        if not isinstance(flows, list) or not flows:
+            raise SweepError(f"{base_source}: flow: at least one [[flow]] is required")
+        for run_seed in seeds or [int(base.get("seed", 1))]:
+            scenario = _deepcopy(base)
+            labels: dict[str, Any] = {"scenario": label}
+            if ctrl is not None:
+                for i, flow in enumerate(scenario["flow"]):
+                    if picked is None or i in picked:
+                        flow["controller"] = _deepcopy(ctrl[1])
+            labels["controller"] = ctrl[0] if ctrl else _label(flows[0].get("controller", "?"))
+            if trace is not None:
+                scenario.setdefault("link", {})["capacity"] = _deepcopy(trace[1])
+            labels["trace"] = trace[0] if trace else _capacity_label(base)
+            labels["seed"] = run_seed
+            for key, value in [*fixed.items(), *zip(axes, combo, strict=True)]:
+                try:
+                    set_dotted(scenario, key, _deepcopy(value))
+                except KeyError as exc:
+                    raise SweepError(f"{src}: overrides.{key}: {exc.args[0]}") from None
+            labels.update({k: _label(v) for k, v in zip(axes, combo, strict=True)})
+            scenario["seed"] = run_seed
+            runs.append(
+                Run(labels, scenario, run_seed, base_source, tuple(picked) if picked else None)
+            )
+    return SweepSpec(str(data.get("name", stem)), runs, analysis, src)
+
+
+def _capacity_label(scenario: Mapping[str, Any]) -> str:
+    capacity = scenario.get("link", {}).get("capacity", "?")
+    if isinstance(capacity, Mapping):
+        if capacity.get("kind") == "trace":
+            return Path(str(capacity.get("file", "?"))).name
+        return str(capacity.get("kind", "?"))
+    return str(capacity)
+
+
+def _deepcopy(value: Any) -> Any:
+    # Scenario data is plain TOML (dicts, lists, scalars): cheaper than copy.deepcopy.
+    if isinstance(value, Mapping):
+        return {k: _deepcopy(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [_deepcopy(v) for v in value]
+    return value

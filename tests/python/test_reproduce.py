@@ -1,0 +1,137 @@
+"""`rtcc reproduce dumbo --short`: files, rows, and the thesis's directions where they hold.
+
+Schemes whose controller is not built yet are skipped by the reproduction; these tests
+probe the same way and check whichever schemes ran.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import _subprocess_env, requires_native
+
+pytestmark = requires_native
+
+TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi"
+HAVE_TRACES = TRACES.is_dir() and any(TRACES.glob("*.down"))
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("dumbo")
+    args = ["reproduce", "dumbo", "--short", "--out", str(out), "--jobs", "2"]
+    if HAVE_TRACES:
+        args += ["--traces", str(TRACES)]
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", *args],
+        capture_output=True, text=True, env=_subprocess_env(), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return out, done.stdout
+
+
+@pytest.fixture(scope="module")
+def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
+    return pd.read_csv(reproduced[0] / "table.csv")
+
+
+def available() -> dict[str, bool]:
+    from rtcc.reproduce import dumbo
+
+    schemes = {s.label: s for s in (*dumbo.PULSE_SCHEMES, *dumbo.CELLULAR_SCHEMES)}
+    return {label: dumbo.probe(s) is None for label, s in schemes.items()}
+
+
+def row(table: pd.DataFrame, experiment: str, scheme: str) -> pd.Series:
+    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
+    assert len(match) == 1, (experiment, scheme)
+    return match.iloc[0]
+
+
+def test_files_and_one_row_per_scheme(reproduced: tuple[Path, str], table: pd.DataFrame):
+    from rtcc.reproduce import dumbo
+
+    out, stdout = reproduced
+    assert {"table.csv", "runs.csv", "report.html"} <= {p.name for p in out.iterdir()}
+    assert "wall time:" in stdout.splitlines()[-1]
+    pulse = table[table["experiment"] == "pulse"]["scheme"].tolist()
+    assert pulse == [s.label for s in dumbo.PULSE_SCHEMES]
+    if HAVE_TRACES:
+        cellular = table[table["experiment"] == "cellular"]["scheme"].tolist()
+        assert cellular == [s.label for s in dumbo.CELLULAR_SCHEMES]
+    for column in ("converge_up_s", "converge_down_s", "utilization", "video_kbps"):
+        assert column in table.columns
+    ok = available()
+    for _, r in table.iterrows():
+        if ok[r["scheme"]]:
+            assert r["runs"] == (1 if r["experiment"] == "pulse" else 3), r["scheme"]
+        else:
+            assert r["runs"] == 0 and str(r["note"]).startswith("skipped: ")
+
+
+def test_report_is_self_contained(reproduced: tuple[Path, str], table: pd.DataFrame):
+    page = (reproduced[0] / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "Reproducing Dumbo" in page and "wall time" in page
+    assert 'src="http' not in page and "<script" not in page
+    assert page.count("data:image/png;base64,") >= 3
+    assert "16.6" in page  # the thesis's GCC up-convergence, beside ours
+    for scheme in table["scheme"]:
+        assert f"<td>{scheme}</td>" in page.replace("&#x27;", "'").replace("&amp;", "&")
+    if HAVE_TRACES:
+        assert "13 of those files are available" in page
+        assert "ATT-LTE-driving-2016.down" in page
+
+
+def test_short_pulse_convergence_numbers(table: pd.DataFrame):
+    gcc = row(table, "pulse", "gcc")
+    assert gcc["steps_up"] == 1 and gcc["steps_down"] == 2  # 80 s, alternating every 20 s
+    # GCC behind a lagging encoder is slow both ways (thesis §6.2.1: 16.6 s up, 10.5 s down).
+    assert gcc["converge_up_s"] > 5.0
+    assert gcc["converge_down_settle_s"] > 3.0
+    assert not gcc["converge_down_s"] < 3.0  # NaN when a drop never returns to the old band
+    assert gcc["down_latency_max_ms"] > 1000  # the multi-second spike of thesis Fig. 3-6
+    assert 0.3 < gcc["down_steady_mbps"] <= 0.52  # at most the 500 kbps link
+    ok = available()
+    for dumbo in ("copa+dumbo", "rocc+dumbo"):
+        if ok[dumbo]:
+            d = row(table, "pulse", dumbo)
+            assert d["converge_up_s"] < gcc["converge_up_s"], dumbo
+            assert d["up_steady_mbps"] > gcc["up_steady_mbps"], dumbo
+            assert d["down_latency_max_ms"] < gcc["down_latency_max_ms"], dumbo
+
+
+@pytest.mark.skipif(not HAVE_TRACES, reason=f"no Mahimahi traces at {TRACES}")
+def test_short_cellular_directions(table: pd.DataFrame, reproduced: tuple[Path, str]):
+    runs = pd.read_csv(reproduced[0] / "runs.csv")
+    cell = runs[runs["experiment"] == "cellular"]
+    assert sorted(set(cell["trace"])) == sorted(p.name for p in TRACES.glob("*.down"))[:3]
+    gcc = row(table, "cellular", "gcc")
+    assert 0 < gcc["utilization"] < 1
+    ok = available()
+    for dumbo in ("copa+dumbo", "rocc+dumbo"):
+        if ok[dumbo]:
+            assert row(table, "cellular", dumbo)["utilization"] > gcc["utilization"], dumbo
+
+
+def test_missing_traces(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    failed = run_cli("reproduce", "dumbo", "--short", "--traces", tmp_path / "nowhere")
+    assert failed.returncode == 2
+    assert (
+        failed.stderr.strip() == f"rtcc: error: {tmp_path / 'nowhere'}: no such folder (--traces)"
+    )
+    from rtcc.reproduce import dumbo
+
+    monkeypatch.setattr(dumbo, "PULSE_SCHEMES", dumbo.PULSE_SCHEMES[:1])
+    outcome = dumbo.run(tmp_path / "out", traces=tmp_path / "empty", jobs=1, short=True)
+    assert outcome.cellular is None and outcome.traces == []
+    assert "cellular experiment was skipped" in outcome.traces_note
+    assert list(outcome.table["experiment"]) == ["pulse"]
+    assert math.isfinite(outcome.table.loc[0, "converge_up_s"])
