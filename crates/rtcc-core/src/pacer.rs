@@ -244,7 +244,12 @@ impl Pacer {
         if rate == DataRate::ZERO {
             return None;
         }
-        let us = (excess * 8.0 * 1e6 / rate.bps() as f64).ceil() as i64;
+        // Round up without a libm call: this runs once per paced packet.
+        let x = excess * 8e6 / rate.bps() as f64;
+        let mut us = x as i64;
+        if (us as f64) < x {
+            us += 1;
+        }
         Some(self.updated + Duration::from_micros(us))
     }
 
