@@ -303,8 +303,12 @@ impl Copa {
     }
 
     /// (current, target) in bytes per second: cwnd/rtt_standing and p/(δ·d_q).
+    /// Reports are batched, so the window also holds what waits at the
+    /// receiver for the next report: the rate it carries is
+    /// cwnd/(rtt_standing + mean hold). With per-packet ACKs (hold 0) this is
+    /// the paper's rule.
     fn rates(&self) -> (f64, f64) {
-        let current = self.cwnd / self.standing.as_secs_f64().max(1e-6);
+        let current = self.cwnd / (self.standing.as_secs_f64() + self.hold).max(1e-6);
         let dq = self.queuing_delay();
         let target = if dq.is_positive() { self.mss / (self.delta * dq.as_secs_f64()) } else { f64::INFINITY };
         (current, target)
