@@ -47,11 +47,10 @@ fn dumbo_converges_within_a_second_and_plain_window_controllers_do_not() {
     let (cd, rd, c, r, g) = (up(&copa_dumbo), up(&rocc_dumbo), up(&copa), up(&rocc), up(&gcc));
     eprintln!("converge up: copa+dumbo {cd} s, rocc+dumbo {rd} s, copa {c} s, rocc {r} s, gcc {g} s");
     // Thesis §6.2.1: 250 ms and 700 ms with Dumbo, 2.8 s (Copa) and 21.1 s
-    // (RoCC) without, 16.6 s for GCC. rtcc's plain Copa is not asserted: its
-    // window grows while application-limited and a key frame at the
-    // resolution switch fills the link early (see the issue notes).
+    // (RoCC) without, 16.6 s for GCC.
     assert!(cd <= 1.0, "copa+dumbo {cd} s");
     assert!(rd <= 1.0, "rocc+dumbo {rd} s");
+    assert!(c > 2.0, "copa without dummy {c} s (thesis 2.8 s)");
     assert!(r > 2.0, "rocc without dummy {r} s (thesis 21.1 s)");
     assert!(g > 5.0 * cd.max(rd), "gcc {g} s (thesis 16.6 s)");
     assert!(r > 3.0 * rd, "dummy traffic speeds RoCC up: {r} s vs {rd} s");

@@ -30,7 +30,7 @@
 
 use std::collections::VecDeque;
 
-use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params};
+use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params, SentPacket};
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
@@ -56,6 +56,12 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "competitive",
         default: "false",
         doc: "switch to competitive mode (AIMD on 1/δ) when the queue never empties (NSDI'18 §3, genericCC)",
+    },
+    ParamInfo {
+        name: "cwnd_validation",
+        default: "true",
+        doc: "grow the window only while at least half of it was in flight in the last RTT (RFC 7661 §4.3 \
+              'validated'); an application-limited sender otherwise grows it without bound",
     },
 ];
 
@@ -88,6 +94,7 @@ pub struct CopaConfig {
     pub min_rtt_window: Duration,
     pub srtt_gain: f64,
     pub competitive: bool,
+    pub cwnd_validation: bool,
 }
 
 impl Default for CopaConfig {
@@ -98,6 +105,7 @@ impl Default for CopaConfig {
             min_rtt_window: Duration::from_secs(10),
             srtt_gain: 1.0 / 16.0,
             competitive: false,
+            cwnd_validation: true,
         }
     }
 }
@@ -119,6 +127,7 @@ impl CopaConfig {
             min_rtt_window: window_param(p, "min_rtt_window", d.min_rtt_window)?,
             srtt_gain: gain,
             competitive: p.bool("competitive", false)?,
+            cwnd_validation: p.bool("cwnd_validation", true)?,
         })
     }
 }
@@ -204,6 +213,9 @@ pub struct Copa {
     delta_cut_at: Option<Time>,
     /// Mean time the receiver holds a packet before reporting it (EWMA).
     hold: f64,
+    /// Largest bytes in flight in this and the previous velocity period.
+    inflight_peak: f64,
+    inflight_prev_peak: f64,
     decision: Decision,
 }
 
@@ -235,6 +247,8 @@ impl Copa {
             delta_raised_at: Time::ZERO,
             delta_cut_at: None,
             hold: 0.0,
+            inflight_peak: 0.0,
+            inflight_prev_peak: 0.0,
             // No RTT yet: pace and encode at the start rate.
             decision: Decision {
                 target_rate: ctx.start_rate,
@@ -274,9 +288,13 @@ impl Copa {
             self.update_mode(t, rtt, srtt);
         }
         let (current, target) = self.rates();
+        // RFC 7661: a window the sender does not use is not grown further.
+        let validated = !self.cfg.cwnd_validation || self.inflight_peak.max(self.inflight_prev_peak) >= self.cwnd / 2.0;
         if self.slow_start {
             if current < target {
-                self.cwnd += size.bytes() as f64;
+                if validated {
+                    self.cwnd += size.bytes() as f64;
+                }
             } else {
                 self.slow_start = false;
                 (self.recorded_cwnd, self.recorded_at) = (self.cwnd, t);
@@ -293,7 +311,11 @@ impl Copa {
             }
             // Eq. 5.6: p·v·B/(δ·cwnd).
             let step = self.mss * self.velocity * size.bytes() as f64 / (self.delta * self.cwnd);
-            self.cwnd += if up { step } else { -step };
+            if !up {
+                self.cwnd -= step;
+            } else if validated {
+                self.cwnd += step;
+            }
         }
         // A window max_rate cannot fill in two srtts is never used; the bound
         // stops an application-limited flow's window from growing without
@@ -327,6 +349,7 @@ impl Copa {
             (self.direction, self.same_direction, self.velocity) = (dir, 0, 1.0);
         }
         (self.recorded_cwnd, self.recorded_at) = (self.cwnd, t);
+        self.inflight_prev_peak = std::mem::take(&mut self.inflight_peak);
     }
 
     /// Competitive-mode detection and δ adaptation (spec §2.5, genericCC).
@@ -399,6 +422,10 @@ impl Controller for Copa {
         "copa"
     }
 
+    fn on_packet_sent(&mut self, _now: Time, p: &SentPacket) {
+        self.inflight_peak = self.inflight_peak.max(p.in_flight.bytes() as f64);
+    }
+
     fn on_feedback(&mut self, _now: Time, fb: &Feedback) {
         for p in &fb.packets {
             if let Some(a) = p.arrival {
@@ -439,6 +466,11 @@ impl Controller for Copa {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The paper's equations alone: these tests feed ACKs without sends.
+    fn equations() -> CopaConfig {
+        CopaConfig { cwnd_validation: false, ..CopaConfig::default() }
+    }
     use crate::controller::{ParamValue, SentPacket};
     use crate::feedback::{PacketResult, ReportStats};
     use crate::packet::PacketKind;
@@ -453,7 +485,7 @@ pub(crate) mod tests {
     /// Copa past slow start with the given window, as if the last velocity
     /// check were at t = 0.
     fn steady(cwnd: f64) -> Copa {
-        let mut c = Copa::new(CopaConfig::default(), &ControllerContext::default());
+        let mut c = Copa::new(equations(), &ControllerContext::default());
         (c.slow_start, c.cwnd, c.recorded_cwnd) = (false, cwnd, cwnd);
         c
     }
@@ -550,7 +582,7 @@ pub(crate) mod tests {
     /// double it) and ends, without a step, once current ≥ target.
     #[test]
     fn slow_start_doubles_until_the_target() {
-        let mut c = Copa::new(CopaConfig::default(), &ControllerContext::default());
+        let mut c = Copa::new(equations(), &ControllerContext::default());
         assert_eq!(c.decision().pacing_rate, DataRate::from_kbps(300), "start rate before any RTT");
         for i in 0..10 {
             c.on_ack(ms(5 * i), MS * 50, PKT);
@@ -594,7 +626,7 @@ pub(crate) mod tests {
     /// and an empty queue restores δ = 0.5.
     #[test]
     fn competitive_mode_adapts_delta() {
-        let cfg = CopaConfig { competitive: true, ..CopaConfig::default() };
+        let cfg = CopaConfig { competitive: true, ..equations() };
         let mut c = Copa::new(cfg, &ControllerContext::default());
         c.on_ack(ms(0), MS * 50, PKT);
         for i in 0..400 {
