@@ -72,8 +72,9 @@ struct ActiveProbe {
 
 pub struct Pacer {
     cfg: PacerConfig,
-    /// [0]: audio and retransmissions, [1]: video and FEC — libwebrtc's
-    /// RtpPacketToSend priority order (audio, retransmission, video, FEC).
+    /// [0]: audio and retransmissions (first come, first served), [1]: video
+    /// and FEC. libwebrtc orders audio > retransmission > video/FEC; here
+    /// audio and retransmissions share the first level.
     queues: [VecDeque<Queued>; 2],
     queued_bytes: DataSize,
     /// Sum of the queued packets' enqueue times (µs), for the average age.

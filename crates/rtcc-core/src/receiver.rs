@@ -73,6 +73,8 @@ pub enum FrameStatus {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RecvFrame {
+    /// Media sequence of the frame's first packet.
+    pub first_seq: u32,
     pub received: u16,
     pub count: u16,
     pub key: bool,
@@ -131,6 +133,7 @@ pub struct Receiver {
     last_decoded: Option<u32>,
     newest_complete: Option<u32>,
     stuck_since: Option<Time>,
+    first_display_time: Option<Time>,
     last_display_time: Option<Time>,
     freeze: FreezeStats,
     /// Recent inter-frame gaps (µs) for WebRTC's freeze rule.
@@ -165,6 +168,7 @@ impl Receiver {
             last_decoded: None,
             newest_complete: None,
             stuck_since: None,
+            first_display_time: None,
             last_display_time: None,
             freeze: FreezeStats::default(),
             gaps: [0; 30],
@@ -181,6 +185,13 @@ impl Receiver {
 
     pub fn freeze(&self) -> FreezeStats {
         self.freeze
+    }
+    /// Times of the first and the last displayed frame.
+    pub fn display_span(&self) -> Option<(Time, Time)> {
+        Some((self.first_display_time?, self.last_display_time?))
+    }
+    pub fn freeze_gap(&self) -> Duration {
+        self.cfg.freeze_gap
     }
     pub fn late_discards(&self) -> u32 {
         self.late_discards
@@ -298,18 +309,16 @@ impl Receiver {
             }
             _ => {
                 let from = self.high.map_or(m, |h| h + 1);
-                // Clear the ring bits the window moves over, and list the gap.
-                for g in from..m {
+                // Clear the ring bits the window moves over, and list the gap;
+                // a gap longer than the ring only needs its last SEEN_BITS.
+                for g in from.max(m.saturating_sub(SEEN_BITS))..m {
                     let (w, bit) = self.seen_bit(g);
                     self.seen[w] &= !bit;
-                    if self.cfg.nack {
+                    if self.cfg.nack && m - g <= MAX_NACK_PACKETS as u32 {
                         self.missing.push_back(Missing { seq: g, since: now, last_nack: None, retries: 0 });
                     }
-                    if m - g > SEEN_BITS {
-                        break;
-                    }
                 }
-                if self.missing.len() > MAX_NACK_PACKETS {
+                if self.missing.len() > MAX_NACK_PACKETS || (self.cfg.nack && m - from > MAX_NACK_PACKETS as u32) {
                     self.missing.clear();
                     self.pli_pending = true;
                 }
@@ -346,6 +355,7 @@ impl Receiver {
         let fr = &mut self.frames[f];
         fr.count = pkt.count;
         fr.key = pkt.flags & FLAG_KEY != 0;
+        fr.first_seq = pkt.media_seq.wrapping_sub(u32::from(pkt.index));
         if fr.complete.is_some() {
             return true;
         }
@@ -404,10 +414,13 @@ impl Receiver {
         if let Some(prev) = self.last_display_time {
             self.on_gap(now - prev);
         }
+        self.first_display_time.get_or_insert(now);
         self.last_display_time = Some(now);
-        // Gaps older than a decoded key frame need no repair any more.
+        // Gaps older than a decoded key frame need no repair any more; those
+        // of newer frames still do.
         if self.frames[i].key {
-            self.missing.clear();
+            let first = self.frames[i].first_seq;
+            self.missing.retain(|m| m.seq >= first);
         }
     }
 
@@ -561,6 +574,23 @@ mod tests {
         let rep = r.poll_report(Time::from_millis(115)).unwrap();
         assert_eq!(rep.nacks, vec![2]);
         assert_eq!(r.repair().nacks_sent, 3);
+    }
+
+    #[test]
+    fn key_frame_decode_keeps_newer_gaps() {
+        let cfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
+        let mut r = Receiver::new(cfg);
+        // Key frame 0 = media 0..3 with media 1 lost; frame 1 = media 3..5 with media 4 lost.
+        r.handle_packet(Time::from_millis(0), &Packet { flags: FLAG_KEY, ..pkt(0, 0, 0, 3) });
+        r.handle_packet(Time::from_millis(2), &Packet { flags: FLAG_KEY, ..pkt(2, 0, 2, 3) });
+        r.handle_packet(Time::from_millis(40), &pkt(3, 1, 0, 3));
+        r.handle_packet(Time::from_millis(42), &Packet { media_seq: 5, ..pkt(5, 1, 2, 3) });
+        // Retransmitted media 1 completes and decodes the key frame.
+        let rtx = Packet { kind: PacketKind::Rtx, flags: FLAG_KEY, media_seq: 1, ..pkt(6, 0, 1, 3) };
+        r.handle_packet(Time::from_millis(45), &rtx);
+        assert!(r.frame(0).display.is_some());
+        let rep = r.poll_report(Time::from_millis(50)).unwrap();
+        assert_eq!(rep.nacks, vec![4], "media 4 of the newer frame is still asked for");
     }
 
     #[test]

@@ -157,6 +157,8 @@ pub struct Sender {
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
     hist_base: u64,
+    /// Sequences below this are settled (reported, or their report lost).
+    settled_upto: u64,
     /// Media packets by media sequence, `media[i]` has `media_base + i`.
     media: VecDeque<MediaEntry>,
     media_base: u32,
@@ -203,6 +205,7 @@ impl Sender {
             next_media_seq: 0,
             history: VecDeque::with_capacity(4096),
             hist_base: 0,
+            settled_upto: 0,
             media: VecDeque::with_capacity(4096),
             media_base: 0,
             in_flight: DataSize::ZERO,
@@ -350,6 +353,9 @@ impl Sender {
         };
         if !self.cfg.bulk {
             take(Some(self.next_frame));
+        } else if self.pacer.queued_bytes() < BULK_BACKLOG {
+            // Due at once (from the start) to top the backlog up.
+            take(Some(self.cfg.start));
         }
         take(self.cfg.audio.map(|_| self.next_audio));
         take(self.controller.poll_timeout());
@@ -640,6 +646,21 @@ impl Sender {
                 arrival,
                 probe_cluster: h.probe_cluster,
             });
+        }
+        // Everything older than the newest reported packet has been reported
+        // or its report was lost: it is no longer in flight (libwebrtc
+        // TransportFeedbackAdapter). Without this a lost report would hold a
+        // window's worth of bytes "in flight" until the history expires.
+        if let Some(newest) = report.arrivals.iter().map(|a| a.0).max() {
+            let upto = newest.saturating_sub(self.hist_base).min(self.history.len() as u64) as usize;
+            let from = self.settled_upto.saturating_sub(self.hist_base) as usize;
+            for h in self.history.range_mut(from.min(upto)..upto) {
+                if h.outstanding {
+                    h.outstanding = false;
+                    self.in_flight -= h.size;
+                }
+            }
+            self.settled_upto = self.settled_upto.max(newest);
         }
         if packets.is_empty() {
             return;

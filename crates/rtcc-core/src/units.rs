@@ -370,11 +370,12 @@ impl std::str::FromStr for DataRate {
     /// "3Mbps", "500 kbps", "1.2Gbps", "64000bps"; a bare number is bits per second.
     fn from_str(s: &str) -> Result<Self, UnitError> {
         let (v, unit) = split_number(s)?;
-        let bps = match unit.to_ascii_lowercase().as_str() {
-            "" | "bps" => v,
-            "kbps" | "kbit/s" => v * 1e3,
-            "mbps" | "mbit/s" => v * 1e6,
-            "gbps" | "gbit/s" => v * 1e9,
+        // Case matters: "MBps" would be megabytes, not megabits.
+        let bps = match unit {
+            "" | "bps" | "bit/s" => v,
+            "kbps" | "Kbps" | "kbit/s" => v * 1e3,
+            "Mbps" | "Mbit/s" => v * 1e6,
+            "Gbps" | "Gbit/s" => v * 1e9,
             _ => return Err(UnitError::UnknownUnit { unit: unit.to_string(), expected: "bps, kbps, Mbps, Gbps" }),
         };
         if bps > 1e13 {
@@ -419,6 +420,7 @@ mod tests {
         assert_eq!(Duration::from_millis(25).to_string(), "25ms");
         assert!("-1Mbps".parse::<DataRate>().is_err());
         assert!("3 furlongs".parse::<DataRate>().is_err());
+        assert!("3MBps".parse::<DataRate>().is_err());
         assert!("".parse::<Duration>().is_err());
         assert!("abc".parse::<Duration>().is_err());
     }

@@ -152,7 +152,8 @@ impl FlowStats {
         self.recv_packets[k] += 1;
         self.owd.add(owd);
         self.bin.recv_bytes += p.size.bytes();
-        if p.kind == PacketKind::Media {
+        // Goodput counts what the viewer can use, as the summary does.
+        if matches!(p.kind, PacketKind::Media | PacketKind::Rtx | PacketKind::Audio) {
             self.bin.media_recv_bytes += p.size.bytes();
         }
         self.bin.owd_sum_us += owd.as_micros() as f64;

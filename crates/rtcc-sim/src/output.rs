@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use rtcc_core::packet::PacketKind;
-use rtcc_core::units::Time;
+use rtcc_core::units::{Duration, Time};
 
 use crate::frames::{FrameCols, STATUS_SKIPPED};
 use crate::metrics::{jain, mean, Column, Table};
@@ -209,6 +209,14 @@ impl Simulation {
         let sent_packets: u64 = c.packets.iter().sum();
         let fl = &f.frames;
         let fz = f.receiver.freeze();
+        // The screen is also frozen before the first frame and after the
+        // last one (all of the call if nothing was ever shown).
+        let (lead, trail) = match f.receiver.display_span() {
+            Some((first, last)) => (first.saturating_since(start), stop.saturating_since(last)),
+            None => (stop.saturating_since(start), Duration::ZERO),
+        };
+        let edges =
+            [lead, trail].into_iter().filter(|g| *g > f.receiver.freeze_gap()).fold(Duration::ZERO, |a, g| a + g);
         let rp = f.receiver.repair();
         FlowSummary {
             name: f.spec.name.clone(),
@@ -234,7 +242,7 @@ impl Simulation {
             frame_delay_ms_mean: fl.delay.mean_ms(),
             frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
             transport_delay_ms_mean: fl.transport.mean_ms(),
-            freeze_ratio: (fz.total.as_secs_f64() / active).min(1.0),
+            freeze_ratio: ((fz.total + edges).as_secs_f64() / active).min(1.0),
             freeze_count: fz.count,
             freeze_ratio_webrtc: (fz.webrtc_total.as_secs_f64() / active).min(1.0),
             loss_rate: if sent_packets > 0 { (st.dropped + st.lost) as f64 / sent_packets as f64 } else { 0.0 },

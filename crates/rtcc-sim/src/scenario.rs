@@ -162,7 +162,7 @@ impl Scenario {
             let msg = inner.message().trim().to_string();
             let at = inner
                 .span()
-                .map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1)))
+                .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
                 .unwrap_or_default();
             let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
             err(&field, format!("{msg}{at}"))
@@ -240,7 +240,7 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
     }
     let frame_interval = Duration::from_secs_f64(1.0 / fps);
     let opt_dur = |q: &Option<Quantity>, name: &str| -> Result<Option<Duration>, (String, String)> {
-        q.as_ref().map(duration_of).transpose().map_err(|r| e(name, r))
+        q.as_ref().map(unit_duration).transpose().map_err(|r| e(name, r))
     };
     let opt_rate = |q: &Option<Quantity>, name: &str| -> Result<Option<DataRate>, (String, String)> {
         q.as_ref().map(rate_of).transpose().map_err(|r| e(name, r))
@@ -309,7 +309,11 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
             true => Some(opt_dur(&f.nack_max_age, "nack_max_age")?.unwrap_or(Duration::from_secs(1))),
             false => None,
         },
-        keyframe_wait: opt_dur(&f.keyframe_wait, "keyframe_wait")?.unwrap_or(Duration::from_millis(200)),
+        keyframe_wait: match opt_dur(&f.keyframe_wait, "keyframe_wait")? {
+            None => Duration::from_millis(200),
+            Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
+            Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
+        },
         fec: match &f.fec {
             None | Some(Toggle::On(false)) => None,
             Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
@@ -423,6 +427,16 @@ fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, 
         p.0.insert(k.clone(), pv);
     }
     Ok(p)
+}
+
+/// A duration that must carry its unit ("25ms"): a bare number other than 0
+/// could mean seconds or milliseconds, as on the link.
+pub fn unit_duration(q: &Quantity) -> Result<Duration, String> {
+    match q {
+        Quantity::Num(v) if *v == 0.0 => Ok(Duration::ZERO),
+        Quantity::Num(v) => Err(format!("{v} needs a unit, e.g. \"{v}s\" or \"{v}ms\"")),
+        Quantity::Str(_) => duration_of(q),
+    }
 }
 
 pub fn duration_of(q: &Quantity) -> Result<Duration, String> {

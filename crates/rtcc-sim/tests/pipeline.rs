@@ -241,3 +241,36 @@ source = "bulk"
     assert_eq!(f.frames_sent, 0);
     assert!(f.frame_latency_ms_mean.is_none());
 }
+
+#[test]
+fn lost_feedback_does_not_stall_a_window() {
+    // A lost report must not leave its packets "in flight": with 2 % of
+    // reports lost a window-based flow still fills the link (0.35 before the
+    // sender settled unreported packets).
+    let out = run(r#"duration = "60s"
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+reverse_loss = 0.02
+[[flow]]
+controller = "rocc+dumbo"
+encoder = "ideal"
+"#);
+    let f = &out.summary.flows[0];
+    assert!(f.utilization > 0.85, "utilisation {}", f.utilization);
+}
+
+#[test]
+fn a_call_that_never_shows_a_frame_is_all_freeze() {
+    let out = run(r#"duration = "10s"
+[link]
+capacity = "3Mbps"
+delay = "25ms"
+loss = 1.0
+[[flow]]
+controller = { name = "fixed", rate = "1Mbps" }
+"#);
+    let f = &out.summary.flows[0];
+    assert_eq!(f.frames_displayed, 0);
+    assert_eq!(f.freeze_ratio, 1.0);
+}

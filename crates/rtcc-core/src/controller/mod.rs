@@ -104,7 +104,7 @@ pub trait Controller: Send {
     /// The sender's media queue changed (after every enqueue and send).
     fn on_send_queue(&mut self, _now: Time, _queued: DataSize) {}
     /// Skip encoding frames while the send queue would take longer than this
-    /// to drain at the pacing rate (Dumbo's latency threshold).
+    /// to drain at the target rate (Dumbo's latency threshold, §4 "Pacer").
     fn skip_threshold(&self) -> Option<Duration> {
         None
     }

@@ -12,6 +12,16 @@ pub enum ParamValue {
     Bool(bool),
 }
 
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Num(v) => write!(f, "{v}"),
+            ParamValue::Str(s) => write!(f, "\"{s}\""),
+            ParamValue::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
 /// Parameters given to a controller (`{ name = "gcc", loss = "classic" }`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params(pub BTreeMap<String, ParamValue>);
@@ -65,7 +75,7 @@ impl Params {
             Some(ParamValue::Str(s)) => {
                 s.trim().parse::<f64>().map_err(|_| ConfigError::invalid(name, format!("'{s}' is not a number")))
             }
-            Some(v) => Err(ConfigError::invalid(name, format!("expected a number, got {v:?}"))),
+            Some(v) => Err(ConfigError::invalid(name, format!("expected a number, got {v}"))),
         }
     }
 
@@ -82,7 +92,7 @@ impl Params {
         match self.0.get(name) {
             None => Ok(default),
             Some(ParamValue::Bool(b)) => Ok(*b),
-            Some(v) => Err(ConfigError::invalid(name, format!("expected true or false, got {v:?}"))),
+            Some(v) => Err(ConfigError::invalid(name, format!("expected true or false, got {v}"))),
         }
     }
 
@@ -91,7 +101,7 @@ impl Params {
         match self.0.get(name) {
             None => Ok(default.to_string()),
             Some(ParamValue::Str(s)) if allowed.contains(&s.as_str()) => Ok(s.clone()),
-            Some(v) => Err(ConfigError::invalid(name, format!("{v:?} is not one of {}", allowed.join(", ")))),
+            Some(v) => Err(ConfigError::invalid(name, format!("{v} is not one of {}", allowed.join(", ")))),
         }
     }
 
@@ -101,7 +111,7 @@ impl Params {
             None => Ok(default),
             Some(ParamValue::Num(v)) if v.is_finite() && *v >= 0.0 => Ok(DataRate::from_bps_f64(*v)),
             Some(ParamValue::Str(s)) => s.parse().map_err(|e| ConfigError::invalid(name, format!("{e}"))),
-            Some(v) => Err(ConfigError::invalid(name, format!("expected a rate such as \"3Mbps\", got {v:?}"))),
+            Some(v) => Err(ConfigError::invalid(name, format!("expected a rate such as \"3Mbps\", got {v}"))),
         }
     }
 
@@ -111,7 +121,7 @@ impl Params {
             None => Ok(default),
             Some(ParamValue::Num(v)) if v.is_finite() && *v >= 0.0 => Ok(Duration::from_secs_f64(*v)),
             Some(ParamValue::Str(s)) => s.parse().map_err(|e| ConfigError::invalid(name, format!("{e}"))),
-            Some(v) => Err(ConfigError::invalid(name, format!("expected a duration such as \"25ms\", got {v:?}"))),
+            Some(v) => Err(ConfigError::invalid(name, format!("expected a duration such as \"25ms\", got {v}"))),
         }
     }
 
@@ -121,7 +131,7 @@ impl Params {
             None => Ok(default),
             Some(ParamValue::Num(v)) if v.is_finite() && *v >= 0.0 => Ok(DataSize::from_bytes(v.round() as u64)),
             Some(ParamValue::Str(s)) => s.parse().map_err(|e| ConfigError::invalid(name, format!("{e}"))),
-            Some(v) => Err(ConfigError::invalid(name, format!("expected a size such as \"1500B\", got {v:?}"))),
+            Some(v) => Err(ConfigError::invalid(name, format!("expected a size such as \"1500B\", got {v}"))),
         }
     }
 }
