@@ -1196,7 +1196,10 @@ mod tests {
         assert!(err("{ kind = \"droptail\", limit = \"-1pkt\" }").starts_with("link.queue.limit: "));
         let e = fq("limit", "\"100ms\"");
         assert_eq!(e, "link.queue.limit: '100ms': fq_codel's limit is a positive packet count, e.g. \"10240pkt\"");
-        assert!(fq("limit", "\"0pkt\"").starts_with("link.queue.limit: '0pkt': fq_codel's limit"));
+        assert!(
+            fq("limit", "\"0pkt\"").starts_with("link.queue.limit: queue limit '0pkt' must hold at least one packet")
+        );
+        assert!(err("\"0ms\"").starts_with("link.queue"));
         assert_eq!(fq("quantum", "\"0B\""), "link.queue.quantum: must be positive");
         assert!(fq("quantum", "\"12 furlongs\"").starts_with("link.queue.quantum: unknown unit 'furlongs'"));
         assert_eq!(fq("memory_limit", "0"), "link.queue.memory_limit: must be positive");

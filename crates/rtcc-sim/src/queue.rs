@@ -46,7 +46,7 @@ impl QueueLimit {
                 "queue limit '{s}' is not a number with a unit (e.g. \"100ms\", \"64kB\", \"100pkt\") or \"unlimited\""
             ));
         }
-        match unit {
+        let limit = match unit {
             "" => Err(format!("queue limit '{s}' needs a unit: ms (link time), B/kB (bytes) or pkt (packets)")),
             "pkt" | "pkts" | "packet" | "packets" => num
                 .parse::<usize>()
@@ -56,6 +56,13 @@ impl QueueLimit {
                 s.parse().map(QueueLimit::Time).map_err(|e| format!("queue limit: {e}"))
             }
             _ => s.parse().map(QueueLimit::Bytes).map_err(|e| format!("queue limit: {e}")),
+        }?;
+        // A buffer that holds nothing drops every packet: surely a slip.
+        match limit {
+            QueueLimit::Packets(0) => Err(format!("queue limit '{s}' must hold at least one packet")),
+            QueueLimit::Bytes(b) if b == DataSize::ZERO => Err(format!("queue limit '{s}' must be positive")),
+            QueueLimit::Time(t) if t == Duration::ZERO => Err(format!("queue limit '{s}' must be positive")),
+            l => Ok(l),
         }
     }
 
