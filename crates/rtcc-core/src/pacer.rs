@@ -379,6 +379,22 @@ mod tests {
     }
 
     #[test]
+    fn burst_lets_packets_leave_together() {
+        let cfg = PacerConfig { burst: Duration::from_millis(5), ..PacerConfig::default() };
+        let mut p = Pacer::new(cfg);
+        p.set_rates(Time::ZERO, DataRate::from_kbps(9600), DataRate::ZERO, None);
+        for _ in 0..10 {
+            p.enqueue(media(1200));
+        }
+        // 5 ms at 9.6 Mbps = 6000 B of allowance: six packets at once.
+        let mut n = 0;
+        while p.poll_send(Time::ZERO, DataSize::ZERO).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 6);
+    }
+
+    #[test]
     fn retransmissions_go_first() {
         let mut p = Pacer::new(PacerConfig::default());
         p.set_rates(Time::ZERO, DataRate::from_mbps(1), DataRate::ZERO, None);

@@ -90,6 +90,7 @@ pub struct FlowFile {
     pub queue_time_limit: Option<Quantity>,
     pub source: Option<String>,
     pub cwnd_pushback: Option<bool>,
+    pub pacer_burst: Option<Quantity>,
     pub content: Option<String>,
     pub quality: Option<toml::Table>,
 }
@@ -126,6 +127,8 @@ pub struct FlowSpec {
     /// A backlogged bulk flow instead of video.
     pub bulk: bool,
     pub cwnd_pushback: bool,
+    /// Debt the pacer may run ahead by (a burst of this much send time).
+    pub pacer_burst: Duration,
     /// Rate–quality model for PSNR/SSIM estimates.
     pub quality: QualityModel,
 }
@@ -370,6 +373,11 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
             })?
         },
         cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
+        pacer_burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {
+            None => Duration::ZERO,
+            Some(d) if d <= Duration::from_secs(1) => d,
+            Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
+        },
         bulk: match f.source.as_deref() {
             None | Some("video") => false,
             Some("bulk") => true,

@@ -89,7 +89,11 @@ impl Simulation {
                 resolution: spec.resolution,
                 bulk: spec.bulk,
                 cwnd_pushback: spec.cwnd_pushback,
-                pacer: PacerConfig { queue_time_limit: spec.queue_time_limit, ..PacerConfig::default() },
+                pacer: PacerConfig {
+                    queue_time_limit: spec.queue_time_limit,
+                    burst: spec.pacer_burst,
+                    ..PacerConfig::default()
+                },
                 ..SenderConfig::default()
             };
             let rcfg = ReceiverConfig {
