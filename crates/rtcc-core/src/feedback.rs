@@ -62,10 +62,18 @@ impl Feedback {
     /// RTT sample from the newest acknowledged packet, excluding the time the
     /// receiver held it before reporting (same-clock difference on each side).
     pub fn rtt_sample(&self) -> Option<Duration> {
-        let p = self.packets.iter().rev().find(|p| p.arrival.is_some())?;
-        let hold = self.report_time - p.arrival?;
-        let rtt = (self.received_at - p.send_time) - hold.max(Duration::ZERO);
-        Some(rtt.max(Duration::from_micros(1)))
+        self.rtt(self.packets.iter().rev().find(|p| p.arrival.is_some())?)
+    }
+
+    /// How long the receiver held `p` before sending this report; `None` if lost.
+    pub fn hold(&self, p: &PacketResult) -> Option<Duration> {
+        Some((self.report_time - p.arrival?).max(Duration::ZERO))
+    }
+
+    /// Round trip of `p` without the receiver's hold time (Dumbo thesis
+    /// §5.2.1); at least 1 µs. `None` if lost.
+    pub fn rtt(&self, p: &PacketResult) -> Option<Duration> {
+        Some(((self.received_at - p.send_time) - self.hold(p)?).max(Duration::from_micros(1)))
     }
 
     pub fn acked_bytes(&self) -> DataSize {

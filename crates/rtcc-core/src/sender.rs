@@ -137,8 +137,6 @@ struct MediaEntry {
 pub struct SendCounters {
     pub bytes: [u64; 6],
     pub packets: [u64; 6],
-    pub nacks_received: u64,
-    pub plis_received: u64,
     pub key_frames: u64,
     pub resolution_switches: u64,
 }
@@ -623,11 +621,9 @@ impl Sender {
             return;
         }
         if report.pli {
-            self.counters.plis_received += 1;
             self.encoder.request_key_frame();
         }
         for &m in &report.nacks {
-            self.counters.nacks_received += 1;
             self.retransmit(now, m);
         }
         let mut packets = Vec::with_capacity(report.arrivals.len());

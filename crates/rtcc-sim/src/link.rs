@@ -368,35 +368,46 @@ pub mod config {
         1.0
     }
 
-    impl<'de> Deserialize<'de> for CapacitySpec {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = CapacitySpec;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str(
-                        "a rate such as \"3Mbps\" or a table with `kind` (constant, pulse, square, step, ramp, trace)",
-                    )
-                }
-                fn visit_str<E: de::Error>(self, v: &str) -> Result<CapacitySpec, E> {
-                    UnitVisitor.visit_str(v).map(CapacitySpec::Rate)
-                }
-                fn visit_f64<E: de::Error>(self, v: f64) -> Result<CapacitySpec, E> {
-                    UnitVisitor.visit_f64(v).map(CapacitySpec::Rate)
-                }
-                fn visit_i64<E: de::Error>(self, v: i64) -> Result<CapacitySpec, E> {
-                    UnitVisitor.visit_i64(v).map(CapacitySpec::Rate)
-                }
-                fn visit_u64<E: de::Error>(self, v: u64) -> Result<CapacitySpec, E> {
-                    UnitVisitor.visit_u64(v).map(CapacitySpec::Rate)
-                }
-                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CapacitySpec, A::Error> {
-                    CapacityTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(CapacitySpec::Table)
+    /// `Deserialize` for the "a value with a unit, or a table with `kind`"
+    /// fields (capacity, queue).
+    macro_rules! unit_or_table {
+        ($spec:ident, $unit:ident, $table:ident, $expecting:expr) => {
+            impl<'de> Deserialize<'de> for $spec {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    struct V;
+                    impl<'de> Visitor<'de> for V {
+                        type Value = $spec;
+                        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                            f.write_str($expecting)
+                        }
+                        fn visit_str<E: de::Error>(self, v: &str) -> Result<$spec, E> {
+                            UnitVisitor.visit_str(v).map($spec::$unit)
+                        }
+                        fn visit_f64<E: de::Error>(self, v: f64) -> Result<$spec, E> {
+                            UnitVisitor.visit_f64(v).map($spec::$unit)
+                        }
+                        fn visit_i64<E: de::Error>(self, v: i64) -> Result<$spec, E> {
+                            UnitVisitor.visit_i64(v).map($spec::$unit)
+                        }
+                        fn visit_u64<E: de::Error>(self, v: u64) -> Result<$spec, E> {
+                            UnitVisitor.visit_u64(v).map($spec::$unit)
+                        }
+                        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$spec, A::Error> {
+                            $table::deserialize(de::value::MapAccessDeserializer::new(map)).map($spec::Table)
+                        }
+                    }
+                    d.deserialize_any(V)
                 }
             }
-            d.deserialize_any(V)
-        }
+        };
     }
+
+    unit_or_table!(
+        CapacitySpec,
+        Rate,
+        CapacityTable,
+        "a rate such as \"3Mbps\" or a table with `kind` (constant, pulse, square, step, ramp, trace)"
+    );
 
     /// The `[link]` table. Defaults: delay 25 ms, reverse_delay = delay,
     /// queue unlimited, no loss either way, no jitter.
@@ -487,36 +498,13 @@ pub mod config {
         },
     }
 
-    impl<'de> Deserialize<'de> for QueueSpec {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = QueueSpec;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str(
-                        "a queue limit such as \"100ms\", \"64kB\", \"100pkt\" or \"unlimited\", \
-                         or a table with `kind` (droptail, codel, fq_codel)",
-                    )
-                }
-                fn visit_str<E: de::Error>(self, v: &str) -> Result<QueueSpec, E> {
-                    UnitVisitor.visit_str(v).map(QueueSpec::Limit)
-                }
-                fn visit_f64<E: de::Error>(self, v: f64) -> Result<QueueSpec, E> {
-                    UnitVisitor.visit_f64(v).map(QueueSpec::Limit)
-                }
-                fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueSpec, E> {
-                    UnitVisitor.visit_i64(v).map(QueueSpec::Limit)
-                }
-                fn visit_u64<E: de::Error>(self, v: u64) -> Result<QueueSpec, E> {
-                    UnitVisitor.visit_u64(v).map(QueueSpec::Limit)
-                }
-                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<QueueSpec, A::Error> {
-                    QueueTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(QueueSpec::Table)
-                }
-            }
-            d.deserialize_any(V)
-        }
-    }
+    unit_or_table!(
+        QueueSpec,
+        Limit,
+        QueueTable,
+        "a queue limit such as \"100ms\", \"64kB\", \"100pkt\" or \"unlimited\", \
+         or a table with `kind` (droptail, codel, fq_codel)"
+    );
 
     impl QueueSpec {
         /// Validates into a discipline; `field` names this entry in errors

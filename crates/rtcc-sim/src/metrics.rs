@@ -208,9 +208,6 @@ impl Table {
             _ => None,
         }
     }
-    pub fn rows(&self) -> usize {
-        self.columns.first().map_or(0, |(_, c)| c.len())
-    }
 }
 
 /// Mean of finite values.
@@ -223,17 +220,6 @@ pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
         }
     }
     (n > 0).then(|| s / n as f64)
-}
-
-/// Quantile of finite values (nearest rank).
-pub fn quantile(v: impl IntoIterator<Item = f64>, q: f64) -> Option<f64> {
-    let mut xs: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    Some(xs[rank - 1])
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²); 1 for a single flow.
@@ -267,6 +253,5 @@ mod tests {
     fn jain_index() {
         assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
         assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
-        assert_eq!(quantile([3.0, 1.0, 2.0, f64::NAN], 0.5), Some(2.0));
     }
 }

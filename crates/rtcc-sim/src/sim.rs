@@ -304,7 +304,6 @@ impl Simulation {
         let t1 = self.next_bin;
         let t0 = t1 - self.scenario.bin;
         let secs = self.scenario.bin.as_secs_f64();
-        let kbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e3;
         let cap = self.link.capacity().bytes_between(t0, t1);
         let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
         let qbytes = self.link.queue_bytes();
@@ -315,15 +314,21 @@ impl Simulation {
                 f.target_n += 1;
             }
         }
-        if !self.record_timeseries {
-            self.bin_delivered = 0;
-            self.bin_drops = 0;
-            for f in &mut self.flows {
-                f.prev = *f.sender.counters();
-                f.stats.bin = Default::default();
-            }
-            return;
+        if self.record_timeseries {
+            self.record_bin(t1, cap_rate, qbytes);
         }
+        self.bin_delivered = 0;
+        self.bin_drops = 0;
+        for f in &mut self.flows {
+            f.prev = *f.sender.counters();
+            f.stats.bin = Default::default();
+        }
+    }
+
+    /// Append the bin ending at `t1` to the link and flow time series.
+    fn record_bin(&mut self, t1: Time, cap_rate: DataRate, qbytes: DataSize) {
+        let secs = self.scenario.bin.as_secs_f64();
+        let kbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e3;
         let ls = &mut self.link_series;
         ls.push("t_s", t1.as_secs_f64());
         ls.push("capacity_kbps", cap_rate.kbps_f64());
@@ -331,8 +336,6 @@ impl Simulation {
         ls.push("queue_bytes", qbytes.bytes() as f64);
         ls.push("queue_ms", if qbytes == DataSize::ZERO { 0.0 } else { (qbytes / cap_rate).as_millis_f64().min(1e7) });
         ls.push("drops", self.bin_drops as f64);
-        self.bin_delivered = 0;
-        self.bin_drops = 0;
         for (i, f) in self.flows.iter_mut().enumerate() {
             let c = *f.sender.counters();
             let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
@@ -361,8 +364,6 @@ impl Simulation {
             s.push("pacer_queue_bytes", f.sender.pacer().queued_bytes().bytes() as f64);
             f.sender.controller().state(&mut |k, v| s.push_state(k, v));
             s.end_row();
-            f.prev = c;
-            f.stats.bin = Default::default();
         }
         self.link_series.end_row();
     }

@@ -38,17 +38,9 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn per_packet_path_does_not_allocate() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let text = r#"duration = "600s"
-[link]
-capacity = "5Mbps"
-delay = "25ms"
-[[flow]]
-controller = { name = "fixed", rate = "3Mbps" }
-encoder = "ideal"
-[record]
-packets = false
-"#;
-    let mut sim = Simulation::new(Scenario::parse(text, "alloc.toml").unwrap(), None).unwrap();
+    // The speed benchmark's fixed-rate call, made longer.
+    let text = rtcc_sim::bench::workload_scenario("fixed").unwrap().replace("120s", "600s");
+    let mut sim = Simulation::new(Scenario::parse(&text, "alloc.toml").unwrap(), None).unwrap();
     sim.run_until(Time::from_millis(10_000));
     let before = ALLOCS.load(Ordering::Relaxed);
     sim.run_until(Time::from_millis(310_000));

@@ -31,7 +31,7 @@
 use std::collections::VecDeque;
 
 use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params, SentPacket};
-use crate::feedback::Feedback;
+use crate::feedback::{Feedback, PacketResult};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
 pub const PARAMS: &[ParamInfo] = &[
@@ -411,10 +411,9 @@ impl Copa {
 /// Per-packet RTT with the receiver's hold time removed, and the virtual ACK
 /// time `send_time + rtt` (the sender clock when an immediate ACK would have
 /// arrived). `None` for a lost packet.
-pub(super) fn ack_sample(fb: &Feedback, send_time: Time, arrival: Option<Time>) -> Option<(Time, Duration)> {
-    let hold = (fb.report_time - arrival?).max(Duration::ZERO);
-    let rtt = ((fb.received_at - send_time) - hold).max(Duration::from_micros(1));
-    Some((send_time + rtt, rtt))
+pub(super) fn ack_sample(fb: &Feedback, p: &PacketResult) -> Option<(Time, Duration)> {
+    let rtt = fb.rtt(p)?;
+    Some((p.send_time + rtt, rtt))
 }
 
 impl Controller for Copa {
@@ -428,11 +427,10 @@ impl Controller for Copa {
 
     fn on_feedback(&mut self, _now: Time, fb: &Feedback) {
         for p in &fb.packets {
-            if let Some(a) = p.arrival {
-                let h = (fb.report_time - a).max(Duration::ZERO).as_secs_f64();
-                self.hold += (h - self.hold) * HOLD_GAIN;
+            if let Some(h) = fb.hold(p) {
+                self.hold += (h.as_secs_f64() - self.hold) * HOLD_GAIN;
             }
-            match ack_sample(fb, p.send_time, p.arrival) {
+            match ack_sample(fb, p) {
                 Some((t, rtt)) => self.on_ack(t, rtt, p.size),
                 None => self.on_loss(),
             }
@@ -500,8 +498,16 @@ pub(crate) mod tests {
     fn rtt_sample_excludes_hold_time() {
         let fb = Feedback { report_time: ms(140), received_at: ms(165), ..Feedback::default() };
         // 65 ms since send, held 15 ms at the receiver: RTT 50 ms, virtual ACK at 150 ms.
-        assert_eq!(ack_sample(&fb, ms(100), Some(ms(125))), Some((ms(150), MS * 50)));
-        assert_eq!(ack_sample(&fb, ms(100), None), None);
+        let p = PacketResult {
+            seq: 0,
+            kind: crate::packet::PacketKind::Media,
+            size: DataSize::from_bytes(1200),
+            send_time: ms(100),
+            arrival: Some(ms(125)),
+            probe_cluster: -1,
+        };
+        assert_eq!(ack_sample(&fb, &p), Some((ms(150), MS * 50)));
+        assert_eq!(ack_sample(&fb, &PacketResult { arrival: None, ..p }), None);
     }
 
     /// rtt_min 50 ms, rtt_standing 60 ms, δ 0.5: d_q = 10 ms, target

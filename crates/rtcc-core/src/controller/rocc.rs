@@ -241,7 +241,7 @@ impl Controller for Rocc {
         let t = fb.received_at;
         let (mut sum_us, mut n, mut hold) = (0i64, 0i64, Duration::ZERO);
         for p in &fb.packets {
-            let Some((at, rtt)) = ack_sample(fb, p.send_time, p.arrival) else { continue };
+            let Some((at, rtt)) = ack_sample(fb, p) else { continue };
             self.min_rtt = self.min_filter.update(at, rtt, self.cfg.min_rtt_window);
             self.acked.push_back((at, p.size.bytes()));
             sum_us += rtt.as_micros();

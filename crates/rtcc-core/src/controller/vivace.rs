@@ -814,8 +814,7 @@ impl Controller for Vivace {
             // rtt_tracker.cc: the largest feedback delay of the report.
             let delay = fb.received_at - p.send_time;
             newest = Some(newest.map_or(delay, |d| d.max(delay)));
-            let hold = (fb.report_time - arrival).max(Duration::ZERO);
-            let rtt = ((fb.received_at - p.send_time) - hold).max(Duration::ZERO);
+            let rtt = fb.rtt(p).unwrap_or(Duration::ZERO);
             if let Some(mi) = claimed {
                 mi.recv_bytes += p.size;
                 let (first, last) = mi.first_arrival.map_or((arrival, arrival), |f| (f, mi.last_arrival));
