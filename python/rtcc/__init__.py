@@ -14,8 +14,10 @@ pandas is loaded only when a result is built, so the CLI starts quickly.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +110,7 @@ def simulate(
     source: str | None = None,
     record_packets: bool = True,
     progress: bool | ProgressCallback = False,
+    save_video: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one scenario to completion and return its :class:`Result`.
 
@@ -118,13 +121,31 @@ def simulate(
     ``True`` for a bar on stderr (drawn only on a terminal) or a callable taking
     ``(simulated_s, duration_s)``.
 
+    ``save_video`` is a folder: every flow with a real codec (``encoder =
+    "vp8"`` or ``"h264"``) writes ``<flow>.received.mp4`` (the screen at each
+    frame instant, freezes included) and ``<flow>.side_by_side.mp4`` (source
+    beside it, labelled with controller and target bitrate) there.
+
     Raises :class:`ScenarioError` for a scenario the simulator refuses, and the
     usual ``OSError``/``UnicodeDecodeError`` when a path cannot be read.
     """
+    from rtcc import media
     from rtcc.result import Result
 
     loaded = load_scenario(scenario, source)
-    sim = native().Simulation(loaded.text, loaded.source, seed, record_packets)
+    video_dir = None
+    if save_video is not None:
+        video_dir = Path(save_video)
+        video_dir.mkdir(parents=True, exist_ok=True)
+    sim = native().Simulation(
+        loaded.text,
+        loaded.source,
+        seed,
+        record_packets,
+        media.photo_dir(),
+        None if video_dir is None else str(video_dir),
+        _media_map(loaded.text, loaded.source),
+    )
 
     bar: ProgressBar | None = None
     callback: ProgressCallback | None
@@ -146,4 +167,31 @@ def simulate(
     finally:
         if bar is not None:
             bar.close()
-    return Result.from_native(sim.finish(), loaded.text, loaded.source)
+    out = sim.finish()
+    result = Result.from_native(out, loaded.text, loaded.source)
+    if video_dir is not None:
+        fps = {fl.get("name"): fl.get("fps", 30.0) for fl in _flows(loaded.text)}
+        for raw in sorted([*video_dir.glob("*.h264"), *video_dir.glob("*.ivf")]):
+            name = raw.name.split(".")[0]
+            media.to_mp4(raw, raw.with_suffix(".mp4"), float(fps.get(name) or 30.0))
+    return result
+
+
+def _flows(text: str) -> list[dict[str, Any]]:
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        return []
+    try:
+        flows = tomllib.loads(text).get("flow", [])
+    except tomllib.TOMLDecodeError:
+        return []  # the simulator reports the syntax error
+    return flows if isinstance(flows, list) else []
+
+
+def _media_map(text: str, source: str) -> dict[str, str]:
+    """Container files named as flow content, converted to Y4M for the simulator."""
+    from rtcc import media
+
+    base = Path(source).parent if not source.startswith("<") else Path()
+    return media.media_map(_flows(text), base)

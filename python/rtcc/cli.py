@@ -190,7 +190,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar = None if args.quiet else ProgressBar(label=scenario.stem or "")
     started = time.perf_counter()
     try:
-        result = rtcc.simulate(scenario, seed=args.seed, progress=bar or False)
+        result = rtcc.simulate(
+            scenario,
+            seed=args.seed,
+            progress=bar or False,
+            save_video=out if args.save_video else None,
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -331,6 +336,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from rtcc.calibrate import calibrate
+
+    available = rtcc.native().codecs()
+    codecs = ["vp8", "h264"] if args.codec == "all" else [args.codec]
+    for c in codecs:
+        if available.get(c):
+            raise CliError(f"--codec {c}: {available[c]}")
+    out = Path(args.out) if args.out else Path("results") / "calibration"
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: not a directory")
+    started = time.perf_counter()
+    log = (lambda _m: None) if args.quiet else print
+    command = "rtcc calibrate-encoder" + (" --short" if args.short else "")
+    calibrate(codecs, out, short=args.short, log=log, command=command)
+    if not args.quiet:
+        print(f"results: {out} ({', '.join(f'profile-{c}.toml' for c in codecs)}, calibration.json, plots)")
+        print(f"wall time: {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rtcc", description="Congestion-control workbench for real-time video.")
     parser.add_argument("--version", action="version", version=f"rtcc {rtcc.__version__}")
@@ -348,8 +374,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    run.add_argument(
+        "--save-video",
+        action="store_true",
+        help="write <flow>.received.mp4 and <flow>.side_by_side.mp4 for real-codec flows",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     run.set_defaults(func=cmd_run)
+
+    cal = sub.add_parser(
+        "calibrate-encoder",
+        help="measure the real encoders (step response, frame sizes, rate-quality) and write profiles",
+    )
+    cal.add_argument("--codec", choices=["vp8", "h264", "all"], default="all")
+    cal.add_argument("--out", metavar="DIR", help="results folder (default: results/calibration)")
+    cal.add_argument("--short", action="store_true", help="shorter clips and fewer points (for tests)")
+    cal.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    cal.set_defaults(func=cmd_calibrate)
 
     validate = sub.add_parser("validate", help="check scenarios without running them")
     validate.add_argument("scenarios", nargs="+", metavar="SCENARIO")

@@ -5,8 +5,27 @@
 //! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
 
 use crate::controller::{ConfigError, ParamInfo, ParamValue, Params};
+use crate::resolution::Resolution;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
+
+/// What the sender needs of an encoder, called at each frame instant in
+/// simulated time: the models here, or a real codec plugged in from outside
+/// the core (rtcc-video's VP8/H.264).
+pub trait FrameEncoder {
+    /// Registry name ("lagging", "vp8", ...).
+    fn kind(&self) -> &str;
+    /// Encode frame `id`, captured at `now`, at `resolution` for `target`.
+    /// `None`: the encoder's own rate control dropped the frame (libvpx
+    /// `rc_dropframe_thresh`), and `id` is not used.
+    fn encode_frame(&mut self, id: u32, now: Time, target: DataRate, resolution: Resolution) -> Option<EncodedFrame>;
+    /// Next frame is a key frame (PLI, resolution switch).
+    fn request_key_frame(&mut self);
+    /// The sender did not encode the frame at `now` (it paused encoding).
+    fn skip(&mut self, now: Time, target: DataRate);
+    /// Rate the encoder is producing now, for time series.
+    fn output_rate(&self) -> DataRate;
+}
 
 /// Smallest frame any model emits: an all-skip VP8 delta frame still carries
 /// its frame header and per-macroblock skip flags (RFC 6386 §9, §19.3), tens
@@ -277,6 +296,24 @@ impl Encoder {
             (Some(k), Some(last)) => now.saturating_since(last) + self.frame_interval / 2 >= k,
             _ => false,
         }
+    }
+}
+
+impl FrameEncoder for Encoder {
+    fn kind(&self) -> &str {
+        self.cfg.kind()
+    }
+    fn encode_frame(&mut self, _id: u32, now: Time, target: DataRate, _res: Resolution) -> Option<EncodedFrame> {
+        Some(self.encode(now, target))
+    }
+    fn request_key_frame(&mut self) {
+        Encoder::request_key_frame(self);
+    }
+    fn skip(&mut self, now: Time, target: DataRate) {
+        Encoder::skip(self, now, target);
+    }
+    fn output_rate(&self) -> DataRate {
+        Encoder::output_rate(self)
     }
 }
 

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::controller::{Controller, Decision, FrameInfo, SentPacket};
-use crate::encoder::Encoder;
+use crate::encoder::FrameEncoder;
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
 use crate::pacer::{Pacer, PacerConfig, Queued};
@@ -138,13 +138,15 @@ pub struct SendCounters {
     pub bytes: [u64; 6],
     pub packets: [u64; 6],
     pub key_frames: u64,
+    /// Frames the encoder's own rate control dropped (real codecs).
+    pub encoder_drops: u64,
     pub resolution_switches: u64,
 }
 
 pub struct Sender {
     cfg: SenderConfig,
     controller: Box<dyn Controller>,
-    encoder: Encoder,
+    encoder: Box<dyn FrameEncoder>,
     pacer: Pacer,
     decision: Decision,
     next_frame: Time,
@@ -186,7 +188,7 @@ const DEFAULT_RTT: Duration = Duration::from_millis(100);
 const BULK_BACKLOG: DataSize = DataSize::from_bytes(64_000);
 
 impl Sender {
-    pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Encoder) -> Self {
+    pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Box<dyn FrameEncoder>) -> Self {
         let decision = controller.decision();
         let mut s = Sender {
             pacer: Pacer::new(cfg.pacer),
@@ -229,8 +231,8 @@ impl Sender {
     pub fn decision(&self) -> Decision {
         self.decision
     }
-    pub fn encoder(&self) -> &Encoder {
-        &self.encoder
+    pub fn encoder(&self) -> &dyn FrameEncoder {
+        self.encoder.as_ref()
     }
     pub fn resolution(&self) -> Resolution {
         self.resolution.current()
@@ -416,8 +418,16 @@ impl Sender {
         let latency = self.pacer.queued_bytes() / self.decision.target_rate.max(self.cfg.min_rate);
         let skip = threshold.is_some_and(|th| latency > th)
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
-        if skip {
+        let id = self.next_frame_id;
+        let enc = if skip {
             self.encoder.skip(capture, target);
+            None
+        } else {
+            let enc = self.encoder.encode_frame(id, capture, target, resolution);
+            self.counters.encoder_drops += u64::from(enc.is_none());
+            enc
+        };
+        let Some(enc) = enc else {
             self.skipped.push_back(SentFrame {
                 frame: NO_FRAME,
                 capture,
@@ -431,10 +441,8 @@ impl Sender {
                 skipped: true,
             });
             return;
-        }
-        let id = self.next_frame_id;
+        };
         self.next_frame_id += 1;
-        let enc = self.encoder.encode(capture, target);
         if enc.key {
             self.counters.key_frames += 1;
         }

@@ -18,7 +18,7 @@ fn lost_key_frame_is_replaced_after_a_pli_round_trip() {
     // Periodic key frames every 2 s: frame 60 is one.
     let enc = EncoderConfig::Noise { sigma: 0.0, key_interval: Some(Duration::from_secs(2)), key_ratio: 5.0 };
     let ctrl = Box::new(Fixed::new(DataRate::from_mbps(1), 2.5, DataRate::ZERO));
-    let mut s = Sender::new(SenderConfig::default(), ctrl, Encoder::new(enc, frame_interval, Rng::new(1)));
+    let mut s = Sender::new(SenderConfig::default(), ctrl, Box::new(Encoder::new(enc, frame_interval, Rng::new(1))));
     let mut r = Receiver::new(ReceiverConfig::default());
     let one_way = Duration::from_millis(25);
     let mut wire: VecDeque<(Time, Packet)> = VecDeque::new();

@@ -3,7 +3,10 @@
 //! `source: field: reason`.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -11,6 +14,11 @@ use rtcc_core::controller::registry;
 use rtcc_core::encoder::{EncoderConfig, KINDS};
 use rtcc_core::units::Time;
 use rtcc_sim::metrics::{Column, Table};
+use rtcc_core::resolution::{Resolution, ResolutionPolicy};
+use rtcc_sim::video::{REAL_KINDS, REAL_PARAMS};
+use rtcc_video::calibrate;
+use rtcc_video::codec::Codec;
+use rtcc_video::real::ContentSpec;
 use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
 
 create_exception!(_rtcc, ScenarioError, PyValueError);
@@ -27,9 +35,23 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, record_packets = true))]
-    fn new(scenario_text: &str, source: &str, seed: Option<u64>, record_packets: bool) -> PyResult<Self> {
-        let sc = Scenario::parse(scenario_text, source).map_err(to_py_err)?;
+    #[pyo3(signature = (
+        scenario_text, source = "<scenario>", seed = None, record_packets = true,
+        photo_dir = None, video_dir = None, media_map = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        scenario_text: &str,
+        source: &str,
+        seed: Option<u64>,
+        record_packets: bool,
+        photo_dir: Option<PathBuf>,
+        video_dir: Option<PathBuf>,
+        media_map: Option<HashMap<PathBuf, PathBuf>>,
+    ) -> PyResult<Self> {
+        let mut sc = Scenario::parse_with(scenario_text, source, &media_map.unwrap_or_default()).map_err(to_py_err)?;
+        sc.photo_dir = photo_dir;
+        sc.video_dir = video_dir;
         let mut sim = Sim::new(sc, seed).map_err(to_py_err)?;
         if !record_packets {
             sim.set_record_packets(false);
@@ -56,6 +78,9 @@ impl Simulation {
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.is_done() {
             self.sim.run();
+        }
+        if let Some(e) = self.sim.failure() {
+            return Err(PyRuntimeError::new_err(format!("real video failed: {e}")));
         }
         let out = self.sim.output();
         let d = PyDict::new(py);
@@ -122,14 +147,23 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 fn encoders(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     info_list(
         py,
-        KINDS.iter().map(|k| {
-            let summary = match *k {
-                "ideal" => "every frame exactly target / fps",
-                "noise" => "gaussian frame-size noise around target / fps",
-                _ => "follows target changes with a lag (seconds up, faster down), periodic key frames",
-            };
-            (*k, summary, EncoderConfig::param_info(k))
-        }),
+        KINDS
+            .iter()
+            .map(|k| {
+                let summary = match *k {
+                    "ideal" => "every frame exactly target / fps",
+                    "noise" => "gaussian frame-size noise around target / fps",
+                    _ => "follows target changes with a lag (seconds up, faster down), periodic key frames",
+                };
+                (*k, summary, EncoderConfig::param_info(k))
+            })
+            .chain(REAL_KINDS.iter().map(|k| {
+                let summary = match *k {
+                    "vp8" => "real VP8 (libvpx) driven as WebRTC does; decoded PSNR/SSIM",
+                    _ => "real H.264 (OpenH264) driven as WebRTC does; decoded PSNR/SSIM",
+                };
+                (*k, summary, REAL_PARAMS)
+            })),
     )
 }
 
@@ -154,6 +188,123 @@ fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
+/// A content description in scenario syntax (`"game"` or an inline table
+/// such as `{ kind = "game", resolution = "360p" }`), resolved as a flow's.
+fn content_of(content: &str, photo_dir: Option<PathBuf>) -> PyResult<ContentSpec> {
+    let bad = |r: String| ScenarioError::new_err(format!("content: {r}"));
+    let v: toml::Value = toml::from_str::<toml::Table>(&format!("c = {content}"))
+        .map_err(|e| bad(e.message().to_string()))?
+        .remove("c")
+        .ok_or_else(|| bad("missing".into()))?;
+    let res = ResolutionPolicy::Fixed(Resolution::R360);
+    let (mut spec, _) = rtcc_sim::video::parse_content(Some(&v), res, std::path::Path::new(""), &HashMap::new())
+        .map_err(|(f, r)| ScenarioError::new_err(format!("{f}: {r}")))?;
+    if let (ContentSpec::Generated { motion, photos, .. }, Some(dir)) = (&mut spec, photo_dir) {
+        if photos.is_empty() {
+            *photos = rtcc_sim::video::default_photos(*motion, &dir);
+        }
+    }
+    Ok(spec)
+}
+
+fn codec_of(name: &str) -> PyResult<Codec> {
+    Codec::parse(name).ok_or_else(|| ScenarioError::new_err(format!("codec: '{name}' is not one of vp8, h264")))
+}
+
+/// Encode a content source with a real codec on a schedule of targets and
+/// measure every frame (calibration). Returns columns as lists.
+#[pyfunction]
+#[pyo3(signature = (
+    codec, content, fps, duration_s, schedule, encode_size = None, speed = None, measure = true,
+    force_keys = Vec::new(), photo_dir = None
+))]
+#[allow(clippy::too_many_arguments)]
+fn encode_sequence<'py>(
+    py: Python<'py>,
+    codec: &str,
+    content: &str,
+    fps: f64,
+    duration_s: f64,
+    schedule: Vec<(f64, u32)>,
+    encode_size: Option<(u32, u32)>,
+    speed: Option<i32>,
+    measure: bool,
+    force_keys: Vec<u64>,
+    photo_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec = content_of(content, photo_dir)?;
+    let codec = codec_of(codec)?;
+    let frames = py
+        .detach(|| {
+            calibrate::encode_sequence(codec, &spec, fps, duration_s, &schedule, encode_size, speed, measure, &force_keys)
+        })
+        .map_err(PyRuntimeError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("t", frames.iter().map(|f| f.t).collect::<Vec<_>>())?;
+    d.set_item("target_bps", frames.iter().map(|f| f.target_bps).collect::<Vec<_>>())?;
+    d.set_item("size", frames.iter().map(|f| f.size).collect::<Vec<_>>())?;
+    d.set_item("key", frames.iter().map(|f| f.key).collect::<Vec<_>>())?;
+    d.set_item("qp", frames.iter().map(|f| f.qp).collect::<Vec<_>>())?;
+    d.set_item("psnr", frames.iter().map(|f| f.psnr).collect::<Vec<_>>())?;
+    d.set_item("ssim", frames.iter().map(|f| f.ssim).collect::<Vec<_>>())?;
+    d.set_item("si", frames.iter().map(|f| f.si).collect::<Vec<_>>())?;
+    d.set_item("ti", frames.iter().map(|f| f.ti).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
+/// A frozen picture against the moving source: [(k, PSNR dB, SSIM)].
+#[pyfunction]
+#[pyo3(signature = (content, fps, starts = 8, span_s = 20.0, max_k = 60, photo_dir = None))]
+fn frozen_curve(
+    py: Python<'_>,
+    content: &str,
+    fps: f64,
+    starts: u32,
+    span_s: f64,
+    max_k: u32,
+    photo_dir: Option<PathBuf>,
+) -> PyResult<Vec<(u32, f64, f64)>> {
+    let spec = content_of(content, photo_dir)?;
+    py.detach(|| calibrate::frozen_curve(&spec, fps, starts, span_s, max_k)).map_err(PyRuntimeError::new_err)
+}
+
+/// `count` source pictures from frame `start` as I420 bytes (for encoding
+/// them with other tools): (width, height, [frame bytes]).
+#[pyfunction]
+#[pyo3(signature = (content, fps, start, count, photo_dir = None))]
+fn content_frames<'py>(
+    py: Python<'py>,
+    content: &str,
+    fps: f64,
+    start: u64,
+    count: u64,
+    photo_dir: Option<PathBuf>,
+) -> PyResult<(u32, u32, Vec<Bound<'py, PyBytes>>)> {
+    let spec = content_of(content, photo_dir)?;
+    let mut src = spec.open(fps).map_err(PyRuntimeError::new_err)?;
+    let (w, h) = src.size();
+    let mut out = Vec::with_capacity(count as usize);
+    for i in start..start + count {
+        let p = src.frame(i);
+        let mut b = Vec::with_capacity(p.y.len() + 2 * p.u.len());
+        b.extend_from_slice(&p.y);
+        b.extend_from_slice(&p.u);
+        b.extend_from_slice(&p.v);
+        out.push(PyBytes::new(py, &b));
+    }
+    Ok((w, h, out))
+}
+
+/// Which real codecs this build has: {"vp8": None | "why not", ...}.
+#[pyfunction]
+fn codecs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for c in [Codec::Vp8, Codec::H264] {
+        d.set_item(c.name(), c.available().err().map(|e| e.to_string()))?;
+    }
+    Ok(d)
+}
+
 #[pymodule]
 fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -162,5 +313,9 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_sequence, m)?)?;
+    m.add_function(wrap_pyfunction!(frozen_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs, m)?)?;
+    m.add_function(wrap_pyfunction!(content_frames, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use rtcc_core::quality::{ssim_db, QualityModel};
 use rtcc_core::receiver::{FrameStatus, Receiver, RecvFrame};
 use rtcc_core::sender::Sender;
 use rtcc_core::units::{Duration, Time};
+use rtcc_video::real::RealQuality;
 
 use crate::metrics::{Column, Histogram, Table};
 
@@ -48,10 +49,14 @@ pub struct FrameLog {
     /// thesis measures): PSNR dB and SSIM dB.
     pub psnr_sum: f64,
     pub ssim_db_sum: f64,
+    /// Frames in the sums (displayed, and decoded when real).
+    quality_n: u64,
     view: ViewAcc,
     model: QualityModel,
     frame_interval: Duration,
     rows: Option<FrameCols>,
+    /// Decoded-picture quality (real codecs) instead of the model.
+    real: Option<RealQuality>,
 }
 
 fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
@@ -62,13 +67,18 @@ fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
 }
 
 impl FrameLog {
-    pub fn new(keep_rows: bool, model: QualityModel, frame_interval: Duration) -> Self {
-        FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, ..Default::default() }
+    pub fn new(keep_rows: bool, model: QualityModel, frame_interval: Duration, real: Option<RealQuality>) -> Self {
+        FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, real, ..Default::default() }
+    }
+
+    /// Whether quality comes from decoded pictures.
+    pub fn measured(&self) -> bool {
+        self.real.is_some()
     }
 
     /// Mean PSNR / SSIM dB of displayed frames against their own sources.
     pub fn quality_mean(&self) -> Option<(f64, f64)> {
-        let n = self.counts[FrameStatus::Displayed as usize];
+        let n = self.quality_n;
         (n > 0).then(|| (self.psnr_sum / n as f64, self.ssim_db_sum / n as f64))
     }
 
@@ -86,12 +96,18 @@ impl FrameLog {
         let Some((shown_at, p, q)) = self.view.shown else { return };
         let mut t = shown_at;
         let until = until - self.frame_interval / 2;
+        let mut k = 0;
         while t == shown_at || t < until {
             let frozen = t - shown_at;
-            self.view.psnr_sum += self.model.frozen_psnr(p, frozen);
-            self.view.ssim_db_sum += ssim_db(self.model.frozen_ssim(q, frozen));
+            let (p, q) = match &mut self.real {
+                Some(real) => real.view(k).unwrap_or((p, q)),
+                None => (self.model.frozen_psnr(p, frozen), self.model.frozen_ssim(q, frozen)),
+            };
+            self.view.psnr_sum += p;
+            self.view.ssim_db_sum += ssim_db(q);
             self.view.n += 1;
             t += self.frame_interval;
+            k += 1;
         }
     }
 
@@ -129,16 +145,23 @@ impl FrameLog {
             };
             self.counts[status as usize] += 1;
             let (w, h) = s.resolution.size();
+            let displayed = if status == 0 { r.display } else { None };
+            if let Some(d) = displayed {
+                // The screen up to this frame still shows the previous one.
+                self.view_until(d);
+            }
             let (psnr, ssim) = if s.skipped {
                 (f64::NAN, f64::NAN)
+            } else if let Some(real) = &mut self.real {
+                real.settle(s.frame, displayed.is_some()).unwrap_or((f64::NAN, f64::NAN))
             } else {
                 let fi = self.frame_interval;
                 (self.model.frame_psnr(s.size, w, h, s.key, fi), self.model.frame_ssim(s.size, w, h, s.key, fi))
             };
-            if let (Some(d), 0) = (r.display, status) {
+            if let Some(d) = displayed.filter(|_| !psnr.is_nan()) {
                 self.psnr_sum += psnr;
                 self.ssim_db_sum += ssim_db(ssim);
-                self.view_until(d);
+                self.quality_n += 1;
                 self.view.shown = Some((d, psnr, ssim));
             }
             let shown = r.display.or(next);
@@ -181,6 +204,9 @@ impl FrameLog {
         }
         if at_end {
             self.view_until(now);
+            if let Some(real) = &mut self.real {
+                real.finish();
+            }
         }
     }
 

@@ -8,10 +8,12 @@ pub mod link;
 pub mod loss;
 pub mod metrics;
 pub mod output;
+pub mod profile;
 pub mod queue;
 pub mod scenario;
 pub mod sim;
 pub mod trace;
+pub mod video;
 
 pub use output::{Output, Summary};
 pub use scenario::{Scenario, ScenarioError};

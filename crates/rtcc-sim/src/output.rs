@@ -95,6 +95,13 @@ pub struct FlowSummary {
     pub ssim_db_mean: Option<f64>,
     pub psnr_db_displayed: Option<f64>,
     pub ssim_db_displayed: Option<f64>,
+    /// "decoded": PSNR/SSIM measured on decoded pictures (real codecs);
+    /// "model": from the rate–quality model.
+    pub quality_source: String,
+    /// Frames the real encoder's rate control dropped.
+    pub encoder_drops: u64,
+    /// Displayed frames the real decoder rejected (should stay 0).
+    pub decode_errors: u64,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -221,7 +228,7 @@ impl Simulation {
         FlowSummary {
             name: f.spec.name.clone(),
             controller: f.spec.controller.clone(),
-            encoder: f.spec.encoder.kind().to_string(),
+            encoder: f.spec.encoder_kind().to_string(),
             start_s: start.as_secs_f64(),
             stop_s: stop.as_secs_f64(),
             video_kbps: kbps(c.bytes[PacketKind::Media as usize]),
@@ -269,6 +276,9 @@ impl Simulation {
             ssim_db_mean: fl.quality_mean().map(|q| q.1),
             psnr_db_displayed: fl.viewer_mean().map(|q| q.0),
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
+            quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
+            encoder_drops: c.encoder_drops,
+            decode_errors: f.store.as_ref().map_or(0, |st| st.borrow().decode_errors),
         }
     }
 

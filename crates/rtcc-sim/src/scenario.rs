@@ -1,6 +1,7 @@
 //! TOML scenarios: parsed strictly (unknown fields refused) and validated into
 //! typed values, with every error naming the source, the field and the reason.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rtcc_core::controller::{self, ControllerContext, ParamValue, Params};
@@ -14,6 +15,9 @@ use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::sender::{AudioConfig, RateCap};
 
 use crate::link::{Link, LinkConfig};
+use crate::profile;
+use crate::video;
+use rtcc_video::real::VideoSpec;
 
 /// A refused scenario: `source: field: reason`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -91,7 +95,7 @@ pub struct FlowFile {
     pub source: Option<String>,
     pub cwnd_pushback: Option<bool>,
     pub pacer_burst: Option<Quantity>,
-    pub content: Option<String>,
+    pub content: Option<toml::Value>,
     pub quality: Option<toml::Table>,
 }
 
@@ -131,6 +135,19 @@ pub struct FlowSpec {
     pub pacer_burst: Duration,
     /// Rate–quality model for PSNR/SSIM estimates.
     pub quality: QualityModel,
+    /// A real codec (`encoder = "vp8" | "h264"`) and its content; then
+    /// `encoder` is unused and quality is measured on decoded pictures.
+    pub video: Option<VideoSpec>,
+}
+
+impl FlowSpec {
+    /// Encoder kind as written in the scenario.
+    pub fn encoder_kind(&self) -> &'static str {
+        match &self.video {
+            Some(v) => v.codec.name(),
+            None => self.encoder.kind(),
+        }
+    }
 }
 
 /// A validated scenario, ready to build a simulation.
@@ -147,12 +164,23 @@ pub struct Scenario {
     pub record_frames: bool,
     pub record_timeseries: bool,
     pub bin: Duration,
+    /// Folder of default photographs for generated content (the Python
+    /// package passes scikit-image's); without it, procedural pictures.
+    pub photo_dir: Option<PathBuf>,
+    /// Write each real-video flow's received and side-by-side video here.
+    pub video_dir: Option<PathBuf>,
 }
 
 impl Scenario {
     /// Parse and validate `text`; `source` names it in errors and resolves
     /// relative trace paths (its directory).
     pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        Self::parse_with(text, source, &HashMap::new())
+    }
+
+    /// `parse`, with content files in container formats replaced by the Y4M
+    /// files they were converted to (`media`: original path → Y4M path).
+    pub fn parse_with(text: &str, source: &str, media: &HashMap<PathBuf, PathBuf>) -> Result<Scenario, ScenarioError> {
         let err = |field: &str, reason: String| ScenarioError {
             source_name: source.to_string(),
             field: field.to_string(),
@@ -188,7 +216,7 @@ impl Scenario {
         let mut flows = Vec::new();
         for (i, f) in file.flows.iter().enumerate() {
             let fld = |name: &str| format!("flow[{i}].{name}");
-            let flow = flow_spec(i, f, duration).map_err(|(name, reason)| err(&fld(&name), reason))?;
+            let flow = flow_spec(i, f, duration, &base_dir, media).map_err(|(name, reason)| err(&fld(&name), reason))?;
             if flows.iter().any(|o: &FlowSpec| o.name == flow.name) {
                 return Err(err(&fld("name"), format!("'{}' is used by another flow", flow.name)));
             }
@@ -217,6 +245,8 @@ impl Scenario {
             record_frames: file.record.frames.unwrap_or(true),
             record_timeseries: file.record.timeseries.unwrap_or(true),
             bin,
+            photo_dir: None,
+            video_dir: None,
         })
     }
 
@@ -231,7 +261,13 @@ impl Scenario {
     }
 }
 
-fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (String, String)> {
+fn flow_spec(
+    i: usize,
+    f: &FlowFile,
+    duration: Duration,
+    base: &Path,
+    media: &HashMap<PathBuf, PathBuf>,
+) -> Result<FlowSpec, (String, String)> {
     let e = |field: &str, r: String| (field.to_string(), r);
     let (controller, params) = match &f.controller {
         Spec::Name(n) => (n.clone(), Params::new()),
@@ -282,19 +318,54 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
         ));
     }
     controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
-    let encoder = match &f.encoder {
-        None => EncoderConfig::from_params("lagging", &Params::new()),
-        Some(Spec::Name(k)) => EncoderConfig::from_params(k, &Params::new()),
-        Some(Spec::Table(t)) => {
-            let (kind, p) = table_params(t, "kind").map_err(|(k, r)| e(&format!("encoder.{k}"), r))?;
-            EncoderConfig::from_params(&kind, &p)
+    let (enc_kind, enc_params) = match &f.encoder {
+        None => ("lagging".to_string(), Params::new()),
+        Some(Spec::Name(k)) => (k.clone(), Params::new()),
+        Some(Spec::Table(t)) => table_params(t, "kind").map_err(|(k, r)| e(&format!("encoder.{k}"), r))?,
+    };
+    let mut enc_params = enc_params;
+    let enc_profile = match enc_params.0.remove("profile") {
+        None => None,
+        Some(ParamValue::Str(name)) if !video::REAL_KINDS.contains(&enc_kind.as_str()) => {
+            Some(profile::load(&name, base).map_err(|r| e("encoder.profile", r))?)
         }
+        Some(ParamValue::Str(_)) => {
+            return Err(e("encoder.profile", format!("'{enc_kind}' is a real codec; profiles are for model encoders")))
+        }
+        Some(_) => return Err(e("encoder.profile", "must be a profile name or file".into())),
+    };
+    if let Some(pr) = &enc_profile {
+        profile::fill(&mut enc_params, &pr.encoder, EncoderConfig::param_info(&enc_kind));
     }
-    .map_err(|er| config_err("encoder", er))?;
+    let real = if video::REAL_KINDS.contains(&enc_kind.as_str()) {
+        Some(video::parse_encoder(&enc_kind, &enc_params)?)
+    } else {
+        None
+    };
+    let encoder = if real.is_some() {
+        EncoderConfig::Ideal
+    } else {
+        EncoderConfig::from_params(&enc_kind, &enc_params).map_err(|er| match er {
+            controller::ConfigError::Invalid { param, reason } if param == "kind" => {
+                ("encoder.kind".to_string(), format!("{reason}, {}", video::REAL_KINDS.join(", ")))
+            }
+            other => config_err("encoder", other),
+        })?
+    };
     let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
     if feedback_interval < Duration::from_millis(1) || feedback_interval > Duration::from_secs(5) {
         return Err(e("feedback_interval", format!("{feedback_interval} is outside 1ms..5s")));
     }
+    let resolution = match f.resolution.as_deref() {
+        None => ResolutionPolicy::Fixed(Resolution::R720),
+        Some("dumbo") => ResolutionPolicy::dumbo(),
+        Some(r) => ResolutionPolicy::Fixed(
+            Resolution::parse(r)
+                .ok_or_else(|| e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p, dumbo")))?,
+        ),
+    };
+    let (content, motion) = video::parse_content(f.content.as_ref(), resolution, base, media)?;
+    let video = real.map(|r| video::video_spec(r, content));
     Ok(FlowSpec {
         name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
         controller,
@@ -341,14 +412,7 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
                 Some(AudioConfig { rate, ptime })
             }
         },
-        resolution: match f.resolution.as_deref() {
-            None => ResolutionPolicy::Fixed(Resolution::R720),
-            Some("dumbo") => ResolutionPolicy::dumbo(),
-            Some(r) => ResolutionPolicy::Fixed(
-                Resolution::parse(r)
-                    .ok_or_else(|| e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p, dumbo")))?,
-            ),
-        },
+        resolution,
         cap: match f.caps.as_deref() {
             None | Some("none") => RateCap::None,
             Some("webrtc") => RateCap::Webrtc,
@@ -359,19 +423,35 @@ fn flow_spec(i: usize, f: &FlowFile, duration: Duration) -> Result<FlowSpec, (St
                 Some(t) => plain_params(t, None).map_err(|(k, r)| e(&format!("quality.{k}"), r))?,
                 None => Params::new(),
             };
-            if let Some(c) = &f.content {
+            if let Some(m) = motion {
                 if p.0.contains_key("content") {
                     return Err(e("content", "given twice (also in quality.content)".into()));
                 }
-                p.0.insert("content".into(), ParamValue::Str(c.clone()));
+                p.0.insert("content".into(), ParamValue::Str(m.name().into()));
+            }
+            // A quality profile of its own, else the encoder's.
+            let q_profile = match p.0.remove("profile") {
+                None => enc_profile,
+                Some(ParamValue::Str(name)) => Some(profile::load(&name, base).map_err(|r| e("quality.profile", r))?),
+                Some(_) => return Err(e("quality.profile", "must be a profile name or file".into())),
+            };
+            if let Some(pr) = &q_profile {
+                let content = match p.0.get("content") {
+                    Some(ParamValue::Str(c)) => c.replace('_', "-"),
+                    _ => "talking-head".to_string(),
+                };
+                if let Some(t) = profile::quality_for(pr, &content) {
+                    profile::fill(&mut p, t, rtcc_core::quality::PARAMS);
+                }
             }
             QualityModel::from_params(&p).map_err(|er| match er {
-                controller::ConfigError::Invalid { param, reason } if param == "content" && f.content.is_some() => {
+                controller::ConfigError::Invalid { param, reason } if param == "content" && motion.is_some() => {
                     ("content".to_string(), reason)
                 }
                 other => config_err("quality", other),
             })?
         },
+        video,
         cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
         pacer_burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {
             None => Duration::ZERO,

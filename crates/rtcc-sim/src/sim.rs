@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use rtcc_core::controller;
-use rtcc_core::encoder::Encoder;
+use rtcc_core::encoder::{Encoder, FrameEncoder};
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::Packet;
@@ -22,6 +22,8 @@ use crate::link::Link;
 use crate::metrics::FlowStats;
 use crate::output::Series;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
+use crate::video;
+use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality, SharedStore};
 
 pub(crate) struct Flow {
     pub spec: FlowSpec,
@@ -36,6 +38,8 @@ pub(crate) struct Flow {
     pub frames: FrameLog,
     pub target_sum: f64,
     pub target_n: u64,
+    /// Real-codec frames between encoder and quality meter.
+    pub store: Option<SharedStore>,
 }
 
 pub struct Simulation {
@@ -71,7 +75,37 @@ impl Simulation {
                 field: format!("flow[{i}].controller"),
                 reason: e.to_string(),
             })?;
-            let encoder = Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1));
+            let fps = 1.0 / spec.ctx.frame_interval.as_secs_f64();
+            let vfail = |reason: String| ScenarioError {
+                source_name: scenario.source.clone(),
+                field: format!("flow[{i}].encoder"),
+                reason,
+            };
+            let mut real = None;
+            let encoder: Box<dyn FrameEncoder> = match &spec.video {
+                None => Box::new(Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1))),
+                Some(v) => {
+                    let mut v = v.clone();
+                    if let (ContentSpec::Generated { motion, photos, .. }, Some(dir)) =
+                        (&mut v.content, &scenario.photo_dir)
+                    {
+                        if photos.is_empty() {
+                            *photos = video::default_photos(*motion, dir);
+                        }
+                    }
+                    let store = SharedStore::default();
+                    let enc = RealEncoder::new(&v, fps, spec.start, store.clone()).map_err(vfail)?;
+                    let mut q = RealQuality::new(&v, fps, store.clone()).map_err(vfail)?;
+                    if let Some(dir) = &scenario.video_dir {
+                        let size = q.source_size();
+                        let label = format!("{} ({})", spec.controller, v.codec.name());
+                        let sink = video::SaveVideo::create(&dir.join(&spec.name), size, fps, &label).map_err(vfail)?;
+                        q.sink = Some(Box::new(sink));
+                    }
+                    real = Some((store, q));
+                    Box::new(enc)
+                }
+            };
             let cfg = SenderConfig {
                 flow: i as u16,
                 frame_interval: spec.ctx.frame_interval,
@@ -113,7 +147,8 @@ impl Simulation {
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
-                frames: FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval),
+                store: real.as_ref().map(|(st, _)| st.clone()),
+                frames: FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real.map(|r| r.1)),
                 target_sum: 0.0,
                 target_n: 0,
             });
@@ -221,6 +256,15 @@ impl Simulation {
         }
         self.wall += wall.elapsed();
         !self.done
+    }
+
+    /// The first real-codec failure (library error, unwritable video), if
+    /// any: the run's quality numbers are not to be trusted then.
+    pub fn failure(&self) -> Option<String> {
+        self.flows.iter().enumerate().find_map(|(i, f)| {
+            let st = f.store.as_ref()?.borrow();
+            st.failure.as_ref().map(|e| format!("flow[{i}] ({}): {e}", f.spec.name))
+        })
     }
 
     pub fn run(&mut self) {

@@ -1,0 +1,327 @@
+//! Real codecs in the simulated call. `RealEncoder` plugs into the sender:
+//! at each frame instant (simulated time) it takes the source picture,
+//! scales it to the sending resolution and encodes it with VP8/H.264 at the
+//! controller's target. `RealQuality` sits at the receiver's end of the frame
+//! log: each displayed frame's bitstream is decoded in display order (the
+//! receiver's decode chain already refuses frames whose reference is missing,
+//! so the decoder sees a valid stream) and compared with its own source
+//! frame, and the screen at every frame instant is compared with the source
+//! the viewer should be seeing then (DESIGN §4).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
+use rtcc_core::resolution::Resolution;
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+
+use crate::codec::{new_decoder, new_encoder, Codec, EncoderSettings, VideoDecoder, VideoEncoder};
+use crate::content::{load_png, synthetic_photo, ContentSource, Generated, Motion};
+use crate::picture::Picture;
+use crate::quality::{psnr_y, ssim_y};
+use crate::y4m::{RawYuvReader, Y4mReader};
+
+/// Where the source pictures come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ContentSpec {
+    /// Built-in sequence made from photographs (or a procedural picture when
+    /// none is given) with camera and object motion.
+    Generated { motion: Motion, width: u32, height: u32, photos: Vec<PathBuf>, seed: u64 },
+    /// A YUV4MPEG2 file, looped.
+    Y4m { path: PathBuf },
+    /// Raw I420 frames, looped.
+    Yuv { path: PathBuf, width: u32, height: u32, fps: f64 },
+}
+
+impl ContentSpec {
+    /// Open the source; `fps` is the call's frame rate (generated content is
+    /// made at it).
+    pub fn open(&self, fps: f64) -> Result<Box<dyn ContentSource>, String> {
+        Ok(match self {
+            ContentSpec::Generated { motion, width, height, photos, seed } => {
+                let pics = if photos.is_empty() {
+                    // Two procedural pictures: background and sprites.
+                    vec![synthetic_photo(1024, 768, *seed), synthetic_photo(512, 512, seed.wrapping_add(1))]
+                } else {
+                    photos.iter().map(|p| load_png(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+                };
+                Box::new(Generated::new(*motion, *width, *height, fps, *seed, pics))
+            }
+            ContentSpec::Y4m { path } => Box::new(Y4mReader::open(path).map_err(|e| e.to_string())?),
+            ContentSpec::Yuv { path, width, height, fps } => {
+                Box::new(RawYuvReader::open(path, *width, *height, *fps).map_err(|e| e.to_string())?)
+            }
+        })
+    }
+}
+
+/// A flow's real-video settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoSpec {
+    pub codec: Codec,
+    /// libvpx cpu_used / OpenH264 complexity (see `EncoderSettings::speed`).
+    pub speed: Option<i32>,
+    /// Periodic key frames; `None` = only the first and requested ones.
+    pub key_interval: Option<Duration>,
+    pub frame_dropping: bool,
+    pub threads: u32,
+    pub content: ContentSpec,
+}
+
+/// Encoded frames on their way from the encoder to the quality meter, by
+/// frame id, plus the first codec failure (reported by the simulator).
+#[derive(Default)]
+pub struct Store {
+    frames: HashMap<u32, Stored>,
+    pub failure: Option<String>,
+    /// Frames whose bitstream the decoder rejected.
+    pub decode_errors: u64,
+}
+
+struct Stored {
+    data: Vec<u8>,
+    /// Source frame index.
+    index: u64,
+    target: DataRate,
+}
+
+pub type SharedStore = Rc<RefCell<Store>>;
+
+/// Source frame shown at `t` (time since the flow started).
+fn source_index(t: Duration, fps: f64) -> u64 {
+    // A microsecond of slack: frame instants are whole microseconds.
+    ((t.as_micros() as f64 + 1.0) * fps / 1e6).floor().max(0.0) as u64
+}
+
+/// Encode size for a sending resolution: its height (never above the
+/// source's), the source's aspect ratio, even dimensions as I420 wants.
+fn encode_size(src: (u32, u32), res: Resolution) -> (u32, u32) {
+    let h = res.size().1.min(src.1);
+    if h == src.1 {
+        return src;
+    }
+    let w = (src.0 as f64 * h as f64 / src.1 as f64 / 2.0).round() as u32 * 2;
+    (w.max(2), h.max(2) & !1)
+}
+
+/// The sender's encoder when the flow's encoder is a real codec.
+pub struct RealEncoder {
+    codec: Codec,
+    enc: Box<dyn VideoEncoder>,
+    source: Box<dyn ContentSource>,
+    store: SharedStore,
+    start: Time,
+    fps: f64,
+    src: Picture,
+    key_pending: bool,
+    rate_kbps: u32,
+    /// Output rate, bits/s, smoothed over about a second.
+    out_rate: f64,
+}
+
+/// Time constant of the output-rate average in the time series.
+const OUT_RATE_TAU_S: f64 = 1.0;
+
+impl RealEncoder {
+    /// `fps` is the call's frame rate; `start` the flow's first capture.
+    pub fn new(spec: &VideoSpec, fps: f64, start: Time, store: SharedStore) -> Result<Self, String> {
+        spec.codec.available().map_err(|e| e.to_string())?;
+        let source = spec.content.open(fps)?;
+        let (w, h) = source.size();
+        let mut s = EncoderSettings::webrtc(spec.codec, w, h, fps, 300_000);
+        if let Some(sp) = spec.speed {
+            s.speed = sp;
+        }
+        s.key_interval = spec.key_interval.map_or(0, |k| (k.as_secs_f64() * fps).round().max(1.0) as u32);
+        s.frame_dropping = spec.frame_dropping;
+        s.threads = spec.threads;
+        let enc = new_encoder(&s).map_err(|e| e.to_string())?;
+        Ok(RealEncoder {
+            codec: spec.codec,
+            enc,
+            src: Picture::new(w, h),
+            source,
+            store,
+            start,
+            fps,
+            key_pending: true,
+            rate_kbps: 300,
+            out_rate: 0.0,
+        })
+    }
+
+    fn fail(&self, what: String) {
+        let mut st = self.store.borrow_mut();
+        st.failure.get_or_insert(what);
+    }
+}
+
+impl FrameEncoder for RealEncoder {
+    fn kind(&self) -> &str {
+        self.codec.name()
+    }
+
+    fn encode_frame(&mut self, id: u32, now: Time, target: DataRate, res: Resolution) -> Option<EncodedFrame> {
+        let dt = 1.0 / self.fps;
+        self.out_rate *= (-dt / OUT_RATE_TAU_S).exp();
+        let index = source_index(now.saturating_since(self.start), self.source.fps());
+        self.src = self.source.frame(index);
+        let (w, h) = encode_size((self.src.width, self.src.height), res);
+        let s = self.enc.settings();
+        if (s.width, s.height) != (w, h) {
+            if let Err(e) = self.enc.set_size(w, h) {
+                self.fail(e.to_string());
+                return None;
+            }
+            self.key_pending = true;
+        }
+        // libvpx/OpenH264 take kbps; WebRTC calls SetRates on every change.
+        let kbps = (target.bps() / 1000).clamp(10, 100_000) as u32;
+        if kbps != self.rate_kbps {
+            if let Err(e) = self.enc.set_rates(kbps * 1000, self.fps) {
+                self.fail(e.to_string());
+                return None;
+            }
+            self.rate_kbps = kbps;
+        }
+        let scaled;
+        let pic = if (w, h) == (self.src.width, self.src.height) {
+            &self.src
+        } else {
+            scaled = self.src.resize(w, h);
+            &scaled
+        };
+        match self.enc.encode(pic, self.key_pending) {
+            Ok(Some(out)) => {
+                self.key_pending = false;
+                let size = out.data.len() as u64;
+                self.out_rate += size as f64 * 8.0 / OUT_RATE_TAU_S;
+                self.store.borrow_mut().frames.insert(id, Stored { data: out.data, index, target });
+                Some(EncodedFrame { size: DataSize::from_bytes(size.max(1)), key: out.key })
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.fail(e.to_string());
+                None
+            }
+        }
+    }
+
+    fn request_key_frame(&mut self) {
+        self.key_pending = true;
+    }
+
+    fn skip(&mut self, _now: Time, _target: DataRate) {
+        self.out_rate *= (-1.0 / self.fps / OUT_RATE_TAU_S).exp();
+    }
+
+    fn output_rate(&self) -> DataRate {
+        DataRate::from_bps_f64(self.out_rate)
+    }
+}
+
+/// The picture on screen.
+struct Held {
+    pic: Picture,
+    index: u64,
+    psnr: f64,
+    ssim: f64,
+    target: DataRate,
+}
+
+/// Decodes displayed frames and measures them (see the module doc).
+pub struct RealQuality {
+    dec: Box<dyn VideoDecoder>,
+    source: Box<dyn ContentSource>,
+    store: SharedStore,
+    held: Option<Held>,
+    src: Picture,
+    /// Receives every screen sample (saved video), if asked.
+    pub sink: Option<Box<dyn ScreenSink>>,
+}
+
+/// Something that wants every screen sample: the picture shown, the source
+/// the viewer should see, and the displayed frame's encoder target.
+pub trait ScreenSink {
+    fn screen(&mut self, shown: &Picture, source: &Picture, target: DataRate) -> Result<(), String>;
+    fn finish(&mut self) -> Result<(), String>;
+}
+
+impl RealQuality {
+    pub fn new(spec: &VideoSpec, fps: f64, store: SharedStore) -> Result<Self, String> {
+        let source = spec.content.open(fps)?;
+        let (w, h) = source.size();
+        Ok(RealQuality {
+            dec: new_decoder(spec.codec).map_err(|e| e.to_string())?,
+            source,
+            store,
+            held: None,
+            src: Picture::new(w, h),
+            sink: None,
+        })
+    }
+
+    /// Size of the source pictures (and of what is measured and saved).
+    pub fn source_size(&self) -> (u32, u32) {
+        self.source.size()
+    }
+
+    /// A frame's fate is settled. A displayed frame is decoded and measured
+    /// against its own source: (PSNR dB, SSIM). Others only free their
+    /// bitstream.
+    pub fn settle(&mut self, id: u32, displayed: bool) -> Option<(f64, f64)> {
+        let stored = self.store.borrow_mut().frames.remove(&id)?;
+        if !displayed {
+            return None;
+        }
+        let pic = match self.dec.decode(&stored.data) {
+            Ok(Some(p)) => p,
+            Ok(None) | Err(_) => {
+                self.store.borrow_mut().decode_errors += 1;
+                return None;
+            }
+        };
+        self.src = self.source.frame(stored.index);
+        let (w, h) = (self.src.width, self.src.height);
+        // Measured at the source's size: a lower sending resolution is
+        // upscaled for display, as a receiver's renderer does.
+        let pic = if (pic.width, pic.height) == (w, h) { pic } else { pic.resize(w, h) };
+        let psnr = psnr_y(&pic, &self.src).ok()?;
+        let ssim = ssim_y(&pic, &self.src).ok()?;
+        self.held = Some(Held { pic, index: stored.index, psnr, ssim, target: stored.target });
+        Some((psnr, ssim))
+    }
+
+    /// The screen `k` frame intervals after the held frame was displayed:
+    /// the held picture against the source `k` frames on (a frozen picture
+    /// falls behind the moving scene). `k = 0` is the frame itself.
+    pub fn view(&mut self, k: u64) -> Option<(f64, f64)> {
+        let held = self.held.as_ref()?;
+        let q = if k == 0 {
+            self.src = self.source.frame(held.index);
+            (held.psnr, held.ssim)
+        } else {
+            self.src = self.source.frame(held.index + k);
+            (psnr_y(&held.pic, &self.src).ok()?, ssim_y(&held.pic, &self.src).ok()?)
+        };
+        if let Some(sink) = &mut self.sink {
+            if let Err(e) = sink.screen(&held.pic, &self.src, held.target) {
+                self.store.borrow_mut().failure.get_or_insert(e);
+                self.sink = None;
+            }
+        }
+        Some(q)
+    }
+
+    /// End of the call: flush the sink.
+    pub fn finish(&mut self) {
+        if let Some(sink) = &mut self.sink {
+            if let Err(e) = sink.finish() {
+                self.store.borrow_mut().failure.get_or_insert(e);
+            }
+        }
+        self.sink = None;
+    }
+}
