@@ -147,6 +147,15 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
         f"link: capacity {_num(link.get('capacity_kbps_mean'))} kbps mean, "
         f"utilization {_num(link.get('utilization'), 100, 1)} %"
     )
+    for i, f in enumerate(summary.get("flows", [])):
+        if f.get("psnr_db_mean") is None:
+            continue
+        lines.append(
+            f"quality {f.get('name', i)} ({f.get('encoder')}, {f.get('quality_source', 'model')}): "
+            f"PSNR {_num(f['psnr_db_mean'], 1, 1)} dB, SSIM {_num(f.get('ssim_db_mean'), 1, 1)} dB "
+            f"per frame; on screen {_num(f.get('psnr_db_displayed'), 1, 1)} dB, "
+            f"{_num(f.get('ssim_db_displayed'), 1, 1)} dB"
+        )
     if len(rows) > 1 and summary.get("jain_index") is not None:
         lines.append(f"Jain's fairness index: {_num(summary['jain_index'], 1, 3)}")
     sim = summary.get("sim", {})
@@ -201,6 +210,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     wall = time.perf_counter() - started
     files = result.save(out, plots=not args.no_plots)
+    if args.save_video:
+        files += sorted(out.glob("*.mp4"))
     if not args.quiet:
         print(summary_text(result.summary, wall))
         print(f"results: {out}")

@@ -42,5 +42,8 @@ pub fn run_text(text: &str, source: &str, seed: Option<u64>) -> Result<Output, S
     let sc = Scenario::parse(text, source)?;
     let mut sim = Simulation::new(sc, seed)?;
     sim.run();
+    if let Some(reason) = sim.failure() {
+        return Err(ScenarioError { source_name: source.to_string(), field: "run".into(), reason });
+    }
     Ok(sim.output())
 }

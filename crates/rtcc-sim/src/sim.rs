@@ -99,7 +99,7 @@ impl Simulation {
                     if let Some(dir) = &scenario.video_dir {
                         let size = q.source_size();
                         let label = format!("{} ({})", spec.controller, v.codec.name());
-                        let sink = video::SaveVideo::create(&dir.join(&spec.name), size, fps, &label).map_err(vfail)?;
+                        let sink = video::SaveVideo::create(dir, &spec.name, size, fps, &label).map_err(vfail)?;
                         q.sink = Some(Box::new(sink));
                     }
                     real = Some((store, q));

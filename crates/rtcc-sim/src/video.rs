@@ -21,7 +21,7 @@ pub const REAL_PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "speed",
         default: "-6 (vp8) / 0 (h264)",
-        doc: "VP8: libvpx cpu_used in [-16, 16] (WebRTC desktop -6); H.264: OpenH264 complexity 0 low..2 high",
+        doc: "VP8: libvpx cpu_used in [-16, -1] (WebRTC desktop -6); H.264: OpenH264 complexity 0 low..2 high",
     },
     ParamInfo {
         name: "key_interval",
@@ -43,7 +43,9 @@ pub fn parse_encoder(kind: &str, p: &Params) -> Result<(Codec, Option<i32>, Opti
     let speed = match p.0.get("speed") {
         None => None,
         Some(_) => {
-            let (lo, hi) = if codec == Codec::Vp8 { (-16.0, 16.0) } else { (0.0, 2.0) };
+            // VP8: libvpx adapts a speed of 0 or above to the wall-clock
+            // encode time, which would make runs irreproducible.
+            let (lo, hi) = if codec == Codec::Vp8 { (-16.0, -1.0) } else { (0.0, 2.0) };
             let v = p.f64_in("speed", 0.0, lo, hi).map_err(|er| e("speed", er.to_string()))?;
             if v.fract() != 0.0 {
                 return Err(e("speed", format!("{v} is not a whole number")));
@@ -232,14 +234,14 @@ struct Stream {
 }
 
 impl Stream {
-    fn create(path_stem: &Path, w: u32, h: u32, fps: f64) -> Result<Stream, String> {
+    fn create(dir: &Path, name: &str, w: u32, h: u32, fps: f64) -> Result<Stream, String> {
         let codec = if Codec::H264.available().is_ok() { Codec::H264 } else { Codec::Vp8 };
         codec.available().map_err(|e| format!("saving video: {e}"))?;
         let mut s = EncoderSettings::webrtc(codec, w, h, fps, save_rate(w, h, fps));
         s.frame_dropping = false;
         s.key_interval = (fps * 2.0).round() as u32;
         let enc = new_encoder(&s).map_err(|e| format!("saving video: {e}"))?;
-        let path = path_stem.with_extension(if codec == Codec::H264 { "h264" } else { "ivf" });
+        let path = dir.join(format!("{name}.{}", if codec == Codec::H264 { "h264" } else { "ivf" }));
         let file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut out = BufWriter::new(file);
         if codec == Codec::Vp8 {
@@ -290,12 +292,12 @@ pub struct SaveVideo {
 }
 
 impl SaveVideo {
-    /// Streams `<stem>.received.*` and `<stem>.side_by_side.*`.
-    pub fn create(stem: &Path, size: (u32, u32), fps: f64, label: &str) -> Result<SaveVideo, String> {
+    /// Streams `<dir>/<flow>.received.*` and `<dir>/<flow>.side_by_side.*`.
+    pub fn create(dir: &Path, flow: &str, size: (u32, u32), fps: f64, label: &str) -> Result<SaveVideo, String> {
         let (w, h) = size;
         Ok(SaveVideo {
-            received: Stream::create(&stem.with_extension("received"), w, h, fps)?,
-            side: Stream::create(&stem.with_extension("side_by_side"), w * 2, h, fps)?,
+            received: Stream::create(dir, &format!("{flow}.received"), w, h, fps)?,
+            side: Stream::create(dir, &format!("{flow}.side_by_side"), w * 2, h, fps)?,
             label: label.to_string(),
             fps,
             n: 0,

@@ -92,7 +92,7 @@ static void rtcc_vpx_err(char *err, size_t err_len, const char *what, vpx_codec_
  * per-frame bandwidth, but never below 300 %. */
 static unsigned rtcc_vp8_max_intra_target(unsigned optimal_buffer_ms, unsigned max_framerate) {
   const float scale_par = 0.5f;
-  unsigned target_pct = (unsigned)(optimal_buffer_ms * scale_par * max_framerate / 10);
+  unsigned target_pct = (unsigned)((float)optimal_buffer_ms * scale_par * (float)max_framerate / 10);
   const unsigned min_intra_th = 300;
   return target_pct < min_intra_th ? min_intra_th : target_pct;
 }
@@ -289,7 +289,7 @@ int rtcc_vp8_enc_encode(rtcc_vp8_enc *e, const uint8_t *y, const uint8_t *u, con
   *out_len = 0;
   *is_key = 0;
   *qp = -1;
-  if (!e->inited) {
+  if (!e->inited || !e->img_allocated) {
     rtcc_set_err(err, err_len, "encode: encoder is not initialised (an earlier reconfiguration failed)");
     return -1;
   }

@@ -573,6 +573,71 @@ mod tests {
         }
     }
 
+    /// The filter of `resize`, written plainly in floating point: per axis,
+    /// a box (area average) when shrinking, centre-aligned linear
+    /// interpolation otherwise.
+    fn axis_weights(src: usize, dst: usize) -> Vec<Vec<(usize, f64)>> {
+        (0..dst)
+            .map(|i| {
+                if dst < src {
+                    let (lo, hi) = (i as f64 * src as f64 / dst as f64, (i + 1) as f64 * src as f64 / dst as f64);
+                    (0..src)
+                        .filter_map(|j| {
+                            let o = hi.min(j as f64 + 1.0) - lo.max(j as f64);
+                            (o > 0.0).then_some((j, o / (hi - lo)))
+                        })
+                        .collect()
+                } else {
+                    let p = ((i as f64 + 0.5) * src as f64 / dst as f64 - 0.5).clamp(0.0, (src - 1) as f64);
+                    let j = p.floor() as usize;
+                    let f = p - j as f64;
+                    if j + 1 < src {
+                        vec![(j, 1.0 - f), (j + 1, f)]
+                    } else {
+                        vec![(j, 1.0)]
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn resize_reference(src: &[u8], sw: usize, sh: usize, dw: usize, dh: usize) -> Vec<f64> {
+        let (wx, wy) = (axis_weights(sw, dw), axis_weights(sh, dh));
+        let mut out = vec![0.0; dw * dh];
+        for (y, ty) in wy.iter().enumerate() {
+            for (x, tx) in wx.iter().enumerate() {
+                out[y * dw + x] =
+                    ty.iter().map(|&(j, a)| tx.iter().map(|&(i, b)| a * b * src[j * sw + i] as f64).sum::<f64>()).sum();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn resize_matches_a_float_reference_on_every_plane() {
+        let src = Picture {
+            y: noise_bytes(53 * 31, 11),
+            u: noise_bytes(27 * 16, 12),
+            v: noise_bytes(27 * 16, 13),
+            ..Picture::new(53, 31)
+        };
+        // Down by integer and odd ratios (padded box taps), up, mixed, 1 pixel.
+        for (w, h) in [(26, 15), (17, 9), (7, 30), (106, 62), (80, 20), (1, 1), (53, 100), (5, 31)] {
+            let r = src.resize(w, h);
+            let (cw, ch) = chroma_size(w, h);
+            for (name, s, d, sw, sh, dw, dh) in [
+                ("y", &src.y, &r.y, 53, 31, w, h),
+                ("u", &src.u, &r.u, 27, 16, cw, ch),
+                ("v", &src.v, &r.v, 27, 16, cw, ch),
+            ] {
+                let want = resize_reference(s, sw, sh, dw as usize, dh as usize);
+                for (k, (&got, &want)) in d.iter().zip(&want).enumerate() {
+                    assert!((got as f64 - want).abs() <= 1.0, "{w}x{h} {name}[{k}]: {got} vs {want:.2}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn downscale_by_two_is_the_2x2_mean() {
         let src = Picture { y: noise_bytes(64 * 32, 1), ..Picture::new(64, 32) };

@@ -102,7 +102,7 @@ pub fn psnr_y(a: &Picture, b: &Picture) -> Result<f64, QualityError> {
 /// Because windows sit on a 4-pixel grid, each is the union of 2×2 4×4
 /// blocks: the per-block sums (Σa, Σb, Σa², Σb², Σab) are computed once per
 /// block row in integers and each window adds four of them, so every pixel
-/// is read once (about 1 ms at 640×360).
+/// is read once (a fraction of a millisecond at 640×360).
 ///
 /// Errors if the sizes differ or the picture is smaller than 8×8.
 pub fn ssim_y(a: &Picture, b: &Picture) -> Result<f64, QualityError> {

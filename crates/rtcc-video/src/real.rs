@@ -96,14 +96,12 @@ fn source_index(t: Duration, fps: f64) -> u64 {
 }
 
 /// Encode size for a sending resolution: its height (never above the
-/// source's), the source's aspect ratio, even dimensions as I420 wants.
+/// source's), the source's aspect ratio, even dimensions of at least 16 (as
+/// I420 and H.264 want; an odd source loses its last row or column).
 fn encode_size(src: (u32, u32), res: Resolution) -> (u32, u32) {
-    let h = res.size().1.min(src.1);
-    if h == src.1 {
-        return src;
-    }
-    let w = (src.0 as f64 * h as f64 / src.1 as f64 / 2.0).round() as u32 * 2;
-    (w.max(2), h.max(2) & !1)
+    let even = |v: f64| ((v / 2.0).floor() as u32 * 2).max(16);
+    let h = res.size().1.min(src.1) as f64;
+    (even(src.0 as f64 * h / src.1 as f64), even(h))
 }
 
 /// The sender's encoder when the flow's encoder is a real codec.
@@ -129,7 +127,7 @@ impl RealEncoder {
     pub fn new(spec: &VideoSpec, fps: f64, start: Time, store: SharedStore) -> Result<Self, String> {
         spec.codec.available().map_err(|e| e.to_string())?;
         let source = spec.content.open(fps)?;
-        let (w, h) = source.size();
+        let (w, h) = encode_size(source.size(), Resolution::R1080);
         let mut s = EncoderSettings::webrtc(spec.codec, w, h, fps, 300_000);
         if let Some(sp) = spec.speed {
             s.speed = sp;
@@ -141,7 +139,7 @@ impl RealEncoder {
         Ok(RealEncoder {
             codec: spec.codec,
             enc,
-            src: Picture::new(w, h),
+            src: Picture::new(source.size().0, source.size().1),
             source,
             store,
             start,

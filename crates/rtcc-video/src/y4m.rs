@@ -395,11 +395,10 @@ impl Y4mWriter {
         self.frames
     }
 
-    /// Flush to disk and close; errors that dropping would swallow surface
-    /// here.
+    /// Flush buffered frames and close; write errors that dropping the
+    /// writer would swallow surface here.
     pub fn finish(mut self) -> Result<(), ContentError> {
-        self.out.flush().map_err(ContentError::io(&self.path))?;
-        self.out.get_ref().sync_all().map_err(ContentError::io(&self.path))
+        self.out.flush().map_err(ContentError::io(&self.path))
     }
 }
 

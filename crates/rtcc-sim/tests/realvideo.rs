@@ -1,0 +1,179 @@
+//! Real codecs in the loop (VP8 through libvpx, H.264 through OpenH264):
+//! decoded-picture quality, loss handling, and the Dumbo pulse experiment.
+//! Without the libraries the tests skip, unless RTCC_REQUIRE_CODECS=1 (the
+//! test script sets it), which turns a missing library into a failure.
+
+use rtcc_sim::metrics::Column;
+use rtcc_sim::{run_text, Output};
+use rtcc_video::codec::Codec;
+
+fn have(codec: Codec) -> bool {
+    match codec.available() {
+        Ok(()) => true,
+        Err(e) if std::env::var("RTCC_REQUIRE_CODECS").as_deref() == Ok("1") => panic!("{e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+fn run(text: &str) -> Output {
+    run_text(text, "real.toml", None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn fixed(codec: &str, rate: &str, secs: u32, content: &str) -> String {
+    format!(
+        r#"duration = "{secs}s"
+[link]
+capacity = "10Mbps"
+delay = "20ms"
+[[flow]]
+controller = {{ name = "fixed", rate = "{rate}" }}
+encoder = "{codec}"
+resolution = "360p"
+content = "{content}"
+"#
+    )
+}
+
+#[test]
+fn quality_rises_with_bitrate() {
+    for codec in [Codec::Vp8, Codec::H264] {
+        if !have(codec) {
+            return;
+        }
+        for content in ["talking-head", "game"] {
+            let mut last = (0.0, 0.0);
+            for rate in ["500kbps", "1Mbps", "2Mbps", "3Mbps"] {
+                let o = run(&fixed(codec.name(), rate, 8, content));
+                let f = &o.summary.flows[0];
+                assert_eq!(f.quality_source, "decoded");
+                assert_eq!(f.decode_errors, 0);
+                assert_eq!(f.encoder, codec.name());
+                let (p, s) = (f.psnr_db_mean.unwrap(), f.ssim_db_mean.unwrap());
+                eprintln!("{codec} {content} {rate}: PSNR {p:.2} dB, SSIM {s:.2} dB, video {:.0} kbps", f.video_kbps);
+                assert!(p > last.0 && s > last.1, "{codec} {content} {rate}: {p} dB / {s} dB after {last:?}");
+                // No loss: the screen is each frame in turn, apart from the
+                // few frames the encoder itself drops after its first key
+                // frame, which repeat the one before.
+                let on_screen = f.psnr_db_displayed.unwrap();
+                assert!(on_screen <= p + 0.05 && on_screen > p - 1.5, "{f:?}");
+                last = (p, s);
+            }
+            assert!(last.0 > 35.0 && last.0 < 60.0, "{codec} {content} at 3 Mbps: {} dB", last.0);
+        }
+    }
+}
+
+fn col_u8<'a>(o: &'a Output, name: &str) -> &'a [u8] {
+    match o.frames.get(name) {
+        Some(Column::U8(v)) => v,
+        _ => panic!("no u8 column {name}"),
+    }
+}
+
+#[test]
+fn a_lost_frame_freezes_the_screen_until_a_key_frame() {
+    if !have(Codec::Vp8) {
+        return;
+    }
+    // No retransmission: every loss breaks the reference chain.
+    let text = r#"duration = "20s"
+[link]
+capacity = "10Mbps"
+delay = "20ms"
+loss = 0.01
+[[flow]]
+controller = { name = "fixed", rate = "1Mbps" }
+encoder = "vp8"
+resolution = "360p"
+content = "game"
+nack = false
+"#;
+    let o = run(text);
+    let f = &o.summary.flows[0];
+    let status = col_u8(&o, "status");
+    let key = col_u8(&o, "key");
+    let mut broken = false;
+    let (mut resumed, mut lost) = (0, 0);
+    for (st, k) in status.iter().zip(key) {
+        match *st {
+            0 if broken => {
+                assert_eq!(*k, 1, "a delta frame was shown after a lost reference");
+                broken = false;
+                resumed += 1;
+            }
+            0 => {}
+            1 | 2 => {
+                broken = true;
+                lost += 1;
+            }
+            _ => {}
+        }
+    }
+    eprintln!(
+        "lost/late {lost}, resumed on key frames {resumed}, PLIs {}, freeze {:.1} %, PSNR {:.2} dB per frame, {:.2} dB on screen",
+        f.plis_sent,
+        f.freeze_ratio * 100.0,
+        f.psnr_db_mean.unwrap(),
+        f.psnr_db_displayed.unwrap()
+    );
+    assert!(lost > 10 && resumed > 3, "lost {lost}, resumed {resumed}");
+    assert!(f.plis_sent > 0 && f.freeze_ratio > 0.02);
+    assert_eq!(f.decode_errors, 0, "the decoder only ever sees complete reference chains");
+    // The frozen screen falls behind the moving game scene.
+    assert!(f.psnr_db_displayed.unwrap() < f.psnr_db_mean.unwrap() - 1.0, "{f:?}");
+}
+
+#[test]
+fn same_seed_same_bits() {
+    if !have(Codec::Vp8) || !have(Codec::H264) {
+        return;
+    }
+    for codec in ["vp8", "h264"] {
+        let text = fixed(codec, "800kbps", 4, "game").replace("loss", "") + "nack = true\n";
+        let a = run(&text).summary.flows;
+        let b = run(&text).summary.flows;
+        assert_eq!(a, b, "{codec}");
+    }
+}
+
+/// Dumbo thesis §3.1 pulse link (3 Mbps ↔ 500 kbps, 25 ms), shortened to
+/// 20 s periods, with real VP8: Dumbo's faster ramp-up shows as higher mean
+/// PSNR than GCC's (the thesis's +1.5 dB is a cellular-trace average; only
+/// the direction is asserted).
+#[test]
+fn dumbo_beats_gcc_on_decoded_quality() {
+    if !have(Codec::Vp8) {
+        return;
+    }
+    let pulse = |controller: &str| {
+        run(&format!(
+            r#"duration = "80s"
+[link]
+capacity = {{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "20s" }}
+delay = "25ms"
+[[flow]]
+controller = "{controller}"
+encoder = "vp8"
+resolution = "360p"
+content = "talking-head"
+"#
+        ))
+    };
+    let d = pulse("copa+dumbo");
+    let g = pulse("gcc");
+    let (df, gf) = (&d.summary.flows[0], &g.summary.flows[0]);
+    eprintln!(
+        "copa+dumbo: PSNR {:.2} dB ({:.2} on screen), {:.0} kbps; gcc: PSNR {:.2} dB ({:.2} on screen), {:.0} kbps",
+        df.psnr_db_mean.unwrap(),
+        df.psnr_db_displayed.unwrap(),
+        df.video_kbps,
+        gf.psnr_db_mean.unwrap(),
+        gf.psnr_db_displayed.unwrap(),
+        gf.video_kbps
+    );
+    assert!(df.psnr_db_mean.unwrap() > gf.psnr_db_mean.unwrap());
+    assert!(df.video_kbps > gf.video_kbps);
+}
