@@ -12,14 +12,14 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use rtcc_core::controller::registry;
 use rtcc_core::encoder::{EncoderConfig, KINDS};
+use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::units::Time;
 use rtcc_sim::metrics::{Column, Table};
-use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_sim::video::{REAL_KINDS, REAL_PARAMS};
+use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
 use rtcc_video::calibrate;
 use rtcc_video::codec::Codec;
 use rtcc_video::real::ContentSpec;
-use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
 
 create_exception!(_rtcc, ScenarioError, PyValueError);
 
@@ -236,7 +236,17 @@ fn encode_sequence<'py>(
     let codec = codec_of(codec)?;
     let frames = py
         .detach(|| {
-            calibrate::encode_sequence(codec, &spec, fps, duration_s, &schedule, encode_size, speed, measure, &force_keys)
+            calibrate::encode_sequence(
+                codec,
+                &spec,
+                fps,
+                duration_s,
+                &schedule,
+                encode_size,
+                speed,
+                measure,
+                &force_keys,
+            )
         })
         .map_err(PyRuntimeError::new_err)?;
     let d = PyDict::new(py);

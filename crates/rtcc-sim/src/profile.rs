@@ -20,7 +20,8 @@ use rtcc_core::controller::{ParamInfo, ParamValue, Params};
 
 /// Built-in profiles, made by `rtcc calibrate-encoder` (see each file's
 /// header for the command and machine).
-const BUILTIN: &[(&str, &str)] = &[("vp8", include_str!("../profiles/vp8.toml")), ("h264", include_str!("../profiles/h264.toml"))];
+const BUILTIN: &[(&str, &str)] =
+    &[("vp8", include_str!("../profiles/vp8.toml")), ("h264", include_str!("../profiles/h264.toml"))];
 
 pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
@@ -46,7 +47,10 @@ pub fn load(name: &str, base: &Path) -> Result<Profile, String> {
                     path.display()
                 ));
             }
-            (std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?, path.display().to_string())
+            (
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+                path.display().to_string(),
+            )
         }
     };
     let mut t: toml::Table = toml::from_str(&text).map_err(|e| format!("{origin}: {}", e.message()))?;

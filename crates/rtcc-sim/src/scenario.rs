@@ -216,7 +216,8 @@ impl Scenario {
         let mut flows = Vec::new();
         for (i, f) in file.flows.iter().enumerate() {
             let fld = |name: &str| format!("flow[{i}].{name}");
-            let flow = flow_spec(i, f, duration, &base_dir, media).map_err(|(name, reason)| err(&fld(&name), reason))?;
+            let flow =
+                flow_spec(i, f, duration, &base_dir, media).map_err(|(name, reason)| err(&fld(&name), reason))?;
             if flows.iter().any(|o: &FlowSpec| o.name == flow.name) {
                 return Err(err(&fld("name"), format!("'{}' is used by another flow", flow.name)));
             }

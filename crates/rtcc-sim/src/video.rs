@@ -35,8 +35,17 @@ pub const REAL_PARAMS: &[ParamInfo] = &[
 /// WebRTC's VP8 default key-frame distance, 3000 frames (100 s at 30 fps).
 const DEFAULT_KEY_INTERVAL: Duration = Duration::from_secs(100);
 
-/// A real-codec encoder table, its content unresolved.
-pub fn parse_encoder(kind: &str, p: &Params) -> Result<(Codec, Option<i32>, Option<Duration>, bool, u32), (String, String)> {
+/// A real-codec encoder table, before its content is known.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodecChoice {
+    pub codec: Codec,
+    pub speed: Option<i32>,
+    pub key_interval: Option<Duration>,
+    pub frame_dropping: bool,
+    pub threads: u32,
+}
+
+pub fn parse_encoder(kind: &str, p: &Params) -> Result<CodecChoice, (String, String)> {
     let e = |k: &str, r: String| (format!("encoder.{k}"), r);
     let codec = Codec::parse(kind).ok_or_else(|| e("kind", format!("unknown codec '{kind}'")))?;
     p.check_known(REAL_PARAMS).map_err(|er| e("kind", er.to_string()))?;
@@ -69,7 +78,7 @@ pub fn parse_encoder(kind: &str, p: &Params) -> Result<(Codec, Option<i32>, Opti
     if threads.fract() != 0.0 {
         return Err(e("threads", format!("{threads} is not a whole number")));
     }
-    Ok((codec, speed, key_interval, frame_dropping, threads as u32))
+    Ok(CodecChoice { codec, speed, key_interval, frame_dropping, threads: threads as u32 })
 }
 
 /// `content = "talking-head" | "game"` or a table:
@@ -89,9 +98,8 @@ pub fn parse_content(
         ResolutionPolicy::Fixed(r) => r,
         ResolutionPolicy::Dumbo { .. } => Resolution::R720,
     };
-    let motion_of = |s: &str| {
-        Motion::parse(s).ok_or_else(|| e("kind", format!("'{s}' is not one of talking-head, game")))
-    };
+    let motion_of =
+        |s: &str| Motion::parse(s).ok_or_else(|| e("kind", format!("'{s}' is not one of talking-head, game")));
     let generated = |motion, res: Resolution, photos, seed| {
         let (width, height) = res.size();
         ContentSpec::Generated { motion, width, height, photos, seed }
@@ -170,7 +178,8 @@ pub fn parse_content(
     let motion = motion_of(str_of("kind")?.unwrap_or("talking-head"))?;
     let res = match str_of("resolution")? {
         None => default_res,
-        Some(r) => Resolution::parse(r).ok_or_else(|| e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p")))?,
+        Some(r) => Resolution::parse(r)
+            .ok_or_else(|| e("resolution", format!("'{r}' is not one of 180p, 360p, 720p, 1080p")))?,
     };
     let photos = match t.get("photos") {
         None => vec![],
@@ -209,12 +218,15 @@ pub fn default_photos(motion: Motion, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Build a flow's `VideoSpec`.
-pub fn video_spec(
-    enc: (Codec, Option<i32>, Option<Duration>, bool, u32),
-    content: ContentSpec,
-) -> VideoSpec {
-    let (codec, speed, key_interval, frame_dropping, threads) = enc;
-    VideoSpec { codec, speed, key_interval, frame_dropping, threads, content }
+pub fn video_spec(c: CodecChoice, content: ContentSpec) -> VideoSpec {
+    VideoSpec {
+        codec: c.codec,
+        speed: c.speed,
+        key_interval: c.key_interval,
+        frame_dropping: c.frame_dropping,
+        threads: c.threads,
+        content,
+    }
 }
 
 /// Bitrate of the saved video: near-transparent (about 0.2 bit/pixel).

@@ -10,18 +10,15 @@
 use crate::picture::Picture;
 
 /// PSNR reported when the pictures are identical (MSE 0, true PSNR
-/// infinite). 100 dB is the cap libvpx's `vpx_sse_to_psnr` applies
-/// (`MAX_PSNR`), so averages over frames stay finite and match libvpx's.
-/// It is also the cap of every finite PSNR returned here.
-///
-/// Note: `rtcc_core::quality::PSNR_CAP_DB` (the no-pixel rate–quality model)
-/// caps at 60 dB; a measured 100 dB frame means "bit-exact", which the
-/// model never predicts.
-pub const PSNR_CAP_DB: f64 = 100.0;
+/// infinite), and the cap of every PSNR returned here: the same 60 dB as
+/// the rate–quality model (`rtcc_core::quality::PSNR_CAP_DB`, libvmaf's
+/// 8-bit cap 6·bpc + 12), so measured and modelled averages are comparable
+/// and a bit-exact frame cannot dominate a mean.
+pub const PSNR_CAP_DB: f64 = rtcc_core::quality::PSNR_CAP_DB;
 
-/// `ssim_db` of a perfect SSIM, and the cap of every value it returns: the
-/// same 100 dB as [`PSNR_CAP_DB`], reached at 1 − SSIM = 10⁻¹⁰.
-pub const SSIM_DB_CAP: f64 = 100.0;
+/// `ssim_db` of a perfect SSIM, and the cap of every value it returns (the
+/// model's `SSIM_DB_CAP`, 60 dB = SSIM 0.999999).
+pub const SSIM_DB_CAP: f64 = rtcc_core::quality::SSIM_DB_CAP;
 
 /// SSIM stabilising constants for 8-bit samples (Wang et al. 2004):
 /// C1 = (0.01·255)², C2 = (0.03·255)². libvpx uses the same values rounded
@@ -68,7 +65,7 @@ pub fn sse_y(a: &Picture, b: &Picture) -> Result<u64, QualityError> {
 }
 
 /// PSNR in dB of `sse` over `samples` 8-bit samples (peak 255), capped at
-/// [`PSNR_CAP_DB`] (libvpx's `vpx_sse_to_psnr`).
+/// [`PSNR_CAP_DB`].
 pub fn psnr_from_sse(sse: u64, samples: u64) -> f64 {
     if sse == 0 || samples == 0 {
         return PSNR_CAP_DB;
@@ -78,7 +75,7 @@ pub fn psnr_from_sse(sse: u64, samples: u64) -> f64 {
 }
 
 /// Luma PSNR of `a` against `b`, in dB: 10·log10(255² / MSE). Identical
-/// pictures give [`PSNR_CAP_DB`] (100 dB) rather than infinity.
+/// pictures give [`PSNR_CAP_DB`] (60 dB) rather than infinity.
 pub fn psnr_y(a: &Picture, b: &Picture) -> Result<f64, QualityError> {
     let sse = sse_y(a, b)?;
     Ok(psnr_from_sse(sse, a.y.len() as u64))
@@ -115,11 +112,11 @@ pub fn ssim_y(a: &Picture, b: &Picture) -> Result<f64, QualityError> {
 
 /// SSIM expressed in dB, −10·log10(1 − SSIM), as libvpx and x264 print it:
 /// it spreads the values near 1 that matter for video. Capped at
-/// [`SSIM_DB_CAP`] (100 dB, reached at 1 − SSIM = 10⁻¹⁰), so SSIM 1 gives
-/// 100 dB like an identical frame's PSNR.
+/// [`SSIM_DB_CAP`] (60 dB, reached at 1 − SSIM = 10⁻⁶), so SSIM 1 gives
+/// 60 dB like an identical frame's PSNR.
 pub fn ssim_db(ssim: f64) -> f64 {
     let loss = 1.0 - ssim;
-    if loss <= 1e-10 {
+    if loss <= 1e-6 {
         return SSIM_DB_CAP;
     }
     (-10.0 * loss.log10()).min(SSIM_DB_CAP)
@@ -285,11 +282,11 @@ mod tests {
     fn identical_pictures_hit_the_caps() {
         let p = textured(64, 48, 1);
         assert_eq!(psnr_y(&p, &p).unwrap(), PSNR_CAP_DB);
-        assert_eq!(PSNR_CAP_DB, 100.0);
+        assert_eq!(PSNR_CAP_DB, 60.0);
         assert!((ssim_y(&p, &p).unwrap() - 1.0).abs() < 1e-12);
-        assert_eq!(ssim_db(1.0), 100.0);
-        assert_eq!(ssim_db(ssim_y(&p, &p).unwrap()), 100.0);
-        assert_eq!(ssim_db(1.0 + 1e-15), 100.0);
+        assert_eq!(ssim_db(1.0), 60.0);
+        assert_eq!(ssim_db(ssim_y(&p, &p).unwrap()), 60.0);
+        assert_eq!(ssim_db(1.0 + 1e-15), 60.0);
     }
 
     #[test]
@@ -311,9 +308,9 @@ mod tests {
         z.y.fill(0);
         f.y.fill(255);
         assert!(psnr_y(&z, &f).unwrap().abs() < 1e-12);
-        // Tiny error on a huge picture stays under the cap.
+        // A tiny error on a huge picture is capped; MSE 1 (48 dB) is not.
         assert!(psnr_from_sse(1, 1 << 40) == PSNR_CAP_DB);
-        assert!(psnr_from_sse(1, 1000) < PSNR_CAP_DB);
+        assert!(psnr_from_sse(1000, 1000) < PSNR_CAP_DB);
     }
 
     #[test]
@@ -388,8 +385,8 @@ mod tests {
         assert!((ssim_db(0.9) - 10.0).abs() < 1e-12);
         assert!((ssim_db(0.99) - 20.0).abs() < 1e-9);
         assert!((ssim_db(0.0)).abs() < 1e-12);
-        assert_eq!(ssim_db(1.0 - 1e-12), 100.0);
-        assert!(ssim_db(1.0 - 1e-9) < 100.0);
+        assert_eq!(ssim_db(1.0 - 1e-12), 60.0);
+        assert!(ssim_db(1.0 - 1e-5) < 60.0);
     }
 
     #[test]

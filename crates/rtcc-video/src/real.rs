@@ -18,7 +18,7 @@ use rtcc_core::resolution::Resolution;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use crate::codec::{new_decoder, new_encoder, Codec, EncoderSettings, VideoDecoder, VideoEncoder};
-use crate::content::{load_png, synthetic_photo, ContentSource, Generated, Motion};
+use crate::content::{load_png, ContentSource, Generated, Motion};
 use crate::picture::Picture;
 use crate::quality::{psnr_y, ssim_y};
 use crate::y4m::{RawYuvReader, Y4mReader};
@@ -41,12 +41,8 @@ impl ContentSpec {
     pub fn open(&self, fps: f64) -> Result<Box<dyn ContentSource>, String> {
         Ok(match self {
             ContentSpec::Generated { motion, width, height, photos, seed } => {
-                let pics = if photos.is_empty() {
-                    // Two procedural pictures: background and sprites.
-                    vec![synthetic_photo(1024, 768, *seed), synthetic_photo(512, 512, seed.wrapping_add(1))]
-                } else {
-                    photos.iter().map(|p| load_png(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
-                };
+                // No photos: `Generated` makes procedural ones.
+                let pics = photos.iter().map(|p| load_png(p).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
                 Box::new(Generated::new(*motion, *width, *height, fps, *seed, pics))
             }
             ContentSpec::Y4m { path } => Box::new(Y4mReader::open(path).map_err(|e| e.to_string())?),
@@ -165,7 +161,7 @@ impl FrameEncoder for RealEncoder {
         let dt = 1.0 / self.fps;
         self.out_rate *= (-dt / OUT_RATE_TAU_S).exp();
         let index = source_index(now.saturating_since(self.start), self.source.fps());
-        self.src = self.source.frame(index);
+        self.source.frame_into(index, &mut self.src);
         let (w, h) = encode_size((self.src.width, self.src.height), res);
         let s = self.enc.settings();
         if (s.width, s.height) != (w, h) {
@@ -281,7 +277,7 @@ impl RealQuality {
                 return None;
             }
         };
-        self.src = self.source.frame(stored.index);
+        self.source.frame_into(stored.index, &mut self.src);
         let (w, h) = (self.src.width, self.src.height);
         // Measured at the source's size: a lower sending resolution is
         // upscaled for display, as a receiver's renderer does.
@@ -298,10 +294,10 @@ impl RealQuality {
     pub fn view(&mut self, k: u64) -> Option<(f64, f64)> {
         let held = self.held.as_ref()?;
         let q = if k == 0 {
-            self.src = self.source.frame(held.index);
+            self.source.frame_into(held.index, &mut self.src);
             (held.psnr, held.ssim)
         } else {
-            self.src = self.source.frame(held.index + k);
+            self.source.frame_into(held.index + k, &mut self.src);
             (psnr_y(&held.pic, &self.src).ok()?, ssim_y(&held.pic, &self.src).ok()?)
         };
         if let Some(sink) = &mut self.sink {

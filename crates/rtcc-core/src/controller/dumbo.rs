@@ -789,7 +789,8 @@ mod tests {
             key_interval: None,
             key_ratio: 1.0,
         };
-        let mut s = Sender::new(SenderConfig::default(), ctrl, Box::new(Encoder::new(enc, frame_interval, Rng::new(1))));
+        let mut s =
+            Sender::new(SenderConfig::default(), ctrl, Box::new(Encoder::new(enc, frame_interval, Rng::new(1))));
         let mut r = Receiver::new(ReceiverConfig::default());
         let one_way = MS * 25;
         let mut link_free = Time::ZERO;
