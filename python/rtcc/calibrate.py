@@ -1,5 +1,5 @@
 """``rtcc calibrate-encoder``: measure the real encoders and write profiles
-that the ``lagging`` encoder model and the rate–quality model load.
+that the ``lagging`` encoder model and the rate-quality model load.
 
 Three measurements, each on rtcc's generated content (photographs with
 camera and object motion, "talking-head" and "game"):
@@ -14,12 +14,12 @@ camera and object motion, "talking-head" and "game"):
 2. **Frame-size variation** against the content's spatial/temporal
    information (ITU-T P.910 SI/TI) and the target, for the real codec and
    for x264 at a fixed target through PyAV (as BurstRTC Fig. 2 measured).
-3. **Rate–quality curves** per resolution: 720p source, encoded at 180p,
+3. **Rate-quality curves** per resolution: 720p source, encoded at 180p,
    360p and 720p over a range of rates, decoded, upscaled to 720p and
    scored; the quality model's ``psnr_at_1bpp``, ``db_per_doubling``,
-   ``coded_max_db`` and ``upscale_2x_db`` are fitted (Nelder–Mead on squared
+   ``coded_max_db`` and ``upscale_2x_db`` are fitted (Nelder-Mead on squared
    dB error), ``ssim_offset_db``/``ssim_scale_db`` by a line through
-   log10(1/SSIM − 1) against PSNR, and ``freeze_floor_db``/``freeze_tau``
+   log10(1/SSIM - 1) against PSNR, and ``freeze_floor_db``/``freeze_tau``
    from a frozen picture against the moving source.
 """
 
@@ -129,7 +129,9 @@ def _steady(t: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return t - last_change >= SETTLE_S
 
 
-def step_response(codec: str, kind: str, resolution: str, duration: float, photos: str | None) -> dict[str, Any]:
+def step_response(
+    codec: str, kind: str, resolution: str, duration: float, photos: str | None
+) -> dict[str, Any]:
     schedule = []
     at, high = 0.0, False
     while at < duration:
@@ -181,10 +183,25 @@ def step_response(codec: str, kind: str, resolution: str, duration: float, photo
 
 
 def _clip(
-    codec: str, kind: str, source_res: str, encode_size: tuple[int, int] | None, rate: int, clip_s: float, photos: str | None
+    codec: str,
+    kind: str,
+    source_res: str,
+    encode_size: tuple[int, int] | None,
+    rate: int,
+    clip_s: float,
+    photos: str | None,
 ) -> dict[str, float]:
     r = native().encode_sequence(
-        codec, _content(kind, source_res), FPS, clip_s, [(0.0, rate)], encode_size, None, True, [], photos
+        codec,
+        _content(kind, source_res),
+        FPS,
+        clip_s,
+        [(0.0, rate)],
+        encode_size,
+        None,
+        True,
+        [],
+        photos,
     )
     t = np.array(r["t"])
     size = np.array(r["size"], float)
@@ -209,7 +226,13 @@ RES = {"180p": (320, 180), "360p": (640, 360), "720p": (1280, 720)}
 
 
 def rate_quality(
-    codec: str, kind: str, source_res: str, resolutions: Sequence[str], rates: Sequence[int], clip_s: float, photos: str | None
+    codec: str,
+    kind: str,
+    source_res: str,
+    resolutions: Sequence[str],
+    rates: Sequence[int],
+    clip_s: float,
+    photos: str | None,
 ) -> list[dict[str, Any]]:
     out = []
     src = RES[source_res]
@@ -222,8 +245,10 @@ def rate_quality(
     return out
 
 
-def model_psnr(params: Sequence[float], bits: np.ndarray, px: np.ndarray, display_px: float) -> np.ndarray:
-    """The rate–quality model's PSNR (quality.rs) for delta frames at 30 fps."""
+def model_psnr(
+    params: Sequence[float], bits: np.ndarray, px: np.ndarray, display_px: float
+) -> np.ndarray:
+    """The rate-quality model's PSNR (quality.rs) for delta frames at 30 fps."""
     a, b, cmax, up2 = params
     bpp = bits / np.minimum(px, display_px)
     p_coded = a + b * np.log2(bpp)
@@ -245,30 +270,57 @@ def fit_quality(points: list[dict[str, Any]], display: tuple[int, int]) -> dict[
     def loss(x: np.ndarray) -> float:
         return float(np.mean((model_psnr(x, bits, px, dpx) - y) ** 2))
 
-    best = minimize(loss, np.array([48.5, 2.65, 50.0, 37.0]), method="Nelder-Mead", options={"maxiter": 4000, "xatol": 1e-3, "fatol": 1e-6})
+    # Bounded to the ranges QualityModel::from_params accepts.
+    best = minimize(
+        loss,
+        np.array([48.5, 2.65, 50.0, 37.0]),
+        method="Powell",
+        bounds=[(10, 100), (0.1, 10), (20, 60), (10, 60)],
+        options={"maxiter": 20000, "xtol": 1e-4, "ftol": 1e-8},
+    )
     a, b, cmax, up2 = (float(v) for v in best.x)
-    ssim = np.array([p["ssim"] for p in pts])
-    ok = (ssim > 0) & (ssim < 1)
-    slope, icpt = np.polyfit(y[ok], np.log10(1 / ssim[ok] - 1), 1)
-    scale = -1 / slope
+    # SSIM = 1/(1 + 10^((offset - PSNR)/scale)): squared error in SSIM dB,
+    # bounded, since a narrow PSNR range leaves a free line ill-posed.
+    ssim_db_meas = -10 * np.log10(np.maximum(1e-6, 1 - np.array([p["ssim"] for p in pts])))
+
+    def ssim_loss(x: np.ndarray) -> float:
+        off, scale = x
+        pred = 1 / (1 + 10 ** ((off - y) / scale))
+        return float(np.mean((-10 * np.log10(np.maximum(1e-6, 1 - pred)) - ssim_db_meas) ** 2))
+
+    if np.ptp(y) >= 10:
+        sfit = minimize(
+            ssim_loss, np.array([26.7, 10.0]), method="Powell", bounds=[(0, 60), (1, 30)]
+        )
+    else:
+        # Too narrow a PSNR range to tell slope from offset: keep the
+        # model's scale (10 dB per decade) and fit the offset alone.
+        sfit = minimize(
+            lambda x: ssim_loss(np.array([x[0], 10.0])),
+            np.array([26.7]),
+            method="Powell",
+            bounds=[(0, 60)],
+        )
+        sfit.x = np.array([sfit.x[0], 10.0])
     return {
         "psnr_at_1bpp": a,
         "db_per_doubling": b,
-        "coded_max_db": min(cmax, 60.0),
-        "upscale_2x_db": min(up2, 60.0),
-        "ssim_offset_db": float(icpt * scale),
-        "ssim_scale_db": float(scale),
+        "coded_max_db": cmax,
+        "upscale_2x_db": up2,
+        "ssim_offset_db": float(sfit.x[0]),
+        "ssim_scale_db": float(sfit.x[1]),
         "rms_error_db": math.sqrt(loss(best.x)),
+        "ssim_rms_error_db": math.sqrt(ssim_loss(sfit.x)),
     }
 
 
 def fit_freeze(curve: list[tuple[int, float, float]]) -> dict[str, float]:
-    """mse(t) = floor·(1 − e^(−t/τ)) through the frozen-picture curve."""
+    """mse(t) = floor·(1 - e^(-t/τ)) through the frozen-picture curve."""
     k = np.array([c[0] for c in curve], float)[1:]
     mse = 10 ** (-np.array([c[1] for c in curve])[1:] / 10)
     t = k / FPS
     best = (math.inf, 0.0, 0.0)
-    for tau in np.exp(np.linspace(math.log(0.01), math.log(5.0), 200)):
+    for tau in np.exp(np.linspace(math.log(0.01), math.log(30.0), 240)):
         w = 1 - np.exp(-t / tau)
         floor = float((w @ mse) / (w @ w))
         e = float(np.mean((floor * w - mse) ** 2))
@@ -277,7 +329,9 @@ def fit_freeze(curve: list[tuple[int, float, float]]) -> dict[str, float]:
     return {"freeze_floor_db": -10 * math.log10(floor), "freeze_tau_s": tau}
 
 
-def x264_variation(kind: str, resolution: str, rates: Sequence[int], clip_s: float, photos: str | None) -> list[dict[str, float]]:
+def x264_variation(
+    kind: str, resolution: str, rates: Sequence[int], clip_s: float, photos: str | None
+) -> list[dict[str, float]]:
     """Frame sizes of x264 at a fixed target (PyAV, zerolatency, as BurstRTC Fig. 2)."""
     import av
 
@@ -289,10 +343,18 @@ def x264_variation(kind: str, resolution: str, rates: Sequence[int], clip_s: flo
         st = buf.add_stream("libx264", rate=int(FPS))
         st.width, st.height, st.pix_fmt = w, h, "yuv420p"
         st.bit_rate = rate
-        st.options = {"preset": "veryfast", "tune": "zerolatency", "x264-params": f"vbv-maxrate={rate // 1000}:vbv-bufsize={rate // 1000}"}
+        st.options = {
+            "preset": "veryfast",
+            "tune": "zerolatency",
+            "x264-params": f"vbv-maxrate={rate // 1000}:vbv-bufsize={rate // 1000}",
+        }
         sizes = []
         for i, raw in enumerate(frames):
-            arr = np.frombuffer(raw, np.uint8).reshape(h * 3 // 2, w) if w % 2 == 0 and h % 2 == 0 else None
+            arr = (
+                np.frombuffer(raw, np.uint8).reshape(h * 3 // 2, w)
+                if w % 2 == 0 and h % 2 == 0
+                else None
+            )
             if arr is None:
                 raise ValueError("x264 comparison needs even frame sizes")
             vf = av.VideoFrame.from_ndarray(arr, format="yuv420p")
@@ -301,22 +363,39 @@ def x264_variation(kind: str, resolution: str, rates: Sequence[int], clip_s: flo
         sizes += [p.size for p in st.encode()]
         buf.close()
         s = np.array(sizes[round(SETTLE_S * FPS) :], float)
-        out.append({"rate_bps": rate, "cv": float(s.std() / s.mean()), "p95_over_mean": float(np.percentile(s, 95) / s.mean())})
+        out.append(
+            {
+                "rate_bps": rate,
+                "cv": float(s.std() / s.mean()),
+                "p95_over_mean": float(np.percentile(s, 95) / s.mean()),
+            }
+        )
     return out
+
+
+def _secs(v: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
 
 
 def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
-def profile_toml(codec: str, step: dict[str, Any], quality: dict[str, dict[str, float]], command: str) -> str:
+def profile_toml(
+    codec: str,
+    step: dict[str, Any],
+    quality: dict[str, dict[str, float]],
+    command: str,
+    display: tuple[int, int],
+) -> str:
     fit = step["fit"]
     lines = [
         f"# rtcc encoder profile for {codec}, measured by `{command}`",
         f"# on {time.strftime('%Y-%m-%d')}: step response 500 kbps <-> 2 Mbps every 5 s on",
-        f"# {step['content']} {step['resolution']} (t90 up {[round(x, 2) for x in fit['t90_up_s']]} s,",
-        f"# down {[round(x, 2) for x in fit['t90_down_s']]} s in a 1 s window); rate-quality from",
-        "# 720p sources coded at 180p/360p/720p, decoded and scored at 720p.",
+        f"# {step['content']} {step['resolution']} (t90 up {_secs(fit['t90_up_s'])} s,",
+        f"# down {_secs(fit['t90_down_s'])} s in a 1 s window); rate-quality from",
+        f"# {display[1]}p sources coded at lower and equal sizes, decoded and scored",
+        f"# at {display[1]}p.",
         f'codec = "{codec}"',
         "",
         "[encoder]",
@@ -327,16 +406,29 @@ def profile_toml(codec: str, step: dict[str, Any], quality: dict[str, dict[str, 
     ]
     for kind, q in quality.items():
         lines += ["", f"[quality.{kind}]"]
-        for k in ("psnr_at_1bpp", "db_per_doubling", "coded_max_db", "upscale_2x_db", "ssim_offset_db", "ssim_scale_db", "freeze_floor_db"):
+        for k in (
+            "psnr_at_1bpp",
+            "db_per_doubling",
+            "coded_max_db",
+            "upscale_2x_db",
+            "ssim_offset_db",
+            "ssim_scale_db",
+            "freeze_floor_db",
+        ):
             lines.append(f"{k} = {_fmt(q[k])}")
         lines.append(f'freeze_tau = "{round(q["freeze_tau_s"] * 1000)}ms"')
         lines.append(f"key_cost = {_fmt(min(max(step['key_ratio'], 1.0), 20.0))}")
-        lines.append('display = "1280x720"')
+        lines.append(f'display = "{display[0]}x{display[1]}"')
     return "\n".join(lines) + "\n"
 
 
 def calibrate(
-    codecs: Sequence[str], out: Path, *, short: bool = False, log: Callable[[str], None] = print, command: str = "rtcc calibrate-encoder"
+    codecs: Sequence[str],
+    out: Path,
+    *,
+    short: bool = False,
+    log: Callable[[str], None] = print,
+    command: str = "rtcc calibrate-encoder",
 ) -> dict[str, Any]:
     """Run the measurements for each codec; write ``profile-<codec>.toml``,
     ``calibration.json`` and plots in ``out``. Returns the measurements."""
@@ -353,27 +445,43 @@ def calibrate(
         t0 = time.perf_counter()
         step = step_response(codec, "talking-head", "360p", duration, photos)
         log(
-            f"{codec}: step response t90 up {step['fit']['t90_up_s']} s, down {step['fit']['t90_down_s']} s -> "
+            f"{codec}: step response t90 up {_secs(step['fit']['t90_up_s'])} s, "
+            f"down {_secs(step['fit']['t90_down_s'])} s -> "
             f"tau_up {step['fit']['tau_up_s']:.2f} s, tau_down {step['fit']['tau_down_s']:.2f} s, "
             f"sigma {step['sigma']:.3f}, key_ratio {step['key_ratio']:.2f}"
         )
         quality: dict[str, dict[str, float]] = {}
         rq: dict[str, list[dict[str, Any]]] = {}
+        frozen: dict[str, Any] = {}
         for kind in CONTENTS:
             rq[kind] = rate_quality(codec, kind, source_res, resolutions, rates, clip_s, photos)
             q = fit_quality(rq[kind], display)
-            q.update(fit_freeze(native().frozen_curve(_content(kind, source_res), FPS, 6 if short else 12, 20.0, 45, photos)))
+            curve = native().frozen_curve(
+                _content(kind, source_res), FPS, 6 if short else 12, 20.0, 45, photos
+            )
+            q.update(fit_freeze(curve))
+            frozen[kind] = curve
             quality[kind] = q
             log(
-                f"{codec}/{kind}: PSNR = {q['psnr_at_1bpp']:.1f} + {q['db_per_doubling']:.2f}·log2(bpp), "
-                f"max {q['coded_max_db']:.1f}, 2x upscale {q['upscale_2x_db']:.1f} dB (rms {q['rms_error_db']:.2f} dB); "
+                f"{codec}/{kind}: PSNR = {q['psnr_at_1bpp']:.1f} "
+                f"+ {q['db_per_doubling']:.2f}·log2(bpp), "
+                f"max {q['coded_max_db']:.1f}, 2x upscale {q['upscale_2x_db']:.1f} dB "
+                f"(rms {q['rms_error_db']:.2f} dB); "
                 f"freeze floor {q['freeze_floor_db']:.1f} dB, tau {q['freeze_tau_s']:.2f} s"
             )
-        text = profile_toml(codec, step, quality, command)
+        text = profile_toml(codec, step, quality, command, display)
         (out / f"profile-{codec}.toml").write_text(text)
-        results["codecs"][codec] = {"step": step, "rate_quality": rq, "quality_fit": quality, "wall_s": time.perf_counter() - t0}
+        results["codecs"][codec] = {
+            "step": step,
+            "rate_quality": rq,
+            "quality_fit": quality,
+            "frozen": frozen,
+            "wall_s": time.perf_counter() - t0,
+        }
     try:
-        results["x264"] = {kind: x264_variation(kind, "360p", rates, clip_s, photos) for kind in CONTENTS}
+        results["x264"] = {
+            kind: x264_variation(kind, "360p", rates, clip_s, photos) for kind in CONTENTS
+        }
     except ImportError:
         results["x264"] = None
     (out / "calibration.json").write_text(json.dumps(results, indent=1, allow_nan=True))
@@ -395,8 +503,13 @@ def _plots(results: dict[str, Any], out: Path) -> None:
         ax.plot(t, np.array(s["target_bps"]) / 1e3, "k--", lw=1, label="target")
         ax.plot(t, np.array(s["window_rate_bps"]) / 1e3, label=f"{codec} output (1 s window)")
         f = s["fit"]
-        model = _window_rate(lagging_rates(np.array(s["target_bps"]), FPS, f["tau_up_s"], f["tau_down_s"]) / FPS / 8, FPS)
-        ax.plot(t, model / 1e3, label=f"lagging model, tau {f['tau_up_s']:.2f}/{f['tau_down_s']:.2f} s")
+        model = _window_rate(
+            lagging_rates(np.array(s["target_bps"]), FPS, f["tau_up_s"], f["tau_down_s"]) / FPS / 8,
+            FPS,
+        )
+        ax.plot(
+            t, model / 1e3, label=f"lagging model, tau {f['tau_up_s']:.2f}/{f['tau_down_s']:.2f} s"
+        )
         ax.set_ylabel("kbps")
         ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("time (s)")
@@ -409,7 +522,12 @@ def _plots(results: dict[str, Any], out: Path) -> None:
         for kind, pts in r["rate_quality"].items():
             for res in sorted({p["resolution"] for p in pts}, key=lambda x: int(x[:-1])):
                 sel = [p for p in pts if p["resolution"] == res]
-                ax.plot([p["out_bps"] / 1e3 for p in sel], [p["psnr"] for p in sel], "o-", label=f"{kind} {res}")
+                ax.plot(
+                    [p["out_bps"] / 1e3 for p in sel],
+                    [p["psnr"] for p in sel],
+                    "o-",
+                    label=f"{kind} {res}",
+                )
         ax.set_xscale("log")
         ax.set_xlabel("kbps")
         ax.set_ylabel("PSNR (dB)")

@@ -363,7 +363,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     command = "rtcc calibrate-encoder" + (" --short" if args.short else "")
     calibrate(codecs, out, short=args.short, log=log, command=command)
     if not args.quiet:
-        print(f"results: {out} ({', '.join(f'profile-{c}.toml' for c in codecs)}, calibration.json, plots)")
+        print(
+            f"results: {out} ({', '.join(f'profile-{c}.toml' for c in codecs)}, "
+            "calibration.json, plots)"
+        )
         print(f"wall time: {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -395,11 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     cal = sub.add_parser(
         "calibrate-encoder",
-        help="measure the real encoders (step response, frame sizes, rate-quality) and write profiles",
+        help="measure the real encoders (step response, frame sizes, rate-quality); write profiles",
     )
     cal.add_argument("--codec", choices=["vp8", "h264", "all"], default="all")
     cal.add_argument("--out", metavar="DIR", help="results folder (default: results/calibration)")
-    cal.add_argument("--short", action="store_true", help="shorter clips and fewer points (for tests)")
+    cal.add_argument(
+        "--short", action="store_true", help="shorter clips and fewer points (for tests)"
+    )
     cal.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     cal.set_defaults(func=cmd_calibrate)
 

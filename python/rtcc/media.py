@@ -50,7 +50,9 @@ def to_y4m(path: Path) -> Path:
     try:
         import av
     except ImportError as exc:
-        raise MediaError(f"{path}: reading {path.suffix} files needs PyAV (pip install av)") from exc
+        raise MediaError(
+            f"{path}: reading {path.suffix} files needs PyAV (pip install av)"
+        ) from exc
     tmp = out.with_suffix(".part")
     try:
         with av.open(str(path)) as inp:
@@ -115,8 +117,7 @@ def to_mp4(src: Path, dst: Path, fps: float) -> Path:
     try:
         with av.open(str(src), format=fmt) as inp, av.open(str(dst), "w") as out:
             ost = None
-            n = 0
-            for frame in inp.decode(video=0):
+            for n, frame in enumerate(inp.decode(video=0)):
                 if ost is None:
                     ost = out.add_stream("libx264", rate=rate)
                     ost.width, ost.height = frame.width, frame.height
@@ -124,7 +125,6 @@ def to_mp4(src: Path, dst: Path, fps: float) -> Path:
                     ost.options = {"crf": "18", "preset": "veryfast"}
                 frame.pts = n
                 frame.time_base = 1 / rate
-                n += 1
                 for pkt in ost.encode(frame):
                     out.mux(pkt)
             if ost is not None:
