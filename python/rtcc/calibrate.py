@@ -536,3 +536,25 @@ def _plots(results: dict[str, Any], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out / "rate_quality.png", dpi=110)
     plt.close(fig)
+
+    # Frame-size variation (coefficient of variation of delta frames) against
+    # the target, per content (its SI/TI in the legend), real codecs at the
+    # source's size and x264 at a fixed target.
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for codec, r in codecs.items():
+        for kind, pts in r["rate_quality"].items():
+            top = max(int(p["resolution"][:-1]) for p in pts)
+            sel = [p for p in pts if int(p["resolution"][:-1]) == top]
+            lab = f"{codec} {kind} (SI {sel[0]['si']:.0f}, TI {sel[0]['ti']:.1f})"
+            ax.plot([p["rate_bps"] / 1e3 for p in sel], [p["cv"] for p in sel], "o-", label=lab)
+    for kind, pts in (results.get("x264") or {}).items():
+        ax.plot(
+            [p["rate_bps"] / 1e3 for p in pts], [p["cv"] for p in pts], "s--", label=f"x264 {kind}"
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("target kbps")
+    ax.set_ylabel("frame size CV")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "frame_size_cv.png", dpi=110)
+    plt.close(fig)

@@ -333,7 +333,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise CliError(f"{args.traces}: no such folder (--traces)")
     outcome = dumbo.run(
         out, args.traces, args.jobs, short=args.short, direction=args.direction,
-        fresh=args.fresh, progress=not args.quiet,
+        fresh=args.fresh, progress=not args.quiet, encoder=args.encoder,
     )  # fmt: skip
     wall = time.perf_counter() - started
     if not args.quiet:
@@ -457,6 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: CPU count)"
     )
     repro.add_argument("--short", action="store_true", help="shortened runs (for tests)")
+    repro.add_argument(
+        "--encoder",
+        choices=["lagging", "vp8", "h264"],
+        default="lagging",
+        help="video encoder: the lagging model with the thesis's lag (default), or a real codec",
+    )
     repro.add_argument(
         "--direction", choices=["down", "up", "all"], default="down",
         help="which trace files: .down (default), .up or both",

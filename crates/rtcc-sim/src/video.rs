@@ -46,16 +46,24 @@ pub struct CodecChoice {
 }
 
 pub fn parse_encoder(kind: &str, p: &Params) -> Result<CodecChoice, (String, String)> {
+    use rtcc_core::controller::ConfigError as CE;
     let e = |k: &str, r: String| (format!("encoder.{k}"), r);
+    let why = |er: CE| match er {
+        CE::Invalid { reason, .. } => reason,
+        other => other.to_string(),
+    };
     let codec = Codec::parse(kind).ok_or_else(|| e("kind", format!("unknown codec '{kind}'")))?;
-    p.check_known(REAL_PARAMS).map_err(|er| e("kind", er.to_string()))?;
+    p.check_known(REAL_PARAMS).map_err(|er| match er {
+        CE::UnknownParam { param, known } => e(&param, format!("unknown parameter (known: {known})")),
+        other => e("kind", other.to_string()),
+    })?;
     let speed = match p.0.get("speed") {
         None => None,
         Some(_) => {
             // VP8: libvpx adapts a speed of 0 or above to the wall-clock
             // encode time, which would make runs irreproducible.
             let (lo, hi) = if codec == Codec::Vp8 { (-16.0, -1.0) } else { (0.0, 2.0) };
-            let v = p.f64_in("speed", 0.0, lo, hi).map_err(|er| e("speed", er.to_string()))?;
+            let v = p.f64_in("speed", 0.0, lo, hi).map_err(|er| e("speed", why(er)))?;
             if v.fract() != 0.0 {
                 return Err(e("speed", format!("{v} is not a whole number")));
             }
@@ -65,7 +73,7 @@ pub fn parse_encoder(kind: &str, p: &Params) -> Result<CodecChoice, (String, Str
     let key_interval = match p.0.get("key_interval") {
         Some(ParamValue::Str(s)) if matches!(s.trim(), "none" | "off") => None,
         _ => {
-            let d = p.duration("key_interval", DEFAULT_KEY_INTERVAL).map_err(|er| e("key_interval", er.to_string()))?;
+            let d = p.duration("key_interval", DEFAULT_KEY_INTERVAL).map_err(|er| e("key_interval", why(er)))?;
             d.is_positive().then_some(d)
         }
     };
@@ -74,7 +82,7 @@ pub fn parse_encoder(kind: &str, p: &Params) -> Result<CodecChoice, (String, Str
         Some(ParamValue::Bool(b)) => *b,
         Some(_) => return Err(e("frame_dropping", "must be true or false".into())),
     };
-    let threads = p.f64_in("threads", 1.0, 1.0, 16.0).map_err(|er| e("threads", er.to_string()))?;
+    let threads = p.f64_in("threads", 1.0, 1.0, 16.0).map_err(|er| e("threads", why(er)))?;
     if threads.fract() != 0.0 {
         return Err(e("threads", format!("{threads} is not a whole number")));
     }
