@@ -1,5 +1,7 @@
-//! The Dumbo thesis's pulse-link claims (§3.1, §6.2.1), with the default
-//! lagging encoder: 3 Mbps ↔ 500 kbps every 40 s, 25 ms one-way delay.
+//! The Dumbo thesis's pulse-link claims (§3.1, §6.2.1), with the lagging
+//! encoder at the thesis's lag (VP8 "nearly 3 s" to follow 500 kbps → 2 Mbps,
+//! τ_up 1.3 s, as `rtcc reproduce dumbo` uses): 3 Mbps ↔ 500 kbps every 40 s,
+//! 25 ms one-way delay.
 
 use rtcc_sim::{run_text, Output};
 
@@ -11,6 +13,7 @@ capacity = {{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }}
 delay = "25ms"
 [[flow]]
 controller = "{controller}"
+encoder = {{ kind = "lagging", tau_up = "1.3s", tau_down = "0.3s", sigma = 0.1, key_ratio = 5 }}
 resolution = "dumbo"
 [record]
 bin = "100ms"

@@ -53,7 +53,13 @@ class Scheme:
 # 3 seconds" for 500 kbps -> 2 Mbps (§3, Fig. 3-8), 90 % after tau·ln 10.
 # rtcc's default lag is measured on libvpx alone (profiles/vp8.toml), which
 # responds faster; the reproduction keeps the paper's condition.
-THESIS_LAGGING = {"kind": "lagging", "tau_up": "1.3s", "tau_down": "0.3s"}
+THESIS_LAGGING = {
+    "kind": "lagging",
+    "tau_up": "1.3s",
+    "tau_down": "0.3s",
+    "sigma": 0.1,
+    "key_ratio": 5,
+}
 ENCODERS: dict[str, Any] = {"lagging": THESIS_LAGGING, "vp8": "vp8", "h264": "h264"}
 
 
