@@ -144,7 +144,7 @@ def simulate(
         record_packets,
         media.photo_dir(),
         None if video_dir is None else str(video_dir),
-        _media_map(loaded.text, loaded.source),
+        media.scenario_media_map(loaded.text, loaded.source),
     )
 
     bar: ProgressBar | None = None
@@ -167,31 +167,15 @@ def simulate(
     finally:
         if bar is not None:
             bar.close()
-    out = sim.finish()
+    streams = [(Path(p), float(fps)) for p, fps in sim.video_files()]
+    try:
+        out = sim.finish()
+    except RuntimeError:
+        for raw, _ in streams:
+            raw.unlink(missing_ok=True)
+        raise
     result = Result.from_native(out, loaded.text, loaded.source)
-    if video_dir is not None:
-        fps = {fl.get("name"): fl.get("fps", 30.0) for fl in _flows(loaded.text)}
-        for raw in sorted([*video_dir.glob("*.h264"), *video_dir.glob("*.ivf")]):
-            name = raw.name.split(".")[0]
-            media.to_mp4(raw, raw.with_suffix(".mp4"), float(fps.get(name) or 30.0))
+    for raw, fps in streams:
+        # <flow>.received.h264 -> <flow>.received.mp4
+        media.to_mp4(raw, raw.with_suffix(".mp4"), fps)
     return result
-
-
-def _flows(text: str) -> list[dict[str, Any]]:
-    try:
-        import tomllib  # Python >= 3.11
-    except ImportError:
-        return []
-    try:
-        flows = tomllib.loads(text).get("flow", [])
-    except tomllib.TOMLDecodeError:
-        return []  # the simulator reports the syntax error
-    return flows if isinstance(flows, list) else []
-
-
-def _media_map(text: str, source: str) -> dict[str, str]:
-    """Container files named as flow content, converted to Y4M for the simulator."""
-    from rtcc import media
-
-    base = Path(source).parent if not source.startswith("<") else Path()
-    return media.media_map(_flows(text), base)

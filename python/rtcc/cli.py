@@ -225,7 +225,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path_text in args.scenarios:
         try:
             scenario = _read_scenario(path_text)
-            sim = rtcc.Simulation(scenario.text, scenario.source, args.seed, False)
+            from rtcc import media
+
+            sim = rtcc.Simulation(
+                scenario.text,
+                scenario.source,
+                args.seed,
+                False,
+                None,
+                None,
+                media.scenario_media_map(scenario.text, scenario.source),
+            )
         except (ValueError, OSError, CliError) as exc:  # ScenarioError is a ValueError
             _print_error(exc)
             status = EXIT_USAGE

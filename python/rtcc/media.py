@@ -53,7 +53,8 @@ def to_y4m(path: Path) -> Path:
         raise MediaError(
             f"{path}: reading {path.suffix} files needs PyAV (pip install av)"
         ) from exc
-    tmp = out.with_suffix(".part")
+    # A private temporary name: parallel runs may convert the same file.
+    tmp = out.with_suffix(f".{os.getpid()}.part")
     try:
         with av.open(str(path)) as inp:
             if not inp.streams.video:
@@ -63,8 +64,11 @@ def to_y4m(path: Path) -> Path:
             num, den = rate.numerator, rate.denominator
             with tmp.open("wb") as f:
                 header = False
+                size: tuple[int, int] | None = None
                 for frame in inp.decode(vs):
-                    img = frame.reformat(format="yuv420p")
+                    # Y4M has one picture size: later frames are scaled to the first's.
+                    size = size or (frame.width, frame.height)
+                    img = frame.reformat(width=size[0], height=size[1], format="yuv420p")
                     w, h = img.width, img.height
                     if not header:
                         f.write(f"YUV4MPEG2 W{w} H{h} F{num}:{den} Ip A1:1 C420jpeg\n".encode())
@@ -99,7 +103,7 @@ def media_map(flows: list[dict[str, Any]], base: Path) -> dict[str, str]:
         p = base / c["file"]
         if p.suffix.lower() in NATIVE_EXTENSIONS or not p.is_file():
             continue  # the native parser reports missing files itself
-        out[str(p)] = str(to_y4m(p))
+        out[str(p.resolve())] = str(to_y4m(p))
     return out
 
 
@@ -134,3 +138,21 @@ def to_mp4(src: Path, dst: Path, fps: float) -> Path:
         raise MediaError(f"{dst}: cannot write MP4: {exc}") from exc
     src.unlink(missing_ok=True)
     return dst
+
+
+def _flows(text: str) -> list[dict[str, Any]]:
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        return []
+    try:
+        flows = tomllib.loads(text).get("flow", [])
+    except tomllib.TOMLDecodeError:
+        return []  # the simulator reports the syntax error
+    return flows if isinstance(flows, list) else []
+
+
+def scenario_media_map(text: str, source: str) -> dict[str, str]:
+    """``media_map`` for a scenario's text; relative paths against its file."""
+    base = Path(source).parent if not source.startswith("<") else Path()
+    return media_map(_flows(text), base)

@@ -75,6 +75,11 @@ impl Simulation {
         self.sim.run_until(t)
     }
 
+    /// Saved-video streams (`video_dir`): [(path, fps)], to turn into MP4.
+    fn video_files(&self) -> Vec<(String, f64)> {
+        self.sim.saved_videos.iter().map(|(p, f)| (p.display().to_string(), *f)).collect()
+    }
+
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.is_done() {
             self.sim.run();

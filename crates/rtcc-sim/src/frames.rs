@@ -32,6 +32,10 @@ struct ViewAcc {
     n: u64,
     /// Last displayed frame: display time, PSNR, SSIM.
     shown: Option<(Time, f64, f64)>,
+    /// Next screen sample: a fixed grid of frame instants from the first
+    /// display, so bunched displays after a freeze add no samples and the
+    /// saved video has one picture per frame instant.
+    next: Option<Time>,
 }
 
 #[derive(Default)]
@@ -57,6 +61,8 @@ pub struct FrameLog {
     rows: Option<FrameCols>,
     /// Decoded-picture quality (real codecs) instead of the model.
     real: Option<RealQuality>,
+    /// The flow's stop time, if it stops before the run ends.
+    stop: Option<Time>,
 }
 
 fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
@@ -67,8 +73,14 @@ fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
 }
 
 impl FrameLog {
-    pub fn new(keep_rows: bool, model: QualityModel, frame_interval: Duration, real: Option<RealQuality>) -> Self {
-        FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, real, ..Default::default() }
+    pub fn new(
+        keep_rows: bool,
+        model: QualityModel,
+        frame_interval: Duration,
+        real: Option<RealQuality>,
+        stop: Option<Time>,
+    ) -> Self {
+        FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, real, stop, ..Default::default() }
     }
 
     /// Whether quality comes from decoded pictures.
@@ -88,27 +100,32 @@ impl FrameLog {
         (v.n > 0).then(|| (v.psnr_sum / v.n as f64, v.ssim_db_sum / v.n as f64))
     }
 
-    /// Sample the screen at every frame instant from the last display until
-    /// the next one at `until`: one sample per frame in smooth playback, more
-    /// (decaying) while the picture stays frozen. Half a frame interval of
-    /// lateness is display jitter, not a freeze.
+    /// Sample the screen at every frame instant of the grid before `until`.
+    /// A sample `k` whole frame intervals (plus half an interval's grace)
+    /// after the shown frame's display counts it `k` intervals stale: the
+    /// source has moved on that much (a frozen frame decays in the model;
+    /// with real video the picture is scored against the source of then).
     fn view_until(&mut self, until: Time) {
         let Some((shown_at, p, q)) = self.view.shown else { return };
-        let mut t = shown_at;
-        let until = until - self.frame_interval / 2;
-        let mut k = 0;
-        while t == shown_at || t < until {
-            let frozen = t - shown_at;
+        let fi = self.frame_interval.as_micros().max(1);
+        // The grid sits half an interval after the first display, so display
+        // jitter under half an interval never shows a frame as stale.
+        let mut g = self.view.next.unwrap_or(shown_at + self.frame_interval / 2);
+        while g < until {
+            // Up to half an interval of lateness is display jitter, not a
+            // stale picture (frame sizes vary, so completion times do).
+            let late = ((g - shown_at).as_micros() - fi / 2).max(0);
+            let stale = Duration::from_micros(late / fi * fi);
             let (p, q) = match &mut self.real {
-                Some(real) => real.view(k).unwrap_or((p, q)),
-                None => (self.model.frozen_psnr(p, frozen), self.model.frozen_ssim(q, frozen)),
+                Some(real) => real.view(stale).unwrap_or((p, q)),
+                None => (self.model.frozen_psnr(p, stale), self.model.frozen_ssim(q, stale)),
             };
             self.view.psnr_sum += p;
             self.view.ssim_db_sum += ssim_db(q);
             self.view.n += 1;
-            t += self.frame_interval;
-            k += 1;
+            g += self.frame_interval;
         }
+        self.view.next = Some(g);
     }
 
     /// Settle frames whose fate is known at `now`; with `at_end`, settle all.
@@ -203,7 +220,8 @@ impl FrameLog {
             }
         }
         if at_end {
-            self.view_until(now);
+            // The screen of a flow that stopped early is not watched after.
+            self.view_until(self.stop.map_or(now, |s| s.min(now)));
             if let Some(real) = &mut self.real {
                 real.finish();
             }

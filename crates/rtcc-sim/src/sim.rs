@@ -56,6 +56,8 @@ pub struct Simulation {
     pub(crate) delivered_bytes: u64,
     pub(crate) wall: std::time::Duration,
     pub(crate) seed: u64,
+    /// Saved-video streams written (`--save-video`): path and frame rate.
+    pub saved_videos: Vec<(std::path::PathBuf, f64)>,
     record_packets: bool,
     record_timeseries: bool,
     spins: u32,
@@ -69,6 +71,7 @@ impl Simulation {
         let mut rng = Rng::new(seed);
         let link = scenario.build_link(rng.fork(0xC0FFEE))?;
         let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut saved_videos = Vec::new();
         for (i, spec) in scenario.flows.iter().enumerate() {
             let ctrl = controller::create(&spec.controller, &spec.params, &spec.ctx).map_err(|e| ScenarioError {
                 source_name: scenario.source.clone(),
@@ -93,6 +96,16 @@ impl Simulation {
                             *photos = video::default_photos(*motion, dir);
                         }
                     }
+                    let field = match &v.content {
+                        ContentSpec::Generated { photos, .. } if !photos.is_empty() => "content.photos",
+                        ContentSpec::Generated { .. } => "content",
+                        _ => "content.file",
+                    };
+                    v.content.open(fps).map_err(|reason| ScenarioError {
+                        source_name: scenario.source.clone(),
+                        field: format!("flow[{i}].{field}"),
+                        reason,
+                    })?;
                     let store = SharedStore::default();
                     let enc = RealEncoder::new(&v, fps, spec.start, store.clone()).map_err(vfail)?;
                     let mut q = RealQuality::new(&v, fps, store.clone()).map_err(vfail)?;
@@ -100,6 +113,7 @@ impl Simulation {
                         let size = q.source_size();
                         let label = format!("{} ({})", spec.controller, v.codec.name());
                         let sink = video::SaveVideo::create(dir, &spec.name, size, fps, &label).map_err(vfail)?;
+                        saved_videos.extend(sink.paths().into_iter().map(|p| (p, fps)));
                         q.sink = Some(Box::new(sink));
                     }
                     real = Some((store, q));
@@ -148,7 +162,13 @@ impl Simulation {
                 prev: SendCounters::default(),
                 series: Series::default(),
                 store: real.as_ref().map(|(st, _)| st.clone()),
-                frames: FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real.map(|r| r.1)),
+                frames: FrameLog::new(
+                    scenario.record_frames,
+                    spec.quality,
+                    spec.ctx.frame_interval,
+                    real.map(|r| r.1),
+                    spec.stop,
+                ),
                 target_sum: 0.0,
                 target_n: 0,
             });
@@ -171,6 +191,7 @@ impl Simulation {
             seed,
             spins: 0,
             done: false,
+            saved_videos,
         })
     }
 

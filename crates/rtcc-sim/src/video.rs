@@ -101,10 +101,11 @@ pub fn parse_content(
     media: &HashMap<PathBuf, PathBuf>,
 ) -> Result<(ContentSpec, Option<Motion>), (String, String)> {
     let e = |k: &str, r: String| (if k.is_empty() { "content".to_string() } else { format!("content.{k}") }, r);
-    // Generated content is made at the largest resolution the flow sends.
+    // Generated content is made at the largest resolution the flow sends
+    // (1080p for Dumbo's Table 5.1).
     let default_res = match resolution {
         ResolutionPolicy::Fixed(r) => r,
-        ResolutionPolicy::Dumbo { .. } => Resolution::R720,
+        ResolutionPolicy::Dumbo { .. } => Resolution::R1080,
     };
     let motion_of =
         |s: &str| Motion::parse(s).ok_or_else(|| e("kind", format!("'{s}' is not one of talking-head, game")));
@@ -139,11 +140,20 @@ pub fn parse_content(
             }
         }
         let path = base.join(file);
+        if path.is_dir() {
+            return Err(e("file", format!("{} is a folder, not a video file", path.display())));
+        }
         if !path.is_file() {
             return Err(e("file", format!("{} does not exist", path.display())));
         }
-        let path = media.get(&path).cloned().unwrap_or(path);
+        // Container files arrive converted (keys are canonical paths).
+        let path = path.canonicalize().ok().and_then(|c| media.get(&c).cloned()).unwrap_or(path);
         let ext = path.extension().and_then(|x| x.to_str()).unwrap_or("").to_ascii_lowercase();
+        if ext != "yuv" {
+            if let Some(k) = ["size", "fps"].into_iter().find(|k| t.contains_key(*k)) {
+                return Err(e(k, "applies only to a .yuv file (a Y4M header gives it)".into()));
+            }
+        }
         return Ok((
             match ext.as_str() {
                 "y4m" => ContentSpec::Y4m { path },
@@ -322,6 +332,13 @@ impl SaveVideo {
             fps,
             n: 0,
         })
+    }
+}
+
+impl SaveVideo {
+    /// The elementary-stream files this sink writes.
+    pub fn paths(&self) -> [PathBuf; 2] {
+        [self.received.path.clone(), self.side.path.clone()]
     }
 }
 

@@ -78,8 +78,8 @@ pub struct Store {
 
 struct Stored {
     data: Vec<u8>,
-    /// Source frame index.
-    index: u64,
+    /// Capture time since the flow started.
+    t: Duration,
     target: DataRate,
 }
 
@@ -160,7 +160,8 @@ impl FrameEncoder for RealEncoder {
     fn encode_frame(&mut self, id: u32, now: Time, target: DataRate, res: Resolution) -> Option<EncodedFrame> {
         let dt = 1.0 / self.fps;
         self.out_rate *= (-dt / OUT_RATE_TAU_S).exp();
-        let index = source_index(now.saturating_since(self.start), self.source.fps());
+        let t = now.saturating_since(self.start);
+        let index = source_index(t, self.source.fps());
         self.source.frame_into(index, &mut self.src);
         let (w, h) = encode_size((self.src.width, self.src.height), res);
         let s = self.enc.settings();
@@ -192,7 +193,7 @@ impl FrameEncoder for RealEncoder {
                 self.key_pending = false;
                 let size = out.data.len() as u64;
                 self.out_rate += size as f64 * 8.0 / OUT_RATE_TAU_S;
-                self.store.borrow_mut().frames.insert(id, Stored { data: out.data, index, target });
+                self.store.borrow_mut().frames.insert(id, Stored { data: out.data, t, target });
                 Some(EncodedFrame { size: DataSize::from_bytes(size.max(1)), key: out.key })
             }
             Ok(None) => None,
@@ -219,7 +220,8 @@ impl FrameEncoder for RealEncoder {
 /// The picture on screen.
 struct Held {
     pic: Picture,
-    index: u64,
+    /// Its capture time since the flow started.
+    t: Duration,
     psnr: f64,
     ssim: f64,
     target: DataRate,
@@ -232,6 +234,7 @@ pub struct RealQuality {
     store: SharedStore,
     held: Option<Held>,
     src: Picture,
+    raw: Picture,
     /// Receives every screen sample (saved video), if asked.
     pub sink: Option<Box<dyn ScreenSink>>,
 }
@@ -253,13 +256,27 @@ impl RealQuality {
             store,
             held: None,
             src: Picture::new(w, h),
+            raw: Picture::new(w, h),
             sink: None,
         })
     }
 
-    /// Size of the source pictures (and of what is measured and saved).
+    /// Size of what is measured and saved: the source's, cut to even
+    /// dimensions (the encoders' and the saved video's I420 needs them).
     pub fn source_size(&self) -> (u32, u32) {
-        self.source.size()
+        let (w, h) = self.source.size();
+        ((w & !1).max(2), (h & !1).max(2))
+    }
+
+    /// Source frame `index` into `self.src`, cut to `source_size`.
+    fn fetch(&mut self, index: u64) {
+        self.source.frame_into(index, &mut self.raw);
+        let (w, h) = self.source_size();
+        if (w, h) == (self.raw.width, self.raw.height) {
+            std::mem::swap(&mut self.src, &mut self.raw);
+        } else {
+            self.src = self.raw.crop(0, 0, w, h);
+        }
     }
 
     /// A frame's fate is settled. A displayed frame is decoded and measured
@@ -277,28 +294,30 @@ impl RealQuality {
                 return None;
             }
         };
-        self.source.frame_into(stored.index, &mut self.src);
+        self.fetch(source_index(stored.t, self.source.fps()));
         let (w, h) = (self.src.width, self.src.height);
         // Measured at the source's size: a lower sending resolution is
         // upscaled for display, as a receiver's renderer does.
         let pic = if (pic.width, pic.height) == (w, h) { pic } else { pic.resize(w, h) };
         let psnr = psnr_y(&pic, &self.src).ok()?;
         let ssim = ssim_y(&pic, &self.src).ok()?;
-        self.held = Some(Held { pic, index: stored.index, psnr, ssim, target: stored.target });
+        self.held = Some(Held { pic, t: stored.t, psnr, ssim, target: stored.target });
         Some((psnr, ssim))
     }
 
-    /// The screen `k` frame intervals after the held frame was displayed:
-    /// the held picture against the source `k` frames on (a frozen picture
-    /// falls behind the moving scene). `k = 0` is the frame itself.
-    pub fn view(&mut self, k: u64) -> Option<(f64, f64)> {
-        let held = self.held.as_ref()?;
-        let q = if k == 0 {
-            self.source.frame_into(held.index, &mut self.src);
-            (held.psnr, held.ssim)
+    /// The screen `stale` after the held frame was due: the held picture
+    /// against the source captured that much later (a frozen picture falls
+    /// behind the moving scene). Zero is the frame itself.
+    pub fn view(&mut self, stale: Duration) -> Option<(f64, f64)> {
+        let held = self.held.take()?;
+        let fresh = stale.as_micros() == 0;
+        if !fresh || self.sink.is_some() {
+            self.fetch(source_index(held.t + stale, self.source.fps()));
+        }
+        let q = if fresh {
+            Some((held.psnr, held.ssim))
         } else {
-            self.source.frame_into(held.index + k, &mut self.src);
-            (psnr_y(&held.pic, &self.src).ok()?, ssim_y(&held.pic, &self.src).ok()?)
+            psnr_y(&held.pic, &self.src).ok().zip(ssim_y(&held.pic, &self.src).ok())
         };
         if let Some(sink) = &mut self.sink {
             if let Err(e) = sink.screen(&held.pic, &self.src, held.target) {
@@ -306,7 +325,8 @@ impl RealQuality {
                 self.sink = None;
             }
         }
-        Some(q)
+        self.held = Some(held);
+        q
     }
 
     /// End of the call: flush the sink.
