@@ -50,6 +50,9 @@ class Simulation:
         source: str = "<scenario>",
         seed: int | None = None,
         record_packets: bool = True,
+        photo_dir: str | None = None,
+        video_dir: str | None = None,
+        media_map: dict[str, str] | None = None,
     ) -> None:
         import tomllib  # Python >= 3.11; the fixture skips on older versions
 
@@ -64,6 +67,7 @@ class Simulation:
         self._source = source
         self._seed = int(seed if seed is not None else data.get("seed", 0))
         self._record = record_packets
+        self._video_dir = video_dir
         self._duration = _duration(data.get("duration", "10s"), source, "duration")
         if self._duration <= 0:
             raise ScenarioError(f"{source}: duration: must be positive")
@@ -78,6 +82,9 @@ class Simulation:
             self._flows.append((flow.get("name", f"flow{i}"), params["name"], rate))
         self._now = 0.0
         self.calls: list[float] = []
+
+    def video_files(self) -> list[tuple[str, float]]:
+        return []
 
     @property
     def duration_s(self) -> float:
