@@ -240,8 +240,12 @@ def default_scenario() -> str:
     )
 
 
+def codecs() -> dict[str, str | None]:
+    return {"vp8": None, "h264": None}
+
+
 def bench(workload: str) -> dict[str, Any]:
-    speed = {"fixed": 25_000.0, "gcc": 1_500.0}[workload]
+    speed = {"fixed": 25_000.0, "gcc": 1_500.0, "vp8": 8.0}[workload]
     return {
         "workload": workload,
         "sim_s": 120.0,

@@ -1,11 +1,13 @@
 //! Standard speed workloads for `rtcc bench` and the criterion bench: a
-//! 120 s fixed-rate 3 Mbps call and a 120 s GCC call on a 3 Mbps / 25 ms link.
+//! 120 s fixed-rate 3 Mbps call, a 120 s GCC call on a 3 Mbps / 25 ms link,
+//! and (`vp8`) a 120 s GCC call with real VP8 at 640x360 on the Dumbo pulse
+//! link: content generated, encoded, decoded and scored both ways.
 //! Packet recording is off, as in sweeps: only streamed metrics are kept.
 
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::Simulation;
 
-pub const WORKLOADS: &[&str] = &["fixed", "gcc"];
+pub const WORKLOADS: &[&str] = &["fixed", "gcc", "vp8"];
 
 pub fn workload_scenario(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -33,6 +35,23 @@ delay = "25ms"
 [[flow]]
 controller = "gcc"
 encoder = "lagging"
+[record]
+packets = false
+frames = false
+timeseries = false
+"#
+        }
+        "vp8" => {
+            r#"name = "bench-vp8"
+duration = "120s"
+[link]
+capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
+delay = "25ms"
+[[flow]]
+controller = "gcc"
+encoder = "vp8"
+resolution = "360p"
+content = "talking-head"
 [record]
 packets = false
 frames = false
