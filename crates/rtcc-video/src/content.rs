@@ -353,35 +353,34 @@ impl Canvas {
                 soft: d.range(0.1, 0.5),
             });
         }
+        // A rectangle with its centre at fractions `c` of the width and
+        // height, half sizes `hw` and `hh` (× height), turned by up to
+        // ±`turn`; its fill is drawn last.
+        let rect = |d: &mut Draw,
+                    c: (f64, f64),
+                    hw: (f64, f64),
+                    hh: (f64, f64),
+                    turn: f64,
+                    fill: &dyn Fn(&mut Draw) -> Fill| {
+            Shape::Rect {
+                cx: d.range(c.0, c.1) * wf,
+                cy: d.range(c.0, c.1) * hf,
+                hw: d.range(hw.0, hw.1) * hf,
+                hh: d.range(hh.0, hh.1) * hf,
+                angle: d.range(-turn, turn),
+                fill: fill(d),
+            }
+        };
         for _ in 0..5 {
-            shapes.push(Shape::Rect {
-                cx: d.range(0.0, 1.0) * wf,
-                cy: d.range(0.0, 1.0) * hf,
-                hw: d.range(0.04, 0.22) * hf,
-                hh: d.range(0.04, 0.22) * hf,
-                angle: d.range(-0.5, 0.5),
-                fill: Fill::Plain,
-            });
+            shapes.push(rect(&mut d, (0.0, 1.0), (0.04, 0.22), (0.04, 0.22), 0.5, &|_| Fill::Plain));
         }
         for _ in 0..2 {
-            shapes.push(Shape::Rect {
-                cx: d.range(0.1, 0.9) * wf,
-                cy: d.range(0.1, 0.9) * hf,
-                hw: d.range(0.06, 0.15) * hf,
-                hh: d.range(0.06, 0.15) * hf,
-                angle: d.range(-0.3, 0.3),
-                fill: Fill::Stripes(d.range(0.012, 0.035) * hf),
-            });
+            let stripes = |d: &mut Draw| Fill::Stripes(d.range(0.012, 0.035) * hf);
+            shapes.push(rect(&mut d, (0.1, 0.9), (0.06, 0.15), (0.06, 0.15), 0.3, &stripes));
         }
         for k in 0..3 {
-            shapes.push(Shape::Rect {
-                cx: d.range(0.1, 0.9) * wf,
-                cy: d.range(0.1, 0.9) * hf,
-                hw: d.range(0.05, 0.12) * hf,
-                hh: d.range(0.03, 0.08) * hf,
-                angle: d.range(-0.15, 0.15),
-                fill: Fill::Text { cell: d.range(0.012, 0.025) * hf, seed: seed ^ k },
-            });
+            let text = |d: &mut Draw| Fill::Text { cell: d.range(0.012, 0.025) * hf, seed: seed ^ k };
+            shapes.push(rect(&mut d, (0.1, 0.9), (0.05, 0.12), (0.03, 0.08), 0.15, &text));
         }
         for _ in 0..6 {
             let (x0, y0) = (d.range(0.0, 1.0) * wf, d.range(0.0, 1.0) * hf);

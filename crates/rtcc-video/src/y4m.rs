@@ -48,6 +48,12 @@ impl Frames {
         Ok(())
     }
 
+    /// `"<kind> <path> <W>x<H> <detail> fps, <n> frames (looped)"`.
+    fn describe(&self, kind: &str, detail: &str) -> String {
+        let (path, n) = (self.path.display(), self.offsets.len());
+        format!("{kind} {path} {}x{} {detail} fps, {n} frames (looped)", self.width, self.height)
+    }
+
     fn read_or_panic(&mut self, index: u64, out: &mut Picture) {
         // The file was fully indexed and checked at open; failing now means
         // it changed underneath us, which no caller can recover from.
@@ -233,16 +239,7 @@ impl ContentSource for Y4mReader {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "y4m {} {}x{} C{} at {}/{} fps, {} frames (looped)",
-            self.frames.path.display(),
-            self.frames.width,
-            self.frames.height,
-            self.colorspace,
-            self.fps_num,
-            self.fps_den,
-            self.frames.offsets.len()
-        )
+        self.frames.describe("y4m", &format!("C{} at {}/{}", self.colorspace, self.fps_num, self.fps_den))
     }
 }
 
@@ -309,14 +306,7 @@ impl ContentSource for RawYuvReader {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "yuv {} {}x{} at {} fps, {} frames (looped)",
-            self.frames.path.display(),
-            self.frames.width,
-            self.frames.height,
-            self.fps,
-            self.frames.offsets.len()
-        )
+        self.frames.describe("yuv", &format!("at {}", self.fps))
     }
 }
 
