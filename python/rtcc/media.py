@@ -10,7 +10,9 @@ FFmpeg ignores bitrate changes on an open encoder.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +41,14 @@ def cache_dir() -> Path:
     return d
 
 
-def to_y4m(path: Path) -> Path:
+def to_y4m(path: Path, max_seconds: float | None = None) -> Path:
     """Decode a container file to an I420 Y4M in the cache (once per file
-    content and modification time) and return the Y4M's path."""
+    content, modification time and length) and return the Y4M's path.
+    ``max_seconds`` stops after that much video: the simulator loops the
+    file anyway, and a whole HD film as raw Y4M would fill the disk."""
     st = path.stat()
-    key = hashlib.sha1(f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    ident = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{max_seconds}"
+    key = hashlib.sha1(ident.encode()).hexdigest()[:16]
     out = cache_dir() / f"{path.stem}-{key}.y4m"
     if out.is_file():
         return out
@@ -65,7 +70,10 @@ def to_y4m(path: Path) -> Path:
             with tmp.open("wb") as f:
                 header = False
                 size: tuple[int, int] | None = None
-                for frame in inp.decode(vs):
+                limit = None if max_seconds is None else math.ceil(max_seconds * num / den) + 1
+                for n, frame in enumerate(inp.decode(vs)):
+                    if limit is not None and n >= limit:
+                        break
                     # Y4M has one picture size: later frames are scaled to the first's.
                     size = size or (frame.width, frame.height)
                     img = frame.reformat(width=size[0], height=size[1], format="yuv420p")
@@ -93,7 +101,9 @@ def to_y4m(path: Path) -> Path:
     return out
 
 
-def media_map(flows: list[dict[str, Any]], base: Path) -> dict[str, str]:
+def media_map(
+    flows: list[dict[str, Any]], base: Path, max_seconds: float | None = None
+) -> dict[str, str]:
     """Y4M stand-ins for every flow content file in a container format."""
     out: dict[str, str] = {}
     for fl in flows:
@@ -103,7 +113,7 @@ def media_map(flows: list[dict[str, Any]], base: Path) -> dict[str, str]:
         p = base / c["file"]
         if p.suffix.lower() in NATIVE_EXTENSIONS or not p.is_file():
             continue  # the native parser reports missing files itself
-        out[str(p.resolve())] = str(to_y4m(p))
+        out[str(p.resolve())] = str(to_y4m(p, max_seconds))
     return out
 
 
@@ -140,19 +150,38 @@ def to_mp4(src: Path, dst: Path, fps: float) -> Path:
     return dst
 
 
-def _flows(text: str) -> list[dict[str, Any]]:
+def _toml(text: str) -> dict[str, Any]:
     try:
         import tomllib  # Python >= 3.11
     except ImportError:
-        return []
+        return {}
     try:
-        flows = tomllib.loads(text).get("flow", [])
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        return []  # the simulator reports the syntax error
-    return flows if isinstance(flows, list) else []
+        return {}  # the simulator reports the syntax error
+
+
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(value: object) -> float | None:
+    """A scenario duration ("120s", "2min", 90) in seconds; None if unreadable
+    (the simulator reports it)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]+)\s*", str(value))
+    if m is None or m.group(2) not in _UNITS:
+        return None
+    try:
+        return float(m.group(1)) * _UNITS[m.group(2)]
+    except ValueError:
+        return None
 
 
 def scenario_media_map(text: str, source: str) -> dict[str, str]:
-    """``media_map`` for a scenario's text; relative paths against its file."""
+    """``media_map`` for a scenario's text; relative paths against its file.
+    Only as much of each file as the call lasts is converted."""
     base = Path(source).parent if not source.startswith("<") else Path()
-    return media_map(_flows(text), base)
+    data = _toml(text)
+    flows = data.get("flow", [])
+    return media_map(flows if isinstance(flows, list) else [], base, _seconds(data.get("duration")))

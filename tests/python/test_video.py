@@ -150,3 +150,17 @@ def test_encoders_list_the_codecs(run_cli) -> None:
     proc = run_cli("encoders")
     assert proc.returncode == 0, proc.stderr
     assert "vp8" in proc.stdout and "h264" in proc.stdout
+
+
+def test_container_conversion_stops_at_the_call_length(tmp_path: Path, monkeypatch) -> None:
+    from rtcc import media
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _write_mp4(tmp_path / "clip.mp4", n=45, w=64, h=48)
+    whole = media.to_y4m(tmp_path / "clip.mp4")
+    part = media.to_y4m(tmp_path / "clip.mp4", max_seconds=0.5)
+    frame = 64 * 48 * 3 // 2 + len(b"FRAME\n")
+    header = len(whole.read_bytes().split(b"\n", 1)[0]) + 1
+    assert (whole.stat().st_size - header) // frame == 45
+    assert (part.stat().st_size - header) // frame == 16  # 0.5 s at 30 fps, and one more
+    assert media.to_y4m(tmp_path / "clip.mp4", max_seconds=0.5) == part  # cached
