@@ -104,6 +104,7 @@ impl ResolutionPolicy {
 pub struct ResolutionState {
     policy: ResolutionPolicy,
     current: Resolution,
+    max: Resolution,
     smoothed: Option<f64>,
     last_sample: Time,
     last_switch: Option<Time>,
@@ -115,7 +116,24 @@ impl ResolutionState {
             ResolutionPolicy::Fixed(r) => r,
             ResolutionPolicy::Dumbo { start, .. } => start,
         };
-        ResolutionState { policy, current, smoothed: None, last_sample: Time::ZERO, last_switch: None }
+        ResolutionState {
+            policy,
+            current,
+            max: Resolution::R1080,
+            smoothed: None,
+            last_sample: Time::ZERO,
+            last_switch: None,
+        }
+    }
+
+    /// Never step above `max` (an adaptive policy starting above it starts
+    /// at it).
+    pub fn with_max(mut self, max: Resolution) -> Self {
+        self.max = max;
+        if matches!(self.policy, ResolutionPolicy::Dumbo { .. }) {
+            self.current = self.current.min(max);
+        }
+        self
     }
 
     pub fn current(&self) -> Resolution {
@@ -148,7 +166,7 @@ impl ResolutionState {
         let kbps = s / 1e3;
         let next = if kbps < lo as f64 {
             self.current.step(false)
-        } else if kbps > hi as f64 {
+        } else if kbps > hi as f64 && self.current < self.max {
             self.current.step(true)
         } else {
             self.current
@@ -190,6 +208,17 @@ mod tests {
             t += Duration::from_millis(100);
             assert!(!r.update(t, DataRate::from_kbps(2700)));
         }
+    }
+
+    #[test]
+    fn dumbo_never_steps_above_the_cap() {
+        let mut r = ResolutionState::new(ResolutionPolicy::dumbo()).with_max(Resolution::R720);
+        assert!(r.update(Time::ZERO, DataRate::from_mbps(8)));
+        assert_eq!(r.current(), Resolution::R720);
+        assert!(!r.update(Time::from_millis(5000), DataRate::from_mbps(8)));
+        assert_eq!(r.current(), Resolution::R720);
+        let low = ResolutionState::new(ResolutionPolicy::dumbo()).with_max(Resolution::R180);
+        assert_eq!(low.current(), Resolution::R180);
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct SenderConfig {
     pub fec: Option<FecConfig>,
     pub audio: Option<AudioConfig>,
     pub resolution: ResolutionPolicy,
+    /// Largest resolution an adaptive policy may pick: the source's (a real
+    /// encoder cannot send more pixels than it is given).
+    pub max_resolution: Resolution,
     /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
     /// "backlogged" reference): the send queue never runs dry.
     pub bulk: bool,
@@ -90,6 +93,7 @@ impl Default for SenderConfig {
             fec: None,
             audio: None,
             resolution: ResolutionPolicy::Fixed(Resolution::R720),
+            max_resolution: Resolution::R1080,
             bulk: false,
             cwnd_pushback: true,
             pacer: PacerConfig::default(),
@@ -195,7 +199,7 @@ impl Sender {
             next_frame: cfg.start,
             next_audio: cfg.start,
             fec: cfg.fec.map(FecEncoder::new),
-            resolution: ResolutionState::new(cfg.resolution),
+            resolution: ResolutionState::new(cfg.resolution).with_max(cfg.max_resolution),
             cfg,
             controller,
             encoder,

@@ -13,6 +13,7 @@ use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::Packet;
 use rtcc_core::receiver::{Receiver, ReceiverConfig};
+use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
 use rtcc_core::sender::{SendCounters, Sender, SenderConfig};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
@@ -85,6 +86,7 @@ impl Simulation {
                 reason,
             };
             let mut real = None;
+            let mut max_resolution = Resolution::R1080;
             let encoder: Box<dyn FrameEncoder> = match &spec.video {
                 None => Box::new(Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1))),
                 Some(v) => {
@@ -101,11 +103,15 @@ impl Simulation {
                         ContentSpec::Generated { .. } => "content",
                         _ => "content.file",
                     };
-                    v.content.open(fps).map_err(|reason| ScenarioError {
+                    let src = v.content.open(fps).map_err(|reason| ScenarioError {
                         source_name: scenario.source.clone(),
                         field: format!("flow[{i}].{field}"),
                         reason,
                     })?;
+                    // Dumbo's policy cannot send more lines than the source has.
+                    let h = src.size().1;
+                    max_resolution =
+                        Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
                     let store = SharedStore::default();
                     let enc = RealEncoder::new(&v, fps, spec.start, store.clone()).map_err(vfail)?;
                     let mut q = RealQuality::new(&v, fps, store.clone()).map_err(vfail)?;
@@ -135,6 +141,7 @@ impl Simulation {
                 fec: spec.fec,
                 audio: spec.audio,
                 resolution: spec.resolution,
+                max_resolution,
                 bulk: spec.bulk,
                 cwnd_pushback: spec.cwnd_pushback,
                 pacer: PacerConfig {

@@ -177,3 +177,48 @@ content = "talking-head"
     assert!(df.psnr_db_mean.unwrap() > gf.psnr_db_mean.unwrap());
     assert!(df.video_kbps > gf.video_kbps);
 }
+
+fn col_i64<'a>(o: &'a Output, name: &str) -> &'a [i64] {
+    match o.frames.get(name) {
+        Some(Column::I64(v)) => v,
+        _ => panic!("no i64 column {name}"),
+    }
+}
+
+/// Dumbo's resolution policy with real codecs: switches decode cleanly, and
+/// the policy never asks for more lines than the source has.
+#[test]
+fn resolution_switches_stay_within_the_source() {
+    for codec in [Codec::Vp8, Codec::H264] {
+        if !have(codec) {
+            return;
+        }
+        let text = format!(
+            r#"duration = "30s"
+[link]
+capacity = {{ kind = "pulse", high = "4Mbps", low = "300kbps", every = "10s" }}
+delay = "25ms"
+[[flow]]
+controller = "copa+dumbo"
+encoder = "{}"
+resolution = "dumbo"
+content = {{ kind = "game", resolution = "720p" }}
+"#,
+            codec.name()
+        );
+        let o = run(&text);
+        let f = &o.summary.flows[0];
+        let heights = col_i64(&o, "height");
+        let max = heights.iter().max().copied().unwrap_or(0);
+        let min = heights.iter().min().copied().unwrap_or(0);
+        eprintln!(
+            "{codec}: {} switches, heights {min}..{max}, PSNR {:.2} dB",
+            f.resolution_switches,
+            f.psnr_db_mean.unwrap()
+        );
+        assert!(f.resolution_switches >= 2, "{f:?}");
+        assert_eq!(max, 720, "never above the 720p source");
+        assert!(min < 720);
+        assert_eq!(f.decode_errors, 0);
+    }
+}
