@@ -56,7 +56,8 @@ def _read_scenario(path_text: str | None) -> ScenarioInput:
         return ScenarioInput(sys.stdin.read(), "<stdin>", "stdin")
     path = Path(path_text)
     try:
-        return ScenarioInput(path.read_text(encoding="utf-8"), path_text, path.stem)
+        # utf-8-sig: a byte-order mark some editors write is not TOML.
+        return ScenarioInput(path.read_text(encoding="utf-8-sig"), path_text, path.stem)
     except UnicodeDecodeError as exc:
         raise CliError(f"{path_text}: not UTF-8 text (byte {exc.start})") from None
 

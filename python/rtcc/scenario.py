@@ -46,7 +46,7 @@ def load_scenario(scenario: ScenarioLike, source: str | None = None) -> Scenario
         return ScenarioInput(scenario, source or "<scenario>")
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not TOML
         return ScenarioInput(text, source or str(path), path.stem)
     raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
 

@@ -287,3 +287,20 @@ def test_console_script(short_scenario: Path):
     proc = subprocess.run([exe, "validate", str(short_scenario)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert ": ok (fixed-1mbps" in proc.stdout
+
+
+def test_too_many_flows_are_refused():
+    flow = '[[flow]]\ncontroller = "fixed"\n'
+    text = 'duration = "1s"\n[link]\ncapacity = "3Mbps"\ndelay = "10ms"\n' + flow * 1001
+    with pytest.raises(rtcc.ScenarioError, match=r"flow: 1001 flows; at most 1000"):
+        rtcc.simulate(text)
+
+
+def test_byte_order_mark_is_accepted(run_cli, tmp_path: Path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + (HERE.parent.parent / "scenarios" / "two-flows.toml").read_bytes()
+    )
+    proc = run_cli("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 flows" in proc.stdout

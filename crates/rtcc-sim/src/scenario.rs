@@ -150,6 +150,9 @@ impl FlowSpec {
     }
 }
 
+/// Most flows one scenario may have.
+pub const MAX_FLOWS: usize = 1000;
+
 /// A validated scenario, ready to build a simulation.
 pub struct Scenario {
     pub name: String,
@@ -208,6 +211,12 @@ impl Scenario {
         }
         if file.flows.is_empty() {
             return Err(err("flow", "at least one [[flow]] is required".into()));
+        }
+        // Each flow keeps its own delay histograms and frame state (hundreds
+        // of kB); beyond this a typo (a generated list gone wrong) is likelier
+        // than a real experiment.
+        if file.flows.len() > MAX_FLOWS {
+            return Err(err("flow", format!("{} flows; at most {MAX_FLOWS} share one link", file.flows.len())));
         }
         // Build once to validate the link (trace files, rates, queue).
         file.link
