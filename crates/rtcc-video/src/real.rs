@@ -96,7 +96,11 @@ fn source_index(t: Duration, fps: f64) -> u64 {
 /// I420 and H.264 want; an odd source loses its last row or column).
 fn encode_size(src: (u32, u32), res: Resolution) -> (u32, u32) {
     let even = |v: f64| ((v / 2.0).floor() as u32 * 2).max(16);
-    let h = res.size().1.min(src.1) as f64;
+    if res.size().1 >= src.1 {
+        // The whole source, cropped to even (never resampled by a pixel).
+        return (even(src.0 as f64), even(src.1 as f64));
+    }
+    let h = res.size().1 as f64;
     (even(src.0 as f64 * h / src.1 as f64), even(h))
 }
 
@@ -182,8 +186,13 @@ impl FrameEncoder for RealEncoder {
             self.rate_kbps = kbps;
         }
         let scaled;
-        let pic = if (w, h) == (self.src.width, self.src.height) {
+        let (sw, sh) = (self.src.width, self.src.height);
+        let pic = if (w, h) == (sw, sh) {
             &self.src
+        } else if (w, h) == (sw & !1, sh & !1) {
+            // An odd source loses its last row/column, as RealQuality's.
+            scaled = self.src.crop(0, 0, w, h);
+            &scaled
         } else {
             scaled = self.src.resize(w, h);
             &scaled
@@ -337,5 +346,20 @@ impl RealQuality {
             }
         }
         self.sink = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_sizes_are_even_and_keep_the_aspect() {
+        assert_eq!(encode_size((1280, 720), Resolution::R360), (640, 360));
+        assert_eq!(encode_size((1280, 720), Resolution::R1080), (1280, 720));
+        // An odd source is cropped by one line, not resampled.
+        assert_eq!(encode_size((321, 239), Resolution::R1080), (320, 238));
+        assert_eq!(encode_size((352, 288), Resolution::R180), (220, 180));
+        assert_eq!(encode_size((20, 10), Resolution::R180), (20, 16));
     }
 }
