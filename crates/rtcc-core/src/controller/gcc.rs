@@ -3,10 +3,14 @@
 //! module only turns rtcc events into goog_cc messages and its
 //! `NetworkControlUpdate`s into a `Decision`; every rule is goog_cc's own.
 //!
-//! goog_cc runs in "packet feedback only" mode: RTT and the classic loss
-//! fraction come from per-packet feedback (a loss update per second,
-//! `LOSS_UPDATE_INTERVAL`, the RTCP report interval) since rtcc's `Feedback`
-//! carries every packet's fate; RTT and loss reports are then ignored, so none are sent.
+//! By default (`rtt = "rtcp"`) goog_cc runs as in a WebRTC call: RTT and the
+//! classic loss fraction reach it once per RTCP report interval
+//! (`RTCP_INTERVAL`, 1 s for video) as `RoundTripTimeUpdate` and
+//! `TransportLossReport`, the RTT of the newest received packet without the
+//! receiver's hold time, as RTCP's LSR/DLSR arithmetic gives it (RFC 3550
+//! §6.4.1). `rtt = "feedback"` runs goog_cc in "packet feedback only" mode
+//! instead: RTT from the per-report maximum of transport-feedback RTTs, which
+//! include up to a report interval of waiting, and loss from the feedback.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -48,6 +52,11 @@ pub const INFO: ControllerInfo = ControllerInfo {
         },
         ParamInfo { name: "pacing_factor", default: "2.5", doc: "pacing / target (libwebrtc DEFAULT_PACE_MULTIPLIER)" },
         ParamInfo { name: "max_padding_rate", default: "0bps", doc: "padding goog_cc may request (StreamsConfig)" },
+        ParamInfo {
+            name: "rtt",
+            default: "rtcp",
+            doc: "\"rtcp\": RTT and loss from RTCP-style reports each second (WebRTC); \"feedback\": from transport feedback",
+        },
     ],
     create,
 };
@@ -99,6 +108,8 @@ pub struct GccConfig {
     pub max_rate: DataRate,
     pub pacing_factor: f64,
     pub max_padding_rate: DataRate,
+    /// RTT and loss from RTCP-style reports (true) or transport feedback.
+    pub rtcp: bool,
 }
 
 impl GccConfig {
@@ -130,6 +141,7 @@ impl GccConfig {
             max_rate,
             pacing_factor: p.f64_in("pacing_factor", 2.5, 1.0, 10.0)?,
             max_padding_rate: p.rate("max_padding_rate", DataRate::ZERO)?.min(cap),
+            rtcp: p.choice("rtt", "rtcp", &["rtcp", "feedback"])? == "rtcp",
         })
     }
 }
@@ -192,7 +204,22 @@ pub struct Gcc {
     pending_lost: Vec<gt::PacketResult>,
     decision: Decision,
     est: Estimates,
+    rtcp: RtcpState,
 }
+
+/// What an RTCP receiver report would carry since the last one.
+#[derive(Default)]
+struct RtcpState {
+    next: Option<Time>,
+    since: Time,
+    lost: u64,
+    received: u64,
+    rtt: Option<Duration>,
+}
+
+/// libwebrtc's RTCP report interval for video (rtcp_sender.cc
+/// kDefaultVideoReportInterval, 1 s).
+const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// goog_cc's own view, for `state()`: only what its updates expose (the
 /// delay- and loss-based estimates themselves are private to the crate).
@@ -237,7 +264,42 @@ impl Gcc {
                 padding_rate: DataRate::ZERO,
             },
             est: Estimates::default(),
+            rtcp: RtcpState::default(),
         }
+    }
+
+    /// Accumulate what RTCP receiver reports would tell and, once per
+    /// `RTCP_INTERVAL`, hand goog_cc the RTT and the loss counts.
+    fn rtcp_report(&mut self, fb: &Feedback, at: gu::Timestamp) {
+        let r = &mut self.rtcp;
+        if let Some(rtt) = fb.rtt_sample() {
+            r.rtt = Some(rtt);
+        }
+        for p in &fb.packets {
+            if p.arrival.is_some() {
+                r.received += 1;
+            } else {
+                r.lost += 1;
+            }
+        }
+        let next = *r.next.get_or_insert(fb.received_at + RTCP_INTERVAL);
+        if fb.received_at < next {
+            return;
+        }
+        let rtt = r.rtt.map(|d| gu::TimeDelta::from_micros(d.as_micros()));
+        let loss = gt::TransportLossReport {
+            receive_time: at,
+            start_time: ts(r.since),
+            end_time: at,
+            packets_lost_delta: r.lost,
+            packets_received_delta: r.received,
+        };
+        (r.lost, r.received, r.since, r.next) = (0, 0, fb.received_at, Some(fb.received_at + RTCP_INTERVAL));
+        if let Some(rtt) = rtt {
+            let m = gt::RoundTripTimeUpdate { receive_time: at, round_trip_time: rtt, smoothed: false };
+            self.call(|cc| cc.on_round_trip_time_update(m));
+        }
+        self.call(|cc| cc.on_transport_loss_report(loss));
     }
 
     /// Advances the monotonic sender clock and returns it in goog_cc time.
@@ -273,7 +335,7 @@ impl Gcc {
                 ..Default::default()
             },
         };
-        let cc = catch_unwind(|| GoogCcNetworkController::new(config, GoogCcConfig { feedback_only: true }));
+        let cc = catch_unwind(|| GoogCcNetworkController::new(config, GoogCcConfig { feedback_only: !self.cfg.rtcp }));
         let Ok(cc) = cc else { return };
         self.cc = Some(Inner(cc));
         self.next_process = self.clock + PROCESS_INTERVAL;
@@ -398,6 +460,9 @@ impl Controller for Gcc {
         }
         self.ensure_started(now);
         let feedback_time = self.advance(fb.received_at);
+        if self.cfg.rtcp {
+            self.rtcp_report(fb, feedback_time);
+        }
         let mut results = Vec::with_capacity(self.pending_lost.len() + fb.packets.len());
         results.append(&mut self.pending_lost);
         for p in &fb.packets {
@@ -621,6 +686,20 @@ mod tests {
         assert!(crate::controller::create("gcc", &with("min_rate", "60Mbps"), &ctx).is_err());
         let cfg = GccConfig::from_params(&Params::new(), &ctx).unwrap();
         assert_eq!((cfg.loss, cfg.probing, cfg.pacing_factor), (LossMode::V2, Probing::Default, 2.5));
+        assert!(cfg.rtcp, "RTT from RTCP-style reports by default, as in a WebRTC call");
+        assert!(!GccConfig::from_params(&with("rtt", "feedback"), &ctx).unwrap().rtcp);
+        assert!(crate::controller::create("gcc", &with("rtt", "sometimes"), &ctx).is_err());
+    }
+
+    /// Both RTT sources settle under a steady 3 Mbps bottleneck.
+    #[test]
+    fn rtt_sources_both_settle() {
+        for mode in ["rtcp", "feedback"] {
+            let mut g = gcc(&[("rtt", mode)]);
+            let m = mean(&kbps(&run(&mut g, 60, &STEADY).0, 40, 60));
+            eprintln!("rtt = {mode}: {m:.0} kbps over 40-60 s");
+            assert!(m > 2000.0 && m < 3100.0, "{mode}: {m:.0} kbps");
+        }
     }
 
     /// The classic rule (send_side_bandwidth_estimation.rs update_estimate)
