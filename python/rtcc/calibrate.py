@@ -59,16 +59,9 @@ def _window_rate(sizes: np.ndarray, fps: float, window: float = WINDOW_S) -> np.
 
 
 def lagging_rates(targets: np.ndarray, fps: float, tau_up: float, tau_down: float) -> np.ndarray:
-    """The lagging model's rate at each frame (no noise, no key frames):
-    r += (target - r)(1 - exp(-dt/tau)), tau by direction (encoder.rs)."""
-    r = np.empty(len(targets))
-    cur = 0.0
-    dt = 1.0 / fps
-    a_up, a_down = 1 - math.exp(-dt / tau_up), 1 - math.exp(-dt / tau_down)
-    for i, t in enumerate(targets):
-        cur = t if i == 0 else cur + (t - cur) * (a_up if t > cur else a_down)
-        r[i] = cur
-    return r
+    """The lagging model's rate at each frame (no noise, no key frames), from
+    the model itself (encoder.rs), so the fit is to exactly what runs."""
+    return np.array(native().lagging_rates([float(t) for t in targets], fps, tau_up, tau_down))
 
 
 def fit_lag(t: np.ndarray, sizes: np.ndarray, targets: np.ndarray, fps: float) -> dict[str, float]:

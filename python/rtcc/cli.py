@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import rtcc
 from rtcc.progress import ProgressBar
-from rtcc.scenario import ScenarioInput
+from rtcc.scenario import ScenarioInput, peek
 
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
@@ -60,19 +60,6 @@ def _read_scenario(path_text: str | None) -> ScenarioInput:
         return ScenarioInput(path.read_text(encoding="utf-8-sig"), path_text, path.stem)
     except UnicodeDecodeError as exc:
         raise CliError(f"{path_text}: not UTF-8 text (byte {exc.start})") from None
-
-
-def _peek(text: str) -> dict[str, Any]:
-    """Best-effort parse for display only; the simulator has already validated it."""
-    try:
-        import tomllib  # Python >= 3.11
-    except ImportError:
-        return {}
-    try:
-        data: dict[str, Any] = tomllib.loads(text)
-        return data
-    except tomllib.TOMLDecodeError:
-        return {}
 
 
 def _one_line(text: str) -> str:
@@ -243,7 +230,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _print_error(exc)
             status = EXIT_USAGE
             continue
-        data = _peek(scenario.text)
+        data = peek(scenario.text)
         flows = data.get("flow", [])
         count = len(flows) if isinstance(flows, list) else 1
         print(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -150,38 +149,23 @@ def to_mp4(src: Path, dst: Path, fps: float) -> Path:
     return dst
 
 
-def _toml(text: str) -> dict[str, Any]:
-    try:
-        import tomllib  # Python >= 3.11
-    except ImportError:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}  # the simulator reports the syntax error
-
-
-_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-
-def _seconds(value: object) -> float | None:
-    """A scenario duration ("120s", "2min", 90) in seconds; None if unreadable
-    (the simulator reports it)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]+)\s*", str(value))
-    if m is None or m.group(2) not in _UNITS:
-        return None
-    try:
-        return float(m.group(1)) * _UNITS[m.group(2)]
-    except ValueError:
-        return None
-
-
 def scenario_media_map(text: str, source: str) -> dict[str, str]:
     """``media_map`` for a scenario's text; relative paths against its file.
     Only as much of each file as the call lasts is converted."""
+    from rtcc import native
+    from rtcc.scenario import peek
+
     base = Path(source).parent if not source.startswith("<") else Path()
-    data = _toml(text)
+    data = peek(text)
     flows = data.get("flow", [])
-    return media_map(flows if isinstance(flows, list) else [], base, _seconds(data.get("duration")))
+    if not any(isinstance(f, dict) and isinstance(f.get("content"), dict) for f in flows or []):
+        return {}
+    duration = data.get("duration")
+    seconds = (
+        native().parse_duration(duration)
+        if isinstance(duration, str)
+        else float(duration)
+        if isinstance(duration, (int, float))
+        else None
+    )
+    return media_map(flows if isinstance(flows, list) else [], base, seconds)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScenarioInput", "ScenarioLike", "dumps_toml", "load_scenario"]
+__all__ = ["ScenarioInput", "ScenarioLike", "dumps_toml", "load_scenario", "peek"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,20 @@ def load_scenario(scenario: ScenarioLike, source: str | None = None) -> Scenario
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not TOML
         return ScenarioInput(text, source or str(path), path.stem)
     raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def peek(text: str) -> dict[str, Any]:
+    """Best-effort parse of scenario text for the Python side (display, media
+    files); the native parser validates it and reports errors. Empty where
+    tomllib is missing (Python 3.10) or the text is not TOML."""
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        return {}
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
 
 
 # --- TOML emitter ---------------------------------------------------------------

@@ -133,17 +133,42 @@ def test_calibration_writes_profiles_the_models_load(tmp_path: Path, run_cli) ->
     )
     flow = rtcc.simulate(scen).summary["flows"][0]
     assert flow["encoder"] == "lagging" and flow["quality_source"] == "model"
-    assert flow["psnr_db_mean"] is not None
+    plain = rtcc.simulate(
+        _scenario('"game"', secs=5).replace('encoder = "vp8"', 'encoder = "lagging"')
+    )
+    # The measured constants replace the defaults.
+    assert flow["psnr_db_mean"] != plain.summary["flows"][0]["psnr_db_mean"]
 
 
 @pytest.mark.parametrize("codec", ["vp8", "h264"])
-def test_builtin_profiles_load(codec: str) -> None:
-    text = _scenario('"talking-head"', secs=3).replace(
-        'encoder = "vp8"', f'encoder = {{ kind = "lagging", profile = "{codec}" }}'
+def test_builtin_profiles_load(codec: str, tmp_path: Path) -> None:
+    def run(encoder: str) -> dict:
+        text = _scenario('"talking-head"', secs=6).replace(
+            'encoder = "vp8"', f"encoder = {encoder}"
+        )
+        return rtcc.simulate(text).summary["flows"][0]
+
+    builtin = run(f'{{ kind = "lagging", profile = "{codec}" }}')
+    shipped = (
+        Path(__file__).resolve().parents[2] / "crates" / "rtcc-sim" / "profiles" / f"{codec}.toml"
     )
-    flow = rtcc.simulate(text).summary["flows"][0]
-    assert flow["encoder"] == "lagging"
-    assert 20 < flow["psnr_db_mean"] < 60
+    as_file = run(f'{{ kind = "lagging", profile = "{shipped}" }}')
+    plain = run('"lagging"')
+    assert builtin["encoder"] == "lagging"
+    # The built-in profile is the shipped file, and it changes the model.
+    assert builtin["psnr_db_mean"] == as_file["psnr_db_mean"]
+    assert abs(builtin["psnr_db_mean"] - plain["psnr_db_mean"]) > 0.1, (builtin, plain)
+
+
+def test_lagging_model_from_python_is_the_rust_model() -> None:
+    # 500 kbps -> 2 Mbps at frame 30: r = 2M - 1.5M e^(-t/1.3) after the step.
+    targets = [500_000.0] * 30 + [2_000_000.0] * 60
+    r = rtcc.native().lagging_rates(targets, 30.0, 1.3, 0.3)
+    assert r[29] == pytest.approx(500_000, rel=1e-6)
+    expect = 2e6 - 1.5e6 * np.exp(-1.0 / 1.3)
+    assert r[59] == pytest.approx(expect, rel=1e-3)
+    assert rtcc.native().parse_duration("2min") == 120.0
+    assert rtcc.native().parse_duration("soon") is None
 
 
 def test_encoders_list_the_codecs(run_cli) -> None:

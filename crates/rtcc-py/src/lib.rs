@@ -11,9 +11,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use rtcc_core::controller::registry;
-use rtcc_core::encoder::{EncoderConfig, KINDS};
+use rtcc_core::encoder::{Encoder, EncoderConfig, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
-use rtcc_core::units::Time;
+use rtcc_core::rng::Rng;
+use rtcc_core::units::{DataRate, Duration, Time};
 use rtcc_sim::metrics::{Column, Table};
 use rtcc_sim::video::{REAL_KINDS, REAL_PARAMS};
 use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
@@ -310,6 +311,41 @@ fn content_frames<'py>(
     Ok((w, h, out))
 }
 
+/// A duration as scenarios write it ("120s", "2min"), in seconds; None if
+/// it does not parse (the scenario parser reports why).
+#[pyfunction]
+fn parse_duration(text: &str) -> Option<f64> {
+    text.parse::<Duration>().ok().map(|d| d.as_secs_f64())
+}
+
+/// The `lagging` encoder model's output rate (bits/s) at each frame for the
+/// given per-frame targets, without noise or key frames: what calibration
+/// fits `tau_up`/`tau_down` against.
+#[pyfunction]
+fn lagging_rates(targets_bps: Vec<f64>, fps: f64, tau_up_s: f64, tau_down_s: f64) -> PyResult<Vec<f64>> {
+    let bad = |r: &str| ScenarioError::new_err(r.to_string());
+    if !(fps.is_finite() && fps > 0.0 && tau_up_s > 0.0 && tau_down_s > 0.0) {
+        return Err(bad("fps and time constants must be positive"));
+    }
+    let cfg = EncoderConfig::Lagging {
+        tau_up: Duration::from_secs_f64(tau_up_s),
+        tau_down: Duration::from_secs_f64(tau_down_s),
+        sigma: 0.0,
+        key_interval: None,
+        key_ratio: 1.0,
+    };
+    let interval = Duration::from_secs_f64(1.0 / fps);
+    let mut enc = Encoder::new(cfg, interval, Rng::new(0));
+    Ok(targets_bps
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            enc.skip(Time::ZERO + interval.mul_f64(i as f64), DataRate::from_bps_f64(t.max(0.0)));
+            enc.output_rate().bps() as f64
+        })
+        .collect())
+}
+
 /// Which real codecs this build has: {"vp8": None | "why not", ...}.
 #[pyfunction]
 fn codecs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -332,5 +368,7 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frozen_curve, m)?)?;
     m.add_function(wrap_pyfunction!(codecs, m)?)?;
     m.add_function(wrap_pyfunction!(content_frames, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(lagging_rates, m)?)?;
     Ok(())
 }

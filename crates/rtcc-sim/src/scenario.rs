@@ -508,6 +508,17 @@ fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String,
     Ok((name, plain_params(t, Some(key))?))
 }
 
+/// A TOML scalar as a parameter value; `None` for arrays and tables.
+pub fn param_value(v: &toml::Value) -> Option<ParamValue> {
+    Some(match v {
+        toml::Value::String(s) => ParamValue::Str(s.clone()),
+        toml::Value::Integer(i) => ParamValue::Num(*i as f64),
+        toml::Value::Float(f) => ParamValue::Num(*f),
+        toml::Value::Boolean(b) => ParamValue::Bool(*b),
+        _ => return None,
+    })
+}
+
 /// A table of parameters, leaving out `skip` (the name key, if any).
 fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, String)> {
     let mut p = Params::new();
@@ -515,13 +526,7 @@ fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, 
         if Some(k.as_str()) == skip {
             continue;
         }
-        let pv = match v {
-            toml::Value::String(s) => ParamValue::Str(s.clone()),
-            toml::Value::Integer(i) => ParamValue::Num(*i as f64),
-            toml::Value::Float(f) => ParamValue::Num(*f),
-            toml::Value::Boolean(b) => ParamValue::Bool(*b),
-            _ => return Err((k.clone(), "must be a string, number or boolean".into())),
-        };
+        let pv = param_value(v).ok_or_else(|| (k.clone(), "must be a string, number or boolean".to_string()))?;
         p.0.insert(k.clone(), pv);
     }
     Ok(p)

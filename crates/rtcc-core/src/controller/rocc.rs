@@ -338,15 +338,10 @@ mod tests {
         Feedback { report_time: ms(report), received_at: ms(report + 25), packets, ..Feedback::default() }
     }
 
-    const EXACT: RoccConfig = RoccConfig {
-        gamma: 0.1,
-        c: DataSize::from_bytes(1500),
-        alpha: 0.95,
-        mode: Mode::Window,
-        desired_qdelay: Duration::from_millis(5),
-        min_rtt_window: Duration::MAX,
-        hold_compensation: false,
-    };
+    /// The defaults without hold compensation: the equations exactly.
+    fn exact() -> RoccConfig {
+        RoccConfig { hold_compensation: false, ..RoccConfig::default() }
+    }
 
     /// Report 1: packets arrived every 5 ms at 1001..1096 ms, RTT 50 ms,
     /// received at 1125 ms. Virtual ACK times are arrival + 25 ms, so the
@@ -359,7 +354,7 @@ mod tests {
     /// 13·1200 + 1500 = 17 100 B, and 17 100 B / 59.5 ms = 2.299 Mbps.
     #[test]
     fn equations_5_1_to_5_3() {
-        let mut r = rocc(EXACT);
+        let mut r = rocc(exact());
         assert_eq!(r.decision().cwnd, Some(DataSize::from_bytes(12_000)), "10 packets before any report");
         assert_eq!(r.decision().pacing_rate, DataRate::from_kbps(300));
         r.on_feedback(ms(1125), &report(1100, (0..20).map(|i| 1001 + 5 * i), 25, 0));
@@ -382,7 +377,7 @@ mod tests {
     /// [1065, 1125] holds arrivals 1041..1096 ms: 12·1200 + 1500 = 15 900 B.
     #[test]
     fn delay_mode_sets_gamma_from_the_desired_queuing_delay() {
-        let mut r = rocc(RoccConfig { mode: Mode::Delay, desired_qdelay: MS * 10, ..EXACT });
+        let mut r = rocc(RoccConfig { mode: Mode::Delay, desired_qdelay: MS * 10, ..exact() });
         r.on_feedback(ms(1125), &report(1100, (0..20).map(|i| 1001 + 5 * i), 25, 0));
         assert_eq!(r.cwnd(), DataSize::from_bytes(15_900));
         assert!((r.gamma() - 0.2).abs() < 1e-12);
@@ -395,7 +390,7 @@ mod tests {
     /// 19 940 B: 30 011 B.
     #[test]
     fn hold_compensation_covers_the_report_interval() {
-        let mut r = rocc(RoccConfig { hold_compensation: true, ..EXACT });
+        let mut r = rocc(RoccConfig { hold_compensation: true, ..exact() });
         r.on_feedback(ms(1125), &report(1100, (0..20).map(|i| 1001 + 5 * i), 25, 0));
         assert_eq!(r.cwnd(), DataSize::from_bytes(10_071));
         let d = r.decision();
@@ -409,7 +404,11 @@ mod tests {
     fn params_are_checked() {
         let ctx = ControllerContext::default();
         let with = |k: &str, v: ParamValue| Params::new().with(k, v);
-        assert_eq!(RoccConfig::from_params(&Params::new()).unwrap(), RoccConfig { hold_compensation: true, ..EXACT });
+        assert_eq!(RoccConfig::from_params(&Params::new()).unwrap(), RoccConfig::default());
+        let d = RoccConfig::default();
+        // Thesis eqs. 5.1-5.3 constants.
+        assert_eq!((d.gamma, d.c, d.alpha, d.mode), (0.1, DataSize::from_bytes(1500), 0.95, Mode::Window));
+        assert!(d.hold_compensation);
         for (k, v) in [
             ("gamma", ParamValue::Num(-0.1)),
             ("c_bytes", ParamValue::Num(0.0)),
