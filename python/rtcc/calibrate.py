@@ -58,10 +58,20 @@ def _window_rate(sizes: np.ndarray, fps: float, window: float = WINDOW_S) -> np.
     return (bits - prev[: len(bits)]) / span
 
 
-def lagging_rates(targets: np.ndarray, fps: float, tau_up: float, tau_down: float) -> np.ndarray:
+def lagging_rates(
+    targets: Sequence[float], fps: float, tau_up: float, tau_down: float
+) -> np.ndarray:
     """The lagging model's rate at each frame (no noise, no key frames), from
     the model itself (encoder.rs), so the fit is to exactly what runs."""
-    return np.array(native().lagging_rates([float(t) for t in targets], fps, tau_up, tau_down))
+    return np.array(native().lagging_rates(list(targets), fps, tau_up, tau_down))
+
+
+def model_window_rate(
+    targets: Sequence[float], fps: float, tau_up: float, tau_down: float
+) -> np.ndarray:
+    """The lagging model's output seen through the same 1 s window as the
+    measured encoder."""
+    return _window_rate(lagging_rates(targets, fps, tau_up, tau_down) / fps / 8.0, fps)
 
 
 def fit_lag(t: np.ndarray, sizes: np.ndarray, targets: np.ndarray, fps: float) -> dict[str, float]:
@@ -69,16 +79,15 @@ def fit_lag(t: np.ndarray, sizes: np.ndarray, targets: np.ndarray, fps: float) -
     windowed output rate after the first period (which holds the first key
     frame)."""
     measured = _window_rate(sizes, fps)
+    target_list = targets.tolist()  # once, not per grid point
     keep = t >= STEP_PERIOD
     grid = np.exp(np.linspace(math.log(0.02), math.log(8.0), 120))
-    rising = np.zeros(len(t), bool)
-    rising[1:] = targets[1:] >= targets[:-1]
     # Rising/falling segments: the period after an up/down step.
     up_seg = keep & (targets == targets.max())
     down_seg = keep & (targets == targets.min())
 
     def err(tu: float, td: float, seg: np.ndarray) -> float:
-        model = _window_rate(lagging_rates(targets, fps, tu, td) / fps / 8.0, fps)
+        model = model_window_rate(target_list, fps, tu, td)
         return float(np.mean((model[seg] - measured[seg]) ** 2))
 
     tau_up, tau_down = 1.0, 0.3
@@ -99,7 +108,7 @@ def fit_lag(t: np.ndarray, sizes: np.ndarray, targets: np.ndarray, fps: float) -
             out.append(float(hit[0] / fps) if len(hit) else float("nan"))
         return out
 
-    model = _window_rate(lagging_rates(targets, fps, tau_up, tau_down) / fps / 8.0, fps)
+    model = model_window_rate(target_list, fps, tau_up, tau_down)
     return {
         "tau_up_s": tau_up,
         "tau_down_s": tau_down,
@@ -499,10 +508,7 @@ def _plots(results: dict[str, Any], out: Path) -> None:
         ax.plot(t, np.array(s["target_bps"]) / 1e3, "k--", lw=1, label="target")
         ax.plot(t, np.array(s["window_rate_bps"]) / 1e3, label=f"{codec} output (1 s window)")
         f = s["fit"]
-        model = _window_rate(
-            lagging_rates(np.array(s["target_bps"]), FPS, f["tau_up_s"], f["tau_down_s"]) / FPS / 8,
-            FPS,
-        )
+        model = model_window_rate(s["target_bps"], FPS, f["tau_up_s"], f["tau_down_s"])
         ax.plot(
             t, model / 1e3, label=f"lagging model, tau {f['tau_up_s']:.2f}/{f['tau_down_s']:.2f} s"
         )

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import rtcc
 from rtcc.progress import ProgressBar
-from rtcc.scenario import ScenarioInput, peek
+from rtcc.scenario import ScenarioInput, load_scenario, peek
 
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
@@ -54,10 +54,8 @@ def _read_scenario(path_text: str | None) -> ScenarioInput:
         return ScenarioInput(rtcc.default_scenario(), "demo", "demo")
     if path_text == "-":
         return ScenarioInput(sys.stdin.read(), "<stdin>", "stdin")
-    path = Path(path_text)
     try:
-        # utf-8-sig: a byte-order mark some editors write is not TOML.
-        return ScenarioInput(path.read_text(encoding="utf-8-sig"), path_text, path.stem)
+        return load_scenario(Path(path_text), path_text)
     except UnicodeDecodeError as exc:
         raise CliError(f"{path_text}: not UTF-8 text (byte {exc.start})") from None
 
@@ -183,9 +181,7 @@ def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _read_scenario(args.scenario)
-    out = Path(args.out) if args.out else Path("results") / (scenario.stem or "scenario")
-    if out.exists() and not out.is_dir():  # fail before the run, not after it
-        raise CliError(f"{out}: not a directory")
+    out = _out_dir(args.out, Path("results") / (scenario.stem or "scenario"))
     bar = None if args.quiet else ProgressBar(label=scenario.stem or "")
     started = time.perf_counter()
     try:
@@ -359,9 +355,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for c in codecs:
         if available.get(c):
             raise CliError(f"--codec {c}: {available[c]}")
-    out = Path(args.out) if args.out else Path("results") / "calibration"
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: not a directory")
+    out = _out_dir(args.out, Path("results") / "calibration")
     started = time.perf_counter()
     log = (lambda _m: None) if args.quiet else print
     command = "rtcc calibrate-encoder" + (" --short" if args.short else "")

@@ -7,6 +7,7 @@ read-only and rtcc keeps its runtime dependencies to numpy/pandas/pyarrow/matplo
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import re
@@ -15,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScenarioInput", "ScenarioLike", "dumps_toml", "load_scenario", "peek"]
+__all__ = [
+    "ScenarioInput", "ScenarioLike", "dumps_toml", "load_scenario", "peek", "read_text",
+    "toml_module",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -46,23 +50,39 @@ def load_scenario(scenario: ScenarioLike, source: str | None = None) -> Scenario
         return ScenarioInput(scenario, source or "<scenario>")
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not TOML
+        text = read_text(path)
         return ScenarioInput(text, source or str(path), path.stem)
     raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
 
 
+def read_text(path: Path) -> str:
+    """A scenario or spec file's text; a byte-order mark some editors write is
+    not TOML and is dropped."""
+    return path.read_text(encoding="utf-8-sig")
+
+
+def toml_module() -> Any:
+    """tomllib (3.11+) or its 3.10 backport tomli; None if neither."""
+    for name in ("tomllib", "tomli"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
 def peek(text: str) -> dict[str, Any]:
     """Best-effort parse of scenario text for the Python side (display, media
-    files); the native parser validates it and reports errors. Empty where
-    tomllib is missing (Python 3.10) or the text is not TOML."""
-    try:
-        import tomllib  # Python >= 3.11
-    except ImportError:
+    files); the native parser validates it and reports errors. Empty when no
+    TOML reader is installed or the text is not TOML."""
+    toml = toml_module()
+    if toml is None:
         return {}
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data: dict[str, Any] = toml.loads(text)
+    except toml.TOMLDecodeError:
         return {}
+    return data
 
 
 # --- TOML emitter ---------------------------------------------------------------

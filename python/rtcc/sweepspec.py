@@ -24,7 +24,6 @@ A list-valued override setting is a list of lists. Errors name the file and fiel
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import os
 import re
@@ -32,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rtcc.scenario import read_text, toml_module
 
 __all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml", "set_dotted"]
 
@@ -85,13 +86,7 @@ class SweepSpec:
 
 def loads_toml(text: str, source: str) -> dict[str, Any]:
     """Parse TOML with tomllib (3.11+) or tomli, as a one-line SweepError on bad syntax."""
-    toml: Any = None
-    for name in ("tomllib", "tomli"):  # tomllib is 3.11+; tomli is its 3.10 backport
-        try:
-            toml = importlib.import_module(name)
-            break
-        except ImportError:
-            continue
+    toml = toml_module()
     if toml is None:
         raise SweepError(f"{source}: reading TOML needs Python 3.11+ or the tomli package")
     try:
@@ -103,7 +98,7 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
 
 def _read(path: Path, source: str, field_: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except FileNotFoundError:
         raise SweepError(f"{source}: {field_}: {path}: no such file") from None
     except IsADirectoryError:

@@ -201,7 +201,10 @@ def test_registries_and_demo():
 def test_bench_reports_numbers():
     result = rtcc.bench("fixed")
     assert result["workload"] == "fixed"
-    assert result["sim_s"] > 0 and result["wall_s"] > 0 and result["packets"] > 0
+    assert result["sim_s"] == pytest.approx(120.0) and result["wall_s"] > 0
+    # The ideal encoder's 3 Mbps for 120 s in packets of at most 1200 bytes:
+    # about 37,500.
+    assert 3e6 * 120 / 8 / 1200 * 0.9 < result["packets"] < 3e6 * 120 / 8 / 1200 * 1.1, result
     assert result["speedup"] == pytest.approx(result["sim_s"] / result["wall_s"], rel=1e-6)
     assert math.isfinite(result["packets_per_s"])
 

@@ -83,6 +83,10 @@ def test_report_is_self_contained(reproduced: tuple[Path, str], table: pd.DataFr
     assert 'src="http' not in page and "<script" not in page
     assert page.count("data:image/png;base64,") >= 3
     assert "16.6" in page  # the thesis's GCC up-convergence, beside ours
+    from rtcc.reproduce.page import _num
+
+    for scheme in ("gcc", "copa+dumbo"):  # rtcc's own numbers, not only the thesis's
+        assert f"<td>{_num(row(table, 'pulse', scheme)['converge_up_s'])}</td>" in page, scheme
     for scheme in table["scheme"]:
         assert f"<td>{scheme}</td>" in page.replace("&#x27;", "'").replace("&amp;", "&")
     if HAVE_TRACES:

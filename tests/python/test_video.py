@@ -189,3 +189,32 @@ def test_container_conversion_stops_at_the_call_length(tmp_path: Path, monkeypat
     assert (whole.stat().st_size - header) // frame == 45
     assert (part.stat().st_size - header) // frame == 16  # 0.5 s at 30 fps, and one more
     assert media.to_y4m(tmp_path / "clip.mp4", max_seconds=0.5) == part  # cached
+
+
+def test_lag_fit_recovers_known_time_constants() -> None:
+    from rtcc import calibrate
+
+    fps = 30.0
+    t = np.arange(0, 30, 1 / fps)
+    targets = np.where((t // 5) % 2 == 1, 2e6, 5e5)
+    sizes = calibrate.lagging_rates(targets.tolist(), fps, 1.3, 0.3) / fps / 8
+    fit = calibrate.fit_lag(t, sizes, targets, fps)
+    assert fit["tau_up_s"] == pytest.approx(1.3, rel=0.1)
+    assert fit["tau_down_s"] == pytest.approx(0.3, rel=0.1)
+    # 90 % of a rise: tau ln 10 = 3.0 s, plus the window's own delay.
+    assert all(3.0 < x < 4.2 for x in fit["t90_up_s"]), fit
+
+
+def test_scenario_duration_limits_the_conversion(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _write_mp4(tmp_path / "clip.mp4", n=45, w=64, h=48)
+    text = (
+        'duration = "0.5s"\n[link]\ncapacity = "3Mbps"\ndelay = "10ms"\n'
+        '[[flow]]\ncontroller = "fixed"\nencoder = "lagging"\ncontent = { file = "clip.mp4" }\n'
+    )
+    from rtcc import media
+
+    mapped = media.scenario_media_map(text, str(tmp_path / "s.toml"))
+    (y4m,) = mapped.values()
+    data = Path(y4m).read_bytes()
+    assert data.count(b"FRAME\n") == 16  # 0.5 s at 30 fps, and one more
