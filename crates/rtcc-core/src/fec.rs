@@ -134,10 +134,6 @@ impl FecEncoder {
         FecEncoder { next_n: clamp_group(cfg.group), cfg, cur: Group::default() }
     }
 
-    pub fn config(&self) -> &FecConfig {
-        &self.cfg
-    }
-
     /// Sets N (clamped to 1..=`MAX_GROUP`). A group already open keeps the N
     /// it started with, so every parity covers a well-defined range.
     pub fn set_group(&mut self, n: u16) {

@@ -12,8 +12,6 @@ pub struct ReportStats {
     /// Packets received and lost since the previous report (by sequence gaps).
     pub received: u32,
     pub lost: u32,
-    /// Frames discarded at the receiver because they completed too late.
-    pub late_discards: u32,
     /// RFC 3550 interarrival jitter estimate.
     pub jitter: Duration,
 }
@@ -74,14 +72,6 @@ impl Feedback {
     /// §5.2.1); at least 1 µs. `None` if lost.
     pub fn rtt(&self, p: &PacketResult) -> Option<Duration> {
         Some(((self.received_at - p.send_time) - self.hold(p)?).max(Duration::from_micros(1)))
-    }
-
-    pub fn acked_bytes(&self) -> DataSize {
-        self.packets.iter().filter(|p| p.arrival.is_some()).fold(DataSize::ZERO, |a, p| a + p.size)
-    }
-
-    pub fn lost_count(&self) -> usize {
-        self.packets.iter().filter(|p| p.arrival.is_none()).count()
     }
 }
 

@@ -195,12 +195,6 @@ impl Pacer {
         self.queued_bytes / self.pacing_rate
     }
 
-    /// Age of the oldest queued packet.
-    pub fn oldest_age(&self, now: Time) -> Duration {
-        let oldest = self.queues.iter().filter_map(|q| q.front()).map(|q| q.enqueued).min();
-        oldest.map_or(Duration::ZERO, |t| now.saturating_since(t))
-    }
-
     /// Drop every queued packet (flow stopped).
     pub fn clear(&mut self) {
         self.queues.iter_mut().for_each(VecDeque::clear);

@@ -7,10 +7,10 @@
 
 use std::collections::VecDeque;
 
-use crate::fec::{FecDecoder, FecStats};
+use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportStats};
 use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
-use crate::units::{Duration, Time};
+use crate::units::{DataSize, Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReceiverConfig {
@@ -35,6 +35,9 @@ pub struct ReceiverConfig {
     /// missing reference (libwebrtc VideoReceiveStream2 max_wait_for_keyframe,
     /// 200 ms), and again every such interval while stuck.
     pub keyframe_wait: Duration,
+    /// Per-parity overhead of the sender's FEC (`FecConfig::overhead`), to
+    /// size recovered packets; both ends agree on it as SDP would negotiate.
+    pub fec_overhead: DataSize,
 }
 
 impl Default for ReceiverConfig {
@@ -48,6 +51,7 @@ impl Default for ReceiverConfig {
             nack_retry: Duration::from_millis(100),
             nack_max_retries: 10,
             keyframe_wait: Duration::from_millis(200),
+            fec_overhead: FecConfig::default().overhead,
         }
     }
 }
@@ -140,7 +144,6 @@ pub struct Receiver {
     gaps: [i64; 30],
     gap_n: usize,
     gap_sum: i64,
-    late_discards: u32,
     jitter_us: f64,
     last_transit: Option<i64>,
     fec: FecDecoder,
@@ -174,10 +177,9 @@ impl Receiver {
             gaps: [0; 30],
             gap_n: 0,
             gap_sum: 0,
-            late_discards: 0,
             jitter_us: 0.0,
             last_transit: None,
-            fec: FecDecoder::new(),
+            fec: FecDecoder::with_overhead(cfg.fec_overhead),
             repair: RepairStats::default(),
             timeout: None,
         }
@@ -192,9 +194,6 @@ impl Receiver {
     }
     pub fn freeze_gap(&self) -> Duration {
         self.cfg.freeze_gap
-    }
-    pub fn late_discards(&self) -> u32 {
-        self.late_discards
     }
     pub fn repair(&self) -> RepairStats {
         RepairStats { fec: self.fec.stats(), ..self.repair }
@@ -302,7 +301,9 @@ impl Receiver {
                     return false;
                 }
                 self.seen[w] |= bit;
-                if let Some(i) = self.missing.iter().position(|x| x.seq == m) {
+                // `missing` is in sequence order: gaps are appended as the
+                // highest sequence advances, and removals keep the order.
+                if let Ok(i) = self.missing.binary_search_by_key(&m, |x| x.seq) {
                     self.missing.remove(i);
                 }
                 true
@@ -366,8 +367,6 @@ impl Receiver {
         fr.complete = Some(now);
         if self.last_decoded.is_some_and(|d| pkt.frame <= d) {
             fr.status = FrameStatus::Late;
-            self.late_discards += 1;
-            self.stats.late_discards += 1;
             return true;
         }
         self.newest_complete = Some(self.newest_complete.map_or(pkt.frame, |n| n.max(pkt.frame)));

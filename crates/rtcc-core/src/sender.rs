@@ -226,9 +226,6 @@ impl Sender {
         s
     }
 
-    pub fn config(&self) -> &SenderConfig {
-        &self.cfg
-    }
     pub fn controller(&self) -> &dyn Controller {
         self.controller.as_ref()
     }

@@ -493,11 +493,6 @@ impl FqCodel {
     pub fn flow_backlog(&self, flow: u16) -> (usize, DataSize) {
         self.flows.get(usize::from(flow)).map_or((0, DataSize::ZERO), |f| (f.fifo.len(), f.bytes))
     }
-
-    /// CoDel state of `flow`'s queue, once it has sent.
-    pub fn flow_codel(&self, flow: u16) -> Option<&CodelState> {
-        self.flows.get(usize::from(flow)).map(|f| &f.codel)
-    }
 }
 
 #[cfg(test)]

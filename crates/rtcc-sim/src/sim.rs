@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use rtcc_core::controller;
 use rtcc_core::encoder::{Encoder, FrameEncoder};
+use rtcc_core::fec::FecConfig;
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::Packet;
@@ -156,6 +157,7 @@ impl Simulation {
                 interval: spec.feedback_interval,
                 nack: spec.nack.is_some(),
                 keyframe_wait: spec.keyframe_wait,
+                fec_overhead: spec.fec.map_or(FecConfig::default().overhead, |f| f.overhead),
                 ..ReceiverConfig::default()
             };
             flows.push(Flow {

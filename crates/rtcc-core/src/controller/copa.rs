@@ -263,11 +263,6 @@ impl Copa {
         DataSize::from_bytes(self.cwnd.round() as u64)
     }
 
-    /// rtt_standing, once an RTT sample has arrived.
-    pub fn standing_rtt(&self) -> Option<Duration> {
-        self.srtt.map(|_| self.standing)
-    }
-
     /// Queuing delay d_q (eq. 5.4).
     fn queuing_delay(&self) -> Duration {
         (self.standing - self.rtt_min).max(Duration::ZERO)
