@@ -6,9 +6,15 @@ __all__ = [
     "ScenarioError",
     "Simulation",
     "bench",
+    "codecs",
+    "content_frames",
     "controllers",
     "default_scenario",
+    "encode_sequence",
     "encoders",
+    "frozen_curve",
+    "lagging_rates",
+    "parse_duration",
 ]
 
 class ScenarioError(ValueError):
@@ -49,15 +55,47 @@ class Simulation:
         source: str = "<scenario>",
         seed: int | None = None,
         record_packets: bool = True,
+        photo_dir: str | None = None,
+        video_dir: str | None = None,
+        media_map: dict[str, str] | None = None,
     ) -> Simulation: ...
     @property
     def duration_s(self) -> float: ...
     @property
     def now_s(self) -> float: ...
     def run_until(self, t_s: float) -> bool: ...
+    def video_files(self) -> list[tuple[str, float]]: ...
     def finish(self) -> _Finished: ...
 
 def controllers() -> list[_RegistryEntry]: ...
 def encoders() -> list[_RegistryEntry]: ...
 def default_scenario() -> str: ...
-def bench(workload: Literal["fixed", "gcc"] | str) -> _BenchResult: ...
+def bench(workload: Literal["fixed", "gcc", "vp8"] | str) -> _BenchResult: ...
+def codecs() -> dict[str, str | None]: ...
+def encode_sequence(
+    codec: str,
+    content: str,
+    fps: float,
+    duration_s: float,
+    schedule: list[tuple[float, int]],
+    encode_size: tuple[int, int] | None = None,
+    speed: int | None = None,
+    measure: bool = True,
+    force_keys: list[int] = ...,
+    photo_dir: str | None = None,
+) -> dict[str, list[float] | list[int] | list[bool]]: ...
+def frozen_curve(
+    content: str,
+    fps: float,
+    starts: int = 8,
+    span_s: float = 20.0,
+    max_k: int = 60,
+    photo_dir: str | None = None,
+) -> list[tuple[int, float, float]]: ...
+def content_frames(
+    content: str, fps: float, start: int, count: int, photo_dir: str | None = None
+) -> tuple[int, int, list[bytes]]: ...
+def parse_duration(text: str) -> float | None: ...
+def lagging_rates(
+    targets_bps: list[float], fps: float, tau_up_s: float, tau_down_s: float
+) -> list[float]: ...

@@ -106,8 +106,9 @@ def prepare(run: Run, analysis: Analysis) -> dict[str, Any]:
     return scenario
 
 
-def run_key(run: Run, analysis: Analysis) -> str:
-    """Cache key: resolved scenario TOML + seed + analysis options + trace file contents."""
+def run_key(run: Run, analysis: Analysis, text: str | None = None) -> str:
+    """Cache key: resolved scenario TOML (``text``, if already made) + seed +
+    analysis options + trace file contents."""
     files = {}
     for path in _trace_files(run.scenario):
         try:
@@ -117,7 +118,7 @@ def run_key(run: Run, analysis: Analysis) -> str:
     blob = json.dumps(
         {
             "version": CACHE_VERSION,
-            "scenario": dumps_toml(prepare(run, analysis)),
+            "scenario": text if text is not None else dumps_toml(prepare(run, analysis)),
             "seed": run.seed,
             "analysis": asdict(analysis),
             "files": files,
@@ -234,12 +235,13 @@ def execute(
     cache_dir = Path(out) / "runs" if out is not None else None
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
-    keys = [run_key(run, analysis) for run in runs]
+    texts = [dumps_toml(prepare(run, analysis)) for run in runs]
+    keys = [run_key(run, analysis, text) for run, text in zip(runs, texts, strict=True)]
     result = SweepResult(list(runs), [None] * len(runs), [None] * len(runs), analysis, out=None)
     result.out = Path(out) if out is not None else None
     where: dict[str, list[int]] = {}
     pending: list[tuple[str, str, str, int, Analysis, str | None]] = []
-    for i, (run, key) in enumerate(zip(runs, keys, strict=True)):
+    for i, (run, key, text) in enumerate(zip(runs, keys, texts, strict=True)):
         path = cache_dir / f"{key}.json" if cache_dir is not None else None
         cached = _load(path) if path is not None and not fresh else None
         if cached is not None:
@@ -247,7 +249,6 @@ def execute(
             result.cached += 1
             continue
         if key not in where:  # identical runs are simulated once
-            text = dumps_toml(prepare(run, analysis))
             pending.append((key, text, run.source, run.seed, analysis, str(path) if path else None))
         where.setdefault(key, []).append(i)
 

@@ -164,10 +164,10 @@ class Outcome:
 
 
 def _means(
-    result: SweepResult, experiment: str, schemes: tuple[Scheme, ...], skipped: dict[str, str]
+    per_run: pd.DataFrame, experiment: str, schemes: tuple[Scheme, ...], skipped: dict[str, str]
 ) -> pd.DataFrame:
-    """Per-scheme means over the experiment's runs; skipped schemes keep a row with a note."""
-    per_run = result.table()
+    """Per-scheme means over the experiment's runs (``SweepResult.table()``);
+    skipped schemes keep a row with a note."""
     rows: list[dict[str, Any]] = []
     for scheme in schemes:
         if scheme.label in skipped:
@@ -269,11 +269,11 @@ def run(
         cellular = execute(
             cell_runs, cell_analysis, out, progress=progress, label="cellular", **common
         )
-    parts = [_means(pulse, "pulse", PULSE_SCHEMES, skipped)]
     runs = [pulse.table()]
+    parts = [_means(runs[0], "pulse", PULSE_SCHEMES, skipped)]
     if cellular is not None:
-        parts.append(_means(cellular, "cellular", CELLULAR_SCHEMES, skipped))
         runs.append(cellular.table())
+        parts.append(_means(runs[-1], "cellular", CELLULAR_SCHEMES, skipped))
     table = _order(pd.concat(parts, ignore_index=True))
     outcome = Outcome(
         variant, table, pd.concat(runs, ignore_index=True), pulse, cellular, skipped, files,
