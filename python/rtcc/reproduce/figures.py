@@ -8,7 +8,7 @@ cellular_utilization (Fig. 6-31: per-bin utilisation pooled over traces).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rtcc.plots import to_png
+from rtcc.plots import _STYLE, to_png
+from rtcc.plots import _color as _flow_color
 from rtcc.reproduce import dumbo_thesis as thesis
 
 if TYPE_CHECKING:
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["render_all"]
 
-_STYLE: dict[str, Any] = {
-    "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
-    "axes.spines.right": False, "legend.fontsize": 8, "legend.frameon": False,
-    "font.size": 9,
-}  # fmt: skip
 _THESIS = "#d62728"
 
 
@@ -41,9 +37,7 @@ def _color(scheme: str) -> str:
     from rtcc.reproduce.dumbo import CELLULAR_SCHEMES, PULSE_SCHEMES
 
     order = list(dict.fromkeys(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES)))
-    i = order.index(scheme) if scheme in order else len(order)
-    r, g, b = plt.get_cmap("tab10").colors[i % 10]  # type: ignore[attr-defined]
-    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+    return _flow_color(order.index(scheme) if scheme in order else len(order))
 
 
 def _series(result: SweepResult) -> list[tuple[str, pd.DataFrame]]:
