@@ -3,10 +3,12 @@
 //! sender joins it with its send history into a `Feedback` before any
 //! controller sees it (STYLE habit 3).
 
+use crate::controller::FramePos;
 use crate::packet::PacketKind;
-use crate::units::{DataSize, Duration, Time};
+use crate::units::{DataRate, DataSize, Duration, Time};
 
-/// Receiver-side statistics carried with a report (RTCP RR-style).
+/// Receiver-side statistics carried with a report (RTCP RR-style), over the
+/// packets that arrived since the previous report.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReportStats {
     /// Packets received and lost since the previous report (by sequence gaps).
@@ -14,6 +16,18 @@ pub struct ReportStats {
     pub lost: u32,
     /// RFC 3550 interarrival jitter estimate.
     pub jitter: Duration,
+    /// Media packets that arrived after their frame was decoded past or
+    /// given up (late discards); their sequences are in `ReceiverReport::late`.
+    pub late_discards: u32,
+    /// Media packets rebuilt from FEC parity.
+    pub fec_recovered: u32,
+    /// One-way delay (arrival on the receiver's clock − send time on the
+    /// sender's) of the packets received: smallest, mean, largest; `None`
+    /// when none arrived. Only differences are meaningful across unsynchronised
+    /// clocks; in the simulator the clocks agree.
+    pub owd_min: Option<Duration>,
+    pub owd_mean: Option<Duration>,
+    pub owd_max: Option<Duration>,
 }
 
 /// What the receiver puts on the wire: per-packet arrivals on its own clock
@@ -31,10 +45,14 @@ pub struct ReceiverReport {
     pub nacks: Vec<u32>,
     /// Key-frame request (RTCP PLI, RFC 4585 §6.3.1).
     pub pli: bool,
+    /// Transport sequences of the late discards counted in `stats`.
+    pub late: Vec<u64>,
+    /// The receiver-side estimator's rate (REMB, NADA), if the flow has one.
+    pub estimate: Option<DataRate>,
 }
 
 /// One packet's outcome as a controller sees it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PacketResult {
     pub seq: u64,
     pub kind: PacketKind,
@@ -43,6 +61,10 @@ pub struct PacketResult {
     /// Arrival on the receiver's clock; `None` = reported lost.
     pub arrival: Option<Time>,
     pub probe_cluster: i32,
+    /// The frame it carried, and where in it.
+    pub pos: FramePos,
+    /// Arrived, but too late for its frame (a late discard).
+    pub late: bool,
 }
 
 /// A report joined with the sender's history.
@@ -54,6 +76,8 @@ pub struct Feedback {
     pub received_at: Time,
     pub packets: Vec<PacketResult>,
     pub stats: ReportStats,
+    /// The receiver-side estimate carried by the report, if any.
+    pub estimate: Option<DataRate>,
 }
 
 impl Feedback {
@@ -90,8 +114,9 @@ mod tests {
                 send_time: Time::from_millis(100),
                 arrival: Some(Time::from_millis(125)),
                 probe_cluster: -1,
+                ..PacketResult::default()
             }],
-            stats: ReportStats::default(),
+            ..Feedback::default()
         };
         // 65 ms since send, 15 ms held at the receiver -> 50 ms RTT.
         assert_eq!(fb.rtt_sample(), Some(Duration::from_millis(50)));

@@ -54,12 +54,27 @@ pub struct Queued {
     pub group: u16,
     pub flags: u8,
     pub enqueued: Time,
+    /// Leave without waiting for the pacing rate (a frame burst,
+    /// `FrameSchedule`); the window still applies and the bytes still count
+    /// against the pacing budget.
+    pub burst: bool,
 }
 
 impl Queued {
     /// A packet without media fields (padding, probe padding).
     pub fn filler(kind: PacketKind, size: DataSize, now: Time) -> Queued {
-        Queued { kind, size, frame: NO_FRAME, index: 0, count: 0, media_seq: 0, group: 0, flags: 0, enqueued: now }
+        Queued {
+            kind,
+            size,
+            frame: NO_FRAME,
+            index: 0,
+            count: 0,
+            media_seq: 0,
+            group: 0,
+            flags: 0,
+            enqueued: now,
+            burst: false,
+        }
     }
 }
 
@@ -272,6 +287,9 @@ impl Pacer {
             if !self.cwnd_allows(in_flight, head.size) {
                 return None;
             }
+            if head.burst {
+                return Some(self.updated);
+            }
             return self.ready_at(self.debt, self.effective_rate(self.updated));
         }
         if self.padding_rate > DataRate::ZERO
@@ -315,7 +333,9 @@ impl Pacer {
             return Some((item, id));
         }
         if let Some(head) = self.front() {
-            if !self.cwnd_allows(in_flight, head.size) || self.ready_at(self.debt, self.effective_rate(now))? > now {
+            if !self.cwnd_allows(in_flight, head.size)
+                || (!head.burst && self.ready_at(self.debt, self.effective_rate(now))? > now)
+            {
                 return None;
             }
             let q = self.pop()?;

@@ -5,10 +5,11 @@
 use crate::units::{DataSize, Time};
 
 /// What a packet carries. Counted separately in every metric.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum PacketKind {
     /// Encoded video.
+    #[default]
     Media = 0,
     /// Padding / dummy bytes (GCC padding, Dumbo dummy packets).
     Padding = 1,
@@ -95,6 +96,11 @@ impl Default for Packet {
 pub const FLAG_KEY: u8 = 1;
 
 impl Packet {
+    /// The frame this packet carries and where in it.
+    pub fn pos(&self) -> crate::controller::FramePos {
+        crate::controller::FramePos { frame: self.frame, index: self.index, count: self.count }
+    }
+
     pub fn is_frame_data(&self) -> bool {
         self.frame != NO_FRAME && matches!(self.kind, PacketKind::Media | PacketKind::Rtx)
     }

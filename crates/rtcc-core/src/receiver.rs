@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportStats};
 use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
@@ -148,6 +149,11 @@ pub struct Receiver {
     last_transit: Option<i64>,
     fec: FecDecoder,
     repair: RepairStats,
+    /// Late discards since the last report, by transport sequence.
+    late: Vec<u64>,
+    /// Sum of one-way delays (µs) since the last report, for the mean.
+    owd_sum_us: i64,
+    estimator: Option<Box<dyn ReceiverEstimator>>,
     /// `poll_timeout`, recomputed after every input.
     timeout: Option<Time>,
 }
@@ -181,8 +187,22 @@ impl Receiver {
             last_transit: None,
             fec: FecDecoder::with_overhead(cfg.fec_overhead),
             repair: RepairStats::default(),
+            late: Vec::new(),
+            owd_sum_us: 0,
+            estimator: None,
             timeout: None,
         }
+    }
+
+    /// Run a receiver-side estimator (REMB, NADA) whose estimate rides in
+    /// every report.
+    pub fn with_estimator(mut self, estimator: Box<dyn ReceiverEstimator>) -> Self {
+        self.estimator = Some(estimator);
+        self
+    }
+
+    pub fn estimator(&self) -> Option<&dyn ReceiverEstimator> {
+        self.estimator.as_deref()
     }
 
     pub fn freeze(&self) -> FreezeStats {
@@ -258,6 +278,18 @@ impl Receiver {
             self.jitter_us += (d - self.jitter_us) / 16.0;
         }
         self.last_transit = Some(transit);
+        let owd = Duration::from_micros(transit);
+        let st = &mut self.stats;
+        st.owd_min = Some(st.owd_min.map_or(owd, |m| m.min(owd)));
+        st.owd_max = Some(st.owd_max.map_or(owd, |m| m.max(owd)));
+        self.owd_sum_us += transit;
+        if let Some(e) = &mut self.estimator {
+            e.on_packet(now, pkt);
+        }
+        if pkt.is_frame_data() && self.behind_decoder(pkt.frame) {
+            self.stats.late_discards += 1;
+            self.late.push(pkt.seq);
+        }
         match pkt.kind {
             PacketKind::Media | PacketKind::Rtx => {
                 // Duplicates are not shown to the FEC decoder again.
@@ -276,7 +308,14 @@ impl Receiver {
         self.refresh_timeout();
     }
 
+    /// Frame `id` can no longer be shown: collected, or decoded past
+    /// without being shown.
+    fn behind_decoder(&self, id: u32) -> bool {
+        id < self.frame_base || (self.last_decoded.is_some_and(|d| id <= d) && self.frame(id).display.is_none())
+    }
+
     fn on_recovered(&mut self, now: Time, r: &Packet) {
+        self.stats.fec_recovered += 1;
         let late = r.frame < self.frame_base || self.last_decoded.is_some_and(|d| r.frame <= d);
         if late {
             self.repair.fec_recovered_late += 1;
@@ -484,7 +523,13 @@ impl Receiver {
         let arrivals = std::mem::replace(&mut self.arrivals, Vec::with_capacity(256));
         let mut stats = std::mem::take(&mut self.stats);
         stats.jitter = Duration::from_micros(self.jitter_us as i64);
-        Some(ReceiverReport { flow: self.cfg.flow, report_time: now, arrivals, stats, nacks, pli })
+        if stats.received > 0 {
+            stats.owd_mean = Some(Duration::from_micros(self.owd_sum_us / i64::from(stats.received)));
+        }
+        self.owd_sum_us = 0;
+        let late = std::mem::take(&mut self.late);
+        let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
+        Some(ReceiverReport { flow: self.cfg.flow, report_time: now, arrivals, stats, nacks, pli, late, estimate })
     }
 }
 

@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::controller::{Controller, Decision, FrameInfo, SentPacket};
+use crate::controller::{Controller, Decision, FecPlan, FrameInfo, FramePos, FrameSchedule, SenderState, SentPacket};
 use crate::encoder::FrameEncoder;
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
@@ -48,7 +48,8 @@ pub struct SenderConfig {
     pub max_rate: DataRate,
     pub cap: RateCap,
     /// Skip encoding a frame while the pacer queue would take longer than this
-    /// to drain at the target rate (`None` = never skip; Dumbo uses 100 ms).
+    /// to drain at the target rate (`None` = never skip); a controller may
+    /// ask for its own (`Decision::skip_threshold`, Dumbo's 100 ms).
     pub skip_threshold: Option<Duration>,
     /// Pause the encoder while the pacer is over its queue-time limit, as
     /// libwebrtc does.
@@ -125,6 +126,7 @@ struct HistEntry {
     size: DataSize,
     send_time: Time,
     probe_cluster: i32,
+    pos: FramePos,
     outstanding: bool,
 }
 
@@ -174,6 +176,8 @@ pub struct Sender {
     skipped: VecDeque<SentFrame>,
     counters: SendCounters,
     fec: Option<FecEncoder>,
+    /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
+    fec_off: bool,
     resolution: ResolutionState,
     rtt: Duration,
     stopped: bool,
@@ -193,12 +197,14 @@ const BULK_BACKLOG: DataSize = DataSize::from_bytes(64_000);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Box<dyn FrameEncoder>) -> Self {
-        let decision = controller.decision();
+        // Applied from the controller's first decision below.
+        let decision = Decision::default();
         let mut s = Sender {
             pacer: Pacer::new(cfg.pacer),
             next_frame: cfg.start,
             next_audio: cfg.start,
             fec: cfg.fec.map(FecEncoder::new),
+            fec_off: false,
             resolution: ResolutionState::new(cfg.resolution).with_max(cfg.max_resolution),
             cfg,
             controller,
@@ -317,12 +323,47 @@ impl Sender {
     fn apply_decision(&mut self, now: Time) {
         let d = self.controller.decision();
         if d != self.decision || now == self.cfg.start {
+            if d.fec != self.decision.fec {
+                if let Some(plan) = d.fec {
+                    self.apply_fec(now, plan);
+                }
+            }
             self.decision = d;
             self.pacer.set_rates(now, d.pacing_rate, d.padding_rate, d.cwnd);
         }
         while let Some(c) = self.controller.poll_probe() {
             self.pacer.add_probe(c);
         }
+    }
+
+    /// A new FEC plan from the controller: the group size for the packets
+    /// encoded from now on, starting FEC if the flow had none; group 0 stops
+    /// it after closing the open group, so packets already sent keep their
+    /// protection.
+    fn apply_fec(&mut self, now: Time, plan: FecPlan) {
+        if plan.group == 0 {
+            self.fec_off = true;
+            if let Some(p) = self.fec.as_mut().and_then(FecEncoder::flush) {
+                self.pacer.enqueue(parity(&p, now));
+            }
+            return;
+        }
+        self.fec_off = false;
+        self.fec.get_or_insert_with(|| FecEncoder::new(FecConfig::default())).set_group(plan.group);
+    }
+
+    fn sender_state(&self) -> SenderState {
+        SenderState {
+            queued: self.pacer.queued_bytes(),
+            queued_packets: self.pacer.queued_packets(),
+            in_flight: self.in_flight,
+        }
+    }
+
+    /// Tell the controller the queue or in-flight bytes changed.
+    fn notify_state(&mut self, now: Time) {
+        let st = self.sender_state();
+        self.controller.on_sender_state(now, &st);
     }
 
     fn is_stopped(&self, now: Time) -> bool {
@@ -388,7 +429,7 @@ impl Sender {
                 self.pacer.enqueue(Queued::filler(PacketKind::Audio, size, self.next_audio));
                 self.next_audio += a.ptime;
             }
-            self.controller.on_send_queue(now, self.pacer.queued_bytes());
+            self.notify_state(now);
         }
         if self.cfg.bulk {
             self.refill_bulk(now);
@@ -396,13 +437,15 @@ impl Sender {
             while self.next_frame <= now {
                 let capture = self.next_frame;
                 self.next_frame += self.cfg.frame_interval;
-                self.produce_frame(capture);
+                self.produce_frame(now, capture);
             }
         }
         self.trim_history(now);
     }
 
-    fn produce_frame(&mut self, capture: Time) {
+    /// Encode the frame captured at `capture`, handed over at `now`
+    /// (`capture <= now`; the controller only ever sees `now`).
+    fn produce_frame(&mut self, now: Time, capture: Time) {
         let target = self.target_rate();
         if self.resolution.update(capture, target) {
             // A new resolution starts with a key frame in every codec.
@@ -410,7 +453,7 @@ impl Sender {
             self.counters.resolution_switches += 1;
         }
         let resolution = self.resolution.current();
-        let threshold = match (self.cfg.skip_threshold, self.controller.skip_threshold()) {
+        let threshold = match (self.cfg.skip_threshold, self.decision.skip_threshold) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -455,6 +498,12 @@ impl Sender {
         let base = total / count as u64;
         let extra = total % count as u64;
         let flags = if enc.key { FLAG_KEY } else { 0 };
+        let burst = match self.decision.schedule {
+            FrameSchedule::Paced => 0,
+            FrameSchedule::Burst => count,
+            FrameSchedule::BurstThenPaced { packets } => packets.min(count),
+        };
+        let fec_on = !self.fec_off;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
             let item = Queued {
@@ -467,6 +516,7 @@ impl Sender {
                 group: 0,
                 flags,
                 enqueued: capture,
+                burst: i < burst,
             };
             self.next_media_seq = self.next_media_seq.wrapping_add(1);
             self.pacer.enqueue(item);
@@ -476,21 +526,11 @@ impl Sender {
                 }
                 self.media.push_back(MediaEntry { item, capture, last_rtx: None });
             }
-            if let Some(fec) = &mut self.fec {
-                let parity = fec.on_media(&to_packet(self.cfg.flow, &item));
+            if let Some(fec) = self.fec.as_mut().filter(|_| fec_on) {
+                let p = fec.on_media(&to_packet(self.cfg.flow, &item));
                 let end = if i + 1 == count { fec.end_frame() } else { None };
-                for p in parity.into_iter().chain(end) {
-                    self.pacer.enqueue(Queued {
-                        kind: PacketKind::Fec,
-                        size: p.size,
-                        frame: p.frame,
-                        index: p.index,
-                        count: p.count,
-                        media_seq: p.media_seq,
-                        group: p.group,
-                        flags: p.flags,
-                        enqueued: capture,
-                    });
+                for p in p.into_iter().chain(end) {
+                    self.pacer.enqueue(Queued { burst: i < burst, ..parity(&p, capture) });
                 }
             }
         }
@@ -513,9 +553,9 @@ impl Sender {
             last_sent: None,
             skipped: false,
         });
-        self.controller.on_frame_encoded(capture, &info);
-        self.controller.on_send_queue(capture, self.pacer.queued_bytes());
-        self.apply_decision(capture);
+        self.controller.on_frame_encoded(now, &info);
+        self.notify_state(now);
+        self.apply_decision(now);
     }
 
     /// Keep a bulk sender's queue at `BULK_BACKLOG`.
@@ -558,6 +598,7 @@ impl Sender {
             size: q.size,
             send_time: now,
             probe_cluster: probe,
+            pos: pkt.pos(),
             outstanding: true,
         });
         let k = q.kind as usize;
@@ -577,9 +618,10 @@ impl Sender {
             send_time: now,
             probe_cluster: probe,
             in_flight: self.in_flight,
+            pos: pkt.pos(),
         };
         self.controller.on_packet_sent(now, &sent);
-        self.controller.on_send_queue(now, self.pacer.queued_bytes());
+        self.notify_state(now);
         self.apply_decision(now);
         Some(pkt)
     }
@@ -612,9 +654,9 @@ impl Sender {
             return;
         }
         m.last_rtx = Some(now);
-        let item = Queued { kind: PacketKind::Rtx, enqueued: now, ..m.item };
+        let item = Queued { kind: PacketKind::Rtx, enqueued: now, burst: false, ..m.item };
         self.pacer.enqueue(item);
-        self.controller.on_send_queue(now, self.pacer.queued_bytes());
+        self.notify_state(now);
     }
 
     /// A report arrived at `now`: NACKs and key-frame requests are served,
@@ -636,7 +678,11 @@ impl Sender {
             self.retransmit(now, m);
         }
         let mut packets = Vec::with_capacity(report.arrivals.len());
+        let mut late = report.late.iter().peekable();
         for &(seq, arrival) in &report.arrivals {
+            // Both lists are in sequence order.
+            while late.next_if(|&&l| l < seq).is_some() {}
+            let is_late = late.next_if_eq(&&seq).is_some();
             let Some(i) = seq.checked_sub(self.hist_base) else { continue };
             let Some(h) = self.history.get_mut(i as usize) else { continue };
             if h.outstanding {
@@ -650,6 +696,8 @@ impl Sender {
                 send_time: h.send_time,
                 arrival,
                 probe_cluster: h.probe_cluster,
+                pos: h.pos,
+                late: is_late,
             });
         }
         // Everything older than the newest reported packet has been reported
@@ -670,13 +718,35 @@ impl Sender {
         if packets.is_empty() {
             return;
         }
-        let fb = Feedback { report_time: report.report_time, received_at: now, packets, stats: report.stats };
+        let fb = Feedback {
+            report_time: report.report_time,
+            received_at: now,
+            packets,
+            stats: report.stats,
+            estimate: report.estimate,
+        };
         if let Some(r) = fb.rtt_sample() {
             self.rtt = r;
         }
         self.controller.on_feedback(now, &fb);
         self.apply_decision(now);
         self.update_pushback();
+    }
+}
+
+/// A parity packet from the FEC encoder, queued at `now`.
+fn parity(p: &Packet, now: Time) -> Queued {
+    Queued {
+        kind: PacketKind::Fec,
+        size: p.size,
+        frame: p.frame,
+        index: p.index,
+        count: p.count,
+        media_seq: p.media_seq,
+        group: p.group,
+        flags: p.flags,
+        enqueued: now,
+        burst: false,
     }
 }
 

@@ -2,7 +2,7 @@
 //! sequences (sends, reports with losses and reordering, timeouts, frames)
 //! must never panic and must keep decisions finite and within bounds.
 
-use rtcc_core::controller::{self, ControllerContext, FrameInfo, Params, SentPacket};
+use rtcc_core::controller::{self, ControllerContext, FrameInfo, Params, SenderState, SentPacket};
 use rtcc_core::feedback::{Feedback, PacketResult, ReportStats};
 use rtcc_core::packet::PacketKind;
 use rtcc_core::rng::Rng;
@@ -11,12 +11,13 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 #[test]
 fn every_controller_survives_random_events() {
     let ctx = ControllerContext::default();
-    assert!(controller::registry().len() >= 8);
-    for info in controller::registry() {
+    let names = controller::listed_names();
+    assert!(names.len() >= 8);
+    for name in &names {
         for seed in 0..4u64 {
-            let mut c = controller::create(info.name, &Params::new(), &ctx)
-                .unwrap_or_else(|e| panic!("{}: default parameters refused: {e}", info.name));
-            let mut rng = Rng::new(seed * 7919 + info.name.len() as u64);
+            let mut c = controller::create(name, &Params::new(), &ctx)
+                .unwrap_or_else(|e| panic!("{name}: default parameters refused: {e}"));
+            let mut rng = Rng::new(seed * 7919 + name.len() as u64);
             let mut now = Time::from_millis(1);
             let mut seq = 0u64;
             let mut sent: Vec<(u64, Time, DataSize)> = Vec::new();
@@ -34,6 +35,7 @@ fn every_controller_survives_random_events() {
                             send_time: now,
                             probe_cluster: -1,
                             in_flight,
+                            ..SentPacket::default()
                         };
                         c.on_packet_sent(now, &p);
                         sent.push((seq, now, size));
@@ -52,6 +54,7 @@ fn every_controller_survives_random_events() {
                                 arrival: (!rng.chance(0.1))
                                     .then(|| t + Duration::from_micros(10_000 + (rng.uniform() * 90_000.0) as i64)),
                                 probe_cluster: -1,
+                                ..PacketResult::default()
                             })
                             .collect();
                         if rng.chance(0.2) && packets.len() > 1 {
@@ -62,7 +65,13 @@ fn every_controller_survives_random_events() {
                         let latest = packets.iter().filter_map(|p| p.arrival).max().unwrap_or(now);
                         let report_time = latest + Duration::from_millis(5);
                         now = now.max(report_time + Duration::from_millis(10));
-                        let fb = Feedback { report_time, received_at: now, packets, stats: ReportStats::default() };
+                        let fb = Feedback {
+                            report_time,
+                            received_at: now,
+                            packets,
+                            stats: ReportStats::default(),
+                            ..Feedback::default()
+                        };
                         c.on_feedback(now, &fb);
                     }
                     8 => c.on_frame_encoded(
@@ -82,10 +91,10 @@ fn every_controller_survives_random_events() {
                         }
                     }
                 }
-                c.on_send_queue(now, DataSize::from_bytes((rng.uniform() * 50_000.0) as u64));
+                let queued = DataSize::from_bytes((rng.uniform() * 50_000.0) as u64);
+                c.on_sender_state(now, &SenderState { queued, queued_packets: 1, in_flight });
                 while c.poll_probe().is_some() {}
                 let d = c.decision();
-                let name = info.name;
                 assert!(d.target_rate >= ctx.min_rate.min(DataRate::from_kbps(4)), "{name}: target {}", d.target_rate);
                 assert!(d.target_rate <= ctx.max_rate, "{name}: target {}", d.target_rate);
                 assert!(d.pacing_rate > DataRate::ZERO, "{name}: zero pacing rate");

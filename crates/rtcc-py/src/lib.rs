@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use rtcc_core::controller::registry;
+use rtcc_core::controller::{listed_names, params_of, summary_of};
 use rtcc_core::encoder::{Encoder, EncoderConfig, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::rng::Rng;
@@ -121,7 +121,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 
 fn info_list<'py>(
     py: Python<'py>,
-    items: impl Iterator<Item = (&'static str, &'static str, &'static [rtcc_core::controller::ParamInfo])>,
+    items: impl Iterator<Item = (String, String, Vec<rtcc_core::controller::ParamInfo>)>,
 ) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (name, summary, params) in items {
@@ -129,7 +129,7 @@ fn info_list<'py>(
         d.set_item("name", name)?;
         d.set_item("summary", summary)?;
         let ps = PyList::empty(py);
-        for p in params {
+        for p in &params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
             pd.set_item("default", p.default)?;
@@ -145,7 +145,14 @@ fn info_list<'py>(
 /// Registered controllers with their parameters.
 #[pyfunction]
 fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    info_list(py, registry().iter().map(|c| (c.name, c.summary, c.params)))
+    info_list(
+        py,
+        listed_names().into_iter().map(|n| {
+            let summary = summary_of(&n).unwrap_or_default();
+            let params = params_of(&n).unwrap_or_default();
+            (n, summary, params)
+        }),
+    )
 }
 
 /// Encoder model kinds with their parameters.
@@ -161,14 +168,14 @@ fn encoders(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                     "noise" => "gaussian frame-size noise around target / fps",
                     _ => "follows target changes with a lag (seconds up, faster down), periodic key frames",
                 };
-                (*k, summary, EncoderConfig::param_info(k))
+                (k.to_string(), summary.to_string(), EncoderConfig::param_info(k).to_vec())
             })
             .chain(REAL_KINDS.iter().map(|k| {
                 let summary = match *k {
                     "vp8" => "real VP8 (libvpx) driven as WebRTC does; decoded PSNR/SSIM",
                     _ => "real H.264 (OpenH264) driven as WebRTC does; decoded PSNR/SSIM",
                 };
-                (*k, summary, REAL_PARAMS)
+                (k.to_string(), summary.to_string(), REAL_PARAMS.to_vec())
             })),
     )
 }

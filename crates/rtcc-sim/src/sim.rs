@@ -74,12 +74,21 @@ impl Simulation {
         let link = scenario.build_link(rng.fork(0xC0FFEE))?;
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
+        // Controller seeds come from a stream of their own, so they leave
+        // every other random draw of the run as it was.
+        let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
         for (i, spec) in scenario.flows.iter().enumerate() {
-            let ctrl = controller::create(&spec.controller, &spec.params, &spec.ctx).map_err(|e| ScenarioError {
+            let cerr = |e: controller::ConfigError| ScenarioError {
                 source_name: scenario.source.clone(),
                 field: format!("flow[{i}].controller"),
                 reason: e.to_string(),
-            })?;
+            };
+            let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
+            let ctrl = controller::create(&spec.controller, &spec.params, &ctx).map_err(cerr)?;
+            let estimator = match controller::receiver_of(&spec.controller) {
+                Some(make) => Some(make(&spec.params, &ctx).map_err(cerr)?),
+                None => None,
+            };
             let fps = 1.0 / spec.ctx.frame_interval.as_secs_f64();
             let vfail = |reason: String| ScenarioError {
                 source_name: scenario.source.clone(),
@@ -163,7 +172,10 @@ impl Simulation {
             flows.push(Flow {
                 spec: spec.clone(),
                 sender: Sender::new(cfg, ctrl, encoder),
-                receiver: Receiver::new(rcfg),
+                receiver: match estimator {
+                    Some(e) => Receiver::new(rcfg).with_estimator(e),
+                    None => Receiver::new(rcfg),
+                },
                 fwd: VecDeque::with_capacity(1024),
                 last_fwd: Time::ZERO,
                 rev: VecDeque::with_capacity(16),

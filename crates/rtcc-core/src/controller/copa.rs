@@ -70,6 +70,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     summary: "Copa (NSDI'18): window toward 1/(δ·queuing delay), paced at 2·cwnd/RTT",
     params: PARAMS,
     create,
+    receiver: None,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).
@@ -255,6 +256,7 @@ impl Copa {
                 pacing_rate: ctx.start_rate,
                 cwnd: Some(DataSize::from_bytes((INIT_CWND_PACKETS * mss) as u64)),
                 padding_rate: DataRate::ZERO,
+                ..Decision::default()
             },
         }
     }
@@ -399,6 +401,7 @@ impl Copa {
             pacing_rate: pacing.max(self.min_rate),
             cwnd: Some(cwnd),
             padding_rate: DataRate::ZERO,
+            ..Decision::default()
         };
     }
 }
@@ -500,6 +503,7 @@ pub(crate) mod tests {
             send_time: ms(100),
             arrival: Some(ms(125)),
             probe_cluster: -1,
+            ..PacketResult::default()
         };
         assert_eq!(ack_sample(&fb, &p), Some((ms(150), MS * 50)));
         assert_eq!(ack_sample(&fb, &PacketResult { arrival: None, ..p }), None);
@@ -614,6 +618,7 @@ pub(crate) mod tests {
             send_time: ms(1100),
             arrival: None,
             probe_cluster: -1,
+            ..PacketResult::default()
         };
         let fb =
             Feedback { report_time: ms(1200), received_at: ms(1225), packets: vec![lost; 5], ..Feedback::default() };
@@ -714,6 +719,7 @@ pub(crate) mod tests {
                     send_time: now,
                     probe_cluster: -1,
                     in_flight,
+                    ..SentPacket::default()
                 };
                 c.on_packet_sent(now, &sent);
                 let queued = link_free.max(now) - now;
@@ -733,6 +739,7 @@ pub(crate) mod tests {
                     send_time: now,
                     arrival,
                     probe_cluster: -1,
+                    ..PacketResult::default()
                 };
                 at_receiver.push((arrival.unwrap_or(now + path.owd), r));
                 (seq, next_send) = (seq + 1, now + PKT / d.pacing_rate);
@@ -743,7 +750,13 @@ pub(crate) mod tests {
                 let arrived = packets.iter().filter(|p| p.arrival.is_some_and(|a| a >= start && a < end));
                 delivered += arrived.map(|p| p.size.bytes()).sum::<u64>();
                 let (report_time, received_at) = (now, now + path.owd);
-                reports.push_back(Feedback { report_time, received_at, packets, stats: ReportStats::default() });
+                reports.push_back(Feedback {
+                    report_time,
+                    received_at,
+                    packets,
+                    stats: ReportStats::default(),
+                    ..Feedback::default()
+                });
                 next_report += path.report;
             }
             while let Some(fb) = reports.pop_front_if(|r| r.received_at <= now) {

@@ -47,8 +47,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    copa, rocc, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, ParamInfo, Params,
-    ProbeCluster, SentPacket,
+    copa, rocc, ConfigError, Controller, ControllerContext, Decision, FrameInfo, ParamInfo, Params, ProbeCluster,
+    SenderState, SentPacket, WrapperInfo,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -90,61 +90,26 @@ const OWN_PARAMS: [ParamInfo; 3] = [
 /// unless given.
 const INNER_ALPHA: &str = "alpha";
 
-/// `own` followed by `inner`: `copa+dumbo` accepts the wrapper's parameters
-/// plus every parameter of `copa`, whatever `copa.rs` registers.
-const fn union<const N: usize>(own: &[ParamInfo], inner: &[ParamInfo]) -> [ParamInfo; N] {
-    assert!(own.len() + inner.len() == N);
-    let mut out = [ParamInfo { name: "", default: "", doc: "" }; N];
-    let mut i = 0;
-    while i < own.len() {
-        out[i] = own[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < inner.len() {
-        out[i + j] = inner[j];
-        j += 1;
-    }
-    out
-}
-
-const COPA_PARAMS: [ParamInfo; OWN_PARAMS.len() + copa::INFO.params.len()] = union(&OWN_PARAMS, copa::INFO.params);
-const ROCC_PARAMS: [ParamInfo; OWN_PARAMS.len() + rocc::INFO.params.len()] = union(&OWN_PARAMS, rocc::INFO.params);
-
-pub const INFO_COPA: ControllerInfo = ControllerInfo {
-    name: "copa+dumbo",
-    summary: "Copa behind Dumbo: dummy padding up to cwnd, frame skipping past 100 ms of pacer queue, \
-              target = cwnd/RTT - Standing_PQ/T (Dumbo thesis Ch. 4); plus copa's parameters",
-    params: &COPA_PARAMS,
-    create: create_copa,
+/// The generic wrapper: `<inner>+dumbo` for any window-based controller;
+/// `rtcc controllers` lists it around the thesis's two, Copa and RoCC.
+pub const WRAPPER: WrapperInfo = WrapperInfo {
+    suffix: "dumbo",
+    summary: "dummy padding up to cwnd, frame skipping past 100 ms of pacer queue, \
+              target = cwnd/RTT - Standing_PQ/T (Dumbo thesis Ch. 4)",
+    params: &OWN_PARAMS,
+    wrap,
+    listed: &[copa::INFO.name, rocc::INFO.name],
 };
 
-pub const INFO_ROCC: ControllerInfo = ControllerInfo {
-    name: "rocc+dumbo",
-    summary: "RoCC behind Dumbo: dummy padding up to cwnd, frame skipping past 100 ms of pacer queue, \
-              target = cwnd/RTT - Standing_PQ/T (Dumbo thesis Ch. 4); plus rocc's parameters",
-    params: &ROCC_PARAMS,
-    create: create_rocc,
-};
-
-fn create_copa(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    create(INFO_COPA.name, copa::INFO.name, p, ctx)
-}
-
-fn create_rocc(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    create(INFO_ROCC.name, rocc::INFO.name, p, ctx)
-}
-
-/// The wrapper's parameters are checked first, so their errors name them;
-/// the rest is the inner controller's to accept or refuse.
-fn create(
-    name: &'static str,
-    inner: &str,
+/// The wrapper's parameters are checked here, so their errors name them; the
+/// inner controller has already accepted the rest.
+fn wrap(
+    name: &str,
+    inner: Box<dyn Controller>,
     p: &Params,
     ctx: &ControllerContext,
 ) -> Result<Box<dyn Controller>, ConfigError> {
-    let (cfg, inner_params) = DumboConfig::from_params(p)?;
-    let inner = super::create(inner, &inner_params, ctx)?;
+    let cfg = DumboConfig::from_params(p)?;
     Ok(Box::new(Dumbo::new(name, inner, cfg, ctx)))
 }
 
@@ -167,9 +132,9 @@ impl Default for DumboConfig {
 }
 
 impl DumboConfig {
-    /// The wrapper's configuration and the parameters left for the inner
-    /// controller (all but the wrapper's own).
-    pub fn from_params(p: &Params) -> Result<(Self, Params), ConfigError> {
+    /// The wrapper's configuration from its own parameters (and the inner's
+    /// `alpha`, which sets `rtt_alpha` unless that is given).
+    pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
         let positive = |name: &str, default: Duration| -> Result<Duration, ConfigError> {
             let d = p.duration(name, default)?;
             if !d.is_positive() || d > Duration::from_secs(10) {
@@ -183,14 +148,11 @@ impl DumboConfig {
         if !(rtt_alpha > 0.0 && rtt_alpha <= 1.0) {
             return Err(ConfigError::invalid(alpha_from, format!("{rtt_alpha} is outside (0, 1]")));
         }
-        let cfg = DumboConfig {
+        Ok(DumboConfig {
             latency_threshold: positive("latency_threshold", DEFAULT_LATENCY_THRESHOLD)?,
             standing_window: positive("standing_window", DEFAULT_STANDING_WINDOW)?,
             rtt_alpha,
-        };
-        let mut inner = p.clone();
-        inner.0.retain(|k, _| !OWN_PARAMS.iter().any(|o| o.name == k));
-        Ok((cfg, inner))
+        })
     }
 }
 
@@ -266,7 +228,7 @@ fn report_rtt(fb: &Feedback) -> Option<Duration> {
 
 /// Dumbo around a window-based controller.
 pub struct Dumbo {
-    name: &'static str,
+    name: String,
     inner: Box<dyn Controller>,
     cfg: DumboConfig,
     min_rate: DataRate,
@@ -274,22 +236,18 @@ pub struct Dumbo {
     /// Smoothed RTT, `propagation_time` of eq. 5.2; `None` before feedback.
     srtt: Option<Duration>,
     standing: StandingQueue,
-    /// Latest time seen: events arriving with an earlier `now` (a frame
-    /// encoded at its capture time) are treated as happening now.
-    now: Time,
 }
 
 impl Dumbo {
-    pub fn new(name: &'static str, inner: Box<dyn Controller>, cfg: DumboConfig, ctx: &ControllerContext) -> Self {
+    pub fn new(name: &str, inner: Box<dyn Controller>, cfg: DumboConfig, ctx: &ControllerContext) -> Self {
         Dumbo {
-            name,
+            name: name.to_string(),
             inner,
             cfg,
             min_rate: ctx.min_rate,
             max_rate: ctx.max_rate.max(ctx.min_rate),
             srtt: None,
             standing: StandingQueue::new(cfg.standing_window),
-            now: Time::ZERO,
         }
     }
 
@@ -307,10 +265,8 @@ impl Dumbo {
         self.standing.min()
     }
 
-    fn advance(&mut self, now: Time) -> Time {
-        self.now = self.now.max(now);
-        self.standing.expire(self.now);
-        self.now
+    fn advance(&mut self, now: Time) {
+        self.standing.expire(now);
     }
 
     /// cwnd/RTT: the sending rate of all streams (§4 "Congestion Controller",
@@ -344,7 +300,7 @@ impl Dumbo {
 
 impl Controller for Dumbo {
     fn name(&self) -> &str {
-        self.name
+        &self.name
     }
 
     fn on_packet_sent(&mut self, now: Time, packet: &SentPacket) {
@@ -387,6 +343,10 @@ impl Controller for Dumbo {
             // §4 "Dummy Generator": whenever cwnd > in flight and the media
             // queue is empty, send a dummy packet — at the pace media would go.
             padding_rate: d.pacing_rate,
+            // §4 "Latency Control" / §4 "Pacer": stop encoding while the media
+            // queue would take longer than the threshold to drain.
+            skip_threshold: Some(self.cfg.latency_threshold),
+            ..d
         }
     }
 
@@ -415,19 +375,12 @@ impl Controller for Dumbo {
         });
     }
 
-    fn on_send_queue(&mut self, now: Time, queued: DataSize) {
-        self.inner.on_send_queue(now, queued);
-        let now = self.advance(now);
+    fn on_sender_state(&mut self, now: Time, state: &SenderState) {
+        self.inner.on_sender_state(now, state);
         // Standing_PQ spans the "aggregated media and dummy queue" (§4); rtcc
         // makes dummy packets when the pacer sends them, so the media queue is
         // the whole of it.
-        self.standing.push(now, queued);
-    }
-
-    /// §4 "Latency Control" / §4 "Pacer": stop encoding while the media queue
-    /// would take longer than the threshold to drain.
-    fn skip_threshold(&self) -> Option<Duration> {
-        Some(self.cfg.latency_threshold)
+        self.standing.push(now, state.queued);
     }
 }
 
@@ -481,7 +434,7 @@ mod tests {
             self.events += 1;
             self.timer = None;
         }
-        fn on_send_queue(&mut self, _: Time, _: DataSize) {
+        fn on_sender_state(&mut self, _: Time, _: &SenderState) {
             self.events += 1;
         }
         fn poll_timeout(&self) -> Option<Time> {
@@ -493,15 +446,18 @@ mod tests {
                 pacing_rate: self.pacing,
                 cwnd: self.cwnd,
                 padding_rate: DataRate::ZERO,
+                skip_threshold: Some(Duration::from_secs(5)),
+                ..Decision::default()
             }
         }
         fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
             out("events", f64::from(self.events));
             out("rtt_ms", -1.0);
         }
-        fn skip_threshold(&self) -> Option<Duration> {
-            Some(Duration::from_secs(5))
-        }
+    }
+
+    fn queued(bytes: DataSize) -> SenderState {
+        SenderState { queued: bytes, ..SenderState::default() }
     }
 
     fn dumbo(inner: Box<dyn Controller>, cfg: DumboConfig) -> Dumbo {
@@ -523,8 +479,10 @@ mod tests {
                 send_time: Time::from_millis(sent_ms),
                 arrival: Some(arrival),
                 probe_cluster: -1,
+                ..PacketResult::default()
             }],
             stats: ReportStats::default(),
+            ..Feedback::default()
         }
     }
 
@@ -535,26 +493,26 @@ mod tests {
         d.on_feedback(Time::from_millis(60), &report(0, 25, 10));
         assert_eq!(d.rtt(), Some(MS * 60));
         // 5000 B queued for the whole window T = 100 ms.
-        d.on_send_queue(Time::from_millis(100), DataSize::from_bytes(5000));
-        d.on_send_queue(Time::from_millis(250), DataSize::from_bytes(5000));
+        d.on_sender_state(Time::from_millis(100), &queued(DataSize::from_bytes(5000)));
+        d.on_sender_state(Time::from_millis(250), &queued(DataSize::from_bytes(5000)));
         assert_eq!(d.standing_queue(), DataSize::from_bytes(5000));
         // 30000 B / 60 ms = 4 Mbps; 5000 B / 100 ms = 400 kbps.
         assert_eq!(d.decision().target_rate, DataRate::from_kbps(3600));
         // An empty moment in the window drops the standing queue to zero.
-        d.on_send_queue(Time::from_millis(260), DataSize::ZERO);
-        d.on_send_queue(Time::from_millis(261), DataSize::from_bytes(5000));
+        d.on_sender_state(Time::from_millis(260), &queued(DataSize::ZERO));
+        d.on_sender_state(Time::from_millis(261), &queued(DataSize::from_bytes(5000)));
         assert_eq!(d.decision().target_rate, DataRate::from_mbps(4));
         // A standing queue worth more than cwnd/RTT leaves the floor.
-        d.on_send_queue(Time::from_millis(400), DataSize::from_bytes(60_000));
-        d.on_send_queue(Time::from_millis(600), DataSize::from_bytes(60_000));
+        d.on_sender_state(Time::from_millis(400), &queued(DataSize::from_bytes(60_000)));
+        d.on_sender_state(Time::from_millis(600), &queued(DataSize::from_bytes(60_000)));
         assert_eq!(d.standing_queue(), DataSize::from_bytes(60_000));
         assert_eq!(d.decision().target_rate, ControllerContext::default().min_rate);
         // cwnd/RTT is capped at the pacing rate: 4 Mbps by the window, 2 Mbps
         // paced, 400 kbps of standing queue: 1.6 Mbps.
         let mut d = dumbo(FakeWindow::boxed(30_000, DataRate::from_mbps(2)), DumboConfig::default());
         d.on_feedback(Time::from_millis(60), &report(0, 25, 10));
-        d.on_send_queue(Time::from_millis(100), DataSize::from_bytes(5000));
-        d.on_send_queue(Time::from_millis(200), DataSize::from_bytes(5000));
+        d.on_sender_state(Time::from_millis(100), &queued(DataSize::from_bytes(5000)));
+        d.on_sender_state(Time::from_millis(200), &queued(DataSize::from_bytes(5000)));
         assert_eq!(d.decision().target_rate, DataRate::from_kbps(1600));
     }
 
@@ -625,10 +583,10 @@ mod tests {
     #[test]
     fn skip_threshold_defaults_to_100ms_and_ignores_the_inner() {
         let d = dumbo(FakeWindow::boxed(30_000, DataRate::from_mbps(8)), DumboConfig::default());
-        assert_eq!(d.skip_threshold(), Some(MS * 100));
+        assert_eq!(d.decision().skip_threshold, Some(MS * 100));
         let p = Params::new().with("latency_threshold", ParamValue::Str("150ms".into()));
-        let (cfg, _) = DumboConfig::from_params(&p).unwrap();
-        assert_eq!(dumbo(FakeWindow::boxed(1, DataRate::ZERO), cfg).skip_threshold(), Some(MS * 150));
+        let cfg = DumboConfig::from_params(&p).unwrap();
+        assert_eq!(dumbo(FakeWindow::boxed(1, DataRate::ZERO), cfg).decision().skip_threshold, Some(MS * 150));
     }
 
     #[test]
@@ -649,6 +607,7 @@ mod tests {
             send_time: Time::from_millis(61),
             probe_cluster: -1,
             in_flight: DataSize::from_bytes(1200),
+            ..SentPacket::default()
         };
         d.on_packet_sent(Time::from_millis(61), &sent);
         let frame =
@@ -657,7 +616,7 @@ mod tests {
         assert_eq!(d.poll_timeout(), Some(Time::from_millis(63)));
         d.on_timeout(Time::from_millis(63));
         assert_eq!(d.poll_timeout(), None);
-        d.on_send_queue(Time::from_millis(64), DataSize::ZERO);
+        d.on_sender_state(Time::from_millis(64), &queued(DataSize::ZERO));
         let mut cols = vec![];
         d.state(&mut |k, v| cols.push((k, v)));
         let col = |name: &str| cols.iter().find(|c| c.0 == name).map(|c| c.1);
@@ -675,17 +634,17 @@ mod tests {
             .with("standing_window", ParamValue::Num(0.15))
             .with("delta", ParamValue::Num(0.5))
             .with("alpha", ParamValue::Num(0.8));
-        let (cfg, inner) = DumboConfig::from_params(&p).unwrap();
+        let cfg = DumboConfig::from_params(&p).unwrap();
         assert_eq!(cfg.latency_threshold, MS * 200);
         assert_eq!(cfg.standing_window, MS * 150);
         // The inner's α sets the RTT smoothing too (one α in eq. 5.2) and is
         // still passed on.
         assert_eq!(cfg.rtt_alpha, 0.8);
-        let names: Vec<&str> = inner.0.keys().map(String::as_str).collect();
+        let names: Vec<String> = p.without(WRAPPER.params).0.into_keys().collect();
         assert_eq!(names, ["alpha", "delta"]);
         let p = p.with("rtt_alpha", ParamValue::Num(0.5));
-        assert_eq!(DumboConfig::from_params(&p).unwrap().0.rtt_alpha, 0.5);
-        assert_eq!(DumboConfig::from_params(&Params::new()).unwrap().0, DumboConfig::default());
+        assert_eq!(DumboConfig::from_params(&p).unwrap().rtt_alpha, 0.5);
+        assert_eq!(DumboConfig::from_params(&Params::new()).unwrap(), DumboConfig::default());
 
         let bad = |k: &str, v: ParamValue| DumboConfig::from_params(&Params::new().with(k, v)).unwrap_err();
         let invalid = |e: ConfigError| match e {
@@ -702,25 +661,22 @@ mod tests {
 
     #[test]
     fn registry_lists_own_and_inner_params_and_refuses_others() {
-        for (info, inner) in [(INFO_COPA, copa::INFO), (INFO_ROCC, rocc::INFO)] {
-            let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        for inner in [copa::INFO, rocc::INFO] {
+            let name = format!("{}+dumbo", inner.name);
+            assert!(super::super::listed_names().contains(&name));
+            let params = super::super::params_of(&name).unwrap();
+            let names: Vec<&str> = params.iter().map(|p| p.name).collect();
             assert_eq!(names.len(), OWN_PARAMS.len() + inner.params.len());
             for p in OWN_PARAMS.iter().chain(inner.params) {
-                assert!(names.contains(&p.name), "{} lacks {}", info.name, p.name);
+                assert!(names.contains(&p.name), "{name} lacks {}", p.name);
             }
             // The wrapper must not shadow a parameter of the inner controller.
             for p in inner.params {
-                assert!(
-                    !OWN_PARAMS.iter().any(|o| o.name == p.name),
-                    "{} shadows {}'s {}",
-                    info.name,
-                    inner.name,
-                    p.name
-                );
+                assert!(!OWN_PARAMS.iter().any(|o| o.name == p.name), "{} shadows {}'s {}", name, inner.name, p.name);
             }
             let ctx = ControllerContext::default();
             let unknown = Params::new().with("bogus", ParamValue::Num(1.0));
-            match super::super::create(info.name, &unknown, &ctx).err() {
+            match super::super::create(&name, &unknown, &ctx).err() {
                 Some(ConfigError::UnknownParam { param, known }) => {
                     assert_eq!(param, "bogus");
                     assert!(known.contains("latency_threshold") && known.contains("standing_window"), "{known}");
@@ -729,7 +685,7 @@ mod tests {
             }
             let invalid = Params::new().with("standing_window", ParamValue::Str("0s".into()));
             assert!(matches!(
-                super::super::create(info.name, &invalid, &ctx).err(),
+                super::super::create(&name, &invalid, &ctx).err(),
                 Some(ConfigError::Invalid { param, .. }) if param == "standing_window"
             ));
         }
@@ -747,7 +703,7 @@ mod tests {
             let d = w.decision();
             assert_eq!((d.cwnd, d.pacing_rate, d.padding_rate), (alone.cwnd, alone.pacing_rate, alone.pacing_rate));
             assert!(d.cwnd.is_some(), "{name} is window-based");
-            assert_eq!(w.skip_threshold(), Some(MS * 100));
+            assert_eq!(w.decision().skip_threshold, Some(MS * 100));
         }
         // Inner parameters reach the inner controller, whose errors name them.
         let invalid = |name: &str, p: &Params| match create(name, p, &ctx).err() {
@@ -758,7 +714,7 @@ mod tests {
         assert_eq!(invalid("rocc+dumbo", &num("gamma", 20.0)), "gamma");
         assert_eq!(invalid("rocc+dumbo", &num("alpha", 0.0)), "alpha");
         let p = num("delta", 0.1).with("latency_threshold", ParamValue::Str("150ms".into()));
-        assert_eq!(create("copa+dumbo", &p, &ctx).unwrap().skip_threshold(), Some(MS * 150));
+        assert_eq!(create("copa+dumbo", &p, &ctx).unwrap().decision().skip_threshold, Some(MS * 150));
         assert!(create("rocc+dumbo", &num("alpha", 0.5).with("c_bytes", ParamValue::Num(3000.0)), &ctx).is_ok());
         // One inner's parameters are not the other's.
         assert!(matches!(

@@ -17,6 +17,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
         ParamInfo { name: "padding", default: "0bps", doc: "padding rate sent when the pacer has no media" },
     ],
     create,
+    receiver: None,
 };
 
 pub struct Fixed {
@@ -41,6 +42,7 @@ impl Fixed {
                 pacing_rate: rate.mul_f64(pacing_factor),
                 cwnd: None,
                 padding_rate: padding,
+                ..Decision::default()
             },
         }
     }

@@ -59,6 +59,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
         },
     ],
     create,
+    receiver: None,
 };
 
 /// libwebrtc goog_cc_factory.cc `GetProcessInterval()`: kUpdateIntervalMs = 25.
@@ -157,6 +158,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
     summary: "GCC with periodic bandwidth probing while application-limited (Dumbo thesis baseline)",
     params: INFO.params,
     create: create_probing,
+    receiver: None,
 };
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
@@ -262,6 +264,7 @@ impl Gcc {
                 pacing_rate: target.mul_f64(cfg.pacing_factor),
                 cwnd: None,
                 padding_rate: DataRate::ZERO,
+                ..Decision::default()
             },
             est: Estimates::default(),
             rtcp: RtcpState::default(),
@@ -594,7 +597,15 @@ mod tests {
                 backlog = if kind == PacketKind::Media { backlog - size } else { backlog };
                 probe = probe.filter(|(c, b, n)| *b < c.min_bytes || *n < c.min_packets);
                 in_flight += size;
-                let sent = SentPacket { seq, kind, size, send_time: now, probe_cluster: cluster, in_flight };
+                let sent = SentPacket {
+                    seq,
+                    kind,
+                    size,
+                    send_time: now,
+                    probe_cluster: cluster,
+                    in_flight,
+                    ..SentPacket::default()
+                };
                 g.on_packet_sent(now, &sent);
                 let start = now.max(link_free);
                 let lost = path.loss_every > 0 && seq % path.loss_every == path.loss_every - 1;
@@ -602,7 +613,15 @@ mod tests {
                     link_free = start + size / (path.capacity)(now);
                     link_free + OWD
                 });
-                let r = PacketResult { seq, kind, size, send_time: now, arrival, probe_cluster: cluster };
+                let r = PacketResult {
+                    seq,
+                    kind,
+                    size,
+                    send_time: now,
+                    arrival,
+                    probe_cluster: cluster,
+                    ..PacketResult::default()
+                };
                 at_receiver.push((arrival.unwrap_or(now + OWD), r));
                 (seq, next_send) = (seq + 1, now + size / rate);
             }
@@ -610,7 +629,13 @@ mod tests {
                 let packets = at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
                 at_receiver.retain(|(t, _)| *t > now);
                 let stats = ReportStats::default();
-                reports.push_back(Feedback { report_time: now, received_at: now + OWD, packets, stats });
+                reports.push_back(Feedback {
+                    report_time: now,
+                    received_at: now + OWD,
+                    packets,
+                    stats,
+                    ..Feedback::default()
+                });
                 next_report += MS * 50;
             }
             while let Some(fb) = reports.pop_front_if(|r| r.received_at <= now) {
@@ -742,7 +767,18 @@ mod tests {
             let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
             let (seq, size, probe_cluster) = (i + rnd(3), DataSize::from_bytes(rnd(1500)), rnd(4) as i32 - 1);
             let kind = PacketKind::Media;
-            g.on_packet_sent(now, &SentPacket { seq, kind, size, send_time: now, probe_cluster, in_flight: size });
+            g.on_packet_sent(
+                now,
+                &SentPacket {
+                    seq,
+                    kind,
+                    size,
+                    send_time: now,
+                    probe_cluster,
+                    in_flight: size,
+                    ..SentPacket::default()
+                },
+            );
             let packets = (0..if i % 40 == 0 { rnd(30) } else { 0 })
                 .map(|k| PacketResult {
                     seq: i.saturating_sub(rnd(60)),
@@ -751,10 +787,11 @@ mod tests {
                     send_time: now - MS * rnd(100) as i64,
                     arrival: (rnd(3) > 0).then(|| now + MS * (k as i64 - 20)),
                     probe_cluster: rnd(3) as i32 - 1,
+                    ..PacketResult::default()
                 })
                 .collect();
             let stats = ReportStats::default();
-            g.on_feedback(now, &Feedback { report_time: now, received_at: now, packets, stats });
+            g.on_feedback(now, &Feedback { report_time: now, received_at: now, packets, stats, ..Feedback::default() });
             g.on_timeout(now);
             while g.poll_probe().is_some() {}
             assert!((GOOG_MIN_RATE..=DataRate::from_mbps(50)).contains(&g.decision().target_rate));

@@ -13,12 +13,44 @@ pub mod vivace;
 
 pub use params::{ConfigError, ParamValue, Params};
 
+use std::sync::RwLock;
+
 use crate::feedback::Feedback;
-use crate::packet::PacketKind;
+use crate::packet::{PacketKind, NO_FRAME};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+pub use crate::estimator::{EstimatorFactory, ReceiverEstimator};
+
+/// Which frame a packet carries, and where in it: lets a frame-aware
+/// controller map packets (sent, acknowledged, lost) to frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramePos {
+    /// Encoded frame id, `NO_FRAME` for packets outside any frame.
+    pub frame: u32,
+    /// Index within the frame, and packets in the frame.
+    pub index: u16,
+    pub count: u16,
+}
+
+impl FramePos {
+    pub const NONE: FramePos = FramePos { frame: NO_FRAME, index: 0, count: 0 };
+    pub fn is_frame(&self) -> bool {
+        self.frame != NO_FRAME
+    }
+    /// The last packet of its frame.
+    pub fn is_last(&self) -> bool {
+        self.is_frame() && self.index + 1 == self.count
+    }
+}
+
+impl Default for FramePos {
+    fn default() -> Self {
+        FramePos::NONE
+    }
+}
+
 /// A packet as it left the pacer, told to the controller.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SentPacket {
     pub seq: u64,
     pub kind: PacketKind,
@@ -27,9 +59,22 @@ pub struct SentPacket {
     pub probe_cluster: i32,
     /// Bytes in flight after this packet, as the sender counts them.
     pub in_flight: DataSize,
+    pub pos: FramePos,
 }
 
-/// An encoded frame, for frame-aware controllers.
+/// The sender's queue and window state, given to the controller whenever it
+/// changes (after every enqueue and every send).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SenderState {
+    /// Bytes and packets waiting in the pacer (media, audio, FEC, RTX).
+    pub queued: DataSize,
+    pub queued_packets: usize,
+    /// Bytes sent and not yet acknowledged or declared lost.
+    pub in_flight: DataSize,
+}
+
+/// An encoded frame, for frame-aware controllers; told when the encoder
+/// hands it over (`now`), which is at or after its capture.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameInfo {
     pub frame: u32,
@@ -49,6 +94,29 @@ pub struct ProbeCluster {
     pub min_packets: u32,
 }
 
+/// How the packets of each new frame leave the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FrameSchedule {
+    /// Every packet at the pacing rate (WebRTC's pacer).
+    #[default]
+    Paced,
+    /// The whole frame at once, not held by the pacing rate (Salsify,
+    /// BurstRTC); the congestion window still applies.
+    Burst,
+    /// The first `packets` of each frame at once, the rest at the pacing rate
+    /// (PIBES §III: a probing burst, then paced). The burst's bytes count
+    /// against the pacing budget, so the paced rest follows the burst at the
+    /// pacing rate rather than overlapping it.
+    BurstThenPaced { packets: u16 },
+}
+
+/// Forward error correction for frames encoded from now on: one XOR parity
+/// packet per `group` media packets (RFC 5109); `group = 0` sends none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FecPlan {
+    pub group: u16,
+}
+
 /// The controller's current decision, read after every input.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Decision {
@@ -60,6 +128,35 @@ pub struct Decision {
     pub cwnd: Option<DataSize>,
     /// Rate of padding the pacer sends when it has no media.
     pub padding_rate: DataRate,
+    /// Transmission schedule of each frame's packets.
+    pub schedule: FrameSchedule,
+    /// FEC to apply; `None` leaves the flow's configured FEC as it is.
+    pub fec: Option<FecPlan>,
+    /// Skip encoding frames while the send queue would take longer than this
+    /// to drain at the target rate (Dumbo §4 "Latency Control"); the flow's
+    /// own threshold, if any, applies too (the smaller wins).
+    pub skip_threshold: Option<Duration>,
+}
+
+impl Default for Decision {
+    fn default() -> Self {
+        Decision::rates(DataRate::ZERO, DataRate::ZERO)
+    }
+}
+
+impl Decision {
+    /// Paced at `pacing_rate`, no window, no padding, FEC and skipping as configured.
+    pub const fn rates(target_rate: DataRate, pacing_rate: DataRate) -> Decision {
+        Decision {
+            target_rate,
+            pacing_rate,
+            cwnd: None,
+            padding_rate: DataRate::ZERO,
+            schedule: FrameSchedule::Paced,
+            fec: None,
+            skip_threshold: None,
+        }
+    }
 }
 
 /// Fixed inputs a controller is created with.
@@ -70,6 +167,10 @@ pub struct ControllerContext {
     pub max_rate: DataRate,
     pub mtu: DataSize,
     pub frame_interval: Duration,
+    /// Seed forked from the run's seed for this flow's controller: a
+    /// controller that needs randomness builds its `Rng` from it, so `--seed`
+    /// replays it and flows draw independent streams.
+    pub seed: u64,
 }
 
 impl Default for ControllerContext {
@@ -80,15 +181,21 @@ impl Default for ControllerContext {
             max_rate: DataRate::from_mbps(50),
             mtu: DataSize::from_bytes(1200),
             frame_interval: Duration::from_micros(33_333),
+            seed: 0,
         }
     }
 }
 
+/// A congestion controller. Every input carries `now`, which never goes
+/// backwards across calls; outputs are read back with `decision`,
+/// `poll_probe` and `poll_timeout`.
 pub trait Controller: Send {
     fn name(&self) -> &str;
     fn on_packet_sent(&mut self, _now: Time, _packet: &SentPacket) {}
     fn on_feedback(&mut self, _now: Time, _feedback: &Feedback) {}
     fn on_frame_encoded(&mut self, _now: Time, _frame: &FrameInfo) {}
+    /// The sender's queue or in-flight bytes changed.
+    fn on_sender_state(&mut self, _now: Time, _state: &SenderState) {}
     /// Called when `poll_timeout` has passed.
     fn on_timeout(&mut self, _now: Time) {}
     fn poll_timeout(&self) -> Option<Time> {
@@ -101,13 +208,6 @@ pub trait Controller: Send {
     }
     /// Internal state for the time-series table (habit 6): (column, value).
     fn state(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
-    /// The sender's media queue changed (after every enqueue and send).
-    fn on_send_queue(&mut self, _now: Time, _queued: DataSize) {}
-    /// Skip encoding frames while the send queue would take longer than this
-    /// to drain at the target rate (Dumbo's latency threshold, §4 "Pacer").
-    fn skip_threshold(&self) -> Option<Duration> {
-        None
-    }
 }
 
 /// One parameter of a registered controller.
@@ -121,39 +221,138 @@ pub struct ParamInfo {
 /// Builds a controller from its parameters.
 pub type Factory = fn(&Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>;
 
-/// A registry entry: name, one-line summary, parameters and factory.
+/// A registry entry: name, one-line summary, parameters and factory, and the
+/// receiver-side estimator the controller needs, if any (REMB, NADA).
+#[derive(Clone, Copy)]
 pub struct ControllerInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [ParamInfo],
     pub create: Factory,
+    pub receiver: Option<EstimatorFactory>,
 }
 
-/// Every registered controller. Adding an algorithm = one module + one line here.
-pub fn registry() -> &'static [ControllerInfo] {
-    static REGISTRY: &[ControllerInfo] = &[
-        fixed::INFO,
-        gcc::INFO,
-        gcc::INFO_PROBING,
-        copa::INFO,
-        rocc::INFO,
-        dumbo::INFO_COPA,
-        dumbo::INFO_ROCC,
-        vivace::INFO,
-    ];
-    REGISTRY
+/// Builds a wrapper named `name` around `inner`.
+pub type WrapFactory =
+    fn(&str, Box<dyn Controller>, &Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>;
+
+/// A wrapper that runs around any controller: `"<inner>+<suffix>"`
+/// (`copa+dumbo`). Its own parameters are its to take; the rest go to the
+/// inner controller.
+#[derive(Clone, Copy)]
+pub struct WrapperInfo {
+    pub suffix: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [ParamInfo],
+    /// Builds the wrapper around `inner`, given all parameters (already
+    /// checked); it reads its own, and may read the inner's.
+    pub wrap: WrapFactory,
+    /// Inner controllers listed as `<inner>+<suffix>` by `rtcc controllers`;
+    /// any other registered controller can be wrapped too.
+    pub listed: &'static [&'static str],
+}
+
+/// Every built-in controller. Adding an algorithm = one module + one line here.
+const BUILTIN: &[ControllerInfo] = &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO];
+
+/// Every built-in wrapper.
+const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];
+
+/// Controllers registered at run time (`register`): the extension point for
+/// algorithms defined outside this crate, e.g. in a test or a user's crate.
+static EXTRA: RwLock<Vec<&'static ControllerInfo>> = RwLock::new(Vec::new());
+
+/// Register a controller defined outside this crate; a later registration of
+/// the same name replaces the earlier one. Built-in names cannot be replaced.
+pub fn register(info: ControllerInfo) -> Result<(), ConfigError> {
+    if BUILTIN.iter().any(|c| c.name == info.name) || info.name.contains('+') || info.name.is_empty() {
+        return Err(ConfigError::invalid(info.name, "name is built in, empty or contains '+'"));
+    }
+    let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
+    extra.retain(|c| c.name != info.name);
+    extra.push(Box::leak(Box::new(info)));
+    Ok(())
+}
+
+/// Every registered controller: built-ins, then run-time registrations.
+pub fn registry() -> Vec<&'static ControllerInfo> {
+    let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
+    BUILTIN.iter().chain(extra.iter().copied()).collect()
+}
+
+/// Every wrapper.
+pub fn wrappers() -> &'static [WrapperInfo] {
+    WRAPPERS
 }
 
 pub fn lookup(name: &str) -> Option<&'static ControllerInfo> {
-    registry().iter().find(|c| c.name == name)
+    if let Some(c) = BUILTIN.iter().find(|c| c.name == name) {
+        return Some(c);
+    }
+    EXTRA.read().unwrap_or_else(|e| e.into_inner()).iter().copied().find(|c| c.name == name)
+}
+
+/// The wrapper and inner name of `"<inner>+<suffix>"`, if `name` has that form.
+pub fn split_wrapped(name: &str) -> Option<(&'static WrapperInfo, &str)> {
+    let (inner, suffix) = name.rsplit_once('+')?;
+    Some((WRAPPERS.iter().find(|w| w.suffix == suffix)?, inner))
+}
+
+/// Names listed by `rtcc controllers`: every controller, then each wrapper
+/// around its listed inner controllers.
+pub fn listed_names() -> Vec<String> {
+    let mut v: Vec<String> = registry().iter().map(|c| c.name.to_string()).collect();
+    for w in WRAPPERS {
+        v.extend(w.listed.iter().map(|i| format!("{i}+{}", w.suffix)));
+    }
+    v
+}
+
+/// Parameters a name accepts: a wrapper's own, then its inner controller's.
+pub fn params_of(name: &str) -> Option<Vec<ParamInfo>> {
+    match split_wrapped(name) {
+        Some((w, inner)) => {
+            let mut v = w.params.to_vec();
+            v.extend(params_of(inner)?);
+            Some(v)
+        }
+        None => Some(lookup(name)?.params.to_vec()),
+    }
+}
+
+/// One-line summary of a name (wrappers: the wrapper's, naming the inner).
+pub fn summary_of(name: &str) -> Option<String> {
+    match split_wrapped(name) {
+        Some((w, inner)) => {
+            params_of(inner)?;
+            Some(format!("{inner} behind {}: {}; plus {inner}'s parameters", w.suffix, w.summary))
+        }
+        None => Some(lookup(name)?.summary.to_string()),
+    }
+}
+
+/// The receiver-side estimator a name needs (a wrapper: its inner's).
+pub fn receiver_of(name: &str) -> Option<EstimatorFactory> {
+    match split_wrapped(name) {
+        Some((_, inner)) => receiver_of(inner),
+        None => lookup(name)?.receiver,
+    }
+}
+
+fn unknown(name: &str) -> ConfigError {
+    ConfigError::UnknownController { name: name.to_string(), known: listed_names().join(", ") }
 }
 
 /// Create a controller by name; unknown names and parameters are refused.
+/// `"<inner>+<wrapper>"` builds the inner controller and wraps it.
 pub fn create(name: &str, params: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    let info = lookup(name).ok_or_else(|| ConfigError::UnknownController {
-        name: name.to_string(),
-        known: registry().iter().map(|c| c.name).collect::<Vec<_>>().join(", "),
-    })?;
+    if let Some((w, inner)) = split_wrapped(name) {
+        let known = params_of(name).ok_or_else(|| unknown(name))?;
+        params.check_known(&known)?;
+        let inner_ctrl = create(inner, &params.without(w.params), ctx)?;
+        return (w.wrap)(name, inner_ctrl, params, ctx);
+    }
+    let info = lookup(name).ok_or_else(|| unknown(name))?;
     params.check_known(info.params)?;
     (info.create)(params, ctx)
 }

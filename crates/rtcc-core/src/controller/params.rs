@@ -52,6 +52,17 @@ impl Params {
         self
     }
 
+    /// These parameters without the ones named in `own`.
+    pub fn without(&self, own: &[ParamInfo]) -> Params {
+        Params(
+            self.0
+                .iter()
+                .filter(|(k, _)| !own.iter().any(|p| p.name == *k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    }
+
     pub fn check_known(&self, known: &[ParamInfo]) -> Result<(), ConfigError> {
         for k in self.0.keys() {
             if !known.iter().any(|p| p.name == k) {

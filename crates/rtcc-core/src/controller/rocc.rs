@@ -85,6 +85,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     summary: "RoCC (Dumbo thesis eqs. 5.1-5.3): window = bytes acked in (1+γ)·min_rtt + C, paced at cwnd/RTT",
     params: PARAMS,
     create,
+    receiver: None,
 };
 
 /// Span of the hold-time maximum: several WebRTC report intervals (50–250 ms).
@@ -201,6 +202,7 @@ impl Rocc {
                 pacing_rate: ctx.start_rate,
                 cwnd: Some(cwnd),
                 padding_rate: DataRate::ZERO,
+                ..Decision::default()
             },
         }
     }
@@ -281,6 +283,7 @@ impl Controller for Rocc {
             pacing_rate: self.rate.max(self.min_rate),
             cwnd: Some(self.cwnd + allowance),
             padding_rate: DataRate::ZERO,
+            ..Decision::default()
         };
     }
 
@@ -332,6 +335,7 @@ mod tests {
             send_time: ms(send),
             arrival: arrival.map(ms),
             probe_cluster: -1,
+            ..PacketResult::default()
         };
         let mut packets: Vec<_> = arrivals.map(|a| packet(Some(a), a - forward)).collect();
         packets.extend((0..lost).map(|_| packet(None, report - forward)));
@@ -485,6 +489,7 @@ mod tests {
                         send_time: now - MS * rnd(400) as i64,
                         arrival: (rnd(4) > 0).then(|| now - MS * (rnd(300) as i64 - 50)),
                         probe_cluster: -1,
+                        ..PacketResult::default()
                     })
                     .collect();
                 let fb = Feedback {

@@ -98,9 +98,14 @@ pub const INFO: ControllerInfo = ControllerInfo {
             default: "target",
             doc: "utility at the MI's \"target\" rate (libwebrtc) or the rate actually \"sent\"",
         },
-        ParamInfo { name: "seed", default: "100", doc: "seed of the pair-order coin (kRandomSeed)" },
+        ParamInfo {
+            name: "seed",
+            default: "run",
+            doc: "seed of the pair-order coin; default: drawn from the run's seed (libwebrtc's fixed kRandomSeed = 100 if given 100)",
+        },
     ],
     create,
+    receiver: None,
 };
 
 /// kInitialRttMs: RTT before any sample; initial MI timeout = 2 × this.
@@ -362,7 +367,12 @@ impl VivaceConfig {
             min_mi,
             timeout_ratio: p.f64_in("timeout_ratio", 2.0, 1.0, 100.0)?,
             rate_source,
-            seed: p.f64_in("seed", 100.0, 0.0, 9.0e15)?.round() as u64,
+            // The run's seed unless one is given, so `--seed` varies the
+            // coin like every other random choice of the run.
+            seed: match p.0.contains_key("seed") {
+                true => p.f64_in("seed", 100.0, 0.0, 9.0e15)?.round() as u64,
+                false => ctx.seed,
+            },
         })
     }
 }
@@ -853,7 +863,7 @@ impl Controller for Vivace {
     }
 
     fn decision(&self) -> Decision {
-        Decision { target_rate: self.rate, pacing_rate: self.rate, cwnd: None, padding_rate: DataRate::ZERO }
+        Decision::rates(self.rate, self.rate)
     }
 
     fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
@@ -1021,7 +1031,18 @@ mod tests {
                 backlog -= size;
                 let in_flight = size;
                 let kind = PacketKind::Media;
-                v.on_packet_sent(now, &SentPacket { seq, kind, size, send_time: now, probe_cluster: -1, in_flight });
+                v.on_packet_sent(
+                    now,
+                    &SentPacket {
+                        seq,
+                        kind,
+                        size,
+                        send_time: now,
+                        probe_cluster: -1,
+                        in_flight,
+                        ..SentPacket::default()
+                    },
+                );
                 let start = now.max(link_free);
                 let lost = path.loss_every > 0 && seq % path.loss_every == path.loss_every - 1;
                 let arrival = (!lost && start - now <= MS * 500).then(|| {
@@ -1029,7 +1050,15 @@ mod tests {
                     out.queue.push((now, start - now));
                     link_free + OWD
                 });
-                let r = PacketResult { seq, kind, size, send_time: now, arrival, probe_cluster: -1 };
+                let r = PacketResult {
+                    seq,
+                    kind,
+                    size,
+                    send_time: now,
+                    arrival,
+                    probe_cluster: -1,
+                    ..PacketResult::default()
+                };
                 at_receiver.push((arrival.unwrap_or(now + OWD), r));
                 (seq, next_send) = (seq + 1, now + size / v.decision().pacing_rate);
             }
@@ -1037,7 +1066,13 @@ mod tests {
                 let packets = at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
                 at_receiver.retain(|(t, _)| *t > now);
                 let stats = ReportStats::default();
-                reports.push_back(Feedback { report_time: now, received_at: now + OWD, packets, stats });
+                reports.push_back(Feedback {
+                    report_time: now,
+                    received_at: now + OWD,
+                    packets,
+                    stats,
+                    ..Feedback::default()
+                });
                 next_report += MS * 50;
             }
             while let Some(fb) = reports.pop_front_if(|r| r.received_at <= now) {
@@ -1164,7 +1199,7 @@ mod tests {
         let mut v = vivace(&[]);
         let stats = ReportStats::default();
         let t = Time::from_millis(10);
-        v.on_feedback(t, &Feedback { report_time: t, received_at: t, packets: vec![], stats });
+        v.on_feedback(t, &Feedback { report_time: t, received_at: t, packets: vec![], stats, ..Feedback::default() });
         assert_eq!(v.decision().target_rate, DataRate::from_kbps(300));
         finite_state(&v);
         // 3 s of sending with every packet reported lost: the MI timeouts
@@ -1172,7 +1207,15 @@ mod tests {
         let kind = PacketKind::Media;
         for i in 0..3000u64 {
             let now = Time::from_millis(i as i64);
-            let sent = SentPacket { seq: i, kind, size: PKT, send_time: now, probe_cluster: -1, in_flight: PKT };
+            let sent = SentPacket {
+                seq: i,
+                kind,
+                size: PKT,
+                send_time: now,
+                probe_cluster: -1,
+                in_flight: PKT,
+                ..SentPacket::default()
+            };
             v.on_packet_sent(now, &sent);
             if i % 50 == 49 {
                 let packets = (i - 49..=i)
@@ -1183,9 +1226,13 @@ mod tests {
                         send_time: Time::from_millis(seq as i64),
                         arrival: None,
                         probe_cluster: -1,
+                        ..PacketResult::default()
                     })
                     .collect();
-                v.on_feedback(now, &Feedback { report_time: now, received_at: now + OWD, packets, stats });
+                v.on_feedback(
+                    now,
+                    &Feedback { report_time: now, received_at: now + OWD, packets, stats, ..Feedback::default() },
+                );
             }
             if v.poll_timeout().is_some_and(|t| t <= now) {
                 v.on_timeout(now);
@@ -1213,7 +1260,18 @@ mod tests {
             let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
             let (seq, size) = (i + rnd(3), DataSize::from_bytes(rnd(1500)));
             let kind = PacketKind::Media;
-            v.on_packet_sent(now, &SentPacket { seq, kind, size, send_time: now, probe_cluster: -1, in_flight: size });
+            v.on_packet_sent(
+                now,
+                &SentPacket {
+                    seq,
+                    kind,
+                    size,
+                    send_time: now,
+                    probe_cluster: -1,
+                    in_flight: size,
+                    ..SentPacket::default()
+                },
+            );
             let packets = (0..if i % 40 == 0 { rnd(30) } else { 0 })
                 .map(|k| PacketResult {
                     seq: i.saturating_sub(rnd(60)),
@@ -1222,11 +1280,12 @@ mod tests {
                     send_time: now - MS * rnd(100) as i64,
                     arrival: (rnd(3) > 0).then(|| now + MS * (k as i64 - 20)),
                     probe_cluster: -1,
+                    ..PacketResult::default()
                 })
                 .collect();
             let stats = ReportStats::default();
             let t = now + MS * rnd(50) as i64;
-            v.on_feedback(now, &Feedback { report_time: now, received_at: t, packets, stats });
+            v.on_feedback(now, &Feedback { report_time: now, received_at: t, packets, stats, ..Feedback::default() });
             if v.poll_timeout().is_some_and(|t| t <= now) {
                 v.on_timeout(now);
                 assert!(v.poll_timeout().is_none_or(|t| t > now));

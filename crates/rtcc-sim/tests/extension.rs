@@ -1,0 +1,106 @@
+//! A new controller family needs nothing changed outside its own module: a
+//! toy controller defined in this file alone sends every frame as one burst
+//! and picks an FEC plan per report, is registered through the registry's
+//! extension point, and runs through the simulator by name.
+
+use rtcc_core::controller::{
+    self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, ParamInfo,
+    Params,
+};
+use rtcc_core::feedback::Feedback;
+use rtcc_core::packet::PacketKind;
+use rtcc_core::units::{DataRate, Time};
+use rtcc_sim::metrics::{Column, Table};
+use rtcc_sim::run_text;
+
+/// Whole-frame bursts at a fixed rate; FEC group 2 until `switch` reports
+/// have arrived, then group 5.
+struct ToyBurst {
+    rate: DataRate,
+    reports: u32,
+    switch: u32,
+}
+
+impl Controller for ToyBurst {
+    fn name(&self) -> &str {
+        "toy-burst"
+    }
+    fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {
+        self.reports += 1;
+    }
+    fn decision(&self) -> Decision {
+        Decision {
+            schedule: FrameSchedule::Burst,
+            fec: Some(FecPlan { group: if self.reports < self.switch { 2 } else { 5 } }),
+            ..Decision::rates(self.rate, self.rate)
+        }
+    }
+}
+
+fn create(p: &Params, _ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    let switch = p.f64_in("switch", 100.0, 1.0, 1e6)? as u32;
+    Ok(Box::new(ToyBurst { rate: p.rate("rate", DataRate::from_kbps(2400))?, reports: 0, switch }))
+}
+
+const INFO: ControllerInfo = ControllerInfo {
+    name: "toy-burst",
+    summary: "test: whole-frame bursts, FEC group 2 then 5",
+    params: &[
+        ParamInfo { name: "rate", default: "2.4Mbps", doc: "target and pacing rate" },
+        ParamInfo { name: "switch", default: "100", doc: "reports before the FEC group grows" },
+    ],
+    create,
+    receiver: None,
+};
+
+fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
+    t.f64(name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+#[test]
+fn a_toy_family_registers_and_runs_with_bursts_and_fec_plans() {
+    controller::register(INFO).unwrap();
+    assert!(controller::listed_names().iter().any(|n| n == "toy-burst"));
+    // Built-in names stay built in.
+    assert!(controller::register(ControllerInfo { name: "gcc", ..INFO }).is_err());
+
+    // 2.4 Mbps at 30 fps on a 20 Mbps link: 10 kB frames of 9 packets.
+    let text = r#"duration = "10s"
+seed = 3
+[link]
+capacity = "20Mbps"
+delay = "20ms"
+[[flow]]
+controller = { name = "toy-burst", switch = 100 }
+encoder = "ideal"
+"#;
+    let out = run_text(text, "toy.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let p = &out.packets;
+    let (send, kind) = (col(p, "send_s"), p.get("kind"));
+    let (Some(Column::U8(kind)), Some(Column::I64(frame))) = (kind, p.get("frame")) else { panic!("packet table") };
+
+    // Whole-frame bursts: all media packets of a frame leave at one instant.
+    // Paced at 2.4 Mbps the 9 packets would span ~33 ms.
+    let mut spans = std::collections::BTreeMap::<i64, (f64, f64)>::new();
+    for i in 0..send.len() {
+        if kind[i] == PacketKind::Media as u8 {
+            let e = spans.entry(frame[i]).or_insert((send[i], send[i]));
+            e.0 = e.0.min(send[i]);
+            e.1 = e.1.max(send[i]);
+        }
+    }
+    assert!(spans.len() > 250, "{} frames", spans.len());
+    let widest = spans.values().map(|(a, b)| b - a).fold(0.0, f64::max);
+    assert!(widest < 1e-6, "a frame's packets spread over {widest} s");
+
+    // One FEC plan per report: group 2 (5 parities per 9-packet frame) for
+    // the first 100 reports (5 s at 50 ms), group 5 (2 per frame) after.
+    let ratio = |lo: f64, hi: f64| {
+        let n = |k: PacketKind| (0..send.len()).filter(|&i| kind[i] == k as u8 && (lo..hi).contains(&send[i])).count();
+        n(PacketKind::Fec) as f64 / n(PacketKind::Media) as f64
+    };
+    let (early, late) = (ratio(0.5, 4.5), ratio(6.0, 10.0));
+    assert!((early - 5.0 / 9.0).abs() < 0.02, "early FEC/media {early}");
+    assert!((late - 2.0 / 9.0).abs() < 0.02, "late FEC/media {late}");
+    assert!(out.summary.flows[0].fec_packets > 0);
+}
