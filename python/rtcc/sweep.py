@@ -34,6 +34,7 @@ import pandas as pd
 from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, dumps_toml
 from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
+from rtcc.tables import format_number, format_table
 
 __all__ = [
     "CACHE_VERSION", "SweepError", "SweepResult", "execute", "run_key", "summary_text", "sweep",
@@ -370,8 +371,6 @@ _SWEEP_COLUMNS = (
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc sweep` prints: per-configuration means over seeds (and flows)."""
-    from rtcc.cli import _num, format_table
-
     if table.empty:
         return "no runs"
     # Label columns come first, up to the summary's flow name (failed runs: up to "run").
@@ -387,7 +386,7 @@ def summary_text(table: pd.DataFrame) -> str:
         keys = key if isinstance(key, tuple) else (key,)
         rows.append(
             [*map(str, keys), str(counts[key])]
-            + [_num(row[col], scale, digits) for col, _, scale, digits in shown]
+            + [format_number(row[col], scale, digits) for col, _, scale, digits in shown]
         )
     header = [*labels, "runs", *(c[1] for c in shown)]
     return format_table(header, rows, left=len(labels))

@@ -26,6 +26,7 @@ import pandas as pd
 from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
 from rtcc.sweep import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
+from rtcc.tables import format_number, format_table
 
 __all__ = [
     "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "default_traces", "run",
@@ -320,15 +321,12 @@ def ratios(table: pd.DataFrame) -> dict[str, float]:
 
 
 def _with_thesis(value: Any, ref: Any, scale: float = 1.0, digits: int = 1) -> str:
-    from rtcc.cli import _num
-
-    mine = _num(value, scale, digits)
-    return mine if ref is None else f"{mine} ({_num(ref, scale, digits)})"
+    mine = format_number(value, scale, digits)
+    return mine if ref is None else f"{mine} ({format_number(ref, scale, digits)})"
 
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce dumbo` prints: headline numbers, the thesis's in parentheses."""
-    from rtcc.cli import _num, format_table
     from rtcc.reproduce import dumbo_thesis as thesis
 
     blocks = []
@@ -341,11 +339,11 @@ def summary_text(table: pd.DataFrame) -> str:
                 str(r["scheme"]),
                 _with_thesis(r["converge_up_s"], ref.get("converge_up_s"), digits=2),
                 _with_thesis(r["converge_down_s"], ref.get("converge_down_s"), digits=2),
-                _num(r.get("converge_down_settle_s"), 1, 2),
+                format_number(r.get("converge_down_settle_s"), 1, 2),
                 _with_thesis(r.get("up_steady_mbps"), ref.get("up_steady_mbps"), digits=2),
                 _with_thesis(r.get("down_latency_max_ms"), ref.get("down_latency_max_ms"), 1, 0),
-                _num(r["utilization"], 100, 1),
-                _num(r.get("psnr_db_mean"), 1, 1),
+                format_number(r["utilization"], 100, 1),
+                format_number(r.get("psnr_db_mean"), 1, 1),
             ])  # fmt: skip
         header = ["pulse link", "up s", "down s", "settle s", "steady up Mbps", "max lat. ms",
                   "util %", "PSNR dB"]  # fmt: skip
