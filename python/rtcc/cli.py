@@ -289,14 +289,14 @@ def _out_dir(text: str | None, default: Path) -> Path:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    import rtcc.sweep as sweeping
+    from rtcc import sweeprun
     from rtcc.sweepspec import load_spec
 
     spec = load_spec(Path(args.spec))  # a Path: never mistaken for TOML text
     out = _out_dir(args.out, Path("results") / spec.name)
-    table = sweeping.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
+    table = sweeprun.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
     if not args.quiet:
-        print(sweeping.summary_text(table))
+        print(sweeprun.summary_text(table))
         attrs = table.attrs
         print(
             f"{len(spec.runs)} runs: {attrs['executed']} simulated, {attrs['cached']} cached, "

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
-from rtcc.sweep import SweepResult, execute
+from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
 

@@ -25,7 +25,7 @@ from rtcc.reproduce import dumbo_thesis as thesis
 
 if TYPE_CHECKING:
     from rtcc.reproduce.dumbo import Outcome
-    from rtcc.sweep import SweepResult
+    from rtcc.sweeprun import SweepResult
 
 __all__ = ["render_all"]
 

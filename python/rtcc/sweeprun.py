@@ -1,4 +1,7 @@
-"""Sweeps: many runs on a local process pool, each cached on disk, gathered into one table.
+"""Sweep runner: many runs on a local process pool, each cached on disk, gathered into a table.
+
+The package exposes :func:`sweep` as ``rtcc.sweep``; this module is named apart from it so
+importing the module never shadows the function.
 
 >>> import rtcc
 >>> table = rtcc.sweep("sweeps/cellular.toml", out="results/cellular", jobs=4)  # doctest: +SKIP
@@ -20,9 +23,7 @@ import hashlib
 import json
 import math
 import os
-import sys
 import time
-import types
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -390,14 +391,3 @@ def summary_text(table: pd.DataFrame) -> str:
         )
     header = [*labels, "runs", *(c[1] for c in shown)]
     return format_table(header, rows, left=len(labels))
-
-
-class _CallableModule(types.ModuleType):
-    """``rtcc.sweep(...)`` must work after ``import rtcc.sweep`` rebinds ``rtcc.sweep`` to
-    this module, so the module itself is callable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
