@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import _subprocess_env, requires_native
+from conftest import requires_native, subprocess_env
 
 pytestmark = requires_native
 
@@ -30,7 +30,7 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         args += ["--traces", str(TRACES)]
     done = subprocess.run(
         [sys.executable, "-m", "rtcc", *args],
-        capture_output=True, text=True, env=_subprocess_env(), timeout=600,
+        capture_output=True, text=True, env=subprocess_env(), timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr

@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rtcc.plots import _STYLE, to_png
-from rtcc.plots import _color as _flow_color
+from rtcc.plots import flow_color, style, to_png
 from rtcc.reproduce import dumbo_thesis as thesis
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def _color(scheme: str) -> str:
     from rtcc.reproduce.dumbo import CELLULAR_SCHEMES, PULSE_SCHEMES
 
     order = list(dict.fromkeys(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES)))
-    return _flow_color(order.index(scheme) if scheme in order else len(order))
+    return flow_color(order.index(scheme) if scheme in order else len(order))
 
 
 def _series(result: SweepResult) -> list[tuple[str, pd.DataFrame]]:
@@ -193,7 +192,7 @@ FIGURES: dict[str, tuple[Callable[[Outcome], Figure | None], str]] = {
 def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:
     """``{filename: (png, caption)}`` for every figure there is data for."""
     images = {}
-    with plt.style.context("default"), matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+    with style():
         for name, (build, caption) in FIGURES.items():
             fig = build(outcome)
             if fig is not None:
