@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         encoders,
     )
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
-    from rtcc.sweep import sweep
+    from rtcc.sweeprun import sweep
 
 try:
     __version__ = metadata.version("rtcc")
@@ -91,11 +91,10 @@ def __getattr__(name: str) -> Any:
 
         return getattr(result, name)
     if name == "sweep":
-        # The module is callable (rtcc.sweep(spec, ...)); importing it lazily keeps
-        # pandas out of the CLI's start-up.
-        import rtcc.sweep
+        # Imported on first use: it pulls in pandas, which the CLI's start-up avoids.
+        from rtcc.sweeprun import sweep
 
-        return rtcc.sweep
+        return sweep
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 

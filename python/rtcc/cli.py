@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import rtcc
 from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, load_scenario, peek
+from rtcc.tables import format_number, format_table
 
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
@@ -67,26 +68,6 @@ def _one_line(text: str) -> str:
 # --- formatting -------------------------------------------------------------------
 
 
-def _num(value: Any, scale: float = 1.0, digits: int = 0) -> str:
-    if value is None or not isinstance(value, (int, float)) or value != value:
-        return "-"
-    return f"{value * scale:,.{digits}f}"
-
-
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """Align columns: the first ``left`` columns (text) left, the rest (numbers) right."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), rule, *(line(r) for r in rows)])
-
-
 def _times() -> str:
     # U+00D7 where the terminal can show it, plain "x" otherwise.
     try:
@@ -116,36 +97,37 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
         [
             str(f.get("name", i)),
             str(f.get("controller", "-")),
-            _num(f.get("video_kbps")),
-            _num(f.get("padding_kbps")),
-            _num(f.get("goodput_kbps")),
-            _num(f.get("utilization"), 100, 1),
-            _num(f.get("owd_ms_mean"), 1, 1),
-            _num(f.get("owd_ms_p95"), 1, 1),
-            _num(f.get("frame_latency_ms_mean"), 1, 1),
-            _num(f.get("frame_latency_ms_p95"), 1, 1),
-            _num(f.get("freeze_ratio"), 100, 1),
-            _num(f.get("loss_rate"), 100, 2),
+            format_number(f.get("video_kbps")),
+            format_number(f.get("padding_kbps")),
+            format_number(f.get("goodput_kbps")),
+            format_number(f.get("utilization"), 100, 1),
+            format_number(f.get("owd_ms_mean"), 1, 1),
+            format_number(f.get("owd_ms_p95"), 1, 1),
+            format_number(f.get("frame_latency_ms_mean"), 1, 1),
+            format_number(f.get("frame_latency_ms_p95"), 1, 1),
+            format_number(f.get("freeze_ratio"), 100, 1),
+            format_number(f.get("loss_rate"), 100, 2),
         ]
         for i, f in enumerate(summary.get("flows", []))
     ]
     lines = [format_table(header, rows, left=2), ""]
     link = summary.get("link", {})
     lines.append(
-        f"link: capacity {_num(link.get('capacity_kbps_mean'))} kbps mean, "
-        f"utilization {_num(link.get('utilization'), 100, 1)} %"
+        f"link: capacity {format_number(link.get('capacity_kbps_mean'))} kbps mean, "
+        f"utilization {format_number(link.get('utilization'), 100, 1)} %"
     )
     for i, f in enumerate(summary.get("flows", [])):
         if f.get("psnr_db_mean") is None:
             continue
         lines.append(
             f"quality {f.get('name', i)} ({f.get('encoder')}, {f.get('quality_source', 'model')}): "
-            f"PSNR {_num(f['psnr_db_mean'], 1, 1)} dB, SSIM {_num(f.get('ssim_db_mean'), 1, 1)} dB "
-            f"per frame; on screen {_num(f.get('psnr_db_displayed'), 1, 1)} dB, "
-            f"{_num(f.get('ssim_db_displayed'), 1, 1)} dB"
+            f"PSNR {format_number(f['psnr_db_mean'], 1, 1)} dB, "
+            f"SSIM {format_number(f.get('ssim_db_mean'), 1, 1)} dB "
+            f"per frame; on screen {format_number(f.get('psnr_db_displayed'), 1, 1)} dB, "
+            f"{format_number(f.get('ssim_db_displayed'), 1, 1)} dB"
         )
     if len(rows) > 1 and summary.get("jain_index") is not None:
-        lines.append(f"Jain's fairness index: {_num(summary['jain_index'], 1, 3)}")
+        lines.append(f"Jain's fairness index: {format_number(summary['jain_index'], 1, 3)}")
     sim = summary.get("sim", {})
     wall = sim.get("wall_s", wall_s)
     speed = sim.get("speedup")
@@ -153,8 +135,8 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
     if speed is None and wall and duration:
         speed = duration / wall
     lines.append(
-        f"simulated {_num(duration, 1, 1)} s in {_num(wall, 1, 3)} s "
-        f"({_num(speed)}{_times()} real time)"
+        f"simulated {format_number(duration, 1, 1)} s in {format_number(wall, 1, 3)} s "
+        f"({format_number(speed)}{_times()} real time)"
     )
     return "\n".join(lines)
 
@@ -275,11 +257,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows.append(
             [
                 workload,
-                _num(best["sim_s"], 1, 0),
-                _num(best["wall_s"], 1000, 2),
-                _num(best["speedup"]),
-                _num(best["packets_per_s"]),
-                _num(target),
+                format_number(best["sim_s"], 1, 0),
+                format_number(best["wall_s"], 1000, 2),
+                format_number(best["speedup"]),
+                format_number(best["packets_per_s"]),
+                format_number(target),
                 "PASS" if ok else "BELOW TARGET",
             ]
         )
@@ -307,14 +289,14 @@ def _out_dir(text: str | None, default: Path) -> Path:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    import rtcc.sweep as sweeping
+    from rtcc import sweeprun
     from rtcc.sweepspec import load_spec
 
     spec = load_spec(Path(args.spec))  # a Path: never mistaken for TOML text
     out = _out_dir(args.out, Path("results") / spec.name)
-    table = sweeping.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
+    table = sweeprun.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
     if not args.quiet:
-        print(sweeping.summary_text(table))
+        print(sweeprun.summary_text(table))
         attrs = table.attrs
         print(
             f"{len(spec.runs)} runs: {attrs['executed']} simulated, {attrs['cached']} cached, "

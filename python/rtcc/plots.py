@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
@@ -25,7 +26,9 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from rtcc.result import Result
 
-__all__ = ["PLOTS", "cdf", "frame_delay", "queue", "rates", "render_all", "to_png"]
+__all__ = [
+    "PLOTS", "cdf", "flow_color", "frame_delay", "queue", "rates", "render_all", "style", "to_png",
+]  # fmt: skip
 
 DPI = 110
 _SIZE = (9.0, 4.2)
@@ -42,7 +45,8 @@ _STYLE: dict[str, Any] = {
 }
 
 
-def _color(flow: int) -> str:
+def flow_color(flow: int) -> str:
+    """The colour of the ``flow``-th line in every rtcc figure (matplotlib's tab10, cycled)."""
     palette = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
     r, g, b = palette[flow % len(palette)]
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
@@ -96,7 +100,7 @@ def rates(result: Result) -> Figure:
         )
     drawn = False
     for fid, name, part in _flows(ts, names):
-        color = _color(fid)
+        color = flow_color(fid)
         # Sending (video + padding + probes + FEC + rtx) is drawn light, video on top of it,
         # so the two stay distinguishable where they coincide.
         if "send_kbps" in part:
@@ -138,7 +142,7 @@ def queue(result: Result) -> Figure:
             ax.plot(
                 part["t_s"],
                 part["queue_ms"],
-                color=_color(fid),
+                color=flow_color(fid),
                 lw=1.0,
                 label=f"{name} queuing delay",
             )
@@ -164,7 +168,7 @@ def frame_delay(result: Result) -> Figure:
                 ax.plot(
                     part["capture_s"],
                     part[column],
-                    color=_color(fid),
+                    color=flow_color(fid),
                     lw=0.9,
                     marker=".",
                     ms=2,
@@ -206,7 +210,7 @@ def cdf(result: Result) -> Figure:
         ranges = []
         for fid, name, part in _flows(table, names):
             if column in part:
-                span = _cdf(ax, part[column].to_numpy(dtype=float), _color(fid), name)
+                span = _cdf(ax, part[column].to_numpy(dtype=float), flow_color(fid), name)
                 if span is not None:
                     ranges.append(span)
         if not ranges:
@@ -237,10 +241,18 @@ def to_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
+@contextmanager
+def style() -> Iterator[None]:
+    """rtcc's figure style (matplotlib's defaults, light grid, no top/right spines); every
+    figure rtcc draws is built inside it, so runs and reproductions look alike."""
+    with plt.style.context("default"), matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+        yield
+
+
 def render_all(result: Result) -> dict[str, bytes]:
     """Every standard plot as ``{filename: png bytes}``, in a fixed order."""
     images: dict[str, bytes] = {}
-    with plt.style.context("default"), matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+    with style():
         for filename, plot in PLOTS.items():
             images[filename] = to_png(plot(result))
     return images

@@ -68,7 +68,7 @@ def fake_native(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     yield fake_module
 
 
-def _subprocess_env() -> dict[str, str]:
+def subprocess_env() -> dict[str, str]:
     # Run the same rtcc package this process imported, installed or not.
     env = dict(os.environ)
     package_root = str(Path(rtcc.__file__).resolve().parent.parent)
@@ -87,7 +87,7 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
             capture_output=True,
             text=True,
             cwd=cwd,
-            env=_subprocess_env(),
+            env=subprocess_env(),
             timeout=300,
         )
 

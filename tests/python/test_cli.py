@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rtcc import cli
+from rtcc import cli, tables
 
 pytestmark = pytest.mark.usefixtures("fake_native")
 
@@ -159,10 +159,16 @@ def test_bench(capsys):
 
 
 def test_format_table_aligns():
-    text = cli.format_table(["a", "bb"], [["long name", "1"], ["x", "1,000"]])
+    text = tables.format_table(["a", "bb"], [["long name", "1"], ["x", "1,000"]])
     assert text.splitlines() == [
         "a             bb",
         "---------  -----",
         "long name      1",
         "x          1,000",
     ]
+
+
+def test_format_number_scales_and_marks_missing_values():
+    assert tables.format_number(0.4712, 100, 1) == "47.1"
+    assert tables.format_number(3129.0) == "3,129"
+    assert [tables.format_number(v) for v in (None, float("nan"), "7")] == ["-", "-", "-"]

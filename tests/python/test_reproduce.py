@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import _subprocess_env, requires_native
+from conftest import requires_native, subprocess_env
 
 pytestmark = requires_native
 
@@ -30,7 +30,7 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         args += ["--traces", str(TRACES)]
     done = subprocess.run(
         [sys.executable, "-m", "rtcc", *args],
-        capture_output=True, text=True, env=_subprocess_env(), timeout=600,
+        capture_output=True, text=True, env=subprocess_env(), timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -83,10 +83,10 @@ def test_report_is_self_contained(reproduced: tuple[Path, str], table: pd.DataFr
     assert 'src="http' not in page and "<script" not in page
     assert page.count("data:image/png;base64,") >= 3
     assert "16.6" in page  # the thesis's GCC up-convergence, beside ours
-    from rtcc.reproduce.page import _num
+    from rtcc.reproduce.page import cell
 
     for scheme in ("gcc", "copa+dumbo"):  # rtcc's own numbers, not only the thesis's
-        assert f"<td>{_num(row(table, 'pulse', scheme)['converge_up_s'])}</td>" in page, scheme
+        assert f"<td>{cell(row(table, 'pulse', scheme)['converge_up_s'])}</td>" in page, scheme
     for scheme in table["scheme"]:
         assert f"<td>{scheme}</td>" in page.replace("&#x27;", "'").replace("&amp;", "&")
     if HAVE_TRACES:
@@ -132,8 +132,10 @@ def test_missing_traces(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         failed.stderr.strip() == f"rtcc: error: {tmp_path / 'nowhere'}: no such folder (--traces)"
     )
     from rtcc.reproduce import dumbo
+    from rtcc.reproduce.dumbo import experiments
 
-    monkeypatch.setattr(dumbo, "PULSE_SCHEMES", dumbo.PULSE_SCHEMES[:1])
+    # run() reads the scheme list from the module that defines it, not the package.
+    monkeypatch.setattr(experiments, "PULSE_SCHEMES", dumbo.PULSE_SCHEMES[:1])
     outcome = dumbo.run(tmp_path / "out", traces=tmp_path / "empty", jobs=1, short=True)
     assert outcome.cellular is None and outcome.traces == []
     assert "cellular experiment was skipped" in outcome.traces_note

@@ -1,12 +1,15 @@
 """Reproductions of the papers' experiments: ``rtcc reproduce NAME``.
 
-Each experiment module has ``run(out, ...)`` writing ``table.csv`` and ``report.html``
-under ``out``; see :mod:`rtcc.reproduce.dumbo`.
+One sub-package per paper (:mod:`rtcc.reproduce.dumbo`), each with a ``run(out, ...)``
+writing ``table.csv`` and ``report.html`` under ``out``. What every paper shares lives
+here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
+:mod:`~rtcc.reproduce.figures` (scheme colours, rendering in rtcc's style) and
+:mod:`~rtcc.reproduce.page` (the report page and its rtcc-vs-paper tables).
 """
 
 from __future__ import annotations
 
 __all__ = ["EXPERIMENTS"]
 
-# Name -> module under rtcc.reproduce (imported on demand: they pull in pandas/matplotlib).
+# Name -> sub-package under rtcc.reproduce (imported on demand: they pull in pandas/matplotlib).
 EXPERIMENTS = {"dumbo": "Dumbo thesis: pulse-link convergence and Mahimahi cellular traces"}

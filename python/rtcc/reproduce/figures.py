@@ -1,201 +1,41 @@
-"""Figures of the Dumbo reproduction, as PNG bytes (matplotlib Agg, fixed order and colours).
-
-pulse_rates (thesis Fig. 3-1), pulse_latency (Fig. 3-6), bitrate_breakdown (Figs. 3-9,
-6-30), cellular_boxes (Figs. 6-29/6-33: per-scheme spread over traces) and
-cellular_utilization (Fig. 6-31: per-bin utilisation pooled over traces).
-"""
+"""Figure helpers every reproduction shares: one colour per scheme across all of a paper's
+figures, the colour of the paper's own numbers, and rendering a list of figures to PNG in
+rtcc's style. Each paper's figures module builds its figures from data passed in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 from matplotlib.figure import Figure
 
-from rtcc.plots import _STYLE, to_png
-from rtcc.plots import _color as _flow_color
-from rtcc.reproduce import dumbo_thesis as thesis
+from rtcc.plots import flow_color, style, to_png
 
-if TYPE_CHECKING:
-    from rtcc.reproduce.dumbo import Outcome
-    from rtcc.sweep import SweepResult
+__all__ = ["PAPER_COLOR", "FigureList", "render", "scheme_color", "scheme_colors"]
 
-__all__ = ["render_all"]
+# The paper's own numbers (reference markers) in every reproduction figure.
+PAPER_COLOR = "#d62728"
 
-_THESIS = "#d62728"
+# filename -> (draws the figure, or None when there is no data for it; caption)
+FigureList = Mapping[str, tuple[Callable[[], Figure | None], str]]
 
 
-def _color(scheme: str) -> str:
-    """One colour per scheme in every figure (order of first appearance in the lists)."""
-    from rtcc.reproduce.dumbo import CELLULAR_SCHEMES, PULSE_SCHEMES
-
-    order = list(dict.fromkeys(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES)))
-    return _flow_color(order.index(scheme) if scheme in order else len(order))
+def scheme_colors(labels: Iterable[str]) -> dict[str, str]:
+    """One palette colour per scheme, in order of first appearance, so a scheme keeps its
+    colour in every figure whatever subset of schemes a figure shows."""
+    return {label: flow_color(i) for i, label in enumerate(dict.fromkeys(labels))}
 
 
-def _series(result: SweepResult) -> list[tuple[str, pd.DataFrame]]:
-    out = []
-    for run, record in zip(result.runs, result.records, strict=True):
-        series = (record or {}).get("flows", {}).get("0", {}).get("series")
-        if series:
-            out.append((str(run.labels["scheme"]), pd.DataFrame(series)))
-    return out
+def scheme_color(colors: Mapping[str, str], scheme: str) -> str:
+    """``scheme``'s colour in ``colors``; the next palette colour for a scheme not listed."""
+    return colors[scheme] if scheme in colors else flow_color(len(colors))
 
 
-def pulse_rates(outcome: Outcome) -> Figure | None:
-    runs = _series(outcome.pulse) if outcome.pulse else []
-    if not runs:
-        return None
-    cols = 2
-    rows = (len(runs) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(10, 2.1 * rows), sharex=True, sharey=True)
-    flat = np.atleast_1d(axes).ravel()
-    for ax, (label, s) in zip(flat, runs, strict=False):
-        ax.step(s["t_s"], s["capacity_kbps"] / 1000, where="pre", color="#222", lw=1.3,
-                label="capacity")  # fmt: skip
-        color = _color(label)
-        ax.plot(s["t_s"], s["recv_kbps"] / 1000, color=color, lw=1.0, label="throughput")
-        ax.plot(s["t_s"], s["video_kbps"] / 1000, color=color, lw=0.8, ls=":", label="video")
-        ax.set_title(label, fontsize=9)
-        ax.set_ylim(0, 3.6)
-    for ax in flat[len(runs) :]:
-        ax.set_visible(False)
-    fig.supxlabel("time (s)")
-    fig.supylabel("rate (Mbps)")
-    fig.suptitle("Pulse link: capacity vs received rate (cf. thesis Fig. 3-1)", x=0.3)
-    fig.tight_layout()
-    handles, labels = flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", ncol=3)
-    return fig
-
-
-def pulse_latency(outcome: Outcome) -> Figure | None:
-    runs = [(lab, s) for lab, s in (_series(outcome.pulse) if outcome.pulse else [])
-            if s["latency_ms"].notna().any()]  # fmt: skip
-    if not runs:
-        return None
-    fig, ax = plt.subplots(figsize=(10, 3.8))
-    for label, s in runs:
-        ax.plot(s["t_s"], s["latency_ms"], color=_color(label), lw=0.9, label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("capture time (s)")
-    ax.set_ylabel("frame latency (ms), mean per 100 ms")
-    ax.set_title("Pulse link: frame latency (cf. thesis Fig. 3-6)")
-    ax.legend(ncol=3)
-    fig.tight_layout()
-    return fig
-
-
-def bitrate_breakdown(outcome: Outcome) -> Figure | None:
-    table = outcome.table[outcome.table["runs"] > 0]
-    experiments = [e for e in ("pulse", "cellular") if (table["experiment"] == e).any()]
-    if not experiments or "video_kbps" not in table:
-        return None
-    fig, axes = plt.subplots(1, len(experiments), figsize=(5.2 * len(experiments), 3.8))
-    for ax, experiment in zip(np.atleast_1d(axes), experiments, strict=True):
-        part = table[table["experiment"] == experiment]
-        x = np.arange(len(part))
-        video = part["video_kbps"].fillna(0).to_numpy()
-        dummy = part["padding_kbps"].fillna(0).to_numpy()  # the summary's includes probes
-        ax.bar(x, video, color="#1f77b4", label="video")
-        ax.bar(x, dummy, bottom=video, color="#ff7f0e", label="padding / dummy (incl. probes)")
-        if experiment == "pulse":
-            for xi, scheme in zip(x, part["scheme"], strict=True):
-                ref = thesis.PULSE.get(scheme, {})
-                if "video_kbps" in ref:
-                    ax.plot([xi], [ref["video_kbps"]], "D", color=_THESIS, label="thesis video")
-        ax.set_xticks(x, part["scheme"], rotation=30, ha="right")
-        ax.set_ylabel("mean bitrate (kbps)")
-        figure = "3-9" if experiment == "pulse" else "6-30"
-        ax.set_title(f"{experiment}: video vs dummy (cf. Fig. {figure})")
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=3)
-    return fig
-
-
-_BOXES = (
-    ("frame_latency_ms_mean", "frame latency (ms)", 1.0),
-    ("queue_delay_ms_mean", "queuing delay (ms)", 1.0),
-    ("utilization", "utilisation (%)", 100.0),
-    ("video_kbps", "video bitrate (kbps)", 1.0),
-)
-
-
-def cellular_boxes(outcome: Outcome) -> Figure | None:
-    runs = outcome.runs
-    if runs.empty or "experiment" not in runs:
-        return None
-    runs = runs[(runs["experiment"] == "cellular") & runs["error"].isna()]
-    if runs.empty:
-        return None
-    schemes = list(dict.fromkeys(runs["scheme"]))
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6.6))
-    for ax, (column, title, scale) in zip(axes.ravel(), _BOXES, strict=True):
-        data = [runs.loc[runs["scheme"] == s, column].dropna().to_numpy() * scale for s in schemes]
-        ax.boxplot(data, showmeans=True)
-        ref = [thesis.CELLULAR.get(s, {}).get(column, np.nan) * scale for s in schemes]
-        ax.plot(np.arange(1, len(schemes) + 1), ref, "D", color=_THESIS, ms=5, label="thesis mean")
-        ax.set_xticks(np.arange(1, len(schemes) + 1), schemes, rotation=30, ha="right")
-        ax.set_title(title)
-    axes[0, 0].legend()
-    fig.suptitle("Cellular traces: per-trace means by scheme (cf. Figs. 6-29, 6-33)")
-    fig.tight_layout()
-    return fig
-
-
-def cellular_utilization(outcome: Outcome) -> Figure | None:
-    result = outcome.cellular
-    if result is None:
-        return None
-    pooled: dict[str, list[float]] = {}
-    for run, record in zip(result.runs, result.records, strict=True):
-        q = (record or {}).get("flows", {}).get("0", {}).get("quantiles", {}).get("utilization")
-        if q:  # each trace contributes its 101 quantiles: traces weigh equally
-            pooled.setdefault(str(run.labels["scheme"]), []).extend(v for v in q if v is not None)
-    if not pooled:
-        return None
-    fig, ax = plt.subplots(figsize=(8, 3.8))
-    for scheme, values in pooled.items():
-        v = np.sort(np.asarray(values)) * 100
-        y = np.arange(1, v.size + 1) / v.size
-        ax.step(v, y, where="post", color=_color(scheme), label=scheme)
-    ax.set_xlim(0, 110)
-    ax.set_xlabel("utilisation per 100 ms bin (%)")
-    ax.set_ylabel("CDF")
-    ax.set_title("Cellular traces: link utilisation per sample (cf. Fig. 6-31)")
-    ax.legend(ncol=2)
-    fig.tight_layout()
-    return fig
-
-
-FIGURES: dict[str, tuple[Callable[[Outcome], Figure | None], str]] = {
-    "pulse_rates.png": (pulse_rates, "Capacity against each scheme's received rate "
-                        "(throughput, all bytes) and video rate on the pulse link."),
-    "pulse_latency.png": (pulse_latency, "Frame latency per 100 ms of capture time."),
-    "bitrate_breakdown.png": (bitrate_breakdown, "Mean video and padding/dummy bitrate per "
-                              "scheme; the diamond is the thesis's number where it gives one."),
-    "cellular_boxes.png": (cellular_boxes, "Spread over traces of each scheme's per-trace "
-                           "means (triangle: their mean); red diamonds are the thesis's "
-                           "means over its 16 traces."),
-    "cellular_utilization.png": (cellular_utilization, "Per-bin utilisation over all traces "
-                                 "(each trace weighted equally)."),
-}  # fmt: skip
-
-
-def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:
-    """``{filename: (png, caption)}`` for every figure there is data for."""
+def render(figures: FigureList) -> dict[str, tuple[bytes, str]]:
+    """``{filename: (png, caption)}`` for every figure that has data, in ``figures``' order."""
     images = {}
-    with plt.style.context("default"), matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
-        for name, (build, caption) in FIGURES.items():
-            fig = build(outcome)
+    with style():
+        for name, (build, caption) in figures.items():
+            fig = build()
             if fig is not None:
                 images[name] = (to_png(fig), caption)
     return images

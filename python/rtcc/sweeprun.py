@@ -1,4 +1,7 @@
-"""Sweeps: many runs on a local process pool, each cached on disk, gathered into one table.
+"""Sweep runner: many runs on a local process pool, each cached on disk, gathered into a table.
+
+The package exposes :func:`sweep` as ``rtcc.sweep``; this module is named apart from it so
+importing the module never shadows the function.
 
 >>> import rtcc
 >>> table = rtcc.sweep("sweeps/cellular.toml", out="results/cellular", jobs=4)  # doctest: +SKIP
@@ -20,9 +23,7 @@ import hashlib
 import json
 import math
 import os
-import sys
 import time
-import types
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,7 @@ import pandas as pd
 from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, dumps_toml
 from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
+from rtcc.tables import format_number, format_table
 
 __all__ = [
     "CACHE_VERSION", "SweepError", "SweepResult", "execute", "run_key", "summary_text", "sweep",
@@ -370,8 +372,6 @@ _SWEEP_COLUMNS = (
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc sweep` prints: per-configuration means over seeds (and flows)."""
-    from rtcc.cli import _num, format_table
-
     if table.empty:
         return "no runs"
     # Label columns come first, up to the summary's flow name (failed runs: up to "run").
@@ -387,18 +387,7 @@ def summary_text(table: pd.DataFrame) -> str:
         keys = key if isinstance(key, tuple) else (key,)
         rows.append(
             [*map(str, keys), str(counts[key])]
-            + [_num(row[col], scale, digits) for col, _, scale, digits in shown]
+            + [format_number(row[col], scale, digits) for col, _, scale, digits in shown]
         )
     header = [*labels, "runs", *(c[1] for c in shown)]
     return format_table(header, rows, left=len(labels))
-
-
-class _CallableModule(types.ModuleType):
-    """``rtcc.sweep(...)`` must work after ``import rtcc.sweep`` rebinds ``rtcc.sweep`` to
-    this module, so the module itself is callable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,4 +1,6 @@
-"""Reproduce the Dumbo thesis's evaluation in simulation (../shared/papers/dumbo.txt).
+"""The Dumbo reproduction's runs: the scheme matrix, the two experiments, their tables.
+
+Reproduces the Dumbo thesis's evaluation in simulation (../shared/papers/dumbo.txt).
 
 1. Pulse link (§3.1, §6.2.1): 3 Mbps ↔ 500 kbps every 40 s, 25 ms one-way delay, no
    drops (queue unlimited), 160 s; convergence after each step (rtcc.convergence).
@@ -24,12 +26,16 @@ from typing import Any
 import pandas as pd
 
 from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
-from rtcc.sweep import SweepResult, execute
+from rtcc.reproduce.dumbo import figures, page, thesis
+from rtcc.reproduce.figures import scheme_colors
+from rtcc.reproduce.traces import default_traces, find_traces
+from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
+from rtcc.tables import format_number, format_table
 
 __all__ = [
-    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "default_traces", "run",
-    "summary_text",
+    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "probe", "pulse_series", "ratios",
+    "run", "summary_text", "utilization_quantiles",
 ]  # fmt: skip
 
 
@@ -100,22 +106,6 @@ FULL = Variant("full", 160, 40, 120, None)
 SHORT = Variant("short", 80, 20, 30, 3)
 DELAY = "25ms"
 SEED = 1
-
-
-def default_traces() -> Path | None:
-    """../shared/traces/mahimahi beside the repository (from this file, then from the cwd)."""
-    here = Path(__file__).resolve().parents[3]  # python/rtcc/reproduce/ -> repo root
-    for root in (here, Path.cwd()):
-        folder = (root / ".." / "shared" / "traces" / "mahimahi").resolve()
-        if folder.is_dir():
-            return folder
-    return None
-
-
-def find_traces(folder: Path, direction: str, limit: int | None) -> list[Path]:
-    suffixes = {"down": (".down",), "up": (".up",), "all": (".down", ".up")}[direction]
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in suffixes)
-    return files[:limit] if limit is not None else files
 
 
 def _scenario(
@@ -212,7 +202,6 @@ def run(
     if encoder not in ENCODERS:
         raise ValueError(f"encoder: '{encoder}' is not one of {', '.join(ENCODERS)}")
     import rtcc
-    from rtcc.reproduce import figures, page
 
     started = time.perf_counter()
     variant = SHORT if short else FULL
@@ -281,14 +270,55 @@ def run(
     )  # fmt: skip
     table.to_csv(out / "table.csv", index=False)
     outcome.runs.to_csv(out / "runs.csv", index=False)
-    images = figures.render_all(outcome)
+    # Every scheme keeps one colour across the figures, whichever of them a figure shows.
+    colors = scheme_colors(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES))
+    images = figures.render_all(
+        outcome.table,
+        outcome.runs,
+        pulse_series(pulse),
+        utilization_quantiles(cellular) if cellular is not None else {},
+        colors,
+    )
     for name, (png, _) in images.items():
         (out / name).write_bytes(png)
     # The report states the wall time: everything but writing the page itself.
     outcome.wall_s = time.perf_counter() - started
-    (out / "report.html").write_text(page.render(outcome, images), encoding="utf-8")
+    (out / "report.html").write_text(_page(outcome, images), encoding="utf-8")
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def _page(outcome: Outcome, images: dict[str, tuple[bytes, str]]) -> str:
+    results = [r for r in (outcome.pulse, outcome.cellular) if r is not None]
+    v = outcome.variant
+    return page.render(
+        outcome.table, images, ratios(outcome.table),
+        variant=v.name, pulse_s=v.pulse_s, pulse_every_s=v.pulse_every_s, trace_s=v.trace_s,
+        traces=[p.name for p in outcome.traces], traces_note=outcome.traces_note,
+        direction=outcome.direction, skipped=outcome.skipped, controllers=outcome.controllers,
+        computed=sum(r.executed for r in results), cached=sum(r.cached for r in results),
+        wall_s=outcome.wall_s,
+    )  # fmt: skip
+
+
+def pulse_series(result: SweepResult) -> list[tuple[str, pd.DataFrame]]:
+    """(scheme, its 100 ms series) for each pulse run that kept one, in run order."""
+    out = []
+    for run, record in zip(result.runs, result.records, strict=True):
+        series = (record or {}).get("flows", {}).get("0", {}).get("series")
+        if series:
+            out.append((str(run.labels["scheme"]), pd.DataFrame(series)))
+    return out
+
+
+def utilization_quantiles(result: SweepResult) -> dict[str, list[float]]:
+    """Per scheme, the per-bin utilisation quantiles of all its cellular runs together."""
+    pooled: dict[str, list[float]] = {}
+    for run, record in zip(result.runs, result.records, strict=True):
+        q = (record or {}).get("flows", {}).get("0", {}).get("quantiles", {}).get("utilization")
+        if q:  # each trace contributes its 101 quantiles: traces weigh equally
+            pooled.setdefault(str(run.labels["scheme"]), []).extend(v for v in q if v is not None)
+    return pooled
 
 
 def _order(table: pd.DataFrame) -> pd.DataFrame:
@@ -320,17 +350,12 @@ def ratios(table: pd.DataFrame) -> dict[str, float]:
 
 
 def _with_thesis(value: Any, ref: Any, scale: float = 1.0, digits: int = 1) -> str:
-    from rtcc.cli import _num
-
-    mine = _num(value, scale, digits)
-    return mine if ref is None else f"{mine} ({_num(ref, scale, digits)})"
+    mine = format_number(value, scale, digits)
+    return mine if ref is None else f"{mine} ({format_number(ref, scale, digits)})"
 
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce dumbo` prints: headline numbers, the thesis's in parentheses."""
-    from rtcc.cli import _num, format_table
-    from rtcc.reproduce import dumbo_thesis as thesis
-
     blocks = []
     pulse = table[(table["experiment"] == "pulse") & (table["runs"] > 0)]
     if len(pulse):
@@ -341,11 +366,11 @@ def summary_text(table: pd.DataFrame) -> str:
                 str(r["scheme"]),
                 _with_thesis(r["converge_up_s"], ref.get("converge_up_s"), digits=2),
                 _with_thesis(r["converge_down_s"], ref.get("converge_down_s"), digits=2),
-                _num(r.get("converge_down_settle_s"), 1, 2),
+                format_number(r.get("converge_down_settle_s"), 1, 2),
                 _with_thesis(r.get("up_steady_mbps"), ref.get("up_steady_mbps"), digits=2),
                 _with_thesis(r.get("down_latency_max_ms"), ref.get("down_latency_max_ms"), 1, 0),
-                _num(r["utilization"], 100, 1),
-                _num(r.get("psnr_db_mean"), 1, 1),
+                format_number(r["utilization"], 100, 1),
+                format_number(r.get("psnr_db_mean"), 1, 1),
             ])  # fmt: skip
         header = ["pulse link", "up s", "down s", "settle s", "steady up Mbps", "max lat. ms",
                   "util %", "PSNR dB"]  # fmt: skip
