@@ -8,6 +8,7 @@ pub mod link;
 pub mod loss;
 pub mod metrics;
 pub mod output;
+pub mod path;
 pub mod profile;
 pub mod queue;
 pub mod scenario;

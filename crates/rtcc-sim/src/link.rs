@@ -12,6 +12,7 @@ use rtcc_core::units::{DataSize, Duration, Time};
 
 use crate::aqm::Queued;
 use crate::loss::LossModel;
+use crate::path::Path;
 use crate::queue::Queue;
 
 pub use self::config::{CapacitySpec, CapacityTable, FieldError, LinkConfig, QueueSpec, QueueTable, UnitValue};
@@ -195,6 +196,21 @@ impl Link {
         }
         let us = (self.jitter.as_micros() as f64 * self.jitter_rng.normal()).abs();
         Duration::from_micros(us.round() as i64)
+    }
+
+    /// The paths beyond the bottleneck, forward (propagation + jitter) and
+    /// reverse (propagation + loss of reports), with this link's parameters
+    /// and random streams.
+    pub fn paths<F, R>(&self) -> (Path<F>, Path<R>) {
+        let fwd = Path::new(self.delay, self.jitter, LossModel::None, self.jitter_rng.clone(), Rng::new(0));
+        let rev = Path::new(
+            self.reverse_delay,
+            Duration::ZERO,
+            self.reverse_loss.clone(),
+            Rng::new(0),
+            self.reverse_rng.clone(),
+        );
+        (fwd, rev)
     }
 
     /// Whether one feedback packet is lost on the reverse path.

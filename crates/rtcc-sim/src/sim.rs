@@ -1,11 +1,13 @@
-//! The simulation driver. Every component (senders, receivers, the link, the
-//! forward and reverse delay lines) reports its next deadline; the driver
-//! always advances to the earliest one and serves the components due then in
-//! a fixed order (link → deliveries → receiver reports → reports at senders →
-//! senders). With few components per run this scan beats a heap and is
-//! deterministic by construction: same scenario + seed ⇒ same event order.
+//! The simulation driver. Every component (the link, each flow's forward
+//! delivery, receiver, reverse delivery and sender) reports its next
+//! deadline; a heap keyed by (time, stage, flow) picks the earliest, so an
+//! event costs O(log components) however many flows share the link. Equal
+//! times are served in a fixed order — link → deliveries → receiver reports
+//! → reports at senders → senders, flows in index order — so the same
+//! scenario and seed give the same event order.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rtcc_core::controller;
 use rtcc_core::encoder::{Encoder, FrameEncoder};
@@ -23,6 +25,7 @@ use crate::frames::FrameLog;
 use crate::link::Link;
 use crate::metrics::FlowStats;
 use crate::output::Series;
+use crate::path::Path;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
 use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality, SharedStore};
@@ -31,9 +34,8 @@ pub(crate) struct Flow {
     pub spec: FlowSpec,
     pub sender: Sender,
     pub receiver: Receiver,
-    fwd: VecDeque<(Time, Packet)>,
-    last_fwd: Time,
-    rev: VecDeque<(Time, ReceiverReport)>,
+    /// Deadline each stage is queued at in the heap (`Time::MAX`: none).
+    armed: [Time; 4],
     pub stats: FlowStats,
     pub prev: SendCounters,
     pub series: Series,
@@ -44,11 +46,38 @@ pub(crate) struct Flow {
     pub store: Option<SharedStore>,
 }
 
+/// What the scheduler wakes, in the order served at equal times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    /// The bottleneck: departures.
+    Link,
+    /// A flow's packets arriving at its receiver.
+    Deliver,
+    /// A flow's receiver: reports, NACKs, PLIs.
+    Receiver,
+    /// A flow's reports arriving at its sender.
+    Feedback,
+    /// A flow's sender: frames, audio, controller timers, the pacer.
+    Sender,
+}
+
+impl Stage {
+    /// Index into `Flow::armed` (the link has its own slot).
+    fn slot(self) -> usize {
+        self as usize - 1
+    }
+}
+
 pub struct Simulation {
     pub(crate) scenario: Scenario,
     pub(crate) now: Time,
     pub(crate) end: Time,
     pub(crate) link: Link,
+    /// Beyond the bottleneck to the receivers, and back to the senders.
+    fwd: Path<Packet>,
+    rev: Path<ReceiverReport>,
+    heap: BinaryHeap<Reverse<(Time, Stage, u32)>>,
+    link_armed: Time,
     pub(crate) flows: Vec<Flow>,
     pub(crate) events: u64,
     pub(crate) next_bin: Time,
@@ -176,9 +205,7 @@ impl Simulation {
                     Some(e) => Receiver::new(rcfg).with_estimator(e),
                     None => Receiver::new(rcfg),
                 },
-                fwd: VecDeque::with_capacity(1024),
-                last_fwd: Time::ZERO,
-                rev: VecDeque::with_capacity(16),
+                armed: [Time::MAX; 4],
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
@@ -194,7 +221,16 @@ impl Simulation {
                 target_n: 0,
             });
         }
-        Ok(Simulation {
+        let (mut fwd, mut rev) = link.paths();
+        for spec in &scenario.flows {
+            fwd.add_flow(spec.access_delay);
+            rev.add_flow(spec.access_delay);
+        }
+        let mut sim = Simulation {
+            fwd,
+            rev,
+            heap: BinaryHeap::with_capacity(4 * flows.len() + 4),
+            link_armed: Time::MAX,
             end: Time::ZERO + scenario.duration,
             next_bin: Time::ZERO + scenario.bin,
             record_packets: scenario.record_packets,
@@ -213,7 +249,14 @@ impl Simulation {
             spins: 0,
             done: false,
             saved_videos,
-        })
+        };
+        for i in 0..sim.flows.len() {
+            for stage in [Stage::Deliver, Stage::Receiver, Stage::Feedback, Stage::Sender] {
+                sim.arm(stage, i);
+            }
+        }
+        sim.arm(Stage::Link, 0);
+        Ok(sim)
     }
 
     pub fn set_record_packets(&mut self, on: bool) {
@@ -235,27 +278,51 @@ impl Simulation {
         &self.scenario
     }
 
+    fn armed(&self, stage: Stage, flow: usize) -> Time {
+        match stage {
+            Stage::Link => self.link_armed,
+            _ => self.flows[flow].armed[stage.slot()],
+        }
+    }
+
+    fn set_armed(&mut self, stage: Stage, flow: usize, t: Time) {
+        match stage {
+            Stage::Link => self.link_armed = t,
+            _ => self.flows[flow].armed[stage.slot()] = t,
+        }
+    }
+
+    fn deadline(&self, stage: Stage, flow: usize) -> Option<Time> {
+        match stage {
+            Stage::Link => self.link.poll_timeout(),
+            Stage::Deliver => self.fwd.poll_timeout(flow),
+            Stage::Receiver => self.flows[flow].receiver.poll_timeout(),
+            Stage::Feedback => self.rev.poll_timeout(flow),
+            Stage::Sender => self.flows[flow].sender.poll_timeout(),
+        }
+    }
+
+    /// Queue `stage` of `flow` at its current deadline unless it is queued
+    /// there already; a superseded entry is skipped when it surfaces.
+    fn arm(&mut self, stage: Stage, flow: usize) {
+        let t = self.deadline(stage, flow).unwrap_or(Time::MAX);
+        if t != self.armed(stage, flow) {
+            self.set_armed(stage, flow, t);
+            if t < Time::MAX {
+                self.heap.push(Reverse((t, stage, flow as u32)));
+            }
+        }
+    }
+
     /// The earliest time any component is due (bins and the end excluded).
-    fn next_deadline(&self) -> Time {
-        let mut t = Time::MAX;
-        if let Some(x) = self.link.poll_timeout() {
-            t = t.min(x);
+    fn next_deadline(&mut self) -> Time {
+        while let Some(&Reverse((t, stage, flow))) = self.heap.peek() {
+            if self.armed(stage, flow as usize) == t {
+                return t;
+            }
+            self.heap.pop();
         }
-        for f in &self.flows {
-            if let Some(&(x, _)) = f.fwd.front() {
-                t = t.min(x);
-            }
-            if let Some((x, _)) = f.rev.front() {
-                t = t.min(*x);
-            }
-            if let Some(x) = f.receiver.poll_timeout() {
-                t = t.min(x);
-            }
-            if let Some(x) = f.sender.poll_timeout() {
-                t = t.min(x);
-            }
-        }
-        t
+        Time::MAX
     }
 
     /// Run until simulated time `limit` (or the end). Returns false once done.
@@ -313,67 +380,99 @@ impl Simulation {
         self.run_until(Time::MAX);
     }
 
+    /// Serve every component due at or before `t`, in (time, stage, flow)
+    /// order. A component that stays due without progress is moved on by
+    /// 1 µs after 1000 tries, so it cannot stall the clock.
     fn step(&mut self, t: Time) {
+        let mut serves = 0u32;
+        while let Some(&Reverse((at, stage, flow))) = self.heap.peek() {
+            if at > t {
+                break;
+            }
+            self.heap.pop();
+            let flow = flow as usize;
+            if self.armed(stage, flow) != at {
+                continue;
+            }
+            self.set_armed(stage, flow, Time::MAX);
+            serves += 1;
+            if serves > 1_000 * (self.flows.len() as u32 + 1) {
+                self.set_armed(stage, flow, t + Duration::from_micros(1));
+                self.heap.push(Reverse((t + Duration::from_micros(1), stage, flow as u32)));
+                continue;
+            }
+            match stage {
+                Stage::Link => self.serve_link(t),
+                Stage::Deliver => self.serve_deliveries(t, flow),
+                Stage::Receiver => self.serve_receiver(t, flow),
+                Stage::Feedback => self.serve_feedback(t, flow),
+                Stage::Sender => self.serve_sender(t, flow),
+            }
+            self.arm(stage, flow);
+        }
+    }
+
+    fn serve_link(&mut self, t: Time) {
         while let Some(d) = self.link.poll_departure(t) {
             self.events += 1;
             self.delivered_bytes += d.packet.size.bytes();
             self.bin_delivered += d.packet.size.bytes();
-            let jitter = self.link.jitter_sample();
-            let delay = self.link.delay();
-            let f = &mut self.flows[d.packet.flow as usize];
-            f.stats.on_departed(&d.packet, d.service_start - d.enqueued, d.lost);
-            if !d.lost {
-                let arrival = (d.departed + delay + f.spec.access_delay + jitter).max(f.last_fwd);
-                f.last_fwd = arrival;
-                f.fwd.push_back((arrival, d.packet));
+            let i = d.packet.flow as usize;
+            self.flows[i].stats.on_departed(&d.packet, d.service_start - d.enqueued, d.lost);
+            if d.lost {
+                self.fwd.discard();
+            } else {
+                self.fwd.send(d.departed, i, d.packet);
+                self.arm(Stage::Deliver, i);
             }
         }
         self.record_aqm_drops();
-        let rev_delay = self.link.reverse_delay();
-        for f in &mut self.flows {
-            while let Some(&(at, p)) = f.fwd.front() {
-                if at > t {
-                    break;
-                }
-                f.fwd.pop_front();
-                self.events += 1;
-                f.stats.on_arrived(at, &p);
-                f.receiver.handle_packet(at, &p);
+    }
+
+    fn serve_deliveries(&mut self, t: Time, i: usize) {
+        let f = &mut self.flows[i];
+        while let Some((at, p)) = self.fwd.poll_arrival(i, t) {
+            self.events += 1;
+            f.stats.on_arrived(at, &p);
+            f.receiver.handle_packet(at, &p);
+        }
+        self.arm(Stage::Receiver, i);
+    }
+
+    fn serve_receiver(&mut self, t: Time, i: usize) {
+        self.events += 1;
+        if let Some(rep) = self.flows[i].receiver.poll_report(t) {
+            if !self.rev.lose() {
+                self.rev.send(t, i, rep);
+                self.arm(Stage::Feedback, i);
             }
         }
-        for f in &mut self.flows {
-            if f.receiver.poll_timeout().is_some_and(|x| x <= t) {
-                self.events += 1;
-                if let Some(rep) = f.receiver.poll_report(t) {
-                    if !self.link.reverse_lost() {
-                        f.rev.push_back((t + rev_delay + f.spec.access_delay, rep));
-                    }
-                }
-            }
+    }
+
+    fn serve_feedback(&mut self, t: Time, i: usize) {
+        while let Some((_, rep)) = self.rev.poll_arrival(i, t) {
+            self.events += 1;
+            self.flows[i].sender.handle_report(t, &rep);
         }
-        for f in &mut self.flows {
-            while f.rev.front().is_some_and(|(at, _)| *at <= t) {
-                if let Some((_, rep)) = f.rev.pop_front() {
-                    self.events += 1;
-                    f.sender.handle_report(t, &rep);
-                }
-            }
+        self.arm(Stage::Sender, i);
+    }
+
+    fn serve_sender(&mut self, t: Time, i: usize) {
+        let f = &mut self.flows[i];
+        if f.sender.poll_timeout().is_some_and(|x| x <= t) {
+            self.events += 1;
+            f.sender.handle_timeout(t);
         }
-        for f in &mut self.flows {
-            if f.sender.poll_timeout().is_some_and(|x| x <= t) {
-                self.events += 1;
-                f.sender.handle_timeout(t);
-            }
-            while let Some(p) = f.sender.poll_transmit(t) {
-                self.events += 1;
-                f.stats.on_sent(&p, self.record_packets);
-                if !self.link.enqueue(t, p) {
-                    f.stats.on_dropped(&p);
-                    self.bin_drops += 1;
-                }
+        while let Some(p) = f.sender.poll_transmit(t) {
+            self.events += 1;
+            f.stats.on_sent(&p, self.record_packets);
+            if !self.link.enqueue(t, p) {
+                f.stats.on_dropped(&p);
+                self.bin_drops += 1;
             }
         }
         self.record_aqm_drops();
+        self.arm(Stage::Link, 0);
     }
 
     /// Packets an AQM dropped inside the queue (CoDel at dequeue, fq_codel

@@ -1,0 +1,131 @@
+//! The stretch of a path beyond a bottleneck: propagation delay, each
+//! flow's access delay, random loss of whole messages and delay jitter that
+//! never reorders a flow's packets. Sans-IO: `send` a packet that left the
+//! bottleneck, wake at `poll_timeout(flow)`, take arrivals with
+//! `poll_arrival(flow, now)`. One `Path` serves every flow in one direction.
+
+use std::collections::VecDeque;
+
+use rtcc_core::rng::Rng;
+use rtcc_core::units::{Duration, Time};
+
+use crate::loss::LossModel;
+
+/// One flow's messages in flight, in arrival order.
+#[derive(Clone, Debug)]
+struct Line<T> {
+    q: VecDeque<(Time, T)>,
+    /// Latest arrival scheduled: jitter never lets a packet overtake it.
+    last: Time,
+    access: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct Path<T> {
+    delay: Duration,
+    jitter: Duration,
+    loss: LossModel,
+    jitter_rng: Rng,
+    loss_rng: Rng,
+    lines: Vec<Line<T>>,
+}
+
+impl<T> Path<T> {
+    /// `access[i]`: flow i's extra one-way delay.
+    pub fn new(delay: Duration, jitter: Duration, loss: LossModel, jitter_rng: Rng, loss_rng: Rng) -> Self {
+        Path { delay, jitter: jitter.max(Duration::ZERO), loss, jitter_rng, loss_rng, lines: Vec::new() }
+    }
+
+    /// Add a flow with its access delay; flows are numbered in order.
+    pub fn add_flow(&mut self, access: Duration) {
+        self.lines.push(Line { q: VecDeque::with_capacity(64), last: Time::ZERO, access });
+    }
+
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    pub fn jitter(&self) -> Duration {
+        self.jitter
+    }
+
+    pub fn loss(&self) -> &LossModel {
+        &self.loss
+    }
+
+    /// Whether the next message is lost on this path (drawn once per message).
+    pub fn lose(&mut self) -> bool {
+        self.loss.lose(&mut self.loss_rng)
+    }
+
+    /// Extra one-way delay for one packet: |N(0, jitter²)| (half-normal, mean
+    /// jitter·√(2/π)).
+    fn jitter_sample(&mut self) -> Duration {
+        if !self.jitter.is_positive() {
+            return Duration::ZERO;
+        }
+        let us = (self.jitter.as_micros() as f64 * self.jitter_rng.normal()).abs();
+        Duration::from_micros(us.round() as i64)
+    }
+
+    /// A message was lost before reaching this path (after the bottleneck):
+    /// it still draws its jitter, so the jitter stream does not depend on
+    /// which messages are lost.
+    pub fn discard(&mut self) {
+        self.jitter_sample();
+    }
+
+    /// A message left the bottleneck (or the sender, on an uncongested path)
+    /// at `at`; it arrives after propagation, access delay and jitter, never
+    /// before the flow's previous message. Returns the arrival time.
+    pub fn send(&mut self, at: Time, flow: usize, msg: T) -> Time {
+        let jitter = self.jitter_sample();
+        let line = &mut self.lines[flow];
+        let arrival = (at + self.delay + line.access + jitter).max(line.last);
+        line.last = arrival;
+        line.q.push_back((arrival, msg));
+        arrival
+    }
+
+    /// When flow `flow`'s next message arrives.
+    pub fn poll_timeout(&self, flow: usize) -> Option<Time> {
+        self.lines[flow].q.front().map(|m| m.0)
+    }
+
+    /// The next message of `flow` that has arrived by `now`.
+    pub fn poll_arrival(&mut self, flow: usize, now: Time) -> Option<(Time, T)> {
+        let line = &mut self.lines[flow];
+        if line.q.front().is_some_and(|m| m.0 <= now) {
+            line.q.pop_front()
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_add_and_jitter_never_reorders() {
+        let ms = Duration::from_millis;
+        let mut p: Path<u32> = Path::new(ms(20), ms(10), LossModel::None, Rng::new(1), Rng::new(2));
+        p.add_flow(ms(5));
+        p.add_flow(Duration::ZERO);
+        let mut last = Time::ZERO;
+        for i in 0..1000 {
+            let at = Time::ZERO + Duration::from_micros(i * 100);
+            let arr = p.send(at, 0, i as u32);
+            assert!(arr >= at + ms(25) && arr >= last, "packet {i}: {arr}");
+            last = arr;
+        }
+        assert!(p.send(Time::ZERO, 1, 0) - Time::ZERO >= ms(20));
+        let mut got = Vec::new();
+        while let Some((_, m)) = p.poll_arrival(0, Time::from_secs_f64(10.0)) {
+            got.push(m);
+        }
+        assert_eq!(got, (0..1000).collect::<Vec<u32>>());
+        assert!(p.poll_timeout(1).is_some() && p.poll_timeout(0).is_none());
+    }
+}
