@@ -1,7 +1,6 @@
 //! rtcc-sim: a deterministic discrete-event simulator that drives rtcc-core's
 //! senders, receivers and controllers over modelled links.
 
-pub mod aqm;
 pub mod bench;
 pub mod frames;
 pub mod link;

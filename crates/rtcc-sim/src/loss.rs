@@ -1,13 +1,8 @@
-//! Random packet loss: independent (Bernoulli) or bursty (Gilbert–Elliott
-//! two-state Markov chain), plus the `loss = ...` config forms.
-
-use std::fmt;
+//! Random packet loss: independent (Bernoulli) or bursty (Gilbert–Elliott two-state Markov chain).
+//!
+//! The `loss = ...` config forms ([`LossSpec`](crate::link::LossSpec)) are in [`crate::link::config`].
 
 use rtcc_core::rng::Rng;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
-
-use crate::link::FieldError;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum LossModel {
@@ -69,95 +64,6 @@ impl LossModel {
     }
 }
 
-/// `loss = 0.01` or `loss = { kind = ..., ... }` in a link table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum LossSpec {
-    Probability(f64),
-    Table(LossTable),
-}
-
-impl Default for LossSpec {
-    fn default() -> Self {
-        LossSpec::Probability(0.0)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossTable {
-    None,
-    Bernoulli {
-        p: f64,
-    },
-    GilbertElliott {
-        p_gb: f64,
-        p_bg: f64,
-        #[serde(default)]
-        loss_good: f64,
-        #[serde(default = "one")]
-        loss_bad: f64,
-    },
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-impl<'de> Deserialize<'de> for LossSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = LossSpec;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a loss probability or a table with `kind` (bernoulli, gilbert_elliott, none)")
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<LossSpec, E> {
-                Ok(LossSpec::Probability(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LossSpec, E> {
-                Ok(LossSpec::Probability(v as f64))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LossSpec, E> {
-                Ok(LossSpec::Probability(v as f64))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LossSpec, A::Error> {
-                LossTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(LossSpec::Table)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-fn probability(field: &str, name: &str, v: f64) -> Result<f64, FieldError> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(FieldError::new(field, format!("{name} = {v} is not a probability in [0, 1]")))
-    }
-}
-
-impl LossSpec {
-    /// Validates into a model; `field` names this entry in errors
-    /// (e.g. `"link.loss"`).
-    pub fn build(&self, field: &str) -> Result<LossModel, FieldError> {
-        let sub = |k: &str| format!("{field}.{k}");
-        Ok(match self {
-            LossSpec::Probability(p) => LossModel::bernoulli(probability(field, "loss", *p)?),
-            LossSpec::Table(LossTable::None) => LossModel::None,
-            LossSpec::Table(LossTable::Bernoulli { p }) => LossModel::bernoulli(probability(&sub("p"), "p", *p)?),
-            LossSpec::Table(LossTable::GilbertElliott { p_gb, p_bg, loss_good, loss_bad }) => {
-                LossModel::gilbert_elliott(
-                    probability(&sub("p_gb"), "p_gb", *p_gb)?,
-                    probability(&sub("p_bg"), "p_bg", *p_bg)?,
-                    probability(&sub("loss_good"), "loss_good", *loss_good)?,
-                    probability(&sub("loss_bad"), "loss_bad", *loss_bad)?,
-                )
-            }
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,45 +106,5 @@ mod tests {
 
         let m = LossModel::gilbert_elliott(0.1, 0.4, 0.01, 0.5);
         assert!((m.mean_loss() - (0.8 * 0.01 + 0.2 * 0.5)).abs() < 1e-12);
-    }
-
-    #[derive(Deserialize)]
-    struct T {
-        loss: LossSpec,
-    }
-
-    fn parse(s: &str) -> Result<LossModel, String> {
-        let t: T = toml::from_str(s).map_err(|e| e.to_string())?;
-        t.loss.build("link.loss").map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn config_forms() {
-        assert_eq!(parse("loss = 0.0"), Ok(LossModel::None));
-        assert_eq!(parse("loss = 0"), Ok(LossModel::None));
-        assert_eq!(parse("loss = 0.02"), Ok(LossModel::Bernoulli { p: 0.02 }));
-        assert_eq!(parse("loss = { kind = \"bernoulli\", p = 0.01 }"), Ok(LossModel::Bernoulli { p: 0.01 }));
-        assert_eq!(parse("loss = { kind = \"none\" }"), Ok(LossModel::None));
-        assert_eq!(
-            parse("loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3, loss_good = 0.0, loss_bad = 1.0 }"),
-            Ok(LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0))
-        );
-        assert_eq!(
-            parse("loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }"),
-            Ok(LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0))
-        );
-    }
-
-    #[test]
-    fn config_errors_name_the_field() {
-        assert_eq!(parse("loss = 1.5").unwrap_err(), "link.loss: loss = 1.5 is not a probability in [0, 1]");
-        let e = parse("loss = { kind = \"gilbert_elliott\", p_gb = -0.1, p_bg = 0.3 }").unwrap_err();
-        assert!(e.starts_with("link.loss.p_gb:"), "{e}");
-        let e = parse("loss = { kind = \"bernoulli\", q = 0.1 }").unwrap_err();
-        assert!(e.contains("unknown field `q`"), "{e}");
-        let e = parse("loss = { kind = \"burst\" }").unwrap_err();
-        assert!(e.contains("unknown variant `burst`"), "{e}");
-        let e = parse("loss = \"1%\"").unwrap_err();
-        assert!(e.contains("a loss probability"), "{e}");
     }
 }

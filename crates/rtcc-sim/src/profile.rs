@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use rtcc_core::controller::{ParamInfo, Params};
+use rtcc_core::controller::{ParamInfo, ParamValue, Params};
 
 /// Built-in profiles, made by `rtcc calibrate-encoder` (see each file's
 /// header for the command and machine).
@@ -62,12 +62,23 @@ pub fn load(name: &str, base: &Path) -> Result<Profile, String> {
     Ok(Profile { encoder: table(&mut t, "encoder")?, quality: table(&mut t, "quality")? })
 }
 
+/// A TOML scalar as a parameter value; `None` for arrays and tables.
+pub fn param_value(v: &toml::Value) -> Option<ParamValue> {
+    Some(match v {
+        toml::Value::String(s) => ParamValue::Str(s.clone()),
+        toml::Value::Integer(i) => ParamValue::Num(*i as f64),
+        toml::Value::Float(f) => ParamValue::Num(*f),
+        toml::Value::Boolean(b) => ParamValue::Bool(*b),
+        _ => return None,
+    })
+}
+
 /// Fill `p` with the profile's values for the parameters `known` documents,
 /// leaving those already set.
 pub fn fill(p: &mut Params, from: &toml::Table, known: &[ParamInfo]) {
     for (k, v) in from {
         if known.iter().any(|i| i.name == k) && !p.0.contains_key(k) {
-            if let Some(pv) = crate::scenario::param_value(v) {
+            if let Some(pv) = param_value(v) {
                 p.0.insert(k.clone(), pv);
             }
         }

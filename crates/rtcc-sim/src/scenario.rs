@@ -15,7 +15,7 @@ use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::sender::{AudioConfig, RateCap};
 
 use crate::link::{Link, LinkConfig};
-use crate::profile;
+use crate::profile::{self, param_value};
 use crate::video;
 use rtcc_video::real::VideoSpec;
 
@@ -506,17 +506,6 @@ fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String,
         None => return Err((key.into(), format!("missing '{key}'"))),
     };
     Ok((name, plain_params(t, Some(key))?))
-}
-
-/// A TOML scalar as a parameter value; `None` for arrays and tables.
-pub fn param_value(v: &toml::Value) -> Option<ParamValue> {
-    Some(match v {
-        toml::Value::String(s) => ParamValue::Str(s.clone()),
-        toml::Value::Integer(i) => ParamValue::Num(*i as f64),
-        toml::Value::Float(f) => ParamValue::Num(*f),
-        toml::Value::Boolean(b) => ParamValue::Bool(*b),
-        _ => return None,
-    })
 }
 
 /// A table of parameters, leaving out `skip` (the name key, if any).

@@ -1,0 +1,940 @@
+//! The `[link]` table of a scenario ([`LinkConfig`]): capacity, delays, queue, loss and jitter, built into a [`Link`].
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use rtcc_core::rng::Rng;
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::Link;
+use crate::loss::LossModel;
+use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit};
+use crate::trace::{Capacity, MahimahiTrace};
+
+/// A refused config value: `field` is a dotted path such as
+/// `link.capacity.high`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        FieldError { field: field.into(), reason: reason.into() }
+    }
+}
+
+/// A quantity as written: a string with a unit (`"3Mbps"`, `"25ms"`) or a
+/// bare number. Parsed when the config is built, so errors name the field.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum UnitValue {
+    Text(String),
+    Number(f64),
+}
+
+impl UnitValue {
+    fn text(s: &str) -> Self {
+        UnitValue::Text(s.to_string())
+    }
+
+    /// A rate; a bare number is bits per second.
+    pub fn rate(&self, field: &str) -> Result<DataRate, FieldError> {
+        match self {
+            UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
+            UnitValue::Number(v) if *v >= 0.0 && v.is_finite() => Ok(DataRate::from_bps_f64(*v)),
+            UnitValue::Number(v) => Err(FieldError::new(field, format!("rate {v} must not be negative"))),
+        }
+    }
+
+    /// A duration. Bare numbers other than 0 are refused: `25` could be
+    /// seconds or milliseconds.
+    pub fn duration(&self, field: &str) -> Result<Duration, FieldError> {
+        match self {
+            UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
+            UnitValue::Number(v) if *v == 0.0 => Ok(Duration::ZERO),
+            UnitValue::Number(v) => {
+                Err(FieldError::new(field, format!("{v} needs a unit, e.g. \"{v}ms\" or \"{v}s\"")))
+            }
+        }
+    }
+}
+
+impl fmt::Display for UnitValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitValue::Text(s) => write!(f, "{s}"),
+            UnitValue::Number(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Accepts strings and numbers; anything else is refused with a message
+/// that says what was expected.
+struct UnitVisitor;
+impl Visitor<'_> for UnitVisitor {
+    type Value = UnitValue;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a number or a string with a unit such as \"3Mbps\" or \"25ms\"")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<UnitValue, E> {
+        Ok(UnitValue::text(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<UnitValue, E> {
+        Ok(UnitValue::Number(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<UnitValue, E> {
+        Ok(UnitValue::Number(v as f64))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<UnitValue, E> {
+        Ok(UnitValue::Number(v as f64))
+    }
+}
+
+impl<'de> Deserialize<'de> for UnitValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor)
+    }
+}
+
+/// `capacity = "3Mbps"` or `capacity = { kind = ..., ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum CapacitySpec {
+    Rate(UnitValue),
+    Table(CapacityTable),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CapacityTable {
+    Constant {
+        rate: UnitValue,
+    },
+    /// Alternating high/low every `every`, starting high.
+    Pulse {
+        high: UnitValue,
+        low: UnitValue,
+        every: UnitValue,
+    },
+    /// High for `duty × period`, then low.
+    Square {
+        high: UnitValue,
+        low: UnitValue,
+        period: UnitValue,
+        duty: f64,
+    },
+    /// `[[time, rate], ...]`; optional linear interpolation and looping.
+    Step {
+        steps: Vec<(UnitValue, UnitValue)>,
+        #[serde(default)]
+        linear: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<UnitValue>,
+    },
+    Ramp {
+        from: UnitValue,
+        to: UnitValue,
+        #[serde(default = "zero")]
+        start: UnitValue,
+        duration: UnitValue,
+    },
+    /// Mahimahi trace; `scale` multiplies the bytes per opportunity,
+    /// `offset` is where in the trace the run starts.
+    Trace {
+        file: String,
+        #[serde(default = "one")]
+        scale: f64,
+        #[serde(default = "zero")]
+        offset: UnitValue,
+    },
+}
+
+fn zero() -> UnitValue {
+    UnitValue::text("0s")
+}
+fn one() -> f64 {
+    1.0
+}
+
+/// `Deserialize` for the "a value with a unit, or a table with `kind`"
+/// fields (capacity, queue).
+macro_rules! unit_or_table {
+    ($spec:ident, $unit:ident, $table:ident, $expecting:expr) => {
+        impl<'de> Deserialize<'de> for $spec {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $spec;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$spec, E> {
+                        UnitVisitor.visit_str(v).map($spec::$unit)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$spec, E> {
+                        UnitVisitor.visit_f64(v).map($spec::$unit)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$spec, E> {
+                        UnitVisitor.visit_i64(v).map($spec::$unit)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$spec, E> {
+                        UnitVisitor.visit_u64(v).map($spec::$unit)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$spec, A::Error> {
+                        $table::deserialize(de::value::MapAccessDeserializer::new(map)).map($spec::Table)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_or_table!(
+    CapacitySpec,
+    Rate,
+    CapacityTable,
+    "a rate such as \"3Mbps\" or a table with `kind` (constant, pulse, square, step, ramp, trace)"
+);
+
+/// The `[link]` table. Defaults: delay 25 ms, reverse_delay = delay,
+/// queue unlimited, no loss either way, no jitter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub capacity: CapacitySpec,
+    /// One-way forward propagation delay.
+    #[serde(default = "default_delay")]
+    pub delay: UnitValue,
+    /// One-way reverse (feedback) delay; defaults to `delay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_delay: Option<UnitValue>,
+    /// Drop-tail limit ("unlimited", "100ms", "64kB", "100pkt") or a
+    /// table choosing the discipline ([`QueueTable`]).
+    #[serde(default = "default_queue")]
+    pub queue: QueueSpec,
+    #[serde(default)]
+    pub loss: LossSpec,
+    #[serde(default)]
+    pub reverse_loss: LossSpec,
+    /// σ of the extra one-way delay |N(0, σ²)| (half-normal); the
+    /// simulator never lets it reorder packets.
+    #[serde(default = "zero")]
+    pub jitter: UnitValue,
+}
+
+fn default_delay() -> UnitValue {
+    UnitValue::text("25ms")
+}
+fn default_queue() -> QueueSpec {
+    QueueSpec::Limit(unlimited())
+}
+fn unlimited() -> UnitValue {
+    UnitValue::text("unlimited")
+}
+
+/// `queue = "100ms"` (drop-tail with that limit) or
+/// `queue = { kind = ..., ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum QueueSpec {
+    Limit(UnitValue),
+    Table(QueueTable),
+}
+
+/// The queue discipline table. Omitted fields take the defaults of
+/// [`crate::queue`] (RFC 8289 / RFC 8290 / Linux).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueTable {
+    /// `limit` as in the string form; default unlimited.
+    #[serde(rename = "droptail", alias = "drop_tail")]
+    DropTail {
+        #[serde(default = "unlimited")]
+        limit: UnitValue,
+    },
+    /// CoDel: `target` (5ms), `interval` (100ms), `mtu` (1514B),
+    /// `limit` (1000pkt; any limit form).
+    Codel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interval: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mtu: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<UnitValue>,
+    },
+    /// FQ-CoDel: CoDel's `target`, `interval`, `mtu`, plus `quantum`
+    /// (1514B), `limit` (10240pkt; packets only), `memory_limit` (32MiB),
+    /// `drop_batch` (64).
+    FqCodel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interval: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mtu: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quantum: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_limit: Option<UnitValue>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        drop_batch: Option<UnitValue>,
+    },
+}
+
+unit_or_table!(
+    QueueSpec,
+    Limit,
+    QueueTable,
+    "a queue limit such as \"100ms\", \"64kB\", \"100pkt\" or \"unlimited\", \
+     or a table with `kind` (droptail, codel, fq_codel)"
+);
+
+impl QueueSpec {
+    /// Validates into a discipline; `field` names this entry in errors
+    /// (e.g. `"link.queue"`).
+    pub fn build(&self, field: &str) -> Result<QueueDiscipline, FieldError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let table = match self {
+            QueueSpec::Limit(v) => return Ok(QueueDiscipline::DropTail(queue_limit(v, field)?)),
+            QueueSpec::Table(t) => t,
+        };
+        Ok(match table {
+            QueueTable::DropTail { limit } => QueueDiscipline::DropTail(queue_limit(limit, &f("limit"))?),
+            QueueTable::Codel { target, interval, mtu, limit } => {
+                let params = codel_params(target, interval, mtu, field)?;
+                let limit = match limit {
+                    Some(l) => queue_limit(l, &f("limit"))?,
+                    None => QueueDiscipline::codel().limit(),
+                };
+                QueueDiscipline::Codel { params, limit }
+            }
+            QueueTable::FqCodel { target, interval, mtu, quantum, limit, memory_limit, drop_batch } => {
+                let d = FqCodelConfig::default();
+                let limit = match limit {
+                    None => d.limit,
+                    Some(l) => match queue_limit(l, &f("limit"))? {
+                        QueueLimit::Packets(n) if n > 0 => n,
+                        _ => {
+                            return Err(FieldError::new(
+                                f("limit"),
+                                format!("'{l}': fq_codel's limit is a positive packet count, e.g. \"10240pkt\""),
+                            ))
+                        }
+                    },
+                };
+                let drop_batch = match drop_batch {
+                    None => d.drop_batch,
+                    Some(v) => count(v, &f("drop_batch"))?,
+                };
+                FqCodelConfig {
+                    codel: codel_params(target, interval, mtu, field)?,
+                    quantum: positive_size(quantum.as_ref(), d.quantum, &f("quantum"))?,
+                    limit,
+                    memory_limit: positive_size(memory_limit.as_ref(), d.memory_limit, &f("memory_limit"))?,
+                    drop_batch,
+                }
+                .into()
+            }
+        })
+    }
+}
+
+fn queue_limit(v: &UnitValue, field: &str) -> Result<QueueLimit, FieldError> {
+    match v {
+        UnitValue::Text(s) => QueueLimit::parse(s),
+        UnitValue::Number(n) => QueueLimit::parse(&n.to_string()),
+    }
+    .map_err(|r| FieldError::new(field, r))
+}
+
+fn codel_params(
+    target: &Option<UnitValue>,
+    interval: &Option<UnitValue>,
+    mtu: &Option<UnitValue>,
+    field: &str,
+) -> Result<CodelParams, FieldError> {
+    let f = |k: &str| format!("{field}.{k}");
+    let d = CodelParams::default();
+    let time = |v: &Option<UnitValue>, k: &str, default: Duration| match v {
+        Some(v) => positive(&f(k), v.duration(&f(k))?),
+        None => Ok(default),
+    };
+    Ok(CodelParams {
+        target: time(target, "target", d.target)?,
+        interval: time(interval, "interval", d.interval)?,
+        mtu: match mtu {
+            Some(v) => size(v, &f("mtu"))?,
+            None => d.mtu,
+        },
+    })
+}
+
+/// A whole number of packets, at least 1.
+fn count(v: &UnitValue, field: &str) -> Result<usize, FieldError> {
+    let n = match v {
+        UnitValue::Number(n) if n.fract() == 0.0 && *n >= 1.0 => Some(*n as usize),
+        UnitValue::Text(s) => s.trim().parse::<usize>().ok().filter(|&n| n >= 1),
+        _ => None,
+    };
+    n.ok_or_else(|| FieldError::new(field, format!("'{v}' must be a whole number of packets, at least 1")))
+}
+
+/// A size: "1514B", "64kB"; a bare number is bytes.
+fn size(v: &UnitValue, field: &str) -> Result<DataSize, FieldError> {
+    match v {
+        UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
+        UnitValue::Number(n) if *n >= 0.0 && n.is_finite() => Ok(DataSize::from_bytes(n.round() as u64)),
+        UnitValue::Number(n) => Err(FieldError::new(field, format!("size {n} must not be negative"))),
+    }
+}
+
+fn positive_size(v: Option<&UnitValue>, default: DataSize, field: &str) -> Result<DataSize, FieldError> {
+    match v {
+        None => Ok(default),
+        Some(v) => match size(v, field)? {
+            DataSize::ZERO => Err(FieldError::new(field, "must be positive")),
+            s => Ok(s),
+        },
+    }
+}
+
+/// `loss = 0.01` or `loss = { kind = ..., ... }` in a link table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LossSpec {
+    Probability(f64),
+    Table(LossTable),
+}
+
+impl Default for LossSpec {
+    fn default() -> Self {
+        LossSpec::Probability(0.0)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossTable {
+    None,
+    Bernoulli {
+        p: f64,
+    },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+}
+
+impl<'de> Deserialize<'de> for LossSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LossSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a loss probability or a table with `kind` (bernoulli, gilbert_elliott, none)")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<LossSpec, E> {
+                Ok(LossSpec::Probability(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LossSpec, E> {
+                Ok(LossSpec::Probability(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LossSpec, E> {
+                Ok(LossSpec::Probability(v as f64))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LossSpec, A::Error> {
+                LossTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(LossSpec::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn probability(field: &str, name: &str, v: f64) -> Result<f64, FieldError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(FieldError::new(field, format!("{name} = {v} is not a probability in [0, 1]")))
+    }
+}
+
+impl LossSpec {
+    /// Validates into a model; `field` names this entry in errors
+    /// (e.g. `"link.loss"`).
+    pub fn build(&self, field: &str) -> Result<LossModel, FieldError> {
+        let sub = |k: &str| format!("{field}.{k}");
+        Ok(match self {
+            LossSpec::Probability(p) => LossModel::bernoulli(probability(field, "loss", *p)?),
+            LossSpec::Table(LossTable::None) => LossModel::None,
+            LossSpec::Table(LossTable::Bernoulli { p }) => LossModel::bernoulli(probability(&sub("p"), "p", *p)?),
+            LossSpec::Table(LossTable::GilbertElliott { p_gb, p_bg, loss_good, loss_bad }) => {
+                LossModel::gilbert_elliott(
+                    probability(&sub("p_gb"), "p_gb", *p_gb)?,
+                    probability(&sub("p_bg"), "p_bg", *p_bg)?,
+                    probability(&sub("loss_good"), "loss_good", *loss_good)?,
+                    probability(&sub("loss_bad"), "loss_bad", *loss_bad)?,
+                )
+            }
+        })
+    }
+}
+
+impl LinkConfig {
+    /// A constant-rate link with every other field at its default.
+    pub fn constant(rate: &str) -> Self {
+        LinkConfig {
+            capacity: CapacitySpec::Rate(UnitValue::text(rate)),
+            delay: default_delay(),
+            reverse_delay: None,
+            queue: default_queue(),
+            loss: LossSpec::default(),
+            reverse_loss: LossSpec::default(),
+            jitter: zero(),
+        }
+    }
+
+    /// Validates and builds the link. Relative trace paths resolve
+    /// against `base_dir`. The link draws from `Rng::new(0)` until
+    /// [`Link::set_rng`] gives it the run's stream.
+    pub fn build(&self, base_dir: &Path) -> Result<Link, FieldError> {
+        self.build_named(base_dir, "link")
+    }
+
+    /// As [`build`](Self::build), naming fields under `prefix`.
+    pub fn build_named(&self, base_dir: &Path, prefix: &str) -> Result<Link, FieldError> {
+        let f = |k: &str| format!("{prefix}.{k}");
+        let capacity = build_capacity(&self.capacity, base_dir, &f("capacity"))?;
+        let delay = self.delay.duration(&f("delay"))?;
+        let reverse_delay = match &self.reverse_delay {
+            Some(d) => d.duration(&f("reverse_delay"))?,
+            None => delay,
+        };
+        let queue = self.queue.build(&f("queue"))?;
+        let loss: LossModel = self.loss.build(&f("loss"))?;
+        let reverse_loss = self.reverse_loss.build(&f("reverse_loss"))?;
+        let jitter = self.jitter.duration(&f("jitter"))?;
+        Ok(Link::new(capacity, queue, loss, jitter, delay, reverse_delay, reverse_loss, Rng::new(0)))
+    }
+}
+
+fn positive(field: &str, d: Duration) -> Result<Duration, FieldError> {
+    if d.is_positive() {
+        Ok(d)
+    } else {
+        Err(FieldError::new(field, "must be positive"))
+    }
+}
+
+fn not_all_zero(field: &str, rates: &[DataRate]) -> Result<(), FieldError> {
+    if rates.iter().all(|r| *r == DataRate::ZERO) {
+        Err(FieldError::new(field, "the capacity is zero at all times"))
+    } else {
+        Ok(())
+    }
+}
+
+fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<Capacity, FieldError> {
+    let f = |k: &str| format!("{field}.{k}");
+    let table = match spec {
+        CapacitySpec::Rate(v) => {
+            let r = v.rate(field)?;
+            not_all_zero(field, &[r])?;
+            return Ok(Capacity::constant(r));
+        }
+        CapacitySpec::Table(t) => t,
+    };
+    Ok(match table {
+        CapacityTable::Constant { rate } => {
+            let r = rate.rate(&f("rate"))?;
+            not_all_zero(&f("rate"), &[r])?;
+            Capacity::constant(r)
+        }
+        CapacityTable::Pulse { high, low, every } => {
+            let (h, l) = (high.rate(&f("high"))?, low.rate(&f("low"))?);
+            let every = positive(&f("every"), every.duration(&f("every"))?)?;
+            not_all_zero(field, &[h, l])?;
+            Capacity::pulse(h, l, every)
+        }
+        CapacityTable::Square { high, low, period, duty } => {
+            let (h, l) = (high.rate(&f("high"))?, low.rate(&f("low"))?);
+            let period = positive(&f("period"), period.duration(&f("period"))?)?;
+            let on = period.as_micros() as f64 * duty;
+            if !(*duty > 0.0 && *duty < 1.0) || on < 1.0 || period.as_micros() as f64 - on < 1.0 {
+                return Err(FieldError::new(f("duty"), format!("duty {duty} must be strictly between 0 and 1")));
+            }
+            not_all_zero(field, &[h, l])?;
+            Capacity::square(h, l, period, *duty)
+        }
+        CapacityTable::Step { steps, linear, period } => {
+            let mut points = Vec::with_capacity(steps.len());
+            for (i, (t, r)) in steps.iter().enumerate() {
+                let at = format!("{field}.steps[{i}]");
+                let t = Time::ZERO + t.duration(&at)?;
+                if let Some(&(prev, _)) = points.last() {
+                    if t <= prev {
+                        return Err(FieldError::new(
+                            at,
+                            format!("step at {t} is not after the previous one ({prev}); steps must be sorted by time"),
+                        ));
+                    }
+                }
+                points.push((t, r.rate(&at)?));
+            }
+            if points.is_empty() {
+                return Err(FieldError::new(f("steps"), "at least one [time, rate] step is needed"));
+            }
+            not_all_zero(&f("steps"), &points.iter().map(|p| p.1).collect::<Vec<_>>())?;
+            let period = match period {
+                Some(p) => Some(positive(&f("period"), p.duration(&f("period"))?)?),
+                None => None,
+            };
+            Capacity::piecewise(points, *linear, period).map_err(|r| FieldError::new(f("period"), r))?
+        }
+        CapacityTable::Ramp { from, to, start, duration } => {
+            let (a, b) = (from.rate(&f("from"))?, to.rate(&f("to"))?);
+            let start = Time::ZERO + start.duration(&f("start"))?;
+            let duration = duration.duration(&f("duration"))?;
+            not_all_zero(field, &[a, b])?;
+            Capacity::ramp(a, b, start, duration)
+        }
+        CapacityTable::Trace { file, scale, offset } => {
+            let path = base_dir.join(file);
+            let trace = MahimahiTrace::load(&path).map_err(|e| FieldError::new(f("file"), e.to_string()))?;
+            if !(scale.is_finite() && *scale > 0.0 && *scale * 1500.0 >= 0.5) {
+                return Err(FieldError::new(f("scale"), format!("scale {scale} must be positive")));
+            }
+            let offset = offset.duration(&f("offset"))?;
+            Capacity::trace(Arc::new(trace), offset, *scale)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: i64) -> Time {
+        Time::from_millis(x)
+    }
+    fn b(n: u64) -> DataSize {
+        DataSize::from_bytes(n)
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Top {
+        link: LinkConfig,
+    }
+
+    fn parse(text: &str) -> Result<LinkConfig, String> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize::<_, Top>(de)
+            .map(|t| t.link)
+            .map_err(|e| format!("{}: {}", e.path(), e.inner().message()))
+    }
+
+    fn build(text: &str) -> Result<Link, String> {
+        parse(text)?.build(Path::new("/nonexistent-base")).map_err(|e| e.to_string())
+    }
+
+    fn cap(text: &str) -> Result<Link, String> {
+        build(&format!("[link]\ncapacity = {text}\n"))
+    }
+
+    #[test]
+    fn config_defaults_and_every_capacity_form() {
+        let l = cap("\"3Mbps\"").unwrap();
+        assert!(matches!(l.capacity(), Capacity::Constant(r) if *r == DataRate::from_mbps(3)));
+        assert_eq!(
+            (l.delay(), l.reverse_delay(), l.jitter()),
+            (Duration::from_millis(25), Duration::from_millis(25), Duration::ZERO)
+        );
+        assert_eq!(l.queue_limit(), QueueLimit::Unlimited);
+        assert_eq!((l.loss(), l.reverse_loss()), (&LossModel::None, &LossModel::None));
+        assert_eq!(cap("3000000").unwrap().capacity().rate_at(Time::ZERO), DataRate::from_mbps(3));
+        assert_eq!(
+            cap("{ kind = \"constant\", rate = \"2Mbps\" }").unwrap().capacity().rate_at(ms(5)),
+            DataRate::from_mbps(2)
+        );
+
+        let rate = |text: &str, t: i64| cap(text).unwrap().capacity().rate_at(ms(t)).kbps_f64();
+        let pulse = "{ kind = \"pulse\", high = \"3Mbps\", low = \"500kbps\", every = \"40s\" }";
+        assert_eq!((rate(pulse, 0), rate(pulse, 40_000)), (3000.0, 500.0));
+        let square = "{ kind = \"square\", high = \"3Mbps\", low = \"1Mbps\", period = \"20s\", duty = 0.5 }";
+        assert_eq!((rate(square, 9_999), rate(square, 10_000)), (3000.0, 1000.0));
+        let step = "{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"]] }";
+        assert_eq!((rate(step, 19_999), rate(step, 20_000)), (3000.0, 1000.0));
+        let looped =
+            "{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"]], period = \"30s\", linear = true }";
+        assert_eq!(rate(looped, 30_000 + 10_000), 2000.0);
+        let ramp = "{ kind = \"ramp\", from = \"1Mbps\", to = \"4Mbps\", start = \"10s\", duration = \"30s\" }";
+        assert_eq!((rate(ramp, 0), rate(ramp, 25_000), rate(ramp, 60_000)), (1000.0, 2500.0, 4000.0));
+
+        // A trace resolved against the base directory.
+        let dir = std::env::temp_dir().join(format!("rtcc-link-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("traces")).unwrap();
+        std::fs::write(dir.join("traces/one.down"), "1\n").unwrap();
+        std::fs::write(dir.join("traces/bad.down"), "1\nx\n").unwrap();
+        let trace = |extra: &str, file: &str| {
+            let text = format!("[link]\ncapacity = {{ kind = \"trace\", file = \"traces/{file}\"{extra} }}\n");
+            parse(&text).unwrap().build(&dir).map_err(|e| e.to_string())
+        };
+        assert_eq!(trace("", "one.down").unwrap().capacity().rate_at(Time::ZERO), DataRate::from_mbps(12));
+        assert_eq!(
+            trace(", scale = 0.5, offset = \"2s\"", "one.down").unwrap().capacity().rate_at(Time::ZERO),
+            DataRate::from_mbps(6)
+        );
+        let e = trace("", "bad.down").unwrap_err();
+        assert!(
+            e.starts_with("link.capacity.file: ")
+                && e.ends_with("bad.down:2: 'x' is not a timestamp (expected a non-negative integer number of ms)"),
+            "{e}"
+        );
+        let e = trace("", "missing.down").unwrap_err();
+        assert!(e.starts_with("link.capacity.file: ") && e.contains("missing.down: cannot read"), "{e}");
+        assert!(trace(", scale = 0", "one.down").unwrap_err().starts_with("link.capacity.scale:"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn config_other_fields() {
+        let l = build(
+            "[link]\ncapacity = \"3Mbps\"\ndelay = \"10ms\"\nreverse_delay = \"40ms\"\nqueue = \"100pkt\"\n\
+             loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }\nreverse_loss = 0.05\njitter = \"2ms\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (l.delay(), l.reverse_delay(), l.jitter()),
+            (Duration::from_millis(10), Duration::from_millis(40), Duration::from_millis(2))
+        );
+        assert_eq!(l.queue_limit(), QueueLimit::Packets(100));
+        assert_eq!(l.loss(), &LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0));
+        assert_eq!(l.reverse_loss(), &LossModel::Bernoulli { p: 0.05 });
+        let q = |s: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = \"{s}\"\n")).map(|l| l.queue_limit());
+        assert_eq!(q("100ms"), Ok(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(q("64kB"), Ok(QueueLimit::Bytes(b(64_000))));
+        assert_eq!(q("150000B"), Ok(QueueLimit::Bytes(b(150_000))));
+        assert_eq!(q("100 packets"), Ok(QueueLimit::Packets(100)));
+        let l = build("[link]\ncapacity = \"3Mbps\"\ndelay = 0\n").unwrap();
+        assert_eq!(l.reverse_delay(), Duration::ZERO);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let err = |text: &str| cap(text).unwrap_err();
+        assert_eq!(err("\"-3Mbps\""), "link.capacity: '-3Mbps' must not be negative");
+        assert_eq!(err("\"0Mbps\""), "link.capacity: the capacity is zero at all times");
+        let e = err("{ kind = \"pulse\", high = \"-3Mbps\", low = \"500kbps\", every = \"40s\" }");
+        assert_eq!(e, "link.capacity.high: '-3Mbps' must not be negative");
+        let e = err("{ kind = \"pulse\", high = \"0Mbps\", low = \"0kbps\", every = \"40s\" }");
+        assert_eq!(e, "link.capacity: the capacity is zero at all times");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"0s\" }");
+        assert_eq!(e, "link.capacity.every: must be positive");
+        let e = err("{ kind = \"square\", high = \"3Mbps\", low = \"1Mbps\", period = \"20s\", duty = 1.5 }");
+        assert_eq!(e, "link.capacity.duty: duty 1.5 must be strictly between 0 and 1");
+        let e = err("{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"20s\", \"1Mbps\"], [\"10s\", \"2Mbps\"]] }");
+        assert!(e.starts_with("link.capacity.steps[2]: step at 10.000s is not after the previous one"), "{e}");
+        let e = err("{ kind = \"step\", steps = [[\"0s\", \"3Mbps\"], [\"40s\", \"1Mbps\"]], period = \"30s\" }");
+        assert!(e.starts_with("link.capacity.period: "), "{e}");
+        let e = err("{ kind = \"ramp\", from = \"1Mbps\", to = \"4 furlongs\", duration = \"3s\" }");
+        assert!(e.starts_with("link.capacity.to: unknown unit 'furlongs'"), "{e}");
+        // Shape errors come from serde and carry the path.
+        let e = err("{ kind = \"sawtooth\", high = \"3Mbps\" }");
+        assert!(e.starts_with("link.capacity.kind: unknown variant `sawtooth`"), "{e}");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", hgh = 1 }");
+        assert!(e.starts_with("link.capacity: unknown field `hgh`"), "{e}");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\" }");
+        assert!(e.contains("missing field `every`"), "{e}");
+        let e = err("true");
+        assert!(e.contains("a rate such as"), "{e}");
+        let e = build("[link]\ncapacity = \"3Mbps\"\nbandwidth = \"1Mbps\"\n").unwrap_err();
+        assert!(e.contains("unknown field `bandwidth`"), "{e}");
+        let other = |k: &str, v: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\n{k} = {v}\n")).unwrap_err();
+        assert_eq!(other("delay", "25"), "link.delay: 25 needs a unit, e.g. \"25ms\" or \"25s\"");
+        assert!(other("queue", "100").starts_with("link.queue: queue limit '100' needs a unit"));
+        assert!(other("queue", "\"-1pkt\"").starts_with("link.queue:"));
+        assert!(other("loss", "2").starts_with("link.loss: "));
+        assert!(other("reverse_loss", "{ kind = \"bernoulli\", p = -1 }").starts_with("link.reverse_loss.p: "));
+        assert!(other("jitter", "\"-1ms\"").starts_with("link.jitter: "));
+    }
+
+    fn queue(v: &str) -> Result<QueueDiscipline, String> {
+        build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {v}\n")).map(|l| l.queue_discipline())
+    }
+
+    #[test]
+    fn config_queue_disciplines() {
+        let ms_ = Duration::from_millis;
+        let drop_tail = |l: QueueLimit| Ok(QueueDiscipline::DropTail(l));
+        // The string forms are drop-tail, as before; the table says the same.
+        assert_eq!(queue("\"100ms\""), drop_tail(QueueLimit::Time(ms_(100))));
+        assert_eq!(queue("{ kind = \"droptail\", limit = \"100ms\" }"), drop_tail(QueueLimit::Time(ms_(100))));
+        assert_eq!(queue("{ kind = \"drop_tail\", limit = \"64kB\" }"), drop_tail(QueueLimit::Bytes(b(64_000))));
+        assert_eq!(queue("{ kind = \"droptail\" }"), drop_tail(QueueLimit::Unlimited));
+        assert_eq!(build("[link]\ncapacity = \"3Mbps\"\n").unwrap().queue_discipline(), QueueDiscipline::default());
+
+        // CoDel: RFC 8289 constants, Linux limit; every field settable.
+        let codel = QueueDiscipline::codel();
+        assert_eq!(
+            codel,
+            QueueDiscipline::Codel {
+                params: CodelParams { target: ms_(5), interval: ms_(100), mtu: b(1514) },
+                limit: QueueLimit::Packets(1000)
+            }
+        );
+        assert_eq!(queue("{ kind = \"codel\" }"), Ok(codel));
+        assert_eq!(
+            queue("{ kind = \"codel\", target = \"5ms\", interval = \"100ms\", limit = \"1000pkt\" }"),
+            Ok(codel)
+        );
+        let custom =
+            queue("{ kind = \"codel\", target = \"15ms\", interval = \"0.2s\", mtu = 1500, limit = \"200ms\" }");
+        assert_eq!(
+            custom,
+            Ok(QueueDiscipline::Codel {
+                params: CodelParams { target: ms_(15), interval: ms_(200), mtu: b(1500) },
+                limit: QueueLimit::Time(ms_(200))
+            })
+        );
+        assert_eq!(custom.unwrap().to_string(), "codel(target=15ms, interval=200ms, mtu=1500B, limit=200ms)");
+        assert_eq!(queue("{ kind = \"codel\", limit = \"unlimited\" }").unwrap().limit(), QueueLimit::Unlimited);
+
+        // FQ-CoDel: RFC 8290 / Linux defaults; every field settable.
+        let fq = QueueDiscipline::fq_codel();
+        assert_eq!(
+            fq,
+            QueueDiscipline::FqCodel(FqCodelConfig {
+                codel: CodelParams::default(),
+                quantum: b(1514),
+                limit: 10_240,
+                memory_limit: b(32 << 20),
+                drop_batch: 64
+            })
+        );
+        assert_eq!(queue("{ kind = \"fq_codel\" }"), Ok(fq));
+        let full = "{ kind = \"fq_codel\", target = \"5ms\", interval = \"100ms\", quantum = \"1514B\", limit = \"10240pkt\" }";
+        assert_eq!(queue(full), Ok(fq));
+        let custom = queue(
+            "{ kind = \"fq_codel\", target = \"10ms\", interval = \"200ms\", mtu = \"1500B\", quantum = 300, \
+             limit = \"100 packets\", memory_limit = \"1MB\", drop_batch = 8 }",
+        )
+        .unwrap();
+        assert_eq!(
+            custom,
+            QueueDiscipline::FqCodel(FqCodelConfig {
+                codel: CodelParams { target: ms_(10), interval: ms_(200), mtu: b(1500) },
+                quantum: b(300),
+                limit: 100,
+                memory_limit: b(1_000_000),
+                drop_batch: 8
+            })
+        );
+        assert_eq!(
+            custom.to_string(),
+            "fq_codel(target=10ms, interval=200ms, mtu=1500B, quantum=300B, limit=100pkt, memory_limit=1000kB, drop_batch=8)"
+        );
+        let l = build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {full}\n")).unwrap();
+        assert_eq!(l.queue_limit(), QueueLimit::Packets(10_240));
+        // The config serialises back to what was written.
+        let cfg = parse(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = {full}\n")).unwrap();
+        let back: LinkConfig = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(back, cfg);
+        let cfg = parse("[link]\ncapacity = \"3Mbps\"\nqueue = \"64kB\"\n").unwrap();
+        assert_eq!(toml::to_string(&cfg).unwrap().lines().find(|l| l.starts_with("queue")), Some("queue = \"64kB\""));
+    }
+
+    #[test]
+    fn config_queue_errors_name_the_field() {
+        let err = |v: &str| queue(v).unwrap_err();
+        let codel = |k: &str, v: &str| err(&format!("{{ kind = \"codel\", {k} = {v} }}"));
+        let fq = |k: &str, v: &str| err(&format!("{{ kind = \"fq_codel\", {k} = {v} }}"));
+        assert_eq!(codel("target", "\"-5ms\""), "link.queue.target: '-5ms' must not be negative");
+        assert_eq!(codel("target", "\"0ms\""), "link.queue.target: must be positive");
+        assert_eq!(fq("target", "0"), "link.queue.target: must be positive");
+        assert_eq!(codel("interval", "100"), "link.queue.interval: 100 needs a unit, e.g. \"100ms\" or \"100s\"");
+        assert!(fq("interval", "\"1 fortnight\"").starts_with("link.queue.interval: unknown unit 'fortnight'"));
+        assert!(codel("mtu", "\"big\"").starts_with("link.queue.mtu: "));
+        assert_eq!(fq("mtu", "-1"), "link.queue.mtu: size -1 must not be negative");
+        assert!(codel("limit", "\"100\"").starts_with("link.queue.limit: queue limit '100' needs a unit"));
+        assert!(err("{ kind = \"droptail\", limit = \"-1pkt\" }").starts_with("link.queue.limit: "));
+        let e = fq("limit", "\"100ms\"");
+        assert_eq!(e, "link.queue.limit: '100ms': fq_codel's limit is a positive packet count, e.g. \"10240pkt\"");
+        assert!(
+            fq("limit", "\"0pkt\"").starts_with("link.queue.limit: queue limit '0pkt' must hold at least one packet")
+        );
+        assert!(err("\"0ms\"").starts_with("link.queue"));
+        assert_eq!(fq("quantum", "\"0B\""), "link.queue.quantum: must be positive");
+        assert!(fq("quantum", "\"12 furlongs\"").starts_with("link.queue.quantum: unknown unit 'furlongs'"));
+        assert_eq!(fq("memory_limit", "0"), "link.queue.memory_limit: must be positive");
+        assert_eq!(fq("drop_batch", "0"), "link.queue.drop_batch: '0' must be a whole number of packets, at least 1");
+        assert!(fq("drop_batch", "2.5").starts_with("link.queue.drop_batch: '2.5' must be"));
+        assert!(fq("drop_batch", "\"lots\"").starts_with("link.queue.drop_batch: 'lots' must be"));
+        // Shape errors come from serde.
+        let e = err("{ kind = \"red\" }");
+        assert!(e.starts_with("link.queue.kind: unknown variant `red`"), "{e}");
+        let e = codel("tagret", "\"5ms\"");
+        assert!(e.starts_with("link.queue: unknown field `tagret`"), "{e}");
+        // Fields belong to their kind.
+        assert!(codel("quantum", "\"1514B\"").starts_with("link.queue: unknown field `quantum`"));
+        assert!(err("{ kind = \"droptail\", target = \"5ms\" }").starts_with("link.queue: unknown field `target`"));
+        assert_eq!(err("{ limit = \"100ms\" }"), "link.queue: missing field `kind`");
+        assert!(err("true").starts_with("link.queue: invalid type: boolean `true`, expected a queue limit"));
+    }
+
+    #[derive(Deserialize)]
+    struct LossOnly {
+        loss: LossSpec,
+    }
+
+    fn parse_loss(s: &str) -> Result<LossModel, String> {
+        let t: LossOnly = toml::from_str(s).map_err(|e| e.to_string())?;
+        t.loss.build("link.loss").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn loss_forms() {
+        assert_eq!(parse_loss("loss = 0.0"), Ok(LossModel::None));
+        assert_eq!(parse_loss("loss = 0"), Ok(LossModel::None));
+        assert_eq!(parse_loss("loss = 0.02"), Ok(LossModel::Bernoulli { p: 0.02 }));
+        assert_eq!(parse_loss("loss = { kind = \"bernoulli\", p = 0.01 }"), Ok(LossModel::Bernoulli { p: 0.01 }));
+        assert_eq!(parse_loss("loss = { kind = \"none\" }"), Ok(LossModel::None));
+        assert_eq!(
+            parse_loss(
+                "loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3, loss_good = 0.0, loss_bad = 1.0 }"
+            ),
+            Ok(LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0))
+        );
+        assert_eq!(
+            parse_loss("loss = { kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }"),
+            Ok(LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0))
+        );
+    }
+
+    #[test]
+    fn loss_errors_name_the_field() {
+        assert_eq!(parse_loss("loss = 1.5").unwrap_err(), "link.loss: loss = 1.5 is not a probability in [0, 1]");
+        let e = parse_loss("loss = { kind = \"gilbert_elliott\", p_gb = -0.1, p_bg = 0.3 }").unwrap_err();
+        assert!(e.starts_with("link.loss.p_gb:"), "{e}");
+        let e = parse_loss("loss = { kind = \"bernoulli\", q = 0.1 }").unwrap_err();
+        assert!(e.contains("unknown field `q`"), "{e}");
+        let e = parse_loss("loss = { kind = \"burst\" }").unwrap_err();
+        assert!(e.contains("unknown variant `burst`"), "{e}");
+        let e = parse_loss("loss = \"1%\"").unwrap_err();
+        assert!(e.contains("a loss probability"), "{e}");
+    }
+}

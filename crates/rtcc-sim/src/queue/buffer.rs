@@ -1,0 +1,130 @@
+//! What the bottleneck buffer holds: the queued-packet record ([`Queued`]) and the limit ([`QueueLimit`]).
+
+use std::fmt;
+
+use rtcc_core::packet::Packet;
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+
+/// A buffered packet and the time it was enqueued.
+pub type Queued = (Packet, Time);
+
+/// How much the bottleneck buffer holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueLimit {
+    #[default]
+    Unlimited,
+    /// Total bytes buffered, the arriving packet included.
+    Bytes(DataSize),
+    /// Packets buffered, the arriving packet included.
+    Packets(usize),
+    /// Time to drain the buffer (arriving packet included) at the capacity in
+    /// force when the packet arrives.
+    Time(Duration),
+}
+
+impl QueueLimit {
+    /// Parses `"unlimited"`, `"100ms"`, `"64kB"`, `"150000B"`, `"100pkt"`,
+    /// `"100 packets"`. A bare number is refused: it could mean any of them.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if matches!(s.to_ascii_lowercase().as_str(), "unlimited" | "none" | "inf" | "infinite") {
+            return Ok(QueueLimit::Unlimited);
+        }
+        if s.starts_with('-') {
+            return Err(format!("queue limit '{s}' must not be negative"));
+        }
+        let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+        let (num, unit) = (&s[..idx], s[idx..].trim());
+        if num.is_empty() {
+            return Err(format!(
+                "queue limit '{s}' is not a number with a unit (e.g. \"100ms\", \"64kB\", \"100pkt\") or \"unlimited\""
+            ));
+        }
+        let limit = match unit {
+            "" => Err(format!("queue limit '{s}' needs a unit: ms (link time), B/kB (bytes) or pkt (packets)")),
+            "pkt" | "pkts" | "packet" | "packets" => num
+                .parse::<usize>()
+                .map(QueueLimit::Packets)
+                .map_err(|_| format!("queue limit '{s}': a packet count must be a whole number")),
+            "us" | "ms" | "s" | "sec" | "min" => {
+                s.parse().map(QueueLimit::Time).map_err(|e| format!("queue limit: {e}"))
+            }
+            _ => s.parse().map(QueueLimit::Bytes).map_err(|e| format!("queue limit: {e}")),
+        }?;
+        // A buffer that holds nothing drops every packet: surely a slip.
+        match limit {
+            QueueLimit::Packets(0) => Err(format!("queue limit '{s}' must hold at least one packet")),
+            QueueLimit::Bytes(b) if b == DataSize::ZERO => Err(format!("queue limit '{s}' must be positive")),
+            QueueLimit::Time(t) if t == Duration::ZERO => Err(format!("queue limit '{s}' must be positive")),
+            l => Ok(l),
+        }
+    }
+
+    /// Whether the time limit needs the current capacity.
+    pub fn needs_rate(&self) -> bool {
+        matches!(self, QueueLimit::Time(_))
+    }
+
+    /// Whether a packet of `size` fits into a buffer holding `packets`
+    /// packets of `bytes` in all. `rate` is the capacity in force (used by
+    /// the time limit only). At zero capacity the time limit admits a
+    /// packet into an empty buffer and refuses any more: the buffer cannot
+    /// drain, but dropping every packet during an outage would hide the
+    /// outage from the sender's delay signal.
+    pub fn admits(&self, bytes: DataSize, packets: usize, size: DataSize, rate: DataRate) -> bool {
+        match *self {
+            QueueLimit::Unlimited => true,
+            QueueLimit::Bytes(max) => bytes + size <= max,
+            QueueLimit::Packets(max) => packets < max,
+            QueueLimit::Time(max) => {
+                if rate == DataRate::ZERO {
+                    packets == 0
+                } else {
+                    (bytes + size) / rate <= max
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for QueueLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueLimit::Unlimited => write!(f, "unlimited"),
+            QueueLimit::Bytes(b) => write!(f, "{}B", b.bytes()),
+            QueueLimit::Packets(n) => write!(f, "{n}pkt"),
+            QueueLimit::Time(d) => write!(f, "{d}"),
+        }
+    }
+}
+
+impl std::str::FromStr for QueueLimit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        QueueLimit::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_forms() {
+        assert_eq!(QueueLimit::parse("unlimited"), Ok(QueueLimit::Unlimited));
+        assert_eq!(QueueLimit::parse("100ms"), Ok(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(QueueLimit::parse("0.5s"), Ok(QueueLimit::Time(Duration::from_millis(500))));
+        assert_eq!(QueueLimit::parse("64kB"), Ok(QueueLimit::Bytes(DataSize::from_bytes(64_000))));
+        assert_eq!(QueueLimit::parse("150000B"), Ok(QueueLimit::Bytes(DataSize::from_bytes(150_000))));
+        assert_eq!(QueueLimit::parse("100pkt"), Ok(QueueLimit::Packets(100)));
+        assert_eq!(QueueLimit::parse("100 packets"), Ok(QueueLimit::Packets(100)));
+        assert!(QueueLimit::parse("100").unwrap_err().contains("needs a unit"));
+        assert!(QueueLimit::parse("-5ms").unwrap_err().contains("negative"));
+        assert!(QueueLimit::parse("1.5pkt").is_err());
+        assert!(QueueLimit::parse("10 furlongs").is_err());
+        assert!(QueueLimit::parse("lots").is_err());
+        for s in ["unlimited", "100ms", "64000B", "7pkt"] {
+            assert_eq!(QueueLimit::parse(s).unwrap().to_string(), s);
+        }
+    }
+}
