@@ -241,6 +241,8 @@ def cmd_registry(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise CliError("argument --repeat: must be at least 1")
+    if args.workload == "flows":
+        return _bench_flows(args)
     workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
     rows, below = [], []
     codecs = rtcc.native().codecs() if "vp8" in workloads else {}
@@ -269,6 +271,53 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(format_table(header, rows))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''} per workload")
     return 1 if (below and args.strict) else 0
+
+
+def _bench_flows(args: argparse.Namespace) -> int:
+    from rtcc import benchflows
+
+    script = None
+    if args.ns3:
+        script = Path(args.ns3_script) if args.ns3_script else _shared_bench() / benchflows.NS3_SCRIPT
+        if not script.is_file():
+            raise CliError(f"{script}: ns-3 reference script not found (give --ns3-script)")
+    try:
+        rows = benchflows.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
+    except RuntimeError as e:
+        raise CliError(str(e)) from None
+    header = ["flows", "wall s", "sim s / wall s", "ns/packet", "cost vs 1 flow", "kB/flow (RSS)"]
+    if args.ns3:
+        header += ["bare ns-3 wall s", "rtcc faster by"]
+    table = []
+    for r in rows:
+        kb = r["rss_per_flow_kb"]
+        line = [
+            str(r["flows"]),
+            format_number(r["wall_s"], 1, 3),
+            format_number(r["speedup"]),
+            format_number(r["ns_per_packet"]),
+            f"{r['cost_ratio']:.2f}x",
+            "n/a" if kb is None else format_number(kb),
+        ]
+        if args.ns3:
+            line += [format_number(r["ns3_wall_s"], 1, 3), f"{r['faster_than_ns3']:.1f}x"]
+        table.append(line)
+    print(format_table(header, table))
+    print(
+        f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; N fixed 2.5 Mbps flows, "
+        f"3N Mbps / 25 ms, 30 s; target: cost within {benchflows.COST_LIMIT:.0f}x of 1 flow"
+    )
+    over = [r["flows"] for r in rows if r["cost_ratio"] > benchflows.COST_LIMIT]
+    return 1 if (over and args.strict) else 0
+
+
+def _shared_bench() -> Path:
+    """../shared/bench beside the repository (from this file, then from the cwd)."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        folder = (root / ".." / "shared" / "bench").resolve()
+        if folder.is_dir():
+            return folder
+    return Path("../shared/bench")
 
 
 def _jobs(text: str) -> int:
@@ -402,7 +451,22 @@ def build_parser() -> argparse.ArgumentParser:
         reg.set_defaults(func=cmd_registry)
 
     bench = sub.add_parser("bench", help="measure simulator speed against the targets")
-    bench.add_argument("--workload", choices=[*BENCH_TARGETS, "all"], default="all")
+    bench.add_argument(
+        "--workload",
+        choices=[*BENCH_TARGETS, "all", "flows"],
+        default="all",
+        help="a single-call workload, all of them, or 'flows': 1-1000 flows sharing a link",
+    )
+    bench.add_argument(
+        "--ns3",
+        metavar="PYTHON",
+        help="with --workload flows: a Python that has the ns3 wheel; bare ns-3 runs the same work",
+    )
+    bench.add_argument(
+        "--ns3-script",
+        metavar="FILE",
+        help="the ns-3 reference script (default: ../shared/bench/ns3_multiflow_udp.py)",
+    )
     bench.add_argument(
         "--repeat",
         type=int,

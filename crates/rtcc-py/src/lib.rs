@@ -186,7 +186,7 @@ fn default_scenario() -> &'static str {
     rtcc_sim::DEFAULT_SCENARIO
 }
 
-/// Run one standard speed workload ("fixed" or "gcc").
+/// Run one standard speed workload ("fixed", "gcc", "vp8", "flows-N").
 #[pyfunction(name = "bench")]
 fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict>> {
     let r = rtcc_sim::bench::run_workload(workload).map_err(to_py_err)?;
@@ -198,6 +198,9 @@ fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict
     d.set_item("packets", r.packets)?;
     d.set_item("packets_per_s", r.packets_per_s)?;
     d.set_item("events", r.events)?;
+    d.set_item("flows", r.flows)?;
+    d.set_item("ns_per_packet", r.ns_per_packet)?;
+    d.set_item("rss_per_flow_bytes", r.rss_per_flow_bytes)?;
     Ok(d)
 }
 

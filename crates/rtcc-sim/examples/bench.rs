@@ -6,7 +6,14 @@ fn main() {
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     for _ in 0..n {
         match rtcc_sim::bench::run_workload(&w) {
-            Ok(r) => println!("{} {:.0}x real time, {:.0} packets/s", r.workload, r.speedup, r.packets_per_s),
+            Ok(r) => println!(
+                "{} {:.0}x real time, {:.0} packets/s, {:.0} ns/packet, {:.0} kB/flow",
+                r.workload,
+                r.speedup,
+                r.packets_per_s,
+                r.ns_per_packet,
+                r.rss_per_flow_bytes.unwrap_or(f64::NAN) / 1e3
+            ),
             Err(e) => {
                 eprintln!("{e}");
                 std::process::exit(2);

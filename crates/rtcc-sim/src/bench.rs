@@ -3,11 +3,54 @@
 //! and (`vp8`) a 120 s GCC call with real VP8 at 640x360 on the Dumbo pulse
 //! link: content generated, encoded, decoded and scored both ways.
 //! Packet recording is off, as in sweeps: only streamed metrics are kept.
+//!
+//! `flows-N`: N fixed-rate 2.5 Mbps calls (1200 B packets) sharing a 3N Mbps
+//! / 25 ms link for 30 s — the packet volume of bare ns-3's
+//! `ns3_multiflow_udp.py N` (`../shared/bench`), so the two compare in one
+//! run; per-packet cost should not grow with N.
 
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::Simulation;
 
 pub const WORKLOADS: &[&str] = &["fixed", "gcc", "vp8"];
+
+/// Flow counts of the multi-flow workloads `rtcc bench --workload flows` runs.
+pub const FLOW_COUNTS: &[usize] = &[1, 10, 100, 200, 1000];
+
+/// Largest `flows-N` accepted (the scenario limit).
+use crate::scenario::MAX_FLOWS;
+
+/// The scenario text of workload `name`.
+pub fn workload_text(name: &str) -> Option<String> {
+    if let Some(n) = name.strip_prefix("flows-") {
+        let n: usize = n.parse().ok().filter(|n| (1..=MAX_FLOWS).contains(n))?;
+        return Some(multiflow(n));
+    }
+    workload_scenario(name).map(str::to_string)
+}
+
+fn multiflow(n: usize) -> String {
+    let mut t = format!(
+        r#"name = "bench-flows-{n}"
+duration = "30s"
+[link]
+capacity = "{}Mbps"
+delay = "25ms"
+[record]
+packets = false
+frames = false
+timeseries = false
+"#,
+        3 * n
+    );
+    for i in 0..n {
+        t.push_str(&format!(
+            "[[flow]]\nname = \"f{i}\"\ncontroller = {{ name = \"fixed\", rate = \"2.5Mbps\" }}\nencoder = \"ideal\"\n\
+             nack = false\nqueue_time_limit = \"off\"\n"
+        ));
+    }
+    t
+}
 
 pub fn workload_scenario(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -71,19 +114,39 @@ pub struct BenchResult {
     pub packets: u64,
     pub packets_per_s: f64,
     pub events: u64,
+    pub flows: usize,
+    /// Wall time per packet sent, in nanoseconds.
+    pub ns_per_packet: f64,
+    /// Resident memory the built and finished run added, per flow (Linux
+    /// `/proc/self/status` VmRSS; `None` elsewhere).
+    pub rss_per_flow_bytes: Option<f64>,
+}
+
+/// This process's resident set size in bytes (Linux).
+fn rss_bytes() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0)
 }
 
 /// Build and run one workload, timing only the run.
 pub fn run_workload(name: &str) -> Result<BenchResult, ScenarioError> {
-    let text = workload_scenario(name).ok_or_else(|| ScenarioError {
+    let text = workload_text(name).ok_or_else(|| ScenarioError {
         source_name: "bench".into(),
         field: "workload".into(),
-        reason: format!("unknown workload '{name}' (known: {})", WORKLOADS.join(", ")),
+        reason: format!(
+            "unknown workload '{name}' (known: {}, flows-N for N in 1..={MAX_FLOWS})",
+            WORKLOADS.join(", ")
+        ),
     })?;
-    let mut sim = Simulation::new(Scenario::parse(text, name)?, None)?;
+    let scenario = Scenario::parse(&text, name)?;
+    let flows = scenario.flows.len();
+    let rss0 = rss_bytes();
+    let mut sim = Simulation::new(scenario, None)?;
     let t0 = std::time::Instant::now();
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
+    let rss1 = rss_bytes();
     let out = sim.output();
     let packets: u64 = out.summary.flows.iter().map(|f| f.packets_sent).sum();
     Ok(BenchResult {
@@ -94,5 +157,8 @@ pub fn run_workload(name: &str) -> Result<BenchResult, ScenarioError> {
         packets,
         packets_per_s: packets as f64 / wall.max(1e-12),
         events: sim.events(),
+        flows,
+        ns_per_packet: wall * 1e9 / packets.max(1) as f64,
+        rss_per_flow_bytes: rss0.zip(rss1).map(|(a, b)| (b - a).max(0.0) / flows as f64),
     })
 }

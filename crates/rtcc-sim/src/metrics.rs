@@ -7,8 +7,10 @@ use rtcc_core::packet::{Packet, PacketKind};
 use rtcc_core::units::{Duration, Time};
 
 /// Fixed-bin latency histogram: 0.1 ms bins below 2 s, 10 ms bins to 120 s,
-/// one overflow bin. Percentiles are exact to the bin width.
-#[derive(Clone, Debug)]
+/// one overflow bin. Percentiles are exact to the bin width. Bins are
+/// allocated up to the largest delay seen, so a flow whose delays stay under
+/// 100 ms holds 4 kB rather than the full 127 kB.
+#[derive(Clone, Debug, Default)]
 pub struct Histogram {
     bins: Vec<u32>,
     n: u64,
@@ -20,12 +22,6 @@ const FINE_BINS: usize = 20_000;
 const COARSE_US: i64 = 10_000;
 const COARSE_BINS: usize = 11_800;
 
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram { bins: vec![0; FINE_BINS + COARSE_BINS + 1], n: 0, sum: 0.0 }
-    }
-}
-
 impl Histogram {
     pub fn add(&mut self, d: Duration) {
         let us = d.as_micros().max(0);
@@ -34,6 +30,9 @@ impl Histogram {
         } else {
             (FINE_BINS + ((us - FINE_US * FINE_BINS as i64) / COARSE_US) as usize).min(FINE_BINS + COARSE_BINS)
         };
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, 0);
+        }
         self.bins[i] += 1;
         self.n += 1;
         self.sum += us as f64;

@@ -1,0 +1,68 @@
+"""The multi-flow speed workload: N fixed-rate 2.5 Mbps calls on a 3N Mbps / 25 ms link
+for 30 s, timed per packet against the single-flow cost and, when a Python with the
+``ns3`` wheel is given, against bare ns-3 running the same packet volume in the same run
+(``../shared/bench/ns3_multiflow_udp.py``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import rtcc
+
+FLOW_COUNTS = (1, 10, 100, 200, 1000)
+# Per-packet cost may grow with the number of flows by at most this factor.
+COST_LIMIT = 2.0
+NS3_SCRIPT = "ns3_multiflow_udp.py"
+
+
+def ns3_seconds(python: str, script: Path, flows: int, seconds: float = 30.0) -> float:
+    """Wall seconds bare ns-3 needs for ``flows`` UDP flows over ``seconds``."""
+    try:
+        done = subprocess.run(
+            [python, str(script), str(flows), str(seconds)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=3600,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise RuntimeError(f"ns-3 ({python}): {e}") from None
+    m = re.search(r"run_s=([0-9.]+)", done.stdout)
+    if done.returncode != 0 or not m:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"ns-3 ({python} {script.name} {flows}): {tail[0]}")
+    return float(m.group(1))
+
+
+def run(
+    counts: tuple[int, ...] = FLOW_COUNTS,
+    repeat: int = 3,
+    ns3_python: str | None = None,
+    ns3_script: Path | None = None,
+) -> list[dict[str, Any]]:
+    """One row per flow count: rtcc's best of ``repeat`` runs and, optionally, ns-3's."""
+    rows = []
+    for n in counts:
+        runs = [rtcc.bench(f"flows-{n}") for _ in range(repeat)]
+        best = min(runs, key=lambda r: float(r["wall_s"]))
+        row: dict[str, Any] = {
+            "flows": n,
+            "wall_s": float(best["wall_s"]),
+            "speedup": float(best["speedup"]),
+            "ns_per_packet": float(best["ns_per_packet"]),
+            "rss_per_flow_kb": (
+                None if best["rss_per_flow_bytes"] is None else float(best["rss_per_flow_bytes"]) / 1e3
+            ),
+        }
+        if ns3_python and ns3_script:
+            row["ns3_wall_s"] = ns3_seconds(ns3_python, ns3_script, n)
+        rows.append(row)
+    base = rows[0]["ns_per_packet"] if rows else 1.0
+    for row in rows:
+        row["cost_ratio"] = row["ns_per_packet"] / base
+        if "ns3_wall_s" in row:
+            row["faster_than_ns3"] = row["ns3_wall_s"] / max(row["wall_s"], 1e-12)
+    return rows
