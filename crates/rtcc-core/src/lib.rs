@@ -10,6 +10,7 @@ pub mod fec;
 pub mod feedback;
 pub mod pacer;
 pub mod packet;
+pub mod pair;
 pub mod quality;
 pub mod receiver;
 pub mod resolution;

@@ -386,16 +386,13 @@ impl Controller for Dumbo {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
-
     use super::*;
     use crate::controller::ParamValue;
     use crate::encoder::{Encoder, EncoderConfig};
     use crate::feedback::{PacketResult, ReportStats};
-    use crate::packet::{Packet, PacketKind};
-    use crate::receiver::{Receiver, ReceiverConfig};
+    use crate::packet::PacketKind;
+    use crate::pair::Pair;
     use crate::rng::Rng;
-    use crate::sender::{Sender, SenderConfig};
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -745,59 +742,30 @@ mod tests {
             key_interval: None,
             key_ratio: 1.0,
         };
-        let mut s =
-            Sender::new(SenderConfig::default(), ctrl, Box::new(Encoder::new(enc, frame_interval, Rng::new(1))));
-        let mut r = Receiver::new(ReceiverConfig::default());
-        let one_way = MS * 25;
-        let mut link_free = Time::ZERO;
-        let mut wire: VecDeque<(Time, Packet)> = VecDeque::new();
-        let mut back: VecDeque<(Time, crate::feedback::ReceiverReport)> = VecDeque::new();
+        let mut pair = Pair::builder()
+            .controller(ctrl)
+            .encoder(Box::new(Encoder::new(enc, frame_interval, Rng::new(1))))
+            .delay(MS * 25)
+            .capacity(capacity)
+            .build();
         let mut slots = vec![Slot::default(); (secs * 10) as usize];
         let slot = |t: Time| (t.as_micros() / 100_000) as usize;
-        let mut now = Time::ZERO;
-        while now < Time::from_millis(secs * 1000) {
-            let next = [s.poll_timeout(), r.poll_timeout(), wire.front().map(|w| w.0), back.front().map(|b| b.0)]
-                .into_iter()
-                .flatten()
-                .min()
-                .expect("something is pending");
-            now = next.max(now);
-            while let Some((at, p)) = wire.front().copied().filter(|w| w.0 <= now) {
-                wire.pop_front();
-                r.handle_packet(at, &p);
-                if let Some(sl) = slots.get_mut(slot(at)) {
-                    match p.kind {
-                        PacketKind::Media => sl.media += p.size.bytes(),
-                        PacketKind::Padding => sl.padding += p.size.bytes(),
-                        _ => {}
-                    }
+        for (i, sl) in slots.iter_mut().enumerate() {
+            pair.run_until(Time::from_millis(100 * (i as i64 + 1)));
+            sl.target = pair.sender.target_rate();
+        }
+        for t in pair.delivered() {
+            if let Some(sl) = slots.get_mut(slot(t.arrival.expect("delivered"))) {
+                match t.packet.kind {
+                    PacketKind::Media => sl.media += t.packet.size.bytes(),
+                    PacketKind::Padding => sl.padding += t.packet.size.bytes(),
+                    _ => {}
                 }
             }
-            if r.poll_timeout().is_some_and(|t| t <= now) {
-                if let Some(rep) = r.poll_report(now) {
-                    back.push_back((now + one_way, rep));
-                }
-            }
-            while let Some((_, rep)) = back.front().filter(|b| b.0 <= now) {
-                s.handle_report(now, rep);
-                back.pop_front();
-            }
-            if s.poll_timeout().is_some_and(|t| t <= now) {
-                s.handle_timeout(now);
-            }
-            while let Some(f) = s.pop_frame() {
-                if let Some(sl) = slots.get_mut(slot(f.capture)) {
-                    sl.skipped += u32::from(f.skipped);
-                }
-            }
-            if let Some(sl) = slots.get_mut(slot(now)) {
-                sl.target = s.target_rate();
-            }
-            while let Some(p) = s.poll_transmit(now) {
-                // Serialised at the capacity when the packet reaches the head.
-                let start = link_free.max(now);
-                link_free = start + p.size / capacity(start);
-                wire.push_back((link_free + one_way, p));
+        }
+        while let Some(f) = pair.sender.pop_frame() {
+            if let Some(sl) = slots.get_mut(slot(f.capture)) {
+                sl.skipped += u32::from(f.skipped);
             }
         }
         slots
