@@ -589,6 +589,9 @@ impl Sender {
         let seq = self.next_seq;
         self.next_seq += 1;
         let pkt = Packet { seq, send_time: now, probe_cluster: probe, ..to_packet(self.cfg.flow, &q) };
+        // A parity's frame fields are XORs for recovery (RFC 5109 §8), not a
+        // place in a frame.
+        let pos = if q.kind == PacketKind::Fec { FramePos::NONE } else { pkt.pos() };
         self.in_flight += q.size;
         if self.history.is_empty() {
             self.hist_base = seq;
@@ -598,7 +601,7 @@ impl Sender {
             size: q.size,
             send_time: now,
             probe_cluster: probe,
-            pos: pkt.pos(),
+            pos,
             outstanding: true,
         });
         let k = q.kind as usize;
@@ -618,7 +621,7 @@ impl Sender {
             send_time: now,
             probe_cluster: probe,
             in_flight: self.in_flight,
-            pos: pkt.pos(),
+            pos,
         };
         self.controller.on_packet_sent(now, &sent);
         self.notify_state(now);
