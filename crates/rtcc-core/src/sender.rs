@@ -718,6 +718,7 @@ impl Sender {
             }
             self.settled_upto = self.settled_upto.max(newest);
         }
+        self.notify_state(now);
         if packets.is_empty() {
             return;
         }

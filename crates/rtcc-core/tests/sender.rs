@@ -629,7 +629,6 @@ fn fec_parities_do_not_claim_a_place_in_a_frame() {
 /// the controller's last `SenderState` keeps the old in-flight bytes until
 /// the next enqueue or send.
 #[test]
-#[ignore = "bug: sender.rs on_report() settles in-flight bytes without calling on_sender_state"]
 fn the_controller_hears_in_flight_fall_when_a_report_settles_packets() {
     let burst = Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), DataRate::from_mbps(10)) };
     let ctl = Recorder::new(burst);

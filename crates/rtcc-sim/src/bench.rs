@@ -9,16 +9,20 @@
 //! `ns3_multiflow_udp.py N` (`../shared/bench`), so the two compare in one
 //! run; per-packet cost should not grow with N.
 
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError, MAX_FLOWS};
 use crate::sim::Simulation;
 
 pub const WORKLOADS: &[&str] = &["fixed", "gcc", "vp8"];
 
+/// Every workload records streamed metrics only, as sweeps do.
+macro_rules! record_off {
+    () => {
+        "[record]\npackets = false\nframes = false\ntimeseries = false\n"
+    };
+}
+
 /// Flow counts of the multi-flow workloads `rtcc bench --workload flows` runs.
 pub const FLOW_COUNTS: &[usize] = &[1, 10, 100, 200, 1000];
-
-/// Largest `flows-N` accepted (the scenario limit).
-use crate::scenario::MAX_FLOWS;
 
 /// The scenario text of workload `name`.
 pub fn workload_text(name: &str) -> Option<String> {
@@ -36,12 +40,9 @@ duration = "30s"
 [link]
 capacity = "{}Mbps"
 delay = "25ms"
-[record]
-packets = false
-frames = false
-timeseries = false
-"#,
-        3 * n
+{}"#,
+        3 * n,
+        record_off!()
     );
     for i in 0..n {
         t.push_str(&format!(
@@ -55,7 +56,8 @@ timeseries = false
 pub fn workload_scenario(name: &str) -> Option<&'static str> {
     Some(match name {
         "fixed" => {
-            r#"name = "bench-fixed"
+            concat!(
+                r#"name = "bench-fixed"
 duration = "120s"
 [link]
 capacity = "5Mbps"
@@ -63,14 +65,13 @@ delay = "25ms"
 [[flow]]
 controller = { name = "fixed", rate = "3Mbps" }
 encoder = "ideal"
-[record]
-packets = false
-frames = false
-timeseries = false
-"#
+"#,
+                record_off!()
+            )
         }
         "gcc" => {
-            r#"name = "bench-gcc"
+            concat!(
+                r#"name = "bench-gcc"
 duration = "120s"
 [link]
 capacity = "3Mbps"
@@ -78,14 +79,13 @@ delay = "25ms"
 [[flow]]
 controller = "gcc"
 encoder = "lagging"
-[record]
-packets = false
-frames = false
-timeseries = false
-"#
+"#,
+                record_off!()
+            )
         }
         "vp8" => {
-            r#"name = "bench-vp8"
+            concat!(
+                r#"name = "bench-vp8"
 duration = "120s"
 [link]
 capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
@@ -95,11 +95,9 @@ controller = "gcc"
 encoder = "vp8"
 resolution = "360p"
 content = "talking-head"
-[record]
-packets = false
-frames = false
-timeseries = false
-"#
+"#,
+                record_off!()
+            )
         }
         _ => return None,
     })
