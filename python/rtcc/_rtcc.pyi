@@ -23,8 +23,10 @@ class ScenarioError(ValueError):
 # Helper types exist only in this stub (hence the underscores).
 class _ParamInfo(TypedDict):
     name: str
-    default: str
+    default: str  # as a scenario writes it: "1Mbps", "100ms", "0.5", "48.5 (game: 45)"
     doc: str
+    kind: Literal["number", "integer", "duration", "rate", "size", "bool", "choice", "text"]
+    range: str | None  # accepted: "[0.001, 1]", "(0s, 10s]", "v2, classic"; None for free text
 
 class _RegistryEntry(TypedDict):
     name: str

@@ -223,7 +223,15 @@ def controllers() -> list[dict[str, Any]]:
         {
             "name": "fixed",
             "summary": "constant target bitrate",
-            "params": [{"name": "rate", "default": "1 Mbps", "doc": "target bitrate"}],
+            "params": [
+                {
+                    "name": "rate",
+                    "default": "1Mbps",
+                    "doc": "target bitrate",
+                    "kind": "rate",
+                    "range": "> 0bps",
+                }
+            ],
         },
         {"name": "gcc", "summary": "Google Congestion Control", "params": []},
     ]

@@ -191,8 +191,11 @@ def test_registries_and_demo():
     for entry in controllers.values():
         assert entry["summary"]
         for param in entry["params"]:
-            assert set(param) >= {"name", "default", "doc"}
-    assert "rate" in [p["name"] for p in controllers["fixed"]["params"]]
+            assert set(param) >= {"name", "default", "doc", "kind", "range"}
+    rate = {p["name"]: p for p in controllers["fixed"]["params"]}["rate"]
+    assert (rate["default"], rate["kind"], rate["range"]) == ("1Mbps", "rate", "> 0bps")
+    vivace = {p["name"]: p for p in controllers["vivace"]["params"]}
+    assert (vivace["mi_packets"]["kind"], vivace["seed"]["default"]) == ("integer", "run")
     assert {"ideal", "lagging"} <= {e["name"] for e in rtcc.encoders()}
     demo = rtcc.native().Simulation(rtcc.default_scenario(), "demo")
     assert demo.duration_s == pytest.approx(160.0)

@@ -10,13 +10,13 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use rtcc_core::controller::{listed_names, params_of, summary_of};
+use rtcc_core::controller::{listed_names, params_of, summary_of, ParamInfo};
 use rtcc_core::encoder::{Encoder, EncoderConfig, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataRate, Duration, Time};
 use rtcc_sim::metrics::{Column, Table};
-use rtcc_sim::video::{REAL_KINDS, REAL_PARAMS};
+use rtcc_sim::video::{real_params, REAL_KINDS};
 use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
 use rtcc_video::calibrate;
 use rtcc_video::codec::Codec;
@@ -121,7 +121,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 
 fn info_list<'py>(
     py: Python<'py>,
-    items: impl Iterator<Item = (String, String, Vec<rtcc_core::controller::ParamInfo>)>,
+    items: impl Iterator<Item = (String, String, Vec<ParamInfo>)>,
 ) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (name, summary, params) in items {
@@ -132,8 +132,10 @@ fn info_list<'py>(
         for p in &params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
-            pd.set_item("default", p.default)?;
+            pd.set_item("default", p.default_text())?;
             pd.set_item("doc", p.doc)?;
+            pd.set_item("kind", p.kind.name())?;
+            pd.set_item("range", p.range_text())?;
             ps.append(pd)?;
         }
         d.set_item("params", ps)?;
@@ -175,7 +177,7 @@ fn encoders(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                     "vp8" => "real VP8 (libvpx) driven as WebRTC does; decoded PSNR/SSIM",
                     _ => "real H.264 (OpenH264) driven as WebRTC does; decoded PSNR/SSIM",
                 };
-                (k.to_string(), summary.to_string(), REAL_PARAMS.to_vec())
+                (k.to_string(), summary.to_string(), real_params(k).to_vec())
             })),
     )
 }
