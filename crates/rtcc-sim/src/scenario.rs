@@ -284,7 +284,7 @@ fn flow_spec(
     }
     let frame_interval = Duration::from_secs_f64(1.0 / fps);
     let opt_dur = |q: &Option<Quantity>, name: &str| -> Result<Option<Duration>, (String, String)> {
-        q.as_ref().map(unit_duration).transpose().map_err(|r| e(name, r))
+        q.as_ref().map(duration_of).transpose().map_err(|r| e(name, r))
     };
     let opt_rate = |q: &Option<Quantity>, name: &str| -> Result<Option<DataRate>, (String, String)> {
         q.as_ref().map(rate_of).transpose().map_err(|r| e(name, r))
@@ -520,36 +520,25 @@ fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, 
     Ok(p)
 }
 
-/// A duration that must carry its unit ("25ms"): a bare number other than 0
-/// could mean seconds or milliseconds, as on the link.
-pub fn unit_duration(q: &Quantity) -> Result<Duration, String> {
+/// A quantity field by the core's one rule (`rtcc_core::units::Quantity`):
+/// text carries its unit, a bare number is in the base unit — seconds,
+/// bits per second or bytes.
+fn quantity<Q: rtcc_core::units::Quantity>(q: &Quantity) -> Result<Q, String> {
     match q {
-        Quantity::Num(v) if *v == 0.0 => Ok(Duration::ZERO),
-        Quantity::Num(v) => Err(format!("{v} needs a unit, e.g. \"{v}s\" or \"{v}ms\"")),
-        Quantity::Str(_) => duration_of(q),
+        Quantity::Num(v) => Q::from_number(*v),
+        Quantity::Str(s) => Q::from_text(s),
     }
+    .map_err(|e| e.to_string())
 }
 
 pub fn duration_of(q: &Quantity) -> Result<Duration, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(Duration::from_secs_f64(*v)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative number of seconds")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }
 
 pub fn rate_of(q: &Quantity) -> Result<DataRate, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataRate::from_bps_f64(*v)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative rate")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }
 
 pub fn size_of(q: &Quantity) -> Result<DataSize, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataSize::from_bytes(v.round() as u64)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative size")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }
