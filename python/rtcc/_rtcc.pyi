@@ -14,7 +14,7 @@ __all__ = [
     "encoders",
     "frozen_curve",
     "lagging_rates",
-    "parse_duration",
+    "parse_quantity",
 ]
 
 class ScenarioError(ValueError):
@@ -23,8 +23,10 @@ class ScenarioError(ValueError):
 # Helper types exist only in this stub (hence the underscores).
 class _ParamInfo(TypedDict):
     name: str
-    default: str
+    default: str  # as a scenario writes it: "1Mbps", "100ms", "0.5", "48.5 (game: 45)"
     doc: str
+    kind: Literal["number", "integer", "duration", "rate", "size", "bool", "choice", "text"]
+    range: str | None  # accepted: "[0.001, 1]", "(0s, 10s]", "v2, classic"; None for free text
 
 class _RegistryEntry(TypedDict):
     name: str
@@ -95,7 +97,13 @@ def frozen_curve(
 def content_frames(
     content: str, fps: float, start: int, count: int, photo_dir: str | None = None
 ) -> tuple[int, int, list[bytes]]: ...
-def parse_duration(text: str) -> float | None: ...
+def parse_quantity(value: str | float, kind: Literal["duration", "rate", "size"]) -> float:
+    """A scenario quantity in its base unit: seconds, bits per second or bytes.
+
+    Text carries its unit ("25ms", "3Mbps", "1500B"); a bare number, or text without a
+    unit, is already in the base unit. Raises ValueError with the reason otherwise.
+    """
+
 def lagging_rates(
     targets_bps: list[float], fps: float, tau_up_s: float, tau_down_s: float
 ) -> list[float]: ...

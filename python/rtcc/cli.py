@@ -147,12 +147,19 @@ def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
         lines = [f"{entry['name']}: {entry.get('summary', '')}".rstrip(": ")]
         params = entry.get("params", [])
         if params:
+            # name, default, accepted values, doc: all from the one declaration.
             rows = [
-                [f"  {p['name']}", str(p.get("default", "")), str(p.get("doc", ""))] for p in params
+                [
+                    f"  {p['name']}",
+                    str(p.get("default", "")),
+                    str(p.get("range") or ""),
+                    str(p.get("doc", "")),
+                ]
+                for p in params
             ]
-            widths = [max(len(r[i]) for r in rows) for i in range(2)]
+            widths = [max(len(r[i]) for r in rows) for i in range(3)]
             lines += [
-                f"{r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2]}".rstrip() for r in rows
+                "  ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in rows
             ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -160,12 +160,8 @@ def scenario_media_map(text: str, source: str) -> dict[str, str]:
     flows = data.get("flow", [])
     if not any(isinstance(f, dict) and isinstance(f.get("content"), dict) for f in flows or []):
         return {}
-    duration = data.get("duration")
-    seconds = (
-        native().parse_duration(duration)
-        if isinstance(duration, str)
-        else float(duration)
-        if isinstance(duration, (int, float))
-        else None
-    )
+    try:  # the scenario parser reports a bad duration; here it only bounds the conversion
+        seconds: float | None = native().parse_quantity(data.get("duration"), "duration")
+    except (ValueError, TypeError):
+        seconds = None
     return media_map(flows if isinstance(flows, list) else [], base, seconds)

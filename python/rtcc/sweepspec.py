@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,6 @@ _KNOWN = (
     "name", "base", "controllers", "controller_flows", "traces", "seeds", "flows",
     "convergence", "series", "overrides", "steady_window_s", "smooth_s",
 )  # fmt: skip
-_RATE = re.compile(r"^\s*[0-9.]+\s*[kmg]?bps\s*$", re.IGNORECASE)
 _MAX_SEED = 2**64 - 1
 
 
@@ -202,7 +200,7 @@ def _traces(raw: Any, folder: Path, source: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for i, item in enumerate(raw):
         where = f"traces[{i}]"
-        if isinstance(item, str) and _RATE.match(item):
+        if isinstance(item, str) and _is_rate(item):
             out.append((item.strip(), item))
         elif isinstance(item, str):
             files = _glob(folder, item)
@@ -216,6 +214,18 @@ def _traces(raw: Any, folder: Path, source: str) -> list[tuple[str, Any]]:
         else:
             raise SweepError(f"{source}: {where}: must be a trace file, a rate or a capacity table")
     return out
+
+
+def _is_rate(text: str) -> bool:
+    """A constant capacity ("3Mbps"; a bare number is bits per second), by the
+    scenario's own quantity rule, rather than a trace file pattern."""
+    from rtcc import native
+
+    try:
+        native().parse_quantity(text, "rate")
+    except ValueError:
+        return False
+    return True
 
 
 def _glob(folder: Path, pattern: str) -> list[Path]:

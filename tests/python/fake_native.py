@@ -13,26 +13,62 @@ from typing import Any
 
 import numpy as np
 
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-_RATES = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9}
+# The native rule (rtcc_core::units::Quantity): text carries its unit; a bare number,
+# or text without a unit, is in the base unit (seconds, bits per second, bytes).
+_UNITS = {
+    "duration": {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0},
+    "rate": {
+        "": 1.0, "bps": 1.0, "bit/s": 1.0, "kbps": 1e3, "Kbps": 1e3, "kbit/s": 1e3,
+        "Mbps": 1e6, "Mbit/s": 1e6, "Gbps": 1e9, "Gbit/s": 1e9,
+    },
+    "size": {
+        "": 1.0, "B": 1.0, "bytes": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "KiB": 1024.0,
+        "MiB": 1048576.0,
+    },
+}  # fmt: skip
+_QUANTITY = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*)\s*")
 
 
 class ScenarioError(ValueError):
     pass
 
 
-def _duration(text: str, source: str, field: str) -> float:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(s|ms|us)\s*", str(text))
-    if not m:
-        raise ScenarioError(f"{source}: {field}: invalid duration {text!r}")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+def parse_quantity(value: str | float, kind: str) -> float:
+    units = _UNITS.get(kind)
+    if units is None:
+        raise ValueError(f"kind '{kind}' is not one of duration, rate, size")
+    if isinstance(value, bool):
+        raise ValueError(f"expected a {kind}, got {value}")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), ""
+    else:
+        m = _QUANTITY.fullmatch(str(value))
+        if not m:
+            raise ValueError(f"'{value}' is not a number followed by a unit")
+        number, unit = float(m.group(1)), m.group(2)
+    if unit not in units:
+        expected = ", ".join(u for u in units if u)
+        raise ValueError(f"unknown unit '{unit}' (expected one of {expected})")
+    if not number >= 0 or number == float("inf"):
+        raise ValueError(f"'{value}' must not be negative")
+    return number * units[unit]
 
 
-def _rate(text: str, source: str, field: str) -> float:
-    m = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]+)\s*", str(text))
-    if not m or m.group(2).lower() not in _RATES or float(m.group(1)) <= 0:
-        raise ScenarioError(f"{source}: {field}: invalid rate {text!r}")
-    return float(m.group(1)) * _RATES[m.group(2).lower()]
+def _duration(text: str | float, source: str, field: str) -> float:
+    try:
+        return parse_quantity(text, "duration")
+    except ValueError as exc:
+        raise ScenarioError(f"{source}: {field}: {exc}") from None
+
+
+def _rate(text: str | float, source: str, field: str) -> float:
+    try:
+        rate = parse_quantity(text, "rate")
+    except ValueError as exc:
+        raise ScenarioError(f"{source}: {field}: {exc}") from None
+    if rate <= 0:
+        raise ScenarioError(f"{source}: {field}: {text} must be > 0bps")
+    return rate
 
 
 def _table(**columns: np.ndarray) -> dict[str, tuple[str, bytes]]:
@@ -223,7 +259,15 @@ def controllers() -> list[dict[str, Any]]:
         {
             "name": "fixed",
             "summary": "constant target bitrate",
-            "params": [{"name": "rate", "default": "1 Mbps", "doc": "target bitrate"}],
+            "params": [
+                {
+                    "name": "rate",
+                    "default": "1Mbps",
+                    "doc": "target bitrate",
+                    "kind": "rate",
+                    "range": "> 0bps",
+                }
+            ],
         },
         {"name": "gcc", "summary": "Google Congestion Control", "params": []},
     ]

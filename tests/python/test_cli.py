@@ -130,7 +130,7 @@ def test_controllers_and_encoders(capsys):
     lines = out.splitlines()
     assert lines[0] == "controllers (controller = ...)"
     assert lines[2] == "fixed: constant target bitrate"
-    assert lines[3].split() == ["rate", "1", "Mbps", "target", "bitrate"]
+    assert lines[3].split() == ["rate", "1Mbps", ">", "0bps", "target", "bitrate"]
     assert "gcc: Google Congestion Control" in out
     assert "encoders (encoder = ...)" in out and "ideal: frames" in out
     code, out, _ = run(capsys, "controllers", "--json")

@@ -191,11 +191,41 @@ def test_registries_and_demo():
     for entry in controllers.values():
         assert entry["summary"]
         for param in entry["params"]:
-            assert set(param) >= {"name", "default", "doc"}
-    assert "rate" in [p["name"] for p in controllers["fixed"]["params"]]
+            assert set(param) >= {"name", "default", "doc", "kind", "range"}
+    rate = {p["name"]: p for p in controllers["fixed"]["params"]}["rate"]
+    assert (rate["default"], rate["kind"], rate["range"]) == ("1Mbps", "rate", "> 0bps")
+    vivace = {p["name"]: p for p in controllers["vivace"]["params"]}
+    assert (vivace["mi_packets"]["kind"], vivace["seed"]["default"]) == ("integer", "run")
     assert {"ideal", "lagging"} <= {e["name"] for e in rtcc.encoders()}
     demo = rtcc.native().Simulation(rtcc.default_scenario(), "demo")
     assert demo.duration_s == pytest.approx(160.0)
+
+
+def test_parse_quantity_has_one_bare_number_rule():
+    parse = rtcc.native().parse_quantity
+    # A unit is converted; a bare number (or unit-less text) is the base unit.
+    assert parse("25ms", "duration") == pytest.approx(0.025)
+    assert parse(2, "duration") == parse("2", "duration") == parse("2s", "duration") == 2.0
+    assert parse("2min", "duration") == 120.0
+    assert parse("3Mbps", "rate") == parse(3e6, "rate") == 3e6
+    assert parse("1500B", "size") == parse(1500, "size") == 1500.0
+    for value, kind, reason in [
+        ("soon", "duration", "not a number"),
+        ("3MBps", "rate", "unknown unit 'MBps'"),
+        (-1, "size", "must not be negative"),
+        (True, "duration", "expected a duration"),
+        ("1s", "speed", "not one of duration, rate, size"),
+    ]:
+        with pytest.raises(ValueError, match=reason):
+            parse(value, kind)
+
+
+def test_flow_fields_take_bare_seconds():
+    text = SHORT_SCENARIO.replace('start = "0s"', "start = 1\nstop = 9.5")
+    sim = rtcc.native().Simulation(text, "bare.toml")
+    assert sim.duration_s == pytest.approx(10.0)
+    with pytest.raises(rtcc.ScenarioError, match=r"^bad.toml: flow\[0\]\.controller\.rate: 'fast'"):
+        rtcc.native().Simulation(SHORT_SCENARIO.replace('"1Mbps"', '"fast"'), "bad.toml")
 
 
 def test_bench_reports_numbers():

@@ -167,8 +167,6 @@ def test_lagging_model_from_python_is_the_rust_model() -> None:
     assert r[29] == pytest.approx(500_000, rel=1e-6)
     expect = 2e6 - 1.5e6 * np.exp(-1.0 / 1.3)
     assert r[59] == pytest.approx(expect, rel=1e-3)
-    assert rtcc.native().parse_duration("2min") == 120.0
-    assert rtcc.native().parse_duration("soon") is None
 
 
 def test_encoders_list_the_codecs(run_cli) -> None:

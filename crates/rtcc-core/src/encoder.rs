@@ -4,7 +4,7 @@
 //! (Dumbo thesis Fig. 3-8). The encoder is a pure state machine: time comes
 //! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
 
-use crate::controller::{ConfigError, ParamInfo, ParamValue, Params};
+use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::resolution::Resolution;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -79,32 +79,55 @@ const DEFAULT_LAGGING_KEY_INTERVAL: Duration = Duration::from_secs(100);
 /// Encoder models by name, for error messages and listings.
 pub const KINDS: &[&str] = &["ideal", "noise", "lagging"];
 
-const NOISE_PARAMS: &[ParamInfo] = &[
-    ParamInfo { name: "sigma", default: "0.1", doc: "std of the relative frame-size error, in [0, 1]" },
-    ParamInfo {
-        name: "key_interval",
-        default: "none",
-        doc: "time between periodic key frames; \"none\" or 0 = only first and requested frames",
-    },
-    ParamInfo { name: "key_ratio", default: "5", doc: "key frame size / delta frame size, in [1, 20]" },
-    ParamInfo { name: "profile", default: "none", doc: "load sigma and key_ratio from an encoder profile" },
-];
+const SIGMA_DOC: &str = "std of the relative frame-size error";
+const KEY_INTERVAL_DOC: &str = "time between periodic key frames; \"none\" or 0 = only first and requested frames";
+const KEY_RATIO_DOC: &str = "key frame size / delta frame size";
+
+const NOISE_SIGMA: Param<f64> = Param::number("sigma", DEFAULT_SIGMA, 0.0, 1.0, SIGMA_DOC);
+const NOISE_KEY_INTERVAL: Param<Option<Duration>> =
+    Param::optional_duration("key_interval", None, Duration::ZERO, Duration::MAX, "none", KEY_INTERVAL_DOC);
+const NOISE_KEY_RATIO: Param<f64> = Param::number("key_ratio", DEFAULT_KEY_RATIO, 1.0, 20.0, KEY_RATIO_DOC);
+const NOISE_PROFILE: Param<String> = Param::text("profile", "none", "load sigma and key_ratio from an encoder profile");
+
+const TAU_UP: Param<Duration> = Param::duration(
+    "tau_up",
+    DEFAULT_TAU_UP,
+    Duration::ZERO,
+    Duration::MAX,
+    "time constant following a higher target (VP8, measured)",
+)
+.above_min();
+const TAU_DOWN: Param<Duration> = Param::duration(
+    "tau_down",
+    DEFAULT_TAU_DOWN,
+    Duration::ZERO,
+    Duration::MAX,
+    "time constant following a lower target (VP8, measured)",
+)
+.above_min();
+const LAGGING_SIGMA: Param<f64> = Param::number("sigma", DEFAULT_LAGGING_SIGMA, 0.0, 1.0, SIGMA_DOC);
+const LAGGING_KEY_INTERVAL: Param<Option<Duration>> = Param::optional_duration(
+    "key_interval",
+    Some(DEFAULT_LAGGING_KEY_INTERVAL),
+    Duration::ZERO,
+    Duration::MAX,
+    "none",
+    KEY_INTERVAL_DOC,
+);
+const LAGGING_KEY_RATIO: Param<f64> = Param::number("key_ratio", DEFAULT_LAGGING_KEY_RATIO, 1.0, 20.0, KEY_RATIO_DOC);
+const LAGGING_PROFILE: Param<String> =
+    Param::text("profile", "none", "load these from an encoder profile: \"vp8\", \"h264\" or a file");
+
+const NOISE_PARAMS: &[ParamInfo] =
+    &[NOISE_SIGMA.info(), NOISE_KEY_INTERVAL.info(), NOISE_KEY_RATIO.info(), NOISE_PROFILE.info()];
 
 const LAGGING_PARAMS: &[ParamInfo] = &[
-    ParamInfo { name: "tau_up", default: "0.75s", doc: "time constant following a higher target (VP8, measured)" },
-    ParamInfo { name: "tau_down", default: "0.13s", doc: "time constant following a lower target (VP8, measured)" },
-    ParamInfo { name: "sigma", default: "0.25", doc: "std of the relative frame-size error, in [0, 1]" },
-    ParamInfo {
-        name: "key_interval",
-        default: "100s",
-        doc: "time between periodic key frames; \"none\" or 0 = only first and requested frames",
-    },
-    ParamInfo { name: "key_ratio", default: "3", doc: "key frame size / delta frame size, in [1, 20]" },
-    ParamInfo {
-        name: "profile",
-        default: "none",
-        doc: "load these from an encoder profile: \"vp8\", \"h264\" or a file",
-    },
+    TAU_UP.info(),
+    TAU_DOWN.info(),
+    LAGGING_SIGMA.info(),
+    LAGGING_KEY_INTERVAL.info(),
+    LAGGING_KEY_RATIO.info(),
+    LAGGING_PROFILE.info(),
 ];
 
 /// One encoded frame.
@@ -155,23 +178,19 @@ impl EncoderConfig {
             ));
         }
         p.check_known(Self::param_info(kind))?;
-        let lagging = kind == "lagging";
-        let sigma = || p.f64_in("sigma", if lagging { DEFAULT_LAGGING_SIGMA } else { DEFAULT_SIGMA }, 0.0, 1.0);
-        let key_ratio = || {
-            let d = if lagging { DEFAULT_LAGGING_KEY_RATIO } else { DEFAULT_KEY_RATIO };
-            p.f64_in("key_ratio", d, 1.0, 20.0)
-        };
         Ok(match kind {
             "ideal" => EncoderConfig::Ideal,
-            "noise" => {
-                EncoderConfig::Noise { sigma: sigma()?, key_interval: key_interval(p, None)?, key_ratio: key_ratio()? }
-            }
+            "noise" => EncoderConfig::Noise {
+                sigma: p.get(&NOISE_SIGMA)?,
+                key_interval: p.get(&NOISE_KEY_INTERVAL)?,
+                key_ratio: p.get(&NOISE_KEY_RATIO)?,
+            },
             _ => EncoderConfig::Lagging {
-                tau_up: positive(p, "tau_up", DEFAULT_TAU_UP)?,
-                tau_down: positive(p, "tau_down", DEFAULT_TAU_DOWN)?,
-                sigma: sigma()?,
-                key_interval: key_interval(p, Some(DEFAULT_LAGGING_KEY_INTERVAL))?,
-                key_ratio: key_ratio()?,
+                tau_up: p.get(&TAU_UP)?,
+                tau_down: p.get(&TAU_DOWN)?,
+                sigma: p.get(&LAGGING_SIGMA)?,
+                key_interval: p.get(&LAGGING_KEY_INTERVAL)?,
+                key_ratio: p.get(&LAGGING_KEY_RATIO)?,
             },
         })
     }
@@ -186,26 +205,6 @@ impl EncoderConfig {
             }
         }
     }
-}
-
-fn positive(p: &Params, name: &str, default: Duration) -> Result<Duration, ConfigError> {
-    let d = p.duration(name, default)?;
-    if !d.is_positive() {
-        return Err(ConfigError::invalid(name, "must be positive"));
-    }
-    Ok(d)
-}
-
-/// "none"/"off" or 0 disable periodic key frames, as WebRTC's keyFrameInterval
-/// 0 selects VPX_KF_DISABLED.
-fn key_interval(p: &Params, default: Option<Duration>) -> Result<Option<Duration>, ConfigError> {
-    if let Some(ParamValue::Str(s)) = p.0.get("key_interval") {
-        if matches!(s.trim(), "none" | "off") {
-            return Ok(None);
-        }
-    }
-    let d = p.duration("key_interval", default.unwrap_or(Duration::ZERO))?;
-    Ok(d.is_positive().then_some(d))
 }
 
 /// A frame-size model driven once per frame instant.
@@ -344,6 +343,7 @@ impl FrameEncoder for Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::ParamValue;
 
     const T30: Duration = Duration::from_micros(33_333);
 
@@ -563,13 +563,11 @@ mod tests {
         let err = |kind: &str, k: &str, v: ParamValue| {
             EncoderConfig::from_params(kind, &Params::new().with(k, v)).unwrap_err()
         };
-        assert!(matches!(
-            EncoderConfig::from_params("vp9", &Params::new()),
-            Err(ConfigError::Invalid { ref param, .. }) if param == "kind"
-        ));
-        assert!(matches!(err("ideal", "sigma", ParamValue::Num(0.1)), ConfigError::UnknownParam { .. }));
-        assert!(matches!(err("noise", "tau_up", ParamValue::Num(1.0)), ConfigError::UnknownParam { .. }));
-        let invalid = |e: ConfigError, name: &str| matches!(e, ConfigError::Invalid { ref param, .. } if param == name);
+        assert_eq!(EncoderConfig::from_params("vp9", &Params::new()).unwrap_err().field, "kind");
+        let unknown = |e: ConfigError| e.reason.starts_with("unknown parameter");
+        assert!(unknown(err("ideal", "sigma", ParamValue::Num(0.1))));
+        assert!(unknown(err("noise", "tau_up", ParamValue::Num(1.0))));
+        let invalid = |e: ConfigError, name: &str| e.field == name && !unknown(e.clone());
         assert!(invalid(err("noise", "sigma", ParamValue::Num(1.5)), "sigma"));
         assert!(invalid(err("lagging", "sigma", ParamValue::Num(-0.1)), "sigma"));
         assert!(invalid(err("noise", "key_ratio", ParamValue::Num(0.5)), "key_ratio"));

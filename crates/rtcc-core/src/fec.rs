@@ -29,7 +29,7 @@
 //! 4 × 48 media packets; a larger window costs little here and tolerates
 //! retransmissions that arrive several frames late).
 
-use crate::controller::{ConfigError, ParamInfo, Params};
+use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::packet::{Packet, PacketKind};
 use crate::units::{DataSize, Time};
 
@@ -61,44 +61,44 @@ pub struct FecConfig {
     pub per_frame: bool,
 }
 
+const GROUP: Param<u16> = Param::integer(
+    "group",
+    DEFAULT_GROUP as i64,
+    1,
+    MAX_GROUP as i64,
+    "media packets per parity packet (FBRA's FEC interval; 10 = PIBES's ~10 % FEC)",
+);
+const OVERHEAD: Param<DataSize> = Param::size(
+    "overhead",
+    DEFAULT_OVERHEAD,
+    DataSize::ZERO,
+    DataSize::from_bytes(1500),
+    "bytes added to each parity: RFC 5109 FEC header (10 B) + level header (4 B; 8 B for groups above 16)",
+);
+/// WebRTC's ULPFEC and FlexFEC protect frame by frame.
+const PER_FRAME: Param<bool> = Param::flag(
+    "per_frame",
+    true,
+    "close a partial group at the end of each frame so recovery never waits for the next frame",
+);
+
 impl Default for FecConfig {
     fn default() -> Self {
-        FecConfig { group: DEFAULT_GROUP, overhead: DEFAULT_OVERHEAD, per_frame: true }
+        FecConfig::DEFAULT
     }
 }
 
 impl FecConfig {
-    pub const PARAMS: &'static [ParamInfo] = &[
-        ParamInfo {
-            name: "group",
-            default: "10",
-            doc: "media packets per parity packet, 1-48 (FBRA's FEC interval; 10 = PIBES's ~10 % FEC)",
-        },
-        ParamInfo {
-            name: "overhead",
-            default: "14B",
-            doc: "bytes added to each parity: RFC 5109 FEC header (10 B) + level header (4 B; 8 B for groups above 16)",
-        },
-        ParamInfo {
-            name: "per_frame",
-            default: "true",
-            doc: "close a partial group at the end of each frame so recovery never waits for the next frame",
-        },
-    ];
+    pub const PARAMS: &'static [ParamInfo] = &[GROUP.info(), OVERHEAD.info(), PER_FRAME.info()];
+
+    /// Every parameter at its declared default.
+    pub const DEFAULT: FecConfig =
+        FecConfig { group: GROUP.default(), overhead: OVERHEAD.default(), per_frame: PER_FRAME.default() };
 
     /// Builds the config from its own parameter table; unknown names are refused.
     pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
         p.check_known(Self::PARAMS)?;
-        let g = p.f64_in("group", f64::from(DEFAULT_GROUP), 1.0, f64::from(MAX_GROUP))?;
-        if g.fract() != 0.0 {
-            return Err(ConfigError::invalid("group", format!("{g} is not a whole number of packets")));
-        }
-        let overhead = p.size("overhead", DEFAULT_OVERHEAD)?;
-        if overhead > DataSize::from_bytes(1500) {
-            return Err(ConfigError::invalid("overhead", format!("{overhead} is larger than a packet")));
-        }
-        let per_frame = p.bool("per_frame", true)?;
-        Ok(FecConfig { group: g as u16, overhead, per_frame })
+        Ok(FecConfig { group: p.get(&GROUP)?, overhead: p.get(&OVERHEAD)?, per_frame: p.get(&PER_FRAME)? })
     }
 }
 

@@ -29,7 +29,7 @@
 //! 1 Mbps → 35.6 dB, 2.5 Mbps → 39.0 dB. Game content is about 3.4 dB lower
 //! at the same rate.
 
-use crate::controller::{ConfigError, ParamInfo, ParamValue, Params};
+use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::resolution::Resolution;
 use crate::units::{DataSize, Duration};
 
@@ -91,7 +91,7 @@ pub enum Content {
 impl Content {
     pub const ALL: [Content; 2] = [Content::TalkingHead, Content::Game];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Content::TalkingHead => "talking-head",
             Content::Game => "game",
@@ -107,49 +107,130 @@ impl Content {
     }
 }
 
+const TALKING_HEAD: QualityModel = QualityModel::new(Content::TalkingHead);
+const GAME: QualityModel = QualityModel::new(Content::Game);
+
+/// A model constant: declared with the talking-head default and range, the
+/// game default listed beside it where it differs (`QualityModel::new`
+/// holds both, with their sources).
+const fn constant(name: &'static str, head: f64, game: f64, min: f64, max: f64, doc: &'static str) -> Param<f64> {
+    Param::number(name, head, min, max, doc).or_in(Content::Game.name(), game)
+}
+
+const CONTENT: Param<&str> = Param::choice(
+    "content",
+    Content::TalkingHead.name(),
+    &["talking-head", "talking_head", "game"],
+    "talking-head or game: selects the defaults below",
+);
+const PSNR_AT_1BPP: Param<f64> = constant(
+    "psnr_at_1bpp",
+    TALKING_HEAD.psnr_at_1bpp,
+    GAME.psnr_at_1bpp,
+    10.0,
+    100.0,
+    "intercept a of PSNR = a + b·log2(bits per pixel), dB",
+);
+const DB_PER_DOUBLING: Param<f64> = constant(
+    "db_per_doubling",
+    TALKING_HEAD.db_per_doubling,
+    GAME.db_per_doubling,
+    0.1,
+    10.0,
+    "slope b: PSNR gain per doubling of bits, dB",
+);
+const CODED_MAX_DB: Param<f64> = constant(
+    "coded_max_db",
+    TALKING_HEAD.coded_max_db,
+    GAME.coded_max_db,
+    20.0,
+    PSNR_CAP_DB,
+    "PSNR the codec approaches at unlimited bits, dB",
+);
+const PSNR_MIN_DB: Param<f64> = constant(
+    "psnr_min_db",
+    TALKING_HEAD.psnr_min_db,
+    GAME.psnr_min_db,
+    0.0,
+    40.0,
+    "lowest PSNR reported for a coded frame, dB",
+);
+const KEY_COST: Param<f64> = constant(
+    "key_cost",
+    TALKING_HEAD.key_cost,
+    GAME.key_cost,
+    1.0,
+    20.0,
+    "bits a key frame needs for the quality of a delta frame, as a multiple",
+);
+const TEMPORAL_EXPONENT: Param<f64> = constant(
+    "temporal_exponent",
+    TALKING_HEAD.temporal_exponent,
+    GAME.temporal_exponent,
+    0.0,
+    1.0,
+    "delta frames: effective bits scale as (1/30 s / interval)^x",
+);
+const UPSCALE_2X_DB: Param<f64> = constant(
+    "upscale_2x_db",
+    TALKING_HEAD.upscale_2x_db,
+    GAME.upscale_2x_db,
+    10.0,
+    PSNR_CAP_DB,
+    "PSNR ceiling of a frame at half the display's width and height, dB",
+);
+/// `Resolution::R720`, as `QualityModel::new` (checked by tests/params.rs).
+const DISPLAY: Param<String> =
+    Param::text("display", "1280x720", "viewer's display resolution, \"WxH\" (16..16384) or 180p..1080p");
+const SSIM_OFFSET_DB: Param<f64> = constant(
+    "ssim_offset_db",
+    TALKING_HEAD.ssim_offset_db,
+    GAME.ssim_offset_db,
+    0.0,
+    PSNR_CAP_DB,
+    "PSNR minus SSIM dB at high quality: SSIM = 1/(1 + 10^((offset − PSNR)/scale))",
+);
+const SSIM_SCALE_DB: Param<f64> = constant(
+    "ssim_scale_db",
+    TALKING_HEAD.ssim_scale_db,
+    GAME.ssim_scale_db,
+    1.0,
+    30.0,
+    "PSNR dB per decade of (1 − SSIM)/SSIM",
+);
+const FREEZE_FLOOR_DB: Param<f64> = constant(
+    "freeze_floor_db",
+    TALKING_HEAD.freeze_floor_db,
+    GAME.freeze_floor_db,
+    0.0,
+    PSNR_CAP_DB,
+    "PSNR of a frame frozen for long against the moving source, dB",
+);
+const FREEZE_TAU: Param<Duration> = Param::duration(
+    "freeze_tau",
+    TALKING_HEAD.freeze_tau,
+    Duration::ZERO,
+    Duration::MAX,
+    "time constant of a frozen frame's decay towards the floor (95 % after 3τ)",
+)
+.above_min()
+.or_in(Content::Game.name(), GAME.freeze_tau);
+
 /// Parameters of `QualityModel::from_params`; defaults are per content.
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo { name: "content", default: "talking-head", doc: "talking-head or game: selects the defaults below" },
-    ParamInfo {
-        name: "psnr_at_1bpp",
-        default: "48.5 (game 45)",
-        doc: "intercept a of PSNR = a + b·log2(bits per pixel), dB",
-    },
-    ParamInfo { name: "db_per_doubling", default: "2.65", doc: "slope b: PSNR gain per doubling of bits, dB" },
-    ParamInfo { name: "coded_max_db", default: "50", doc: "PSNR the codec approaches at unlimited bits, dB" },
-    ParamInfo { name: "psnr_min_db", default: "20 (game 16)", doc: "lowest PSNR reported for a coded frame, dB" },
-    ParamInfo {
-        name: "key_cost",
-        default: "5 (game 3)",
-        doc: "bits a key frame needs for the quality of a delta frame, as a multiple",
-    },
-    ParamInfo {
-        name: "temporal_exponent",
-        default: "0.3 (game 0.6)",
-        doc: "delta frames: effective bits scale as (1/30 s / interval)^x, in [0, 1]",
-    },
-    ParamInfo {
-        name: "upscale_2x_db",
-        default: "37 (game 31)",
-        doc: "PSNR ceiling of a frame at half the display's width and height, dB",
-    },
-    ParamInfo { name: "display", default: "1280x720", doc: "viewer's display resolution, \"WxH\" or 180p..1080p" },
-    ParamInfo {
-        name: "ssim_offset_db",
-        default: "26.7 (game 25)",
-        doc: "PSNR minus SSIM dB at high quality: SSIM = 1/(1 + 10^((offset − PSNR)/scale))",
-    },
-    ParamInfo { name: "ssim_scale_db", default: "10", doc: "PSNR dB per decade of (1 − SSIM)/SSIM" },
-    ParamInfo {
-        name: "freeze_floor_db",
-        default: "23 (game 18)",
-        doc: "PSNR of a frame frozen for long against the moving source, dB",
-    },
-    ParamInfo {
-        name: "freeze_tau",
-        default: "600ms (game 150ms)",
-        doc: "time constant of a frozen frame's decay towards the floor (95 % after 3τ)",
-    },
+    CONTENT.info(),
+    PSNR_AT_1BPP.info(),
+    DB_PER_DOUBLING.info(),
+    CODED_MAX_DB.info(),
+    PSNR_MIN_DB.info(),
+    KEY_COST.info(),
+    TEMPORAL_EXPONENT.info(),
+    UPSCALE_2X_DB.info(),
+    DISPLAY.info(),
+    SSIM_OFFSET_DB.info(),
+    SSIM_SCALE_DB.info(),
+    FREEZE_FLOOR_DB.info(),
+    FREEZE_TAU.info(),
 ];
 
 /// Constants of the rate–quality model. `new` gives the defaults of a content
@@ -196,7 +277,7 @@ impl Default for QualityModel {
 impl QualityModel {
     /// Defaults for a content kind: a documented choice pending measured
     /// profiles, fitted as follows.
-    pub fn new(content: Content) -> Self {
+    pub const fn new(content: Content) -> Self {
         let talking_head = QualityModel {
             content,
             // PSNR linear in log rate, the first-order form of the cubic
@@ -276,28 +357,27 @@ impl QualityModel {
     /// other key overrides one constant.
     pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
         p.check_known(PARAMS)?;
-        let name = p.choice("content", "talking-head", &["talking-head", "talking_head", "game"])?;
-        let d = QualityModel::new(Content::parse(&name).unwrap_or_default());
+        let d = QualityModel::new(Content::parse(p.get(&CONTENT)?).unwrap_or_default());
         let m = QualityModel {
             content: d.content,
-            psnr_at_1bpp: p.f64_in("psnr_at_1bpp", d.psnr_at_1bpp, 10.0, 100.0)?,
-            db_per_doubling: p.f64_in("db_per_doubling", d.db_per_doubling, 0.1, 10.0)?,
-            coded_max_db: p.f64_in("coded_max_db", d.coded_max_db, 20.0, PSNR_CAP_DB)?,
-            psnr_min_db: p.f64_in("psnr_min_db", d.psnr_min_db, 0.0, 40.0)?,
-            key_cost: p.f64_in("key_cost", d.key_cost, 1.0, 20.0)?,
-            temporal_exponent: p.f64_in("temporal_exponent", d.temporal_exponent, 0.0, 1.0)?,
-            upscale_2x_db: p.f64_in("upscale_2x_db", d.upscale_2x_db, 10.0, PSNR_CAP_DB)?,
-            display: display(p, d.display)?,
-            ssim_offset_db: p.f64_in("ssim_offset_db", d.ssim_offset_db, 0.0, PSNR_CAP_DB)?,
-            ssim_scale_db: p.f64_in("ssim_scale_db", d.ssim_scale_db, 1.0, 30.0)?,
-            freeze_floor_db: p.f64_in("freeze_floor_db", d.freeze_floor_db, 0.0, PSNR_CAP_DB)?,
-            freeze_tau: p.duration("freeze_tau", d.freeze_tau)?,
+            psnr_at_1bpp: p.get_or(&PSNR_AT_1BPP, d.psnr_at_1bpp)?,
+            db_per_doubling: p.get_or(&DB_PER_DOUBLING, d.db_per_doubling)?,
+            coded_max_db: p.get_or(&CODED_MAX_DB, d.coded_max_db)?,
+            psnr_min_db: p.get_or(&PSNR_MIN_DB, d.psnr_min_db)?,
+            key_cost: p.get_or(&KEY_COST, d.key_cost)?,
+            temporal_exponent: p.get_or(&TEMPORAL_EXPONENT, d.temporal_exponent)?,
+            upscale_2x_db: p.get_or(&UPSCALE_2X_DB, d.upscale_2x_db)?,
+            display: match p.has(&DISPLAY) {
+                true => display(&p.get(&DISPLAY)?)?,
+                false => d.display,
+            },
+            ssim_offset_db: p.get_or(&SSIM_OFFSET_DB, d.ssim_offset_db)?,
+            ssim_scale_db: p.get_or(&SSIM_SCALE_DB, d.ssim_scale_db)?,
+            freeze_floor_db: p.get_or(&FREEZE_FLOOR_DB, d.freeze_floor_db)?,
+            freeze_tau: p.get_or(&FREEZE_TAU, d.freeze_tau)?,
         };
         if m.psnr_min_db >= m.coded_max_db {
             return Err(ConfigError::invalid("psnr_min_db", "must be below coded_max_db"));
-        }
-        if !m.freeze_tau.is_positive() {
-            return Err(ConfigError::invalid("freeze_tau", "must be positive"));
         }
         Ok(m)
     }
@@ -397,24 +477,21 @@ impl QualityModel {
 }
 
 /// "1280x720" or a resolution name ("720p").
-fn display(p: &Params, default: (u32, u32)) -> Result<(u32, u32), ConfigError> {
-    let Some(v) = p.0.get("display") else { return Ok(default) };
-    let ParamValue::Str(s) = v else {
-        return Err(ConfigError::invalid("display", format!("expected \"WxH\" or 720p, got {v:?}")));
-    };
+fn display(s: &str) -> Result<(u32, u32), ConfigError> {
     if let Some(r) = Resolution::parse(s.trim()) {
         return Ok(r.size());
     }
     let wh = s.trim().split_once(['x', 'X']).and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
     match wh {
         Some((w, h)) if (16..=16384).contains(&w) && (16..=16384).contains(&h) => Ok((w, h)),
-        _ => Err(ConfigError::invalid("display", format!("'{s}' is not \"WxH\" (16..16384) or 180p..1080p"))),
+        _ => Err(ConfigError::invalid(DISPLAY.name(), format!("'{s}' is not \"WxH\" (16..16384) or 180p..1080p"))),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::ParamValue;
     use crate::units::DataRate;
 
     const FRAME: Duration = Duration::from_micros(33_333);

@@ -16,7 +16,7 @@ pub enum Resolution {
 impl Resolution {
     pub const ALL: [Resolution; 4] = [Resolution::R180, Resolution::R360, Resolution::R720, Resolution::R1080];
 
-    pub fn size(self) -> (u32, u32) {
+    pub const fn size(self) -> (u32, u32) {
         match self {
             Resolution::R180 => (320, 180),
             Resolution::R360 => (640, 360),

@@ -90,6 +90,7 @@ impl Duration {
 
 impl DataSize {
     pub const ZERO: DataSize = DataSize(0);
+    pub const MAX: DataSize = DataSize(u64::MAX);
     pub const fn from_bytes(b: u64) -> Self {
         DataSize(b)
     }
@@ -109,6 +110,7 @@ impl DataSize {
 
 impl DataRate {
     pub const ZERO: DataRate = DataRate(0);
+    pub const MAX: DataRate = DataRate(u64::MAX);
     pub const fn from_bps(bps: u64) -> Self {
         DataRate(bps)
     }
@@ -337,71 +339,212 @@ fn split_number(s: &str) -> Result<(f64, &str), UnitError> {
         }
     }
     let v: f64 = num.parse().map_err(|_| UnitError::NotANumber(s.to_string()))?;
-    if !v.is_finite() {
-        return Err(UnitError::OutOfRange(s.to_string()));
-    }
-    if v < 0.0 {
-        return Err(UnitError::Negative(s.to_string()));
-    }
     Ok((v, unit))
 }
 
-impl std::str::FromStr for Duration {
-    type Err = UnitError;
-    /// "25ms", "1.5s", "200us", "2min"; a bare number is seconds.
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        let (v, unit) = split_number(s)?;
-        let us = match unit {
+/// What a configuration quantity measures, which fixes the unit of a bare number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QuantityKind {
+    Duration,
+    Rate,
+    Size,
+}
+
+impl QuantityKind {
+    pub const ALL: [QuantityKind; 3] = [QuantityKind::Duration, QuantityKind::Rate, QuantityKind::Size];
+
+    /// "duration", "rate", "size".
+    pub fn name(self) -> &'static str {
+        match self {
+            QuantityKind::Duration => "duration",
+            QuantityKind::Rate => "rate",
+            QuantityKind::Size => "size",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<QuantityKind> {
+        QuantityKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The unit of a bare number: "s", "bps", "B".
+    pub fn base_unit(self) -> &'static str {
+        match self {
+            QuantityKind::Duration => "s",
+            QuantityKind::Rate => "bps",
+            QuantityKind::Size => "B",
+        }
+    }
+
+    /// A value with its unit, for messages.
+    pub fn example(self) -> &'static str {
+        match self {
+            QuantityKind::Duration => "25ms",
+            QuantityKind::Rate => "3Mbps",
+            QuantityKind::Size => "1500B",
+        }
+    }
+
+    /// `text` (unit optional) as a number in the base unit — seconds, bits
+    /// per second or bytes — by the one rule (`Quantity`).
+    pub fn parse_base(self, text: &str) -> Result<f64, UnitError> {
+        match self {
+            QuantityKind::Duration => Duration::from_text(text).map(Duration::as_secs_f64),
+            QuantityKind::Rate => DataRate::from_text(text).map(|r| r.bps() as f64),
+            QuantityKind::Size => DataSize::from_text(text).map(|s| s.bytes() as f64),
+        }
+    }
+
+    /// A bare number (in the base unit), checked and rounded as configuration
+    /// reads it, back in the base unit.
+    pub fn number_base(self, v: f64) -> Result<f64, UnitError> {
+        match self {
+            QuantityKind::Duration => Duration::from_number(v).map(Duration::as_secs_f64),
+            QuantityKind::Rate => DataRate::from_number(v).map(|r| r.bps() as f64),
+            QuantityKind::Size => DataSize::from_number(v).map(|s| s.bytes() as f64),
+        }
+    }
+}
+
+/// The one way configuration turns values into durations, rates and sizes —
+/// scenario fields, controller, encoder and FEC parameters, and Python alike.
+///
+/// **The rule:** text carries its unit (`"25ms"`, `"3Mbps"`, `"1500B"`); a
+/// bare number — a TOML number, or text without a unit — is in the base unit
+/// of the field's kind: **seconds** for durations, **bits per second** for
+/// rates, **bytes** for sizes. Negative, non-finite and absurdly large values
+/// are refused; the value is rounded to the type's resolution (1 µs, 1 bit/s,
+/// 1 byte).
+///
+/// ```
+/// use rtcc_core::units::{DataRate, DataSize, Duration, Quantity};
+/// assert_eq!(Duration::from_number(1.0).unwrap(), Duration::from_secs(1));
+/// assert_eq!(Duration::from_text("1").unwrap(), Duration::from_text("1s").unwrap());
+/// assert_eq!(DataRate::from_text("3Mbps").unwrap(), DataRate::from_number(3e6).unwrap());
+/// assert_eq!(DataSize::from_number(1500.0).unwrap(), DataSize::from_bytes(1500));
+/// assert!(Duration::from_number(-1.0).is_err());
+/// ```
+pub trait Quantity: Sized + Copy + fmt::Display {
+    const KIND: QuantityKind;
+    /// Units accepted, for messages.
+    const UNITS: &'static str;
+    /// Largest value, in the type's resolution (µs, bit/s, byte).
+    const LIMIT: f64;
+    /// `v` (finite, non-negative) in `unit` (`""` = the base unit) in the
+    /// type's resolution; `None` for an unknown unit.
+    fn scaled(v: f64, unit: &str) -> Option<f64>;
+    /// From a value in the type's resolution, rounded.
+    fn from_resolution(v: f64) -> Self;
+
+    /// A bare number, in the base unit.
+    fn from_number(v: f64) -> Result<Self, UnitError> {
+        Self::checked(v, "", &number_text(v))
+    }
+
+    /// Text with a unit ("25ms"), or a bare number in the base unit ("0.5").
+    fn from_text(text: &str) -> Result<Self, UnitError> {
+        let (v, unit) = split_number(text)?;
+        Self::checked(v, unit, text.trim())
+    }
+
+    #[doc(hidden)]
+    fn checked(v: f64, unit: &str, text: &str) -> Result<Self, UnitError> {
+        if !v.is_finite() {
+            return Err(UnitError::OutOfRange(text.to_string()));
+        }
+        if v < 0.0 {
+            return Err(UnitError::Negative(text.to_string()));
+        }
+        let x = Self::scaled(v, unit)
+            .ok_or_else(|| UnitError::UnknownUnit { unit: unit.to_string(), expected: Self::UNITS })?;
+        if x > Self::LIMIT {
+            return Err(UnitError::OutOfRange(text.to_string()));
+        }
+        Ok(Self::from_resolution(x))
+    }
+}
+
+fn number_text(v: f64) -> String {
+    format!("{v}")
+}
+
+impl Quantity for Duration {
+    const KIND: QuantityKind = QuantityKind::Duration;
+    const UNITS: &'static str = "us, ms, s, min";
+    const LIMIT: f64 = 1e15; // µs, ~31 years
+    fn scaled(v: f64, unit: &str) -> Option<f64> {
+        Some(match unit {
             "" | "s" | "sec" => v * 1e6,
             "ms" => v * 1e3,
             "us" | "µs" => v,
             "min" => v * 60e6,
-            u => return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "us, ms, s, min" }),
-        };
-        if us > 1e15 {
-            return Err(UnitError::OutOfRange(s.to_string()));
-        }
-        Ok(Duration(us.round() as i64))
+            _ => return None,
+        })
+    }
+    fn from_resolution(us: f64) -> Self {
+        Duration(us.round() as i64)
     }
 }
 
-impl std::str::FromStr for DataRate {
-    type Err = UnitError;
-    /// "3Mbps", "500 kbps", "1.2Gbps", "64000bps"; a bare number is bits per second.
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        let (v, unit) = split_number(s)?;
-        // Case matters: "MBps" would be megabytes, not megabits.
-        let bps = match unit {
+impl Quantity for DataRate {
+    const KIND: QuantityKind = QuantityKind::Rate;
+    const UNITS: &'static str = "bps, kbps, Mbps, Gbps";
+    const LIMIT: f64 = 1e13;
+    // Case matters: "MBps" would be megabytes, not megabits.
+    fn scaled(v: f64, unit: &str) -> Option<f64> {
+        Some(match unit {
             "" | "bps" | "bit/s" => v,
             "kbps" | "Kbps" | "kbit/s" => v * 1e3,
             "Mbps" | "Mbit/s" => v * 1e6,
             "Gbps" | "Gbit/s" => v * 1e9,
-            _ => return Err(UnitError::UnknownUnit { unit: unit.to_string(), expected: "bps, kbps, Mbps, Gbps" }),
-        };
-        if bps > 1e13 {
-            return Err(UnitError::OutOfRange(s.to_string()));
-        }
-        Ok(DataRate(bps.round() as u64))
+            _ => return None,
+        })
+    }
+    fn from_resolution(bps: f64) -> Self {
+        DataRate(bps.round() as u64)
     }
 }
 
-impl std::str::FromStr for DataSize {
-    type Err = UnitError;
-    /// "1500B", "64kB", "1MB" (decimal); a bare number is bytes.
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        let (v, unit) = split_number(s)?;
-        let b = match unit {
+impl Quantity for DataSize {
+    const KIND: QuantityKind = QuantityKind::Size;
+    const UNITS: &'static str = "B, kB, MB, KiB, MiB";
+    const LIMIT: f64 = 1e15;
+    fn scaled(v: f64, unit: &str) -> Option<f64> {
+        Some(match unit {
             "" | "B" | "bytes" => v,
             "kB" | "KB" => v * 1e3,
             "MB" => v * 1e6,
             "KiB" => v * 1024.0,
             "MiB" => v * 1048576.0,
-            u => return Err(UnitError::UnknownUnit { unit: u.to_string(), expected: "B, kB, MB, KiB, MiB" }),
-        };
-        if b > 1e15 {
-            return Err(UnitError::OutOfRange(s.to_string()));
-        }
-        Ok(DataSize(b.round() as u64))
+            _ => return None,
+        })
+    }
+    fn from_resolution(b: f64) -> Self {
+        DataSize(b.round() as u64)
+    }
+}
+
+impl std::str::FromStr for Duration {
+    type Err = UnitError;
+    /// "25ms", "1.5s", "200us", "2min"; a bare number is seconds (`Quantity`).
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        Duration::from_text(s)
+    }
+}
+
+impl std::str::FromStr for DataRate {
+    type Err = UnitError;
+    /// "3Mbps", "500 kbps", "1.2Gbps", "64000bps"; a bare number is bits per
+    /// second (`Quantity`).
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        DataRate::from_text(s)
+    }
+}
+
+impl std::str::FromStr for DataSize {
+    type Err = UnitError;
+    /// "1500B", "64kB", "1MB" (decimal); a bare number is bytes (`Quantity`).
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        DataSize::from_text(s)
     }
 }
 

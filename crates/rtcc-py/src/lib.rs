@@ -10,13 +10,13 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use rtcc_core::controller::{listed_names, params_of, summary_of};
+use rtcc_core::controller::{listed_names, params_of, summary_of, ParamInfo};
 use rtcc_core::encoder::{Encoder, EncoderConfig, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{DataRate, Duration, Time};
+use rtcc_core::units::{DataRate, Duration, QuantityKind, Time};
 use rtcc_sim::metrics::{Column, Table};
-use rtcc_sim::video::{REAL_KINDS, REAL_PARAMS};
+use rtcc_sim::video::{real_params, REAL_KINDS};
 use rtcc_sim::{Scenario, ScenarioError as SimError, Simulation as Sim};
 use rtcc_video::calibrate;
 use rtcc_video::codec::Codec;
@@ -121,7 +121,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 
 fn info_list<'py>(
     py: Python<'py>,
-    items: impl Iterator<Item = (String, String, Vec<rtcc_core::controller::ParamInfo>)>,
+    items: impl Iterator<Item = (String, String, Vec<ParamInfo>)>,
 ) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (name, summary, params) in items {
@@ -132,8 +132,10 @@ fn info_list<'py>(
         for p in &params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
-            pd.set_item("default", p.default)?;
+            pd.set_item("default", p.default_text())?;
             pd.set_item("doc", p.doc)?;
+            pd.set_item("kind", p.kind.name())?;
+            pd.set_item("range", p.range_text())?;
             ps.append(pd)?;
         }
         d.set_item("params", ps)?;
@@ -175,7 +177,7 @@ fn encoders(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                     "vp8" => "real VP8 (libvpx) driven as WebRTC does; decoded PSNR/SSIM",
                     _ => "real H.264 (OpenH264) driven as WebRTC does; decoded PSNR/SSIM",
                 };
-                (k.to_string(), summary.to_string(), REAL_PARAMS.to_vec())
+                (k.to_string(), summary.to_string(), real_params(k).to_vec())
             })),
     )
 }
@@ -321,11 +323,25 @@ fn content_frames<'py>(
     Ok((w, h, out))
 }
 
-/// A duration as scenarios write it ("120s", "2min"), in seconds; None if
-/// it does not parse (the scenario parser reports why).
+/// A quantity by the scenario rule (`rtcc_core::units::Quantity`): text
+/// with a unit ("25ms", "3Mbps", "1500B"), or a bare number (int, float or
+/// text) in the base unit of `kind` — seconds for "duration", bits per
+/// second for "rate", bytes for "size". Returns the value in that base unit;
+/// a refused value raises ValueError with the reason.
 #[pyfunction]
-fn parse_duration(text: &str) -> Option<f64> {
-    text.parse::<Duration>().ok().map(|d| d.as_secs_f64())
+fn parse_quantity(value: &Bound<'_, PyAny>, kind: &str) -> PyResult<f64> {
+    let k = QuantityKind::parse(kind)
+        .ok_or_else(|| PyValueError::new_err(format!("kind '{kind}' is not one of duration, rate, size")))?;
+    let parsed = if let Ok(text) = value.extract::<String>() {
+        k.parse_base(&text)
+    } else if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyValueError::new_err(format!("expected a {kind} such as \"{}\", got {value}", k.example())));
+    } else if let Ok(v) = value.extract::<f64>() {
+        k.number_base(v)
+    } else {
+        return Err(PyValueError::new_err(format!("expected a {kind} such as \"{}\", got {value}", k.example())));
+    };
+    parsed.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The `lagging` encoder model's output rate (bits/s) at each frame for the
@@ -378,7 +394,7 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frozen_curve, m)?)?;
     m.add_function(wrap_pyfunction!(codecs, m)?)?;
     m.add_function(wrap_pyfunction!(content_frames, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(lagging_rates, m)?)?;
     Ok(())
 }

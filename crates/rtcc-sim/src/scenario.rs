@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rtcc_core::controller::{self, ControllerContext, ParamValue, Params};
+use rtcc_core::controller::{self, ControllerContext, Param, ParamInfo, ParamValue, Params};
 use rtcc_core::encoder::EncoderConfig;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use serde::Deserialize;
@@ -19,14 +19,9 @@ use crate::profile::{self, param_value};
 use crate::video;
 use rtcc_video::real::VideoSpec;
 
-/// A refused scenario: `source: field: reason`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{source_name}: {field}: {reason}")]
-pub struct ScenarioError {
-    pub source_name: String,
-    pub field: String,
-    pub reason: String,
-}
+/// A refused scenario: `source: field: reason` — the core's one
+/// configuration error, with the scenario's file as its source.
+pub use rtcc_core::controller::ConfigError as ScenarioError;
 
 #[derive(Deserialize, Debug)]
 #[serde(untagged)]
@@ -289,7 +284,7 @@ fn flow_spec(
     }
     let frame_interval = Duration::from_secs_f64(1.0 / fps);
     let opt_dur = |q: &Option<Quantity>, name: &str| -> Result<Option<Duration>, (String, String)> {
-        q.as_ref().map(unit_duration).transpose().map_err(|r| e(name, r))
+        q.as_ref().map(duration_of).transpose().map_err(|r| e(name, r))
     };
     let opt_rate = |q: &Option<Quantity>, name: &str| -> Result<Option<DataRate>, (String, String)> {
         q.as_ref().map(rate_of).transpose().map_err(|r| e(name, r))
@@ -355,11 +350,9 @@ fn flow_spec(
     let encoder = if real.is_some() {
         EncoderConfig::Ideal
     } else {
-        EncoderConfig::from_params(&enc_kind, &enc_params).map_err(|er| match er {
-            controller::ConfigError::Invalid { param, reason } if param == "kind" => {
-                ("encoder.kind".to_string(), format!("{reason}, {}", video::REAL_KINDS.join(", ")))
-            }
-            other => config_err("encoder", other),
+        EncoderConfig::from_params(&enc_kind, &enc_params).map_err(|er| match er.field == "kind" {
+            true => ("encoder.kind".to_string(), format!("{}, {}", er.reason, video::REAL_KINDS.join(", "))),
+            false => config_err("encoder", er),
         })?
     };
     let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
@@ -408,17 +401,12 @@ fn flow_spec(
         },
         audio: match &f.audio {
             None | Some(Toggle::On(false)) => None,
-            Some(Toggle::On(true)) => {
-                Some(AudioConfig { rate: DataRate::from_kbps(32), ptime: Duration::from_millis(20) })
-            }
+            Some(Toggle::On(true)) => Some(AudioConfig { rate: AUDIO_RATE.default(), ptime: AUDIO_PTIME.default() }),
             Some(Toggle::Table(t)) => {
                 let p = plain_params(t, None).map_err(|(k, r)| e(&format!("audio.{k}"), r))?;
                 p.check_known(AUDIO_PARAMS).map_err(|er| config_err("audio", er))?;
-                let rate = p.rate("rate", DataRate::from_kbps(32)).map_err(|er| config_err("audio", er))?;
-                let ptime = p.duration("ptime", Duration::from_millis(20)).map_err(|er| config_err("audio", er))?;
-                if rate == DataRate::ZERO || ptime < Duration::from_millis(2) || ptime > Duration::from_millis(120) {
-                    return Err(e("audio", "rate must be positive and ptime within 2ms..120ms".into()));
-                }
+                let rate = p.get(&AUDIO_RATE).map_err(|er| config_err("audio", er))?;
+                let ptime = p.get(&AUDIO_PTIME).map_err(|er| config_err("audio", er))?;
                 Some(AudioConfig { rate, ptime })
             }
         },
@@ -454,11 +442,9 @@ fn flow_spec(
                     profile::fill(&mut p, t, rtcc_core::quality::PARAMS);
                 }
             }
-            QualityModel::from_params(&p).map_err(|er| match er {
-                controller::ConfigError::Invalid { param, reason } if param == "content" && motion.is_some() => {
-                    ("content".to_string(), reason)
-                }
-                other => config_err("quality", other),
+            QualityModel::from_params(&p).map_err(|er| match er.field == "content" && motion.is_some() {
+                true => ("content".to_string(), er.reason),
+                false => config_err("quality", er),
             })?
         },
         video,
@@ -483,20 +469,22 @@ fn flow_spec(
 
 /// A controller or encoder config error as (field, reason).
 fn config_err(prefix: &str, er: controller::ConfigError) -> (String, String) {
-    use controller::ConfigError as E;
-    match er {
-        E::UnknownController { .. } => (prefix.to_string(), er.to_string()),
-        E::UnknownParam { param, known } => {
-            (format!("{prefix}.{param}"), format!("unknown parameter (known: {known})"))
-        }
-        E::Invalid { param, reason } => (format!("{prefix}.{param}"), reason),
-    }
+    let er = er.within(prefix);
+    (er.field, er.reason)
 }
 
-const AUDIO_PARAMS: &[rtcc_core::controller::ParamInfo] = &[
-    rtcc_core::controller::ParamInfo { name: "rate", default: "32kbps", doc: "audio bitrate (Opus voice)" },
-    rtcc_core::controller::ParamInfo { name: "ptime", default: "20ms", doc: "audio packet interval" },
-];
+/// Opus at 32 kbps with 20 ms frames is WebRTC's usual voice setting.
+const AUDIO_RATE: Param<DataRate> =
+    Param::rate("rate", DataRate::from_kbps(32), DataRate::ZERO, DataRate::MAX, "audio bitrate (Opus voice)")
+        .above_min();
+const AUDIO_PTIME: Param<Duration> = Param::duration(
+    "ptime",
+    Duration::from_millis(20),
+    Duration::from_millis(2),
+    Duration::from_millis(120),
+    "audio packet interval",
+);
+const AUDIO_PARAMS: &[ParamInfo] = &[AUDIO_RATE.info(), AUDIO_PTIME.info()];
 
 /// `{ name = "gcc", loss = "classic" }` → ("gcc", params).
 fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String, String)> {
@@ -521,36 +509,25 @@ fn plain_params(t: &toml::Table, skip: Option<&str>) -> Result<Params, (String, 
     Ok(p)
 }
 
-/// A duration that must carry its unit ("25ms"): a bare number other than 0
-/// could mean seconds or milliseconds, as on the link.
-pub fn unit_duration(q: &Quantity) -> Result<Duration, String> {
+/// A quantity field by the core's one rule (`rtcc_core::units::Quantity`):
+/// text carries its unit, a bare number is in the base unit — seconds,
+/// bits per second or bytes.
+fn quantity<Q: rtcc_core::units::Quantity>(q: &Quantity) -> Result<Q, String> {
     match q {
-        Quantity::Num(v) if *v == 0.0 => Ok(Duration::ZERO),
-        Quantity::Num(v) => Err(format!("{v} needs a unit, e.g. \"{v}s\" or \"{v}ms\"")),
-        Quantity::Str(_) => duration_of(q),
+        Quantity::Num(v) => Q::from_number(*v),
+        Quantity::Str(s) => Q::from_text(s),
     }
+    .map_err(|e| e.to_string())
 }
 
 pub fn duration_of(q: &Quantity) -> Result<Duration, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(Duration::from_secs_f64(*v)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative number of seconds")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }
 
 pub fn rate_of(q: &Quantity) -> Result<DataRate, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataRate::from_bps_f64(*v)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative rate")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }
 
 pub fn size_of(q: &Quantity) -> Result<DataSize, String> {
-    match q {
-        Quantity::Num(v) if v.is_finite() && *v >= 0.0 => Ok(DataSize::from_bytes(v.round() as u64)),
-        Quantity::Num(v) => Err(format!("{v} must be a non-negative size")),
-        Quantity::Str(s) => s.parse().map_err(|e| format!("{e}")),
-    }
+    quantity(q)
 }

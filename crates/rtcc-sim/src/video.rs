@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use rtcc_core::controller::{ParamInfo, ParamValue, Params};
+use rtcc_core::controller::{ConfigError, Param, ParamInfo, Params};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::units::{DataRate, Duration};
 use rtcc_video::codec::{new_encoder, Codec, EncoderSettings, VideoEncoder};
@@ -17,23 +17,39 @@ use rtcc_video::Picture;
 /// Encoder kinds that are real codecs.
 pub const REAL_KINDS: &[&str] = &["vp8", "h264"];
 
-pub const REAL_PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "speed",
-        default: "-6 (vp8) / 0 (h264)",
-        doc: "VP8: libvpx cpu_used in [-16, -1] (WebRTC desktop -6); H.264: OpenH264 complexity 0 low..2 high",
-    },
-    ParamInfo {
-        name: "key_interval",
-        default: "100s",
-        doc: "time between periodic key frames (WebRTC: 3000 frames); \"none\" = first and requested only",
-    },
-    ParamInfo { name: "frame_dropping", default: "true", doc: "let the codec's rate control drop frames, as WebRTC" },
-    ParamInfo { name: "threads", default: "1", doc: "encoder threads, 1..16 (1 keeps runs byte-identical)" },
-];
-
 /// WebRTC's VP8 default key-frame distance, 3000 frames (100 s at 30 fps).
 const DEFAULT_KEY_INTERVAL: Duration = Duration::from_secs(100);
+
+/// libvpx `cpu_used`: WebRTC desktop uses -6 (`EncoderSettings::webrtc`);
+/// 0 and above adapt to the wall-clock encode time, which would make runs
+/// irreproducible.
+const VP8_SPEED: Param<i32> = Param::integer("speed", -6, -16, -1, "VP8: libvpx cpu_used (WebRTC desktop -6)");
+/// OpenH264 complexity: WebRTC never sets it, so LOW_COMPLEXITY (0), the
+/// library's default (rtcc-video h264.rs `complexity`).
+const H264_SPEED: Param<i32> = Param::integer("speed", 0, 0, 2, "H.264: OpenH264 complexity, 0 low..2 high");
+const KEY_INTERVAL: Param<Option<Duration>> = Param::optional_duration(
+    "key_interval",
+    Some(DEFAULT_KEY_INTERVAL),
+    Duration::ZERO,
+    Duration::MAX,
+    "none",
+    "time between periodic key frames (WebRTC: 3000 frames); \"none\" = first and requested only",
+);
+const FRAME_DROPPING: Param<bool> =
+    Param::flag("frame_dropping", true, "let the codec's rate control drop frames, as WebRTC");
+const THREADS: Param<u32> = Param::integer("threads", 1, 1, 16, "encoder threads (1 keeps runs byte-identical)");
+
+const VP8_PARAMS: &[ParamInfo] = &[VP8_SPEED.info(), KEY_INTERVAL.info(), FRAME_DROPPING.info(), THREADS.info()];
+const H264_PARAMS: &[ParamInfo] = &[H264_SPEED.info(), KEY_INTERVAL.info(), FRAME_DROPPING.info(), THREADS.info()];
+
+/// Parameters of a real codec's encoder table; empty for other kinds.
+pub fn real_params(kind: &str) -> &'static [ParamInfo] {
+    match Codec::parse(kind) {
+        Some(Codec::Vp8) => VP8_PARAMS,
+        Some(Codec::H264) => H264_PARAMS,
+        None => &[],
+    }
+}
 
 /// A real-codec encoder table, before its content is known.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,47 +62,23 @@ pub struct CodecChoice {
 }
 
 pub fn parse_encoder(kind: &str, p: &Params) -> Result<CodecChoice, (String, String)> {
-    use rtcc_core::controller::ConfigError as CE;
-    let e = |k: &str, r: String| (format!("encoder.{k}"), r);
-    let why = |er: CE| match er {
-        CE::Invalid { reason, .. } => reason,
-        other => other.to_string(),
+    let e = |er: ConfigError| {
+        let er = er.within("encoder");
+        (er.field, er.reason)
     };
-    let codec = Codec::parse(kind).ok_or_else(|| e("kind", format!("unknown codec '{kind}'")))?;
-    p.check_known(REAL_PARAMS).map_err(|er| match er {
-        CE::UnknownParam { param, known } => e(&param, format!("unknown parameter (known: {known})")),
-        other => e("kind", other.to_string()),
-    })?;
-    let speed = match p.0.get("speed") {
-        None => None,
-        Some(_) => {
-            // VP8: libvpx adapts a speed of 0 or above to the wall-clock
-            // encode time, which would make runs irreproducible.
-            let (lo, hi) = if codec == Codec::Vp8 { (-16.0, -1.0) } else { (0.0, 2.0) };
-            let v = p.f64_in("speed", 0.0, lo, hi).map_err(|er| e("speed", why(er)))?;
-            if v.fract() != 0.0 {
-                return Err(e("speed", format!("{v} is not a whole number")));
-            }
-            Some(v as i32)
-        }
+    let codec = Codec::parse(kind).ok_or_else(|| e(ConfigError::invalid("kind", format!("unknown codec '{kind}'"))))?;
+    p.check_known(real_params(kind)).map_err(e)?;
+    let speed = match codec {
+        Codec::Vp8 => p.get(&VP8_SPEED),
+        Codec::H264 => p.get(&H264_SPEED),
     };
-    let key_interval = match p.0.get("key_interval") {
-        Some(ParamValue::Str(s)) if matches!(s.trim(), "none" | "off") => None,
-        _ => {
-            let d = p.duration("key_interval", DEFAULT_KEY_INTERVAL).map_err(|er| e("key_interval", why(er)))?;
-            d.is_positive().then_some(d)
-        }
-    };
-    let frame_dropping = match p.0.get("frame_dropping") {
-        None => true,
-        Some(ParamValue::Bool(b)) => *b,
-        Some(_) => return Err(e("frame_dropping", "must be true or false".into())),
-    };
-    let threads = p.f64_in("threads", 1.0, 1.0, 16.0).map_err(|er| e("threads", why(er)))?;
-    if threads.fract() != 0.0 {
-        return Err(e("threads", format!("{threads} is not a whole number")));
-    }
-    Ok(CodecChoice { codec, speed, key_interval, frame_dropping, threads: threads as u32 })
+    Ok(CodecChoice {
+        codec,
+        speed: Some(speed.map_err(e)?),
+        key_interval: p.get(&KEY_INTERVAL).map_err(e)?,
+        frame_dropping: p.get(&FRAME_DROPPING).map_err(e)?,
+        threads: p.get(&THREADS).map_err(e)?,
+    })
 }
 
 /// `content = "talking-head" | "game"` or a table:

@@ -4,8 +4,7 @@
 //! extension point, and runs through the simulator by name.
 
 use rtcc_core::controller::{
-    self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, ParamInfo,
-    Params,
+    self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, Param, Params,
 };
 use rtcc_core::feedback::Feedback;
 use rtcc_core::packet::PacketKind;
@@ -37,18 +36,18 @@ impl Controller for ToyBurst {
     }
 }
 
+const RATE: Param<DataRate> =
+    Param::rate("rate", DataRate::from_kbps(2400), DataRate::ZERO, DataRate::MAX, "target and pacing rate");
+const SWITCH: Param<u32> = Param::integer("switch", 100, 1, 1_000_000, "reports before the FEC group grows");
+
 fn create(p: &Params, _ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    let switch = p.f64_in("switch", 100.0, 1.0, 1e6)? as u32;
-    Ok(Box::new(ToyBurst { rate: p.rate("rate", DataRate::from_kbps(2400))?, reports: 0, switch }))
+    Ok(Box::new(ToyBurst { rate: p.get(&RATE)?, reports: 0, switch: p.get(&SWITCH)? }))
 }
 
 const INFO: ControllerInfo = ControllerInfo {
     name: "toy-burst",
     summary: "test: whole-frame bursts, FEC group 2 then 5",
-    params: &[
-        ParamInfo { name: "rate", default: "2.4Mbps", doc: "target and pacing rate" },
-        ParamInfo { name: "switch", default: "100", doc: "reports before the FEC group grows" },
-    ],
+    params: &[RATE.info(), SWITCH.info()],
     create,
     receiver: None,
 };

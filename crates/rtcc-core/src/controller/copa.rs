@@ -30,39 +30,65 @@
 
 use std::collections::VecDeque;
 
-use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params, SentPacket};
+use super::{
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
+};
 use crate::feedback::{Feedback, PacketResult};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+/// δ = 0.5: NSDI'18's default mode (thesis Table A.1).
+const DELTA: Param<f64> = Param::number(
+    "delta",
+    0.5,
+    0.001,
+    1.0,
+    "δ: target rate 1/(δ·d_q); larger = less queuing (thesis Table A.1, NSDI'18 default mode)",
+);
+/// Direction checks before v doubles: 3 (NSDI'18 §2.2, spec §2.4).
+const VELOCITY_THRESHOLD: Param<u32> = Param::integer(
+    "velocity_threshold",
+    3,
+    1,
+    64,
+    "once-per-RTT checks with an unchanged direction before v doubles (NSDI'18 §2.2)",
+);
+/// rtt_min over 10 s (NSDI'18, spec §2.7).
+const MIN_RTT_WINDOW: Param<Duration> = Param::duration(
+    "min_rtt_window",
+    Duration::from_secs(10),
+    MIN_WINDOW,
+    MAX_WINDOW,
+    "window of the rtt_min filter (NSDI'18, spec §2.7)",
+);
+/// srtt gain 1/16 (genericCC RTTWindow); the thesis's α = 0.95 is exposed
+/// through this parameter.
+const SRTT_GAIN: Param<f64> = Param::number(
+    "srtt_gain",
+    1.0 / 16.0,
+    0.0,
+    1.0,
+    "EWMA gain of srtt, which sets the srtt/2 standing window and the RTT clock (genericCC 1/16; thesis α 0.95)",
+)
+.above_min();
+const COMPETITIVE: Param<bool> = Param::flag(
+    "competitive",
+    false,
+    "switch to competitive mode (AIMD on 1/δ) when the queue never empties (NSDI'18 §3, genericCC)",
+);
+const CWND_VALIDATION: Param<bool> = Param::flag(
+    "cwnd_validation",
+    true,
+    "grow the window only while at least half of it was in flight in the last RTT (RFC 7661 §4.3 \
+     'validated'); an application-limited sender otherwise grows it without bound",
+);
+
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "delta",
-        default: "0.5",
-        doc: "δ in (0, 1]: target rate 1/(δ·d_q); larger = less queuing (thesis Table A.1, NSDI'18 default mode)",
-    },
-    ParamInfo {
-        name: "velocity_threshold",
-        default: "3",
-        doc: "once-per-RTT checks with an unchanged direction before v doubles (NSDI'18 §2.2)",
-    },
-    ParamInfo { name: "min_rtt_window", default: "10s", doc: "window of the rtt_min filter (NSDI'18, spec §2.7)" },
-    ParamInfo {
-        name: "srtt_gain",
-        default: "0.0625",
-        doc:
-            "EWMA gain of srtt, which sets the srtt/2 standing window and the RTT clock (genericCC 1/16; thesis α 0.95)",
-    },
-    ParamInfo {
-        name: "competitive",
-        default: "false",
-        doc: "switch to competitive mode (AIMD on 1/δ) when the queue never empties (NSDI'18 §3, genericCC)",
-    },
-    ParamInfo {
-        name: "cwnd_validation",
-        default: "true",
-        doc: "grow the window only while at least half of it was in flight in the last RTT (RFC 7661 §4.3 \
-              'validated'); an application-limited sender otherwise grows it without bound",
-    },
+    DELTA.info(),
+    VELOCITY_THRESHOLD.info(),
+    MIN_RTT_WINDOW.info(),
+    SRTT_GAIN.info(),
+    COMPETITIVE.info(),
+    CWND_VALIDATION.info(),
 ];
 
 pub const INFO: ControllerInfo = ControllerInfo {
@@ -98,49 +124,38 @@ pub struct CopaConfig {
     pub cwnd_validation: bool,
 }
 
-impl Default for CopaConfig {
-    fn default() -> Self {
-        CopaConfig {
-            delta: 0.5,
-            velocity_threshold: 3,
-            min_rtt_window: Duration::from_secs(10),
-            srtt_gain: 1.0 / 16.0,
-            competitive: false,
-            cwnd_validation: true,
-        }
-    }
-}
-
 impl CopaConfig {
+    /// Every parameter at its declared default.
+    pub const DEFAULT: CopaConfig = CopaConfig {
+        delta: DELTA.default(),
+        velocity_threshold: VELOCITY_THRESHOLD.default(),
+        min_rtt_window: MIN_RTT_WINDOW.default(),
+        srtt_gain: SRTT_GAIN.default(),
+        competitive: COMPETITIVE.default(),
+        cwnd_validation: CWND_VALIDATION.default(),
+    };
+
     pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
-        let d = CopaConfig::default();
-        let threshold = p.f64_in("velocity_threshold", 3.0, 1.0, 64.0)?;
-        if threshold.fract() != 0.0 {
-            return Err(ConfigError::invalid("velocity_threshold", format!("{threshold} is not a whole number")));
-        }
-        let gain = p.f64_in("srtt_gain", d.srtt_gain, 0.0, 1.0)?;
-        if gain == 0.0 {
-            return Err(ConfigError::invalid("srtt_gain", "must be positive"));
-        }
         Ok(CopaConfig {
-            delta: p.f64_in("delta", d.delta, 0.001, 1.0)?,
-            velocity_threshold: threshold as u32,
-            min_rtt_window: window_param(p, "min_rtt_window", d.min_rtt_window)?,
-            srtt_gain: gain,
-            competitive: p.bool("competitive", false)?,
-            cwnd_validation: p.bool("cwnd_validation", true)?,
+            delta: p.get(&DELTA)?,
+            velocity_threshold: p.get(&VELOCITY_THRESHOLD)?,
+            min_rtt_window: p.get(&MIN_RTT_WINDOW)?,
+            srtt_gain: p.get(&SRTT_GAIN)?,
+            competitive: p.get(&COMPETITIVE)?,
+            cwnd_validation: p.get(&CWND_VALIDATION)?,
         })
     }
 }
 
-/// A min-RTT window between 100 ms and one hour.
-pub(super) fn window_param(p: &Params, name: &str, default: Duration) -> Result<Duration, ConfigError> {
-    let w = p.duration(name, default)?;
-    if w < Duration::from_millis(100) || w > Duration::from_secs(3600) {
-        return Err(ConfigError::invalid(name, format!("{w} is outside 100ms..1h")));
+impl Default for CopaConfig {
+    fn default() -> Self {
+        CopaConfig::DEFAULT
     }
-    Ok(w)
 }
+
+/// A min-RTT window lasts between 100 ms and one hour.
+pub(super) const MIN_WINDOW: Duration = Duration::from_millis(100);
+pub(super) const MAX_WINDOW: Duration = Duration::from_secs(3600);
 
 /// Windowed minimum (or maximum) over time: a monotone deque (spec §0).
 /// A sample within window/64 of the newest kept (and better) one is not

@@ -47,8 +47,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    copa, rocc, ConfigError, Controller, ControllerContext, Decision, FrameInfo, ParamInfo, Params, ProbeCluster,
-    SenderState, SentPacket, WrapperInfo,
+    copa, rocc, ConfigError, Controller, ControllerContext, Decision, FrameInfo, Param, ParamInfo, Params,
+    ProbeCluster, SenderState, SentPacket, WrapperInfo,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -64,31 +64,40 @@ pub const DEFAULT_STANDING_WINDOW: Duration = Duration::from_millis(100);
 /// smoothed RTT `propagation_time` (eq. 5.2; Copa reuses it, §5.2.2).
 pub const DEFAULT_RTT_ALPHA: f64 = 0.95;
 
+const LATENCY_THRESHOLD: Param<Duration> = Param::duration(
+    "latency_threshold",
+    DEFAULT_LATENCY_THRESHOLD,
+    Duration::ZERO,
+    Duration::from_secs(10),
+    "skip frames while the pacer queue needs longer than this to drain (Dumbo §4, Table A.1)",
+)
+.above_min();
+const STANDING_WINDOW: Param<Duration> = Param::duration(
+    "standing_window",
+    DEFAULT_STANDING_WINDOW,
+    Duration::ZERO,
+    Duration::from_secs(10),
+    "T: Standing_PQ = min pacer queue over the last T; target = cwnd/RTT - Standing_PQ/T (Dumbo §4)",
+)
+.above_min();
+const RTT_ALPHA: Param<f64> = Param::number(
+    "rtt_alpha",
+    DEFAULT_RTT_ALPHA,
+    0.0,
+    1.0,
+    "EWMA weight of the newest report's RTT in the target's RTT (eq. 5.2, Table A.1); \
+     default: the inner's `alpha` when given",
+)
+.above_min();
+
 /// The wrapper's own parameters; every other parameter goes to the inner
 /// controller.
-const OWN_PARAMS: [ParamInfo; 3] = [
-    ParamInfo {
-        name: "latency_threshold",
-        default: "100ms",
-        doc: "skip frames while the pacer queue needs longer than this to drain (Dumbo §4, Table A.1)",
-    },
-    ParamInfo {
-        name: "standing_window",
-        default: "100ms",
-        doc: "T: Standing_PQ = min pacer queue over the last T; target = cwnd/RTT - Standing_PQ/T (Dumbo §4)",
-    },
-    ParamInfo {
-        name: "rtt_alpha",
-        default: "0.95",
-        doc: "EWMA weight of the newest report's RTT in the target's RTT (eq. 5.2, Table A.1); \
-              default: the inner's `alpha` when given",
-    },
-];
+const OWN_PARAMS: [ParamInfo; 3] = [LATENCY_THRESHOLD.info(), STANDING_WINDOW.info(), RTT_ALPHA.info()];
 
 /// The inner controller's parameter through which the thesis sets the one α
-/// of `propagation_time` (eq. 5.2); the wrapper's `rtt_alpha` follows it
-/// unless given.
-const INNER_ALPHA: &str = "alpha";
+/// of `propagation_time` (eq. 5.2), RoCC's `alpha`; the wrapper's
+/// `rtt_alpha` follows it unless given.
+const INNER_ALPHA: Param<f64> = rocc::ALPHA;
 
 /// The generic wrapper: `<inner>+dumbo` for any window-based controller;
 /// `rtcc controllers` lists it around the thesis's two, Copa and RoCC.
@@ -121,38 +130,30 @@ pub struct DumboConfig {
     pub rtt_alpha: f64,
 }
 
-impl Default for DumboConfig {
-    fn default() -> Self {
-        DumboConfig {
-            latency_threshold: DEFAULT_LATENCY_THRESHOLD,
-            standing_window: DEFAULT_STANDING_WINDOW,
-            rtt_alpha: DEFAULT_RTT_ALPHA,
-        }
+impl DumboConfig {
+    /// Every parameter at its declared default.
+    pub const DEFAULT: DumboConfig = DumboConfig {
+        latency_threshold: LATENCY_THRESHOLD.default(),
+        standing_window: STANDING_WINDOW.default(),
+        rtt_alpha: RTT_ALPHA.default(),
+    };
+
+    /// The wrapper's configuration from its own parameters (and the inner's
+    /// `alpha`, which sets `rtt_alpha` unless that is given). Errors name the
+    /// parameter the value came from.
+    pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
+        let inner_alpha = p.get_or(&INNER_ALPHA, RTT_ALPHA.default())?;
+        Ok(DumboConfig {
+            latency_threshold: p.get(&LATENCY_THRESHOLD)?,
+            standing_window: p.get(&STANDING_WINDOW)?,
+            rtt_alpha: p.get_or(&RTT_ALPHA, inner_alpha)?,
+        })
     }
 }
 
-impl DumboConfig {
-    /// The wrapper's configuration from its own parameters (and the inner's
-    /// `alpha`, which sets `rtt_alpha` unless that is given).
-    pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
-        let positive = |name: &str, default: Duration| -> Result<Duration, ConfigError> {
-            let d = p.duration(name, default)?;
-            if !d.is_positive() || d > Duration::from_secs(10) {
-                return Err(ConfigError::invalid(name, format!("{d} is outside (0, 10s]")));
-            }
-            Ok(d)
-        };
-        // Errors name the parameter the value came from.
-        let alpha_from = if p.0.contains_key("rtt_alpha") { "rtt_alpha" } else { INNER_ALPHA };
-        let rtt_alpha = p.f64(alpha_from, DEFAULT_RTT_ALPHA)?;
-        if !(rtt_alpha > 0.0 && rtt_alpha <= 1.0) {
-            return Err(ConfigError::invalid(alpha_from, format!("{rtt_alpha} is outside (0, 1]")));
-        }
-        Ok(DumboConfig {
-            latency_threshold: positive("latency_threshold", DEFAULT_LATENCY_THRESHOLD)?,
-            standing_window: positive("standing_window", DEFAULT_STANDING_WINDOW)?,
-            rtt_alpha,
-        })
+impl Default for DumboConfig {
+    fn default() -> Self {
+        DumboConfig::DEFAULT
     }
 }
 
@@ -644,10 +645,7 @@ mod tests {
         assert_eq!(DumboConfig::from_params(&Params::new()).unwrap(), DumboConfig::default());
 
         let bad = |k: &str, v: ParamValue| DumboConfig::from_params(&Params::new().with(k, v)).unwrap_err();
-        let invalid = |e: ConfigError| match e {
-            ConfigError::Invalid { param, .. } => param,
-            e => panic!("{e}"),
-        };
+        let invalid = |e: ConfigError| e.field;
         assert_eq!(invalid(bad("latency_threshold", ParamValue::Str("0ms".into()))), "latency_threshold");
         assert_eq!(invalid(bad("latency_threshold", ParamValue::Str("3 furlongs".into()))), "latency_threshold");
         assert_eq!(invalid(bad("standing_window", ParamValue::Num(60.0))), "standing_window");
@@ -674,17 +672,17 @@ mod tests {
             let ctx = ControllerContext::default();
             let unknown = Params::new().with("bogus", ParamValue::Num(1.0));
             match super::super::create(&name, &unknown, &ctx).err() {
-                Some(ConfigError::UnknownParam { param, known }) => {
-                    assert_eq!(param, "bogus");
-                    assert!(known.contains("latency_threshold") && known.contains("standing_window"), "{known}");
+                Some(ConfigError { field, reason, .. }) => {
+                    assert_eq!(field, "bogus");
+                    assert!(reason.contains("latency_threshold") && reason.contains("standing_window"), "{reason}");
                 }
                 e => panic!("{e:?}"),
             }
             let invalid = Params::new().with("standing_window", ParamValue::Str("0s".into()));
-            assert!(matches!(
-                super::super::create(&name, &invalid, &ctx).err(),
-                Some(ConfigError::Invalid { param, .. }) if param == "standing_window"
-            ));
+            assert_eq!(
+                super::super::create(&name, &invalid, &ctx).err().map(|e| e.field),
+                Some("standing_window".to_string())
+            );
         }
     }
 
@@ -704,7 +702,7 @@ mod tests {
         }
         // Inner parameters reach the inner controller, whose errors name them.
         let invalid = |name: &str, p: &Params| match create(name, p, &ctx).err() {
-            Some(ConfigError::Invalid { param, .. }) => param,
+            Some(e) => e.field,
             e => panic!("{e:?}"),
         };
         assert_eq!(invalid("copa+dumbo", &num("delta", 2.0)), "delta");
@@ -716,7 +714,7 @@ mod tests {
         // One inner's parameters are not the other's.
         assert!(matches!(
             create("rocc+dumbo", &num("delta", 0.5), &ctx).err(),
-            Some(ConfigError::UnknownParam { param, .. }) if param == "delta"
+            Some(ConfigError { field, reason, .. }) if field == "delta" && reason.starts_with("unknown parameter")
         ));
     }
 

@@ -1,21 +1,32 @@
 //! `fixed`: a constant target rate — the reference against which every
 //! adaptive controller is judged, and the workload of the speed benchmark.
 
-use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params};
+use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params};
 use crate::units::DataRate;
+
+const RATE: Param<DataRate> =
+    Param::rate("rate", DataRate::from_mbps(1), DataRate::ZERO, DataRate::MAX, "encoder target bitrate").above_min();
+const PACING_FACTOR: Param<f64> = Param::number(
+    "pacing_factor",
+    1.0,
+    0.05,
+    100.0,
+    "pacing rate / target rate; 1 sends as smoothly as the encoder produces",
+);
+const PADDING: Param<DataRate> = Param::rate(
+    "padding",
+    DataRate::ZERO,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "padding rate sent when the pacer has no media",
+);
+
+pub const PARAMS: &[ParamInfo] = &[RATE.info(), PACING_FACTOR.info(), PADDING.info()];
 
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "fixed",
     summary: "constant target bitrate, paced at rate x pacing_factor",
-    params: &[
-        ParamInfo { name: "rate", default: "1Mbps", doc: "encoder target bitrate" },
-        ParamInfo {
-            name: "pacing_factor",
-            default: "1.0",
-            doc: "pacing rate / target rate in [0.05, 100]; 1.0 sends as smoothly as the encoder produces",
-        },
-        ParamInfo { name: "padding", default: "0bps", doc: "padding rate sent when the pacer has no media" },
-    ],
+    params: PARAMS,
     create,
     receiver: None,
 };
@@ -25,13 +36,7 @@ pub struct Fixed {
 }
 
 fn create(p: &Params, _ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    let rate = p.rate("rate", DataRate::from_mbps(1))?;
-    if rate == DataRate::ZERO {
-        return Err(ConfigError::invalid("rate", "must be positive"));
-    }
-    let factor = p.f64_in("pacing_factor", 1.0, 0.05, 100.0)?;
-    let padding = p.rate("padding", DataRate::ZERO)?;
-    Ok(Box::new(Fixed::new(rate, factor, padding)))
+    Ok(Box::new(Fixed::new(p.get(&RATE)?, p.get(&PACING_FACTOR)?, p.get(&PADDING)?)))
 }
 
 impl Fixed {

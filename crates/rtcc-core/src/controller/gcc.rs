@@ -22,42 +22,79 @@ use goog_cc::units as gu;
 use goog_cc::{GoogCcConfig, GoogCcNetworkController};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, ParamValue, Params, ProbeCluster,
-    SentPacket,
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, ParamValue, Params,
+    ProbeCluster, SentPacket,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+const LOSS: Param<&str> = Param::choice(
+    "loss",
+    "v2",
+    &["v2", "classic"],
+    "\"v2\" = LossBasedBweV2 (libwebrtc default), \"classic\" = 2 %/10 % rule",
+);
+const PROBING: Param<&str> = Param::choice(
+    "probing",
+    "default",
+    &["default", "periodic"],
+    "\"periodic\" adds ALR probes every 5 s (GCC with probing)",
+);
+const START_RATE: Param<DataRate> = Param::rate(
+    "start_rate",
+    ControllerContext::DEFAULT.start_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "initial estimate (default: the scenario's)",
+);
+const MIN_RATE: Param<DataRate> = Param::rate(
+    "min_rate",
+    ControllerContext::DEFAULT.min_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "lowest target (default: the scenario's)",
+);
+const MAX_RATE: Param<DataRate> = Param::rate(
+    "max_rate",
+    ControllerContext::DEFAULT.max_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "highest target and probe rate (default: the scenario's)",
+)
+.above_min();
+/// libwebrtc DEFAULT_PACE_MULTIPLIER = 2.5 (goog_cc_network_control.cc).
+const PACING_FACTOR: Param<f64> =
+    Param::number("pacing_factor", 2.5, 1.0, 10.0, "pacing / target (libwebrtc DEFAULT_PACE_MULTIPLIER)");
+const MAX_PADDING_RATE: Param<DataRate> = Param::rate(
+    "max_padding_rate",
+    DataRate::ZERO,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "padding goog_cc may request (StreamsConfig)",
+);
+const RTT: Param<&str> = Param::choice(
+    "rtt",
+    "rtcp",
+    &["rtcp", "feedback"],
+    "\"rtcp\": RTT and loss from RTCP-style reports each second (WebRTC); \"feedback\": from transport feedback",
+);
+
+pub const PARAMS: &[ParamInfo] = &[
+    LOSS.info(),
+    PROBING.info(),
+    START_RATE.info(),
+    MIN_RATE.info(),
+    MAX_RATE.info(),
+    PACING_FACTOR.info(),
+    MAX_PADDING_RATE.info(),
+    RTT.info(),
+];
+
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "gcc",
     summary: "Google Congestion Control (libwebrtc goog_cc: trendline delay, loss-based, probing)",
-    params: &[
-        ParamInfo {
-            name: "loss",
-            default: "v2",
-            doc: "\"v2\" = LossBasedBweV2 (libwebrtc default), \"classic\" = 2 %/10 % rule",
-        },
-        ParamInfo {
-            name: "probing",
-            default: "default",
-            doc: "\"periodic\" adds ALR probes every 5 s (GCC with probing)",
-        },
-        ParamInfo { name: "start_rate", default: "300kbps", doc: "initial estimate (default: the scenario's)" },
-        ParamInfo { name: "min_rate", default: "30kbps", doc: "lowest target (default: the scenario's)" },
-        ParamInfo {
-            name: "max_rate",
-            default: "50Mbps",
-            doc: "highest target and probe rate (default: the scenario's)",
-        },
-        ParamInfo { name: "pacing_factor", default: "2.5", doc: "pacing / target (libwebrtc DEFAULT_PACE_MULTIPLIER)" },
-        ParamInfo { name: "max_padding_rate", default: "0bps", doc: "padding goog_cc may request (StreamsConfig)" },
-        ParamInfo {
-            name: "rtt",
-            default: "rtcp",
-            doc: "\"rtcp\": RTT and loss from RTCP-style reports each second (WebRTC); \"feedback\": from transport feedback",
-        },
-    ],
+    params: PARAMS,
     create,
     receiver: None,
 };
@@ -115,17 +152,17 @@ pub struct GccConfig {
 
 impl GccConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
-        let loss = match p.choice("loss", "v2", &["v2", "classic"])?.as_str() {
+        let loss = match p.get(&LOSS)? {
             "classic" => LossMode::Classic,
             _ => LossMode::V2,
         };
-        let probing = match p.choice("probing", "default", &["default", "periodic"])?.as_str() {
+        let probing = match p.get(&PROBING)? {
             "periodic" => Probing::Periodic,
             _ => Probing::Default,
         };
         let cap = DataRate::from_bps(MAX_RATE_BPS);
-        let min_rate = p.rate("min_rate", ctx.min_rate)?.min(cap);
-        let max_rate = p.rate("max_rate", ctx.max_rate)?.min(cap);
+        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.min(cap);
+        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?.min(cap);
         if max_rate == DataRate::ZERO {
             return Err(ConfigError::invalid("max_rate", "must be positive"));
         }
@@ -133,16 +170,16 @@ impl GccConfig {
             return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
         }
         // Clamped like GoogCcNetworkController::clamp_constraints does.
-        let start_rate = p.rate("start_rate", ctx.start_rate)?.clamp(min_rate.max(GOOG_MIN_RATE), max_rate);
+        let start_rate = p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate.max(GOOG_MIN_RATE), max_rate);
         Ok(GccConfig {
             loss,
             probing,
             start_rate,
             min_rate,
             max_rate,
-            pacing_factor: p.f64_in("pacing_factor", 2.5, 1.0, 10.0)?,
-            max_padding_rate: p.rate("max_padding_rate", DataRate::ZERO)?.min(cap),
-            rtcp: p.choice("rtt", "rtcp", &["rtcp", "feedback"])? == "rtcp",
+            pacing_factor: p.get(&PACING_FACTOR)?,
+            max_padding_rate: p.get(&MAX_PADDING_RATE)?.min(cap),
+            rtcp: p.get(&RTT)? == "rtcp",
         })
     }
 }
@@ -163,7 +200,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
     let mut p = p.clone();
-    p.0.entry("probing".into()).or_insert(ParamValue::Str("periodic".into()));
+    p.0.entry(PROBING.name().into()).or_insert(ParamValue::Str("periodic".into()));
     create(&p, ctx)
 }
 
@@ -704,7 +741,7 @@ mod tests {
         let ctx = ControllerContext::default();
         let with = |k: &str, v: &str| Params::new().with(k, ParamValue::Str(v.into()));
         let bogus = crate::controller::create("gcc", &with("loss", "bogus"), &ctx);
-        assert!(matches!(bogus, Err(ConfigError::Invalid { .. })));
+        assert_eq!(bogus.err().map(|e| e.field), Some("loss".to_string()));
         let c = crate::controller::create("gcc", &with("loss", "classic"), &ctx).unwrap();
         let d = c.decision();
         assert_eq!((d.target_rate, d.pacing_rate), (DataRate::from_kbps(300), DataRate::from_kbps(750)));

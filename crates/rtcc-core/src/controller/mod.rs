@@ -4,6 +4,7 @@
 //! decisions are read back; they never fail (they clamp).
 
 pub mod copa;
+mod declaration;
 pub mod dumbo;
 pub mod fixed;
 pub mod gcc;
@@ -11,7 +12,8 @@ mod params;
 pub mod rocc;
 pub mod vivace;
 
-pub use params::{ConfigError, ParamValue, Params};
+pub use declaration::{Bounds, DefaultValue, Integer, Kind, Param, ParamInfo};
+pub use params::{ConfigError, ParamType, ParamValue, Params};
 
 use std::sync::RwLock;
 
@@ -173,16 +175,22 @@ pub struct ControllerContext {
     pub seed: u64,
 }
 
+impl ControllerContext {
+    /// What a flow gets unless its scenario says otherwise; controllers'
+    /// rate parameters list these as their defaults.
+    pub const DEFAULT: ControllerContext = ControllerContext {
+        start_rate: DataRate::from_kbps(300),
+        min_rate: DataRate::from_kbps(30),
+        max_rate: DataRate::from_mbps(50),
+        mtu: DataSize::from_bytes(1200),
+        frame_interval: Duration::from_micros(33_333),
+        seed: 0,
+    };
+}
+
 impl Default for ControllerContext {
     fn default() -> Self {
-        ControllerContext {
-            start_rate: DataRate::from_kbps(300),
-            min_rate: DataRate::from_kbps(30),
-            max_rate: DataRate::from_mbps(50),
-            mtu: DataSize::from_bytes(1200),
-            frame_interval: Duration::from_micros(33_333),
-            seed: 0,
-        }
+        ControllerContext::DEFAULT
     }
 }
 
@@ -208,14 +216,6 @@ pub trait Controller: Send {
     }
     /// Internal state for the time-series table (habit 6): (column, value).
     fn state(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
-}
-
-/// One parameter of a registered controller.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
 }
 
 /// Builds a controller from its parameters.
@@ -339,8 +339,10 @@ pub fn receiver_of(name: &str) -> Option<EstimatorFactory> {
     }
 }
 
+/// An unknown controller; the error names no field (the caller's is
+/// `controller`).
 fn unknown(name: &str) -> ConfigError {
-    ConfigError::UnknownController { name: name.to_string(), known: listed_names().join(", ") }
+    ConfigError::invalid("", format!("unknown controller '{name}' (registered: {})", listed_names().join(", ")))
 }
 
 /// Create a controller by name; unknown names and parameters are refused.

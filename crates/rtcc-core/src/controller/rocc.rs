@@ -37,47 +37,63 @@
 
 use std::collections::VecDeque;
 
-use super::copa::{ack_sample, window_param, Windowed, INIT_CWND_PACKETS};
-use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params};
+use super::copa::{ack_sample, Windowed, INIT_CWND_PACKETS, MAX_WINDOW, MIN_WINDOW};
+use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params};
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+/// γ = 0.1 (eq. 5.1, Table A.1).
+const GAMMA: Param<f64> =
+    Param::number("gamma", 0.1, 0.0, 10.0, "γ: window span (1+γ)·min_rtt, target queue γ·min_rtt (eq. 5.1, Table A.1)");
+/// C = 1500 B (eq. 5.1, Table A.1).
+const C_BYTES: Param<DataSize> = Param::size(
+    "c_bytes",
+    DataSize::from_bytes(1500),
+    DataSize::from_bytes(1),
+    DataSize::from_bytes(1_000_000),
+    "C: constant added to the window, for fairness (eq. 5.1, Table A.1)",
+);
+/// α = 0.95 (eq. 5.2, Table A.1).
+pub(super) const ALPHA: Param<f64> =
+    Param::number("alpha", 0.95, 0.0, 1.0, "α: EWMA gain of propagation_time per report (eq. 5.2, Table A.1)")
+        .above_min();
+const MODE: Param<&str> = Param::choice(
+    "mode",
+    "window",
+    &["window", "delay"],
+    "\"window\" = fixed γ; \"delay\" = γ = desired_qdelay/min_rtt (thesis §5.2.1 variant)",
+);
+/// 5 ms = γ·min_rtt on the thesis's 50 ms path (§5.2.1).
+const DESIRED_QDELAY: Param<Duration> = Param::duration(
+    "desired_qdelay",
+    Duration::from_millis(5),
+    Duration::ZERO,
+    Duration::from_secs(10),
+    "queuing delay aimed at in \"delay\" mode (default = γ·min_rtt on the thesis's 50 ms path)",
+);
+/// Never expires by default, as in the authors' kernel RoCC (spec §11.3).
+const MIN_RTT_WINDOW: Param<Option<Duration>> = Param::optional_duration(
+    "min_rtt_window",
+    None,
+    MIN_WINDOW,
+    MAX_WINDOW,
+    "0s",
+    "window of the min_rtt filter; 0s = the whole flow (RoCC never drains its queue)",
+);
+const HOLD_COMPENSATION: Param<bool> = Param::flag(
+    "hold_compensation",
+    true,
+    "periodic feedback: count deliveries over span + hold, add rate × hold to the window; false = eq. 5.1 verbatim",
+);
+
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "gamma",
-        default: "0.1",
-        doc: "γ: window span (1+γ)·min_rtt, target queue γ·min_rtt (eq. 5.1, Table A.1)",
-    },
-    ParamInfo {
-        name: "c_bytes",
-        default: "1500B",
-        doc: "C: constant added to the window, for fairness (eq. 5.1, Table A.1)",
-    },
-    ParamInfo {
-        name: "alpha",
-        default: "0.95",
-        doc: "α: EWMA gain of propagation_time per report (eq. 5.2, Table A.1)",
-    },
-    ParamInfo {
-        name: "mode",
-        default: "window",
-        doc: "\"window\" = fixed γ; \"delay\" = γ = desired_qdelay/min_rtt (thesis §5.2.1 variant)",
-    },
-    ParamInfo {
-        name: "desired_qdelay",
-        default: "5ms",
-        doc: "queuing delay aimed at in \"delay\" mode (default = γ·min_rtt on the thesis's 50 ms path)",
-    },
-    ParamInfo {
-        name: "min_rtt_window",
-        default: "0s",
-        doc: "window of the min_rtt filter; 0s = the whole flow (RoCC never drains its queue)",
-    },
-    ParamInfo {
-        name: "hold_compensation",
-        default: "true",
-        doc: "periodic feedback: count deliveries over span + hold, add rate × hold to the window; false = eq. 5.1 verbatim",
-    },
+    GAMMA.info(),
+    C_BYTES.info(),
+    ALPHA.info(),
+    MODE.info(),
+    DESIRED_QDELAY.info(),
+    MIN_RTT_WINDOW.info(),
+    HOLD_COMPENSATION.info(),
 ];
 
 pub const INFO: ControllerInfo = ControllerInfo {
@@ -103,6 +119,16 @@ pub enum Mode {
     Delay,
 }
 
+impl Mode {
+    /// A `MODE` choice.
+    const fn parse(name: &str) -> Mode {
+        match super::declaration::same(name, "delay") {
+            true => Mode::Delay,
+            false => Mode::Window,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoccConfig {
     pub gamma: f64,
@@ -115,51 +141,37 @@ pub struct RoccConfig {
     pub hold_compensation: bool,
 }
 
-impl Default for RoccConfig {
-    fn default() -> Self {
-        RoccConfig {
-            gamma: 0.1,
-            c: DataSize::from_bytes(1500),
-            alpha: 0.95,
-            mode: Mode::Window,
-            desired_qdelay: Duration::from_millis(5),
-            min_rtt_window: Duration::MAX,
-            hold_compensation: true,
-        }
+impl RoccConfig {
+    /// Every parameter at its declared default.
+    pub const DEFAULT: RoccConfig = RoccConfig {
+        gamma: GAMMA.default(),
+        c: C_BYTES.default(),
+        alpha: ALPHA.default(),
+        mode: Mode::parse(MODE.default()),
+        desired_qdelay: DESIRED_QDELAY.default(),
+        min_rtt_window: match MIN_RTT_WINDOW.default() {
+            Some(w) => w,
+            None => Duration::MAX,
+        },
+        hold_compensation: HOLD_COMPENSATION.default(),
+    };
+
+    pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
+        Ok(RoccConfig {
+            gamma: p.get(&GAMMA)?,
+            c: p.get(&C_BYTES)?,
+            alpha: p.get(&ALPHA)?,
+            mode: Mode::parse(p.get(&MODE)?),
+            desired_qdelay: p.get(&DESIRED_QDELAY)?,
+            min_rtt_window: p.get(&MIN_RTT_WINDOW)?.unwrap_or(Duration::MAX),
+            hold_compensation: p.get(&HOLD_COMPENSATION)?,
+        })
     }
 }
 
-impl RoccConfig {
-    pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
-        let d = RoccConfig::default();
-        let c = p.size("c_bytes", d.c)?;
-        if c == DataSize::ZERO || c > DataSize::from_bytes(1_000_000) {
-            return Err(ConfigError::invalid("c_bytes", format!("{c} is outside 1B..1MB")));
-        }
-        let alpha = p.f64_in("alpha", d.alpha, 0.0, 1.0)?;
-        if alpha == 0.0 {
-            return Err(ConfigError::invalid("alpha", "must be positive"));
-        }
-        let mode = match p.choice("mode", "window", &["window", "delay"])?.as_str() {
-            "delay" => Mode::Delay,
-            _ => Mode::Window,
-        };
-        let desired_qdelay = p.duration("desired_qdelay", d.desired_qdelay)?;
-        if desired_qdelay > Duration::from_secs(10) {
-            return Err(ConfigError::invalid("desired_qdelay", format!("{desired_qdelay} is above 10s")));
-        }
-        Ok(RoccConfig {
-            gamma: p.f64_in("gamma", d.gamma, 0.0, 10.0)?,
-            c,
-            alpha,
-            mode,
-            desired_qdelay,
-            min_rtt_window: match p.duration("min_rtt_window", Duration::ZERO)? {
-                Duration::ZERO => Duration::MAX,
-                _ => window_param(p, "min_rtt_window", Duration::ZERO)?,
-            },
-            hold_compensation: p.bool("hold_compensation", true)?,
-        })
+impl Default for RoccConfig {
+    fn default() -> Self {
+        RoccConfig::DEFAULT
     }
 }
 

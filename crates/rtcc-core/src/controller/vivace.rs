@@ -35,75 +35,186 @@
 
 use std::collections::VecDeque;
 
-use super::{ConfigError, Controller, ControllerContext, ControllerInfo, Decision, ParamInfo, Params, SentPacket};
+use super::{
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
+};
 use crate::feedback::Feedback;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
+/// kInitialBandwidthKbps; the scenario's start rate unless given.
+const START_RATE: Param<DataRate> = Param::rate(
+    "start_rate",
+    ControllerContext::DEFAULT.start_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "startup rate (kInitialBandwidthKbps; default: the scenario's)",
+);
+const MIN_RATE: Param<DataRate> = Param::rate(
+    "min_rate",
+    ControllerContext::DEFAULT.min_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "lowest rate (default: the scenario's)",
+);
+const MAX_RATE: Param<DataRate> = Param::rate(
+    "max_rate",
+    ControllerContext::DEFAULT.max_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "highest rate (default: the scenario's)",
+)
+.above_min();
+const UTILITY: Param<&str> = Param::choice(
+    "utility",
+    "modified",
+    &["modified", "vivace"],
+    "\"modified\" = libwebrtc ModifiedVivaceUtilityFunction (r in bps), \"vivace\" = paper form (x in Mbit/s)",
+);
+// The utility's coefficients default to `Utility::MODIFIED`, or with
+// `utility = "vivace"` to `Utility::VIVACE` (constants cited there).
+const THROUGHPUT_COEFFICIENT: Param<f64> = Param::number(
+    "throughput_coefficient",
+    Utility::MODIFIED.throughput_coefficient,
+    0.0,
+    1e12,
+    "a (kThroughputCoefficient)",
+)
+.or_in("vivace", Utility::VIVACE.throughput_coefficient);
+const THROUGHPUT_POWER: Param<f64> =
+    Param::number("throughput_power", Utility::MODIFIED.throughput_power, 0.0, 2.0, "t (kThroughputPower)")
+        .or_in("vivace", Utility::VIVACE.throughput_power);
+const RTT_COEFFICIENT: Param<f64> =
+    Param::number("rtt_coefficient", Utility::MODIFIED.rtt_coefficient, 0.0, 1e12, "b (kRttGradientCoefficientBps)")
+        .or_in("vivace", Utility::VIVACE.rtt_coefficient);
+const LOSS_COEFFICIENT: Param<f64> =
+    Param::number("loss_coefficient", Utility::MODIFIED.loss_coefficient, 0.0, 1e12, "c (kLossCoefficientBps)")
+        .or_in("vivace", Utility::VIVACE.loss_coefficient);
+const RTT_GRADIENT_THRESHOLD: Param<f64> = Param::number(
+    "rtt_gradient_threshold",
+    Utility::MODIFIED.gradient_threshold,
+    0.0,
+    10.0,
+    "|RTT gradient| below this counts as 0 (kRttGradientThreshold)",
+);
+const NEGATIVE_GRADIENT_BOUND: Param<f64> = Param::number(
+    "negative_gradient_bound",
+    Utility::MODIFIED.negative_bound,
+    0.0,
+    100.0,
+    "RTT gradient floor is -bound (kDelayGradientNegativeBound); 0 = paper's max(0, g)",
+);
+/// kDefaultSamplingStep = 0.05.
+const EPSILON: Param<f64> =
+    Param::number("epsilon", 0.05, 1e-4, 0.5, "probing step: MI pair at r(1±ε) (kDefaultSamplingStep)");
+/// kMinRateChangeBps = 4000.
+const MIN_RATE_CHANGE: Param<DataRate> = Param::rate(
+    "min_rate_change",
+    DataRate::from_kbps(4),
+    DataRate::ZERO,
+    DataRate::MAX,
+    "pair at r±this below min_rate_change/ε (kMinRateChangeBps, kMinRateHaveMultiplicativeRateChange)",
+);
+/// The paper's θ0 = 1 (ALGORITHMS.md §6.4), with `utility = "vivace"`.
+const CONVERSION_FACTOR_VIVACE: f64 = 1.0;
+/// kInitialConversionFactor = 5.
+const CONVERSION_FACTOR: Param<f64> = Param::number(
+    "conversion_factor",
+    5.0,
+    0.0,
+    1e12,
+    "rate change per unit utility gradient (kInitialConversionFactor; vivace: θ0)",
+)
+.or_in("vivace", CONVERSION_FACTOR_VIVACE);
+/// kInitialDynamicBoundary = 0.1.
+const BOUNDARY: Param<f64> =
+    Param::number("boundary", 0.1, 1e-4, 1.0, "initial dynamic boundary, fraction of r (kInitialDynamicBoundary)");
+/// kDynamicBoundaryIncrement = 0.1.
+const BOUNDARY_INCREMENT: Param<f64> = Param::number(
+    "boundary_increment",
+    0.1,
+    0.0,
+    1.0,
+    "boundary growth per consecutive clip (kDynamicBoundaryIncrement)",
+);
+/// kSlowStartModeIncrease = 1.5.
+const SLOW_START_FACTOR: Param<f64> =
+    Param::number("slow_start_factor", 1.5, 1.0, 4.0, "slow-start rate multiplier per MI (kSlowStartModeIncrease)");
+/// kStartupDuration = 500 ms.
+const STARTUP: Param<Duration> = Param::duration(
+    "startup",
+    Duration::from_millis(500),
+    Duration::ZERO,
+    Duration::from_secs(60),
+    "time at the start rate before slow start (kStartupDuration)",
+);
+const MI_LENGTH: Param<&str> = Param::choice(
+    "mi_length",
+    "fixed",
+    &["fixed", "adaptive"],
+    "\"fixed\" = max(min_mi, mi_packets·gap); \"adaptive\" also ≥ 1 RTT (MonitorIntervalLengthStrategy)",
+);
+/// kMinPacketsNumberPerInterval = 20.
+const MI_PACKETS: Param<u32> =
+    Param::integer("mi_packets", 20, 1, 10_000, "packets per MI (kMinPacketsNumberPerInterval)");
+/// kMinDurationOfMonitorInterval = 50 ms.
+const MIN_MI: Param<Duration> = Param::duration(
+    "min_mi",
+    Duration::from_millis(50),
+    Duration::ZERO,
+    Duration::from_secs(10),
+    "shortest MI (kMinDurationOfMonitorInterval)",
+)
+.above_min();
+/// kTimeoutRatio = 2.
+const TIMEOUT_RATIO: Param<f64> =
+    Param::number("timeout_ratio", 2.0, 1.0, 100.0, "MI feedback timeout in RTTs (kTimeoutRatio)");
+const RATE_SOURCE: Param<&str> = Param::choice(
+    "rate_source",
+    "target",
+    &["target", "sent"],
+    "utility at the MI's \"target\" rate (libwebrtc) or the rate actually \"sent\"",
+);
+/// libwebrtc seeds the coin with kRandomSeed = 100; here the run's seed
+/// unless one is given, so `--seed` varies it like every other random choice.
+const SEED: Param<Option<u64>> = Param::optional_integer(
+    "seed",
+    0,
+    9_000_000_000_000_000,
+    "run",
+    "seed of the pair-order coin; default: drawn from the run's seed (libwebrtc's fixed kRandomSeed = 100 if given 100)",
+);
+
+pub const PARAMS: &[ParamInfo] = &[
+    START_RATE.info(),
+    MIN_RATE.info(),
+    MAX_RATE.info(),
+    UTILITY.info(),
+    THROUGHPUT_COEFFICIENT.info(),
+    THROUGHPUT_POWER.info(),
+    RTT_COEFFICIENT.info(),
+    LOSS_COEFFICIENT.info(),
+    RTT_GRADIENT_THRESHOLD.info(),
+    NEGATIVE_GRADIENT_BOUND.info(),
+    EPSILON.info(),
+    MIN_RATE_CHANGE.info(),
+    CONVERSION_FACTOR.info(),
+    BOUNDARY.info(),
+    BOUNDARY_INCREMENT.info(),
+    SLOW_START_FACTOR.info(),
+    STARTUP.info(),
+    MI_LENGTH.info(),
+    MI_PACKETS.info(),
+    MIN_MI.info(),
+    TIMEOUT_RATIO.info(),
+    RATE_SOURCE.info(),
+    SEED.info(),
+];
+
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "vivace",
     summary: "PCC Vivace (libwebrtc pcc/: monitor intervals, latency-gradient utility, gradient ascent)",
-    params: &[
-        ParamInfo { name: "start_rate", default: "300kbps", doc: "startup rate (kInitialBandwidthKbps; default: the scenario's)" },
-        ParamInfo { name: "min_rate", default: "30kbps", doc: "lowest rate (default: the scenario's)" },
-        ParamInfo { name: "max_rate", default: "50Mbps", doc: "highest rate (default: the scenario's)" },
-        ParamInfo {
-            name: "utility",
-            default: "modified",
-            doc: "\"modified\" = libwebrtc ModifiedVivaceUtilityFunction (r in bps), \"vivace\" = paper form (x in Mbit/s)",
-        },
-        ParamInfo { name: "throughput_coefficient", default: "0.001", doc: "a (kThroughputCoefficient; vivace: 1)" },
-        ParamInfo { name: "throughput_power", default: "0.9", doc: "t (kThroughputPower; vivace: 0.9)" },
-        ParamInfo { name: "rtt_coefficient", default: "0.005", doc: "b (kRttGradientCoefficientBps; vivace: 900)" },
-        ParamInfo { name: "loss_coefficient", default: "10", doc: "c (kLossCoefficientBps; vivace: 11.35)" },
-        ParamInfo {
-            name: "rtt_gradient_threshold",
-            default: "0.01",
-            doc: "|RTT gradient| below this counts as 0 (kRttGradientThreshold)",
-        },
-        ParamInfo {
-            name: "negative_gradient_bound",
-            default: "0.1",
-            doc: "RTT gradient floor is -bound (kDelayGradientNegativeBound); 0 = paper's max(0, g)",
-        },
-        ParamInfo { name: "epsilon", default: "0.05", doc: "probing step: MI pair at r(1±ε) (kDefaultSamplingStep)" },
-        ParamInfo {
-            name: "min_rate_change",
-            default: "4kbps",
-            doc: "pair at r±this below min_rate_change/ε (kMinRateChangeBps, kMinRateHaveMultiplicativeRateChange)",
-        },
-        ParamInfo {
-            name: "conversion_factor",
-            default: "5",
-            doc: "rate change per unit utility gradient (kInitialConversionFactor; vivace: 1 = θ0)",
-        },
-        ParamInfo { name: "boundary", default: "0.1", doc: "initial dynamic boundary, fraction of r (kInitialDynamicBoundary)" },
-        ParamInfo {
-            name: "boundary_increment",
-            default: "0.1",
-            doc: "boundary growth per consecutive clip (kDynamicBoundaryIncrement)",
-        },
-        ParamInfo { name: "slow_start_factor", default: "1.5", doc: "slow-start rate multiplier per MI (kSlowStartModeIncrease)" },
-        ParamInfo { name: "startup", default: "500ms", doc: "time at the start rate before slow start (kStartupDuration)" },
-        ParamInfo {
-            name: "mi_length",
-            default: "fixed",
-            doc: "\"fixed\" = max(min_mi, mi_packets·gap); \"adaptive\" also ≥ 1 RTT (MonitorIntervalLengthStrategy)",
-        },
-        ParamInfo { name: "mi_packets", default: "20", doc: "packets per MI (kMinPacketsNumberPerInterval)" },
-        ParamInfo { name: "min_mi", default: "50ms", doc: "shortest MI (kMinDurationOfMonitorInterval)" },
-        ParamInfo { name: "timeout_ratio", default: "2", doc: "MI feedback timeout in RTTs (kTimeoutRatio)" },
-        ParamInfo {
-            name: "rate_source",
-            default: "target",
-            doc: "utility at the MI's \"target\" rate (libwebrtc) or the rate actually \"sent\"",
-        },
-        ParamInfo {
-            name: "seed",
-            default: "run",
-            doc: "seed of the pair-order coin; default: drawn from the run's seed (libwebrtc's fixed kRandomSeed = 100 if given 100)",
-        },
-    ],
+    params: PARAMS,
     create,
     receiver: None,
 };
@@ -313,66 +424,57 @@ pub struct VivaceConfig {
 
 impl VivaceConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
-        let (base, conversion) = match p.choice("utility", "modified", &["modified", "vivace"])?.as_str() {
-            "vivace" => (Utility::VIVACE, 1.0),
-            _ => (Utility::MODIFIED, 5.0),
+        // Each coefficient's default is the chosen utility's (the `or_in`
+        // case of its declaration).
+        let (base, conversion) = match p.get(&UTILITY)? {
+            "vivace" => (Utility::VIVACE, CONVERSION_FACTOR_VIVACE),
+            _ => (Utility::MODIFIED, CONVERSION_FACTOR.default()),
         };
         let utility = Utility {
-            throughput_coefficient: p.f64_in("throughput_coefficient", base.throughput_coefficient, 0.0, 1e12)?,
-            throughput_power: p.f64_in("throughput_power", base.throughput_power, 0.0, 2.0)?,
-            rtt_coefficient: p.f64_in("rtt_coefficient", base.rtt_coefficient, 0.0, 1e12)?,
-            loss_coefficient: p.f64_in("loss_coefficient", base.loss_coefficient, 0.0, 1e12)?,
-            gradient_threshold: p.f64_in("rtt_gradient_threshold", base.gradient_threshold, 0.0, 10.0)?,
-            negative_bound: p.f64_in("negative_gradient_bound", base.negative_bound, 0.0, 100.0)?,
+            throughput_coefficient: p.get_or(&THROUGHPUT_COEFFICIENT, base.throughput_coefficient)?,
+            throughput_power: p.get_or(&THROUGHPUT_POWER, base.throughput_power)?,
+            rtt_coefficient: p.get_or(&RTT_COEFFICIENT, base.rtt_coefficient)?,
+            loss_coefficient: p.get_or(&LOSS_COEFFICIENT, base.loss_coefficient)?,
+            gradient_threshold: p.get_or(&RTT_GRADIENT_THRESHOLD, base.gradient_threshold)?,
+            negative_bound: p.get_or(&NEGATIVE_GRADIENT_BOUND, base.negative_bound)?,
             ..base
         };
-        let min_rate = p.rate("min_rate", ctx.min_rate)?.max(FLOOR);
-        let max_rate = p.rate("max_rate", ctx.max_rate)?;
+        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.max(FLOOR);
+        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
         if max_rate == DataRate::ZERO {
             return Err(ConfigError::invalid("max_rate", "must be positive"));
         }
         if min_rate > max_rate {
             return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
         }
-        let mi_length = match p.choice("mi_length", "fixed", &["fixed", "adaptive"])?.as_str() {
+        let mi_length = match p.get(&MI_LENGTH)? {
             "adaptive" => MiLength::Adaptive,
             _ => MiLength::Fixed,
         };
-        let rate_source = match p.choice("rate_source", "target", &["target", "sent"])?.as_str() {
+        let rate_source = match p.get(&RATE_SOURCE)? {
             "sent" => RateSource::Sent,
             _ => RateSource::Target,
         };
-        let startup = p.duration("startup", Duration::from_millis(500))?;
-        let min_mi = p.duration("min_mi", Duration::from_millis(50))?;
-        if !min_mi.is_positive() || min_mi > Duration::from_secs(10) {
-            return Err(ConfigError::invalid("min_mi", format!("{min_mi} is outside (0, 10s]")));
-        }
-        if startup > Duration::from_secs(60) {
-            return Err(ConfigError::invalid("startup", format!("{startup} is above 60s")));
-        }
         Ok(VivaceConfig {
-            start_rate: p.rate("start_rate", ctx.start_rate)?.clamp(min_rate, max_rate),
+            start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
             max_rate,
             utility,
-            epsilon: p.f64_in("epsilon", 0.05, 1e-4, 0.5)?,
-            min_rate_change: p.rate("min_rate_change", DataRate::from_kbps(4))?,
-            conversion_factor: p.f64_in("conversion_factor", conversion, 0.0, 1e12)?,
-            boundary: p.f64_in("boundary", 0.1, 1e-4, 1.0)?,
-            boundary_increment: p.f64_in("boundary_increment", 0.1, 0.0, 1.0)?,
-            slow_start_factor: p.f64_in("slow_start_factor", 1.5, 1.0, 4.0)?,
-            startup,
+            epsilon: p.get(&EPSILON)?,
+            min_rate_change: p.get(&MIN_RATE_CHANGE)?,
+            conversion_factor: p.get_or(&CONVERSION_FACTOR, conversion)?,
+            boundary: p.get(&BOUNDARY)?,
+            boundary_increment: p.get(&BOUNDARY_INCREMENT)?,
+            slow_start_factor: p.get(&SLOW_START_FACTOR)?,
+            startup: p.get(&STARTUP)?,
             mi_length,
-            mi_packets: p.f64_in("mi_packets", 20.0, 1.0, 10_000.0)?.round() as u32,
-            min_mi,
-            timeout_ratio: p.f64_in("timeout_ratio", 2.0, 1.0, 100.0)?,
+            mi_packets: p.get(&MI_PACKETS)?,
+            min_mi: p.get(&MIN_MI)?,
+            timeout_ratio: p.get(&TIMEOUT_RATIO)?,
             rate_source,
             // The run's seed unless one is given, so `--seed` varies the
             // coin like every other random choice of the run.
-            seed: match p.0.contains_key("seed") {
-                true => p.f64_in("seed", 100.0, 0.0, 9.0e15)?.round() as u64,
-                false => ctx.seed,
-            },
+            seed: p.get(&SEED)?.unwrap_or(ctx.seed),
         })
     }
 }

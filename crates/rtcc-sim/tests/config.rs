@@ -1,0 +1,70 @@
+//! One way into configuration: a flow's quantity fields follow the core's one
+//! bare-number rule (a number is seconds, bits per second or bytes), and every
+//! refusal reads `file: field: reason`.
+
+use rtcc_core::units::{DataRate, Duration, Time};
+use rtcc_sim::{Scenario, ScenarioError};
+
+fn scenario(flow: &str) -> Result<Scenario, ScenarioError> {
+    let text = format!(
+        "duration = 20\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\ncontroller = \"fixed\"\n{flow}\n"
+    );
+    Scenario::parse(&text, "call.toml")
+}
+
+fn refusal(flow: &str) -> String {
+    match scenario(flow) {
+        Ok(_) => panic!("accepted: {flow}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_bare_number_is_the_base_unit_in_every_flow_field() {
+    let bare = scenario("start = 1\nstop = 12.5\nfeedback_interval = 0.05\nmtu = 1000\nmax_rate = 4e6").unwrap();
+    let units = scenario(
+        "start = \"1s\"\nstop = \"12.5s\"\nfeedback_interval = \"50ms\"\nmtu = \"1000B\"\nmax_rate = \"4Mbps\"",
+    )
+    .unwrap();
+    let (b, u) = (&bare.flows[0], &units.flows[0]);
+    assert_eq!(b.start, Time::from_millis(1000));
+    assert_eq!((b.start, b.stop), (u.start, u.stop));
+    assert_eq!(b.feedback_interval, Duration::from_millis(50));
+    assert_eq!(b.feedback_interval, u.feedback_interval);
+    assert_eq!((b.ctx.mtu, b.ctx.max_rate), (u.ctx.mtu, u.ctx.max_rate));
+    assert_eq!(b.ctx.max_rate, DataRate::from_mbps(4));
+    // The top-level duration follows the same rule.
+    assert_eq!(bare.duration, Duration::from_secs(20));
+}
+
+#[test]
+fn refusals_name_file_field_and_reason() {
+    assert_eq!(refusal("start = -1"), "call.toml: flow[0].start: '-1' must not be negative");
+    assert_eq!(
+        refusal("start = \"1 fortnight\""),
+        "call.toml: flow[0].start: unknown unit 'fortnight' (expected one of us, ms, s, min)"
+    );
+    let bad_param = |controller: &str| {
+        let text = format!(
+            "duration = \"20s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\ncontroller = {controller}\n"
+        );
+        Scenario::parse(&text, "call.toml").err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    assert_eq!(
+        bad_param("{ name = \"copa\", delta = 2 }"),
+        "call.toml: flow[0].controller.delta: 2 is outside [0.001, 1]"
+    );
+    assert_eq!(
+        bad_param("{ name = \"copa+dumbo\", standing_window = 0 }"),
+        "call.toml: flow[0].controller.standing_window: 0s is outside (0s, 10s]"
+    );
+    // Integer parameters refuse fractions.
+    assert_eq!(
+        bad_param("{ name = \"vivace\", mi_packets = 2.5 }"),
+        "call.toml: flow[0].controller.mi_packets: 2.5 is not a whole number"
+    );
+    assert!(bad_param("{ name = \"copa\", bogus = 1 }")
+        .starts_with("call.toml: flow[0].controller.bogus: unknown parameter (known: delta, "));
+    assert!(bad_param("\"nope\"").starts_with("call.toml: flow[0].controller: unknown controller 'nope' (registered: "));
+    assert_eq!(refusal("fec = { group = 2.5 }"), "call.toml: flow[0].fec.group: 2.5 is not a whole number");
+}
