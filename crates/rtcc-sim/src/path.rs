@@ -31,7 +31,8 @@ pub struct Path<T> {
 }
 
 impl<T> Path<T> {
-    /// `access[i]`: flow i's extra one-way delay.
+    /// A path with no flows yet (`add_flow`); jitter and loss draw from
+    /// their own streams.
     pub fn new(delay: Duration, jitter: Duration, loss: LossModel, jitter_rng: Rng, loss_rng: Rng) -> Self {
         Path { delay, jitter: jitter.max(Duration::ZERO), loss, jitter_rng, loss_rng, lines: Vec::new() }
     }
@@ -127,5 +128,34 @@ mod tests {
         }
         assert_eq!(got, (0..1000).collect::<Vec<u32>>());
         assert!(p.poll_timeout(1).is_some() && p.poll_timeout(0).is_none());
+    }
+
+    #[test]
+    fn jitter_is_half_normal_and_loss_is_drawn_apart() {
+        let ms = Duration::from_millis;
+        // Half-normal jitter: mean σ·√(2/π) ≈ 7.98 ms for σ = 10 ms.
+        let mut p: Path<()> = Path::new(ms(0), ms(10), LossModel::None, Rng::new(3), Rng::new(4));
+        p.add_flow(Duration::ZERO);
+        let n = 20_000;
+        let mean = (0..n).map(|_| (p.jitter_sample().as_micros()) as f64).sum::<f64>() / n as f64 / 1000.0;
+        assert!((mean / 7.979 - 1.0).abs() < 0.03, "mean {mean}");
+        // Loss has its own stream: discarding (a jitter draw) leaves it alone.
+        let fates = |discard: bool| {
+            let mut p: Path<()> = Path::new(ms(0), ms(5), LossModel::bernoulli(0.5), Rng::new(3), Rng::new(4));
+            (0..50)
+                .map(|_| {
+                    if discard {
+                        p.discard();
+                    }
+                    p.lose()
+                })
+                .collect::<Vec<bool>>()
+        };
+        let f = fates(false);
+        assert_eq!(f, fates(true));
+        assert!(f.iter().any(|&x| x) && f.iter().any(|&x| !x));
+        let mut quiet: Path<()> = Path::new(ms(0), Duration::ZERO, LossModel::None, Rng::new(1), Rng::new(2));
+        assert_eq!(quiet.jitter_sample(), Duration::ZERO);
+        assert!(!quiet.lose());
     }
 }

@@ -196,16 +196,6 @@ impl Link {
         self.jitter
     }
 
-    /// Extra one-way delay for one packet: |N(0, jitter²)| (half-normal, mean
-    /// jitter·√(2/π)). The caller keeps packets in order.
-    pub fn jitter_sample(&mut self) -> Duration {
-        if !self.jitter.is_positive() {
-            return Duration::ZERO;
-        }
-        let us = (self.jitter.as_micros() as f64 * self.jitter_rng.normal()).abs();
-        Duration::from_micros(us.round() as i64)
-    }
-
     /// The paths beyond the bottleneck, forward (propagation + jitter) and
     /// reverse (propagation + loss of reports), with this link's parameters
     /// and random streams.
@@ -219,11 +209,6 @@ impl Link {
             self.reverse_rng.clone(),
         );
         (fwd, rev)
-    }
-
-    /// Whether one feedback packet is lost on the reverse path.
-    pub fn reverse_lost(&mut self) -> bool {
-        self.reverse_loss.lose(&mut self.reverse_rng)
     }
 }
 
@@ -329,13 +314,6 @@ mod tests {
         let mut l = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(1.0), Duration::from_millis(10));
         l.enqueue(Time::ZERO, pkt(0, 100));
         assert!(l.poll_departure(ms(1)).unwrap().lost);
-        // Half-normal jitter: mean σ·√(2/π) ≈ 7.98 ms for σ = 10 ms.
-        let n = 20_000;
-        let mean = (0..n).map(|_| l.jitter_sample().as_micros() as f64).sum::<f64>() / n as f64 / 1000.0;
-        assert!((mean / 7.979 - 1.0).abs() < 0.03, "mean {mean}");
-        let mut quiet = link(c(), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
-        assert_eq!(quiet.jitter_sample(), Duration::ZERO);
-        assert!(!quiet.reverse_lost());
         // Same seed, same draws; jitter does not disturb the loss stream.
         let mut a = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::ZERO);
         let mut b2 = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::from_millis(5));
@@ -344,7 +322,6 @@ mod tests {
         let fates = |l: &mut Link| -> Vec<bool> {
             (0..50)
                 .map(|i| {
-                    l.jitter_sample();
                     l.enqueue(ms(i), pkt(i as u64, 100));
                     l.poll_departure(ms(i + 1)).unwrap().lost
                 })
