@@ -23,7 +23,7 @@ use goog_cc::{GoogCcConfig, GoogCcNetworkController};
 
 use super::{
     ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, ParamValue, Params,
-    ProbeCluster, SentPacket,
+    ProbeCluster, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
@@ -41,28 +41,6 @@ const PROBING: Param<&str> = Param::choice(
     &["default", "periodic"],
     "\"periodic\" adds ALR probes every 5 s (GCC with probing)",
 );
-const START_RATE: Param<DataRate> = Param::rate(
-    "start_rate",
-    ControllerContext::DEFAULT.start_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "initial estimate (default: the scenario's)",
-);
-const MIN_RATE: Param<DataRate> = Param::rate(
-    "min_rate",
-    ControllerContext::DEFAULT.min_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "lowest target (default: the scenario's)",
-);
-const MAX_RATE: Param<DataRate> = Param::rate(
-    "max_rate",
-    ControllerContext::DEFAULT.max_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "highest target and probe rate (default: the scenario's)",
-)
-.above_min();
 /// libwebrtc DEFAULT_PACE_MULTIPLIER = 2.5 (goog_cc_network_control.cc).
 const PACING_FACTOR: Param<f64> =
     Param::number("pacing_factor", 2.5, 1.0, 10.0, "pacing / target (libwebrtc DEFAULT_PACE_MULTIPLIER)");

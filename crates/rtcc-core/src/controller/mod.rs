@@ -194,6 +194,31 @@ impl Default for ControllerContext {
     }
 }
 
+/// Per-controller overrides of the flow's rates (`ControllerContext`), for
+/// controllers that take them as parameters; one declaration for all.
+pub const START_RATE: Param<DataRate> = Param::rate(
+    "start_rate",
+    ControllerContext::DEFAULT.start_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "initial rate (default: the flow's start_rate)",
+);
+pub const MIN_RATE: Param<DataRate> = Param::rate(
+    "min_rate",
+    ControllerContext::DEFAULT.min_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "lowest rate (default: the flow's min_rate)",
+);
+pub const MAX_RATE: Param<DataRate> = Param::rate(
+    "max_rate",
+    ControllerContext::DEFAULT.max_rate,
+    DataRate::ZERO,
+    DataRate::MAX,
+    "highest rate, probes included (default: the flow's max_rate)",
+)
+.above_min();
+
 /// A congestion controller. Every input carries `now`, which never goes
 /// backwards across calls; outputs are read back with `decision`,
 /// `poll_probe` and `poll_timeout`.

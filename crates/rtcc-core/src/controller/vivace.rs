@@ -37,34 +37,12 @@ use std::collections::VecDeque;
 
 use super::{
     ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
+    MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
-/// kInitialBandwidthKbps; the scenario's start rate unless given.
-const START_RATE: Param<DataRate> = Param::rate(
-    "start_rate",
-    ControllerContext::DEFAULT.start_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "startup rate (kInitialBandwidthKbps; default: the scenario's)",
-);
-const MIN_RATE: Param<DataRate> = Param::rate(
-    "min_rate",
-    ControllerContext::DEFAULT.min_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "lowest rate (default: the scenario's)",
-);
-const MAX_RATE: Param<DataRate> = Param::rate(
-    "max_rate",
-    ControllerContext::DEFAULT.max_rate,
-    DataRate::ZERO,
-    DataRate::MAX,
-    "highest rate (default: the scenario's)",
-)
-.above_min();
 const UTILITY: Param<&str> = Param::choice(
     "utility",
     "modified",
@@ -456,6 +434,7 @@ impl VivaceConfig {
             _ => RateSource::Target,
         };
         Ok(VivaceConfig {
+            // kInitialBandwidthKbps in libwebrtc; the flow's start rate unless given.
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
             max_rate,
