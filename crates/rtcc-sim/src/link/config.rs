@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use rtcc_core::units::{DataRate, DataSize, Duration, Quantity, Time};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
@@ -43,25 +43,22 @@ impl UnitValue {
         UnitValue::Text(s.to_string())
     }
 
-    /// A rate; a bare number is bits per second.
-    pub fn rate(&self, field: &str) -> Result<DataRate, FieldError> {
+    /// A duration, rate or size by the one rule of `Quantity`: text with a
+    /// unit, or a bare number in seconds, bits per second or bytes.
+    pub fn quantity<Q: Quantity>(&self, field: &str) -> Result<Q, FieldError> {
         match self {
-            UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
-            UnitValue::Number(v) if *v >= 0.0 && v.is_finite() => Ok(DataRate::from_bps_f64(*v)),
-            UnitValue::Number(v) => Err(FieldError::new(field, format!("rate {v} must not be negative"))),
+            UnitValue::Text(s) => Q::from_text(s),
+            UnitValue::Number(v) => Q::from_number(*v),
         }
+        .map_err(|e| FieldError::new(field, e.to_string()))
     }
 
-    /// A duration. Bare numbers other than 0 are refused: `25` could be
-    /// seconds or milliseconds.
+    pub fn rate(&self, field: &str) -> Result<DataRate, FieldError> {
+        self.quantity(field)
+    }
+
     pub fn duration(&self, field: &str) -> Result<Duration, FieldError> {
-        match self {
-            UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
-            UnitValue::Number(v) if *v == 0.0 => Ok(Duration::ZERO),
-            UnitValue::Number(v) => {
-                Err(FieldError::new(field, format!("{v} needs a unit, e.g. \"{v}ms\" or \"{v}s\"")))
-            }
-        }
+        self.quantity(field)
     }
 }
 
@@ -392,11 +389,7 @@ fn count(v: &UnitValue, field: &str) -> Result<usize, FieldError> {
 
 /// A size: "1514B", "64kB"; a bare number is bytes.
 fn size(v: &UnitValue, field: &str) -> Result<DataSize, FieldError> {
-    match v {
-        UnitValue::Text(s) => s.parse().map_err(|e| FieldError::new(field, format!("{e}"))),
-        UnitValue::Number(n) if *n >= 0.0 && n.is_finite() => Ok(DataSize::from_bytes(n.round() as u64)),
-        UnitValue::Number(n) => Err(FieldError::new(field, format!("size {n} must not be negative"))),
-    }
+    v.quantity(field)
 }
 
 fn positive_size(v: Option<&UnitValue>, default: DataSize, field: &str) -> Result<DataSize, FieldError> {
@@ -765,7 +758,10 @@ mod tests {
         let e = build("[link]\ncapacity = \"3Mbps\"\nbandwidth = \"1Mbps\"\n").unwrap_err();
         assert!(e.contains("unknown field `bandwidth`"), "{e}");
         let other = |k: &str, v: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\n{k} = {v}\n")).unwrap_err();
-        assert_eq!(other("delay", "25"), "link.delay: 25 needs a unit, e.g. \"25ms\" or \"25s\"");
+        // One bare-number rule: a bare duration is seconds, as everywhere.
+        let l = build("[link]\ncapacity = 3000000\ndelay = 0.025\njitter = 0\n").unwrap();
+        assert_eq!((l.delay(), l.capacity().rate_at(Time::ZERO)), (Duration::from_millis(25), DataRate::from_mbps(3)));
+        assert!(other("delay", "-1").starts_with("link.delay: "));
         assert!(other("queue", "100").starts_with("link.queue: queue limit '100' needs a unit"));
         assert!(other("queue", "\"-1pkt\"").starts_with("link.queue:"));
         assert!(other("loss", "2").starts_with("link.loss: "));
@@ -866,10 +862,10 @@ mod tests {
         assert_eq!(codel("target", "\"-5ms\""), "link.queue.target: '-5ms' must not be negative");
         assert_eq!(codel("target", "\"0ms\""), "link.queue.target: must be positive");
         assert_eq!(fq("target", "0"), "link.queue.target: must be positive");
-        assert_eq!(codel("interval", "100"), "link.queue.interval: 100 needs a unit, e.g. \"100ms\" or \"100s\"");
+        assert_eq!(codel("interval", "-0.1"), "link.queue.interval: '-0.1' must not be negative");
         assert!(fq("interval", "\"1 fortnight\"").starts_with("link.queue.interval: unknown unit 'fortnight'"));
         assert!(codel("mtu", "\"big\"").starts_with("link.queue.mtu: "));
-        assert_eq!(fq("mtu", "-1"), "link.queue.mtu: size -1 must not be negative");
+        assert_eq!(fq("mtu", "-1"), "link.queue.mtu: '-1' must not be negative");
         assert!(codel("limit", "\"100\"").starts_with("link.queue.limit: queue limit '100' needs a unit"));
         assert!(err("{ kind = \"droptail\", limit = \"-1pkt\" }").starts_with("link.queue.limit: "));
         let e = fq("limit", "\"100ms\"");
