@@ -1,13 +1,15 @@
 //! A new controller family needs nothing changed outside its own module: a
 //! toy controller defined in this file alone sends every frame as one burst
 //! and picks an FEC plan per report, is registered through the registry's
-//! extension point, and runs through the simulator by name.
+//! extension point, and runs through the simulator by name; a second one
+//! brings its own receiver-side estimator.
 
 use rtcc_core::controller::{
     self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, Param, Params,
+    ReceiverEstimator,
 };
 use rtcc_core::feedback::Feedback;
-use rtcc_core::packet::PacketKind;
+use rtcc_core::packet::{Packet, PacketKind};
 use rtcc_core::units::{DataRate, Time};
 use rtcc_sim::metrics::{Column, Table};
 use rtcc_sim::run_text;
@@ -102,4 +104,93 @@ encoder = "ideal"
     assert!((early - 5.0 / 9.0).abs() < 0.02, "early FEC/media {early}");
     assert!((late - 2.0 / 9.0).abs() < 0.02, "late FEC/media {late}");
     assert!(out.summary.flows[0].fec_packets > 0);
+}
+
+/// Receiver side of a REMB-like toy: the rate received over each report
+/// interval, put into the report.
+struct ToyRemb {
+    bytes: u64,
+    since: Option<Time>,
+}
+
+impl ReceiverEstimator for ToyRemb {
+    fn on_packet(&mut self, now: Time, packet: &Packet) {
+        self.since.get_or_insert(now);
+        self.bytes += packet.size.bytes();
+    }
+    fn estimate(&mut self, now: Time) -> Option<DataRate> {
+        let since = self.since.replace(now)?;
+        let secs = (now - since).as_secs_f64();
+        let rate = (secs > 0.0).then(|| DataRate::from_bps_f64(self.bytes as f64 * 8.0 / secs));
+        self.bytes = 0;
+        rate
+    }
+}
+
+/// Sends at 1.5 Mbps and follows nothing; it only keeps what the reports
+/// carried, as the time series shows it.
+struct ToyFollower {
+    estimate: Option<DataRate>,
+    owd_min_ms: f64,
+}
+
+impl Controller for ToyFollower {
+    fn name(&self) -> &str {
+        "toy-remb"
+    }
+    fn on_feedback(&mut self, _now: Time, fb: &Feedback) {
+        self.estimate = fb.estimate.or(self.estimate);
+        if let Some(d) = fb.stats.owd_min {
+            self.owd_min_ms = d.as_millis_f64();
+        }
+    }
+    fn decision(&self) -> Decision {
+        Decision::rates(DataRate::from_kbps(1500), DataRate::from_kbps(1500))
+    }
+    fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("estimate_kbps", self.estimate.map_or(f64::NAN, |r| r.kbps_f64()));
+        out("owd_min_ms", self.owd_min_ms);
+    }
+}
+
+fn create_remb(_: &Params, _: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    Ok(Box::new(ToyFollower { estimate: None, owd_min_ms: f64::NAN }))
+}
+
+fn create_remb_receiver(_: &Params, _: &ControllerContext) -> Result<Box<dyn ReceiverEstimator>, ConfigError> {
+    Ok(Box::new(ToyRemb { bytes: 0, since: None }))
+}
+
+#[test]
+fn a_receiver_side_estimate_rides_in_every_report() {
+    controller::register(ControllerInfo {
+        name: "toy-remb",
+        summary: "test: receiver-side rate estimate",
+        params: &[],
+        create: create_remb,
+        receiver: Some(create_remb_receiver),
+    })
+    .unwrap();
+    let text = r#"duration = "10s"
+[link]
+capacity = "10Mbps"
+delay = "30ms"
+[[flow]]
+controller = "toy-remb"
+encoder = "ideal"
+"#;
+    let out = run_text(text, "remb.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let t = col(&out.timeseries, "t_s");
+    let est = col(&out.timeseries, "estimate_kbps");
+    let owd = col(&out.timeseries, "owd_min_ms");
+    // After the first second the receiver sees the 1.5 Mbps it is sent
+    // (media only: no padding, FEC or audio).
+    let late: Vec<f64> = t.iter().zip(est).filter(|(t, _)| **t > 2.0).map(|(_, e)| *e).collect();
+    assert!(!late.is_empty());
+    for e in &late {
+        assert!((e / 1500.0 - 1.0).abs() < 0.1, "estimate {e} kbps");
+    }
+    // The report's one-way delay: propagation plus one packet's serialisation.
+    let o = owd[owd.len() - 1];
+    assert!((30.0..31.5).contains(&o), "owd_min {o} ms");
 }
