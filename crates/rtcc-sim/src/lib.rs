@@ -10,6 +10,7 @@ pub mod output;
 pub mod path;
 pub mod profile;
 pub mod queue;
+mod schedule;
 pub mod scenario;
 pub mod sim;
 pub mod trace;

@@ -6,9 +6,6 @@
 //! → reports at senders → senders, flows in index order — so the same
 //! scenario and seed give the same event order.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use rtcc_core::controller;
 use rtcc_core::encoder::{Encoder, FrameEncoder};
 use rtcc_core::fec::FecConfig;
@@ -26,16 +23,18 @@ use crate::link::Link;
 use crate::metrics::FlowStats;
 use crate::output::Series;
 use crate::path::Path;
+use crate::schedule::Schedule;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
 use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality, SharedStore};
 
 pub(crate) struct Flow {
     pub spec: FlowSpec,
+    /// Each stage's deadline (deliveries, receiver, reports, sender); the
+    /// schedule holds the earliest.
+    due: [Time; 4],
     pub sender: Sender,
     pub receiver: Receiver,
-    /// Deadline each stage is queued at in the heap (`Time::MAX`: none).
-    armed: [Time; 4],
     pub stats: FlowStats,
     pub prev: SendCounters,
     pub series: Series,
@@ -62,9 +61,27 @@ enum Stage {
 }
 
 impl Stage {
-    /// Index into `Flow::armed` (the link has its own slot).
-    fn slot(self) -> usize {
-        self as usize - 1
+    const ALL: [Stage; 5] = [Stage::Link, Stage::Deliver, Stage::Receiver, Stage::Feedback, Stage::Sender];
+}
+
+/// A schedule key: (time, stage, flow) packed into one integer, so the
+/// heap compares with one instruction instead of three branches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key(u128);
+
+impl Key {
+    fn new(t: Time, stage: Stage, flow: usize) -> Key {
+        // Times in the schedule are never negative (the run starts at 0).
+        Key((t.as_micros() as u64 as u128) << 64 | (stage as u128) << 32 | flow as u128)
+    }
+    fn time(self) -> Time {
+        Time::from_micros((self.0 >> 64) as u64 as i64)
+    }
+    fn stage(self) -> Stage {
+        Stage::ALL[(self.0 >> 32) as u32 as usize]
+    }
+    fn flow(self) -> usize {
+        self.0 as u32 as usize
     }
 }
 
@@ -76,8 +93,11 @@ pub struct Simulation {
     /// Beyond the bottleneck to the receivers, and back to the senders.
     fwd: Path<Packet>,
     rev: Path<ReceiverReport>,
-    heap: BinaryHeap<Reverse<(Time, Stage, u32)>>,
-    link_armed: Time,
+    /// Flows' next (time, stage), one entry each.
+    schedule: Schedule<Key>,
+    /// The link's next departure: due for every packet, so kept beside the
+    /// heap rather than sifted through it.
+    link_due: Option<Key>,
     pub(crate) flows: Vec<Flow>,
     pub(crate) events: u64,
     pub(crate) next_bin: Time,
@@ -200,12 +220,12 @@ impl Simulation {
             };
             flows.push(Flow {
                 spec: spec.clone(),
+                due: [Time::MAX; 4],
                 sender: Sender::new(cfg, ctrl, encoder),
                 receiver: match estimator {
                     Some(e) => Receiver::new(rcfg).with_estimator(e),
                     None => Receiver::new(rcfg),
                 },
-                armed: [Time::MAX; 4],
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
@@ -229,8 +249,8 @@ impl Simulation {
         let mut sim = Simulation {
             fwd,
             rev,
-            heap: BinaryHeap::with_capacity(4 * flows.len() + 4),
-            link_armed: Time::MAX,
+            schedule: Schedule::new(flows.len()),
+            link_due: None,
             end: Time::ZERO + scenario.duration,
             next_bin: Time::ZERO + scenario.bin,
             record_packets: scenario.record_packets,
@@ -278,20 +298,6 @@ impl Simulation {
         &self.scenario
     }
 
-    fn armed(&self, stage: Stage, flow: usize) -> Time {
-        match stage {
-            Stage::Link => self.link_armed,
-            _ => self.flows[flow].armed[stage.slot()],
-        }
-    }
-
-    fn set_armed(&mut self, stage: Stage, flow: usize, t: Time) {
-        match stage {
-            Stage::Link => self.link_armed = t,
-            _ => self.flows[flow].armed[stage.slot()] = t,
-        }
-    }
-
     fn deadline(&self, stage: Stage, flow: usize) -> Option<Time> {
         match stage {
             Stage::Link => self.link.poll_timeout(),
@@ -302,27 +308,41 @@ impl Simulation {
         }
     }
 
-    /// Queue `stage` of `flow` at its current deadline unless it is queued
-    /// there already; a superseded entry is skipped when it surfaces.
+    /// Schedule `stage` of `flow` at its current deadline. A flow has one
+    /// schedule entry, its earliest (time, stage), so the global order is
+    /// still (time, stage, flow) with a quarter of the entries, and a stage
+    /// that is not the flow's next leaves the schedule untouched.
     fn arm(&mut self, stage: Stage, flow: usize) {
         let t = self.deadline(stage, flow).unwrap_or(Time::MAX);
-        if t != self.armed(stage, flow) {
-            self.set_armed(stage, flow, t);
-            if t < Time::MAX {
-                self.heap.push(Reverse((t, stage, flow as u32)));
-            }
+        self.set_due(stage, flow, t);
+    }
+
+    fn set_due(&mut self, stage: Stage, flow: usize, t: Time) {
+        if stage == Stage::Link {
+            self.link_due = (t < Time::MAX).then(|| Key::new(t, stage, 0));
+            return;
         }
+        let f = &mut self.flows[flow];
+        let k = stage as usize - 1;
+        if f.due[k] == t {
+            return;
+        }
+        f.due[k] = t;
+        let (at, i) = f.due.iter().enumerate().map(|(i, &d)| (d, i)).min().expect("four stages");
+        self.schedule.set(flow, (at < Time::MAX).then(|| Key::new(at, Stage::ALL[i + 1], flow)));
     }
 
     /// The earliest time any component is due (bins and the end excluded).
-    fn next_deadline(&mut self) -> Time {
-        while let Some(&Reverse((t, stage, flow))) = self.heap.peek() {
-            if self.armed(stage, flow as usize) == t {
-                return t;
-            }
-            self.heap.pop();
+    fn next_deadline(&self) -> Time {
+        self.head().map_or(Time::MAX, Key::time)
+    }
+
+    /// The next component to serve.
+    fn head(&self) -> Option<Key> {
+        match (self.link_due, self.schedule.peek()) {
+            (Some(l), Some((_, f))) => Some(l.min(f)),
+            (l, f) => l.or(f.map(|(_, k)| k)),
         }
-        Time::MAX
     }
 
     /// Run until simulated time `limit` (or the end). Returns false once done.
@@ -385,22 +405,18 @@ impl Simulation {
     /// 1 µs after 1000 tries, so it cannot stall the clock.
     fn step(&mut self, t: Time) {
         let mut serves = 0u32;
-        while let Some(&Reverse((at, stage, flow))) = self.heap.peek() {
-            if at > t {
+        while let Some(key) = self.head() {
+            if key.time() > t {
                 break;
             }
-            self.heap.pop();
-            let flow = flow as usize;
-            if self.armed(stage, flow) != at {
-                continue;
-            }
-            self.set_armed(stage, flow, Time::MAX);
+            let (stage, flow) = (key.stage(), key.flow());
             serves += 1;
             if serves > 1_000 * (self.flows.len() as u32 + 1) {
-                self.set_armed(stage, flow, t + Duration::from_micros(1));
-                self.heap.push(Reverse((t + Duration::from_micros(1), stage, flow as u32)));
+                self.set_due(stage, flow, t + Duration::from_micros(1));
                 continue;
             }
+            // The entry stays at the head while served; re-arming moves it
+            // once (one sift instead of a removal and an insertion).
             match stage {
                 Stage::Link => self.serve_link(t),
                 Stage::Deliver => self.serve_deliveries(t, flow),
