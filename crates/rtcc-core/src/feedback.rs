@@ -51,6 +51,32 @@ pub struct ReceiverReport {
     pub estimate: Option<DataRate>,
 }
 
+impl ReceiverReport {
+    /// Bytes this report takes on the wire: IPv4 + UDP (28), an RFC 8888
+    /// congestion-control feedback packet (RTCP header 8, one SSRC block
+    /// header 8, 2 bytes per packet padded to 4, report timestamp 4), a
+    /// generic NACK if any (RFC 4585 §6.2.1: 12 + 4 per FCI; one FCI covers
+    /// a sequence and the 16 after it) and a PLI if asked (§6.3.1: 12).
+    pub fn wire_size(&self) -> DataSize {
+        let mut bytes = 28 + 8 + 8 + 4 + (2 * self.arrivals.len() as u64).div_ceil(4) * 4;
+        if !self.nacks.is_empty() {
+            let mut fci = 0u64;
+            let mut base: Option<u32> = None;
+            for &s in &self.nacks {
+                if base.is_none_or(|b| s.wrapping_sub(b) > 16) {
+                    base = Some(s);
+                    fci += 1;
+                }
+            }
+            bytes += 12 + 4 * fci;
+        }
+        if self.pli {
+            bytes += 12;
+        }
+        DataSize::from_bytes(bytes)
+    }
+}
+
 /// One packet's outcome as a controller sees it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PacketResult {

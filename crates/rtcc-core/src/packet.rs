@@ -21,9 +21,13 @@ pub enum PacketKind {
     Rtx = 4,
     /// Audio.
     Audio = 5,
+    /// A receiver report on the reverse path (its size is the RTCP it
+    /// would take; not counted among the sender's kinds in `ALL`).
+    Feedback = 6,
 }
 
 impl PacketKind {
+    /// The kinds a video sender sends (the per-kind counters).
     pub const ALL: [PacketKind; 6] = [
         PacketKind::Media,
         PacketKind::Padding,
@@ -40,6 +44,7 @@ impl PacketKind {
             PacketKind::Fec => "fec",
             PacketKind::Rtx => "rtx",
             PacketKind::Audio => "audio",
+            PacketKind::Feedback => "feedback",
         }
     }
 }

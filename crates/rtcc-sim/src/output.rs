@@ -102,6 +102,10 @@ pub struct FlowSummary {
     pub encoder_drops: u64,
     /// Displayed frames the real decoder rejected (should stay 0).
     pub decode_errors: u64,
+    /// Receiver reports sent, and lost on the reverse path (`reverse_loss`)
+    /// or dropped at the reverse bottleneck (`reverse_capacity`).
+    pub reports_sent: u64,
+    pub reports_lost: u64,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -279,6 +283,8 @@ impl Simulation {
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
             decode_errors: f.store.as_ref().map_or(0, |st| st.borrow().decode_errors),
+            reports_sent: f.reports_sent,
+            reports_lost: f.reports_lost,
         }
     }
 

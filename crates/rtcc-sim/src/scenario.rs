@@ -217,6 +217,7 @@ impl Scenario {
         file.link
             .build(&base_dir)
             .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
+        file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let mut flows = Vec::new();
         for (i, f) in file.flows.iter().enumerate() {
             let fld = |name: &str| format!("flow[{i}].{name}");
@@ -263,6 +264,15 @@ impl Scenario {
         })?;
         link.set_rng(rng);
         Ok(link)
+    }
+
+    /// The reverse bottleneck (`link.reverse_capacity`), if any.
+    pub fn build_reverse_link(&self) -> Result<Option<Link>, ScenarioError> {
+        self.link.build_reverse(&self.base_dir, "link").map_err(|e| ScenarioError {
+            source_name: self.source.clone(),
+            field: e.field,
+            reason: e.reason,
+        })
     }
 }
 

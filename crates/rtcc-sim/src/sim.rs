@@ -11,7 +11,7 @@ use rtcc_core::encoder::{Encoder, FrameEncoder};
 use rtcc_core::fec::FecConfig;
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::pacer::PacerConfig;
-use rtcc_core::packet::Packet;
+use rtcc_core::packet::{Packet, PacketKind};
 use rtcc_core::receiver::{Receiver, ReceiverConfig};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
@@ -41,6 +41,11 @@ pub(crate) struct Flow {
     pub frames: FrameLog,
     pub target_sum: f64,
     pub target_n: u64,
+    /// Reports queued at the reverse bottleneck, by packet sequence.
+    reports: std::collections::VecDeque<(u64, ReceiverReport)>,
+    /// Reports sent, and lost on the reverse path or its bottleneck.
+    pub reports_sent: u64,
+    pub reports_lost: u64,
     /// Real-codec frames between encoder and quality meter.
     pub store: Option<SharedStore>,
 }
@@ -58,10 +63,14 @@ enum Stage {
     Feedback,
     /// A flow's sender: frames, audio, controller timers, the pacer.
     Sender,
+    /// The reverse bottleneck, if the link has one: report departures.
+    /// Last, so a run without one keeps the order it always had.
+    ReverseLink,
 }
 
 impl Stage {
-    const ALL: [Stage; 5] = [Stage::Link, Stage::Deliver, Stage::Receiver, Stage::Feedback, Stage::Sender];
+    const ALL: [Stage; 6] =
+        [Stage::Link, Stage::Deliver, Stage::Receiver, Stage::Feedback, Stage::Sender, Stage::ReverseLink];
 }
 
 /// A schedule key: (time, stage, flow) packed into one integer, so the
@@ -98,6 +107,12 @@ pub struct Simulation {
     /// The link's next departure: due for every packet, so kept beside the
     /// heap rather than sifted through it.
     link_due: Option<Key>,
+    /// The reverse bottleneck (`link.reverse_capacity`) and its next
+    /// departure. Reports cross it as packets of their wire size; the
+    /// report itself waits in its flow's `reports` under the packet's
+    /// sequence number.
+    rev_link: Option<Link>,
+    rev_due: Option<Key>,
     pub(crate) flows: Vec<Flow>,
     pub(crate) events: u64,
     pub(crate) next_bin: Time,
@@ -121,6 +136,7 @@ impl Simulation {
         let seed = seed.unwrap_or(scenario.seed);
         let mut rng = Rng::new(seed);
         let link = scenario.build_link(rng.fork(0xC0FFEE))?;
+        let rev_link = scenario.build_reverse_link()?;
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
         // Controller seeds come from a stream of their own, so they leave
@@ -239,6 +255,9 @@ impl Simulation {
                 ),
                 target_sum: 0.0,
                 target_n: 0,
+                reports: Default::default(),
+                reports_sent: 0,
+                reports_lost: 0,
             });
         }
         let (mut fwd, mut rev) = link.paths();
@@ -251,6 +270,8 @@ impl Simulation {
             rev,
             schedule: Schedule::new(flows.len()),
             link_due: None,
+            rev_link,
+            rev_due: None,
             end: Time::ZERO + scenario.duration,
             next_bin: Time::ZERO + scenario.bin,
             record_packets: scenario.record_packets,
@@ -301,6 +322,7 @@ impl Simulation {
     fn deadline(&self, stage: Stage, flow: usize) -> Option<Time> {
         match stage {
             Stage::Link => self.link.poll_timeout(),
+            Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
             Stage::Deliver => self.fwd.poll_timeout(flow),
             Stage::Receiver => self.flows[flow].receiver.poll_timeout(),
             Stage::Feedback => self.rev.poll_timeout(flow),
@@ -318,9 +340,11 @@ impl Simulation {
     }
 
     fn set_due(&mut self, stage: Stage, flow: usize, t: Time) {
-        if stage == Stage::Link {
-            self.link_due = (t < Time::MAX).then(|| Key::new(t, stage, 0));
-            return;
+        let key = (t < Time::MAX).then(|| Key::new(t, stage, 0));
+        match stage {
+            Stage::Link => return self.link_due = key,
+            Stage::ReverseLink => return self.rev_due = key,
+            _ => {}
         }
         let f = &mut self.flows[flow];
         let k = stage as usize - 1;
@@ -339,10 +363,8 @@ impl Simulation {
 
     /// The next component to serve.
     fn head(&self) -> Option<Key> {
-        match (self.link_due, self.schedule.peek()) {
-            (Some(l), Some((_, f))) => Some(l.min(f)),
-            (l, f) => l.or(f.map(|(_, k)| k)),
-        }
+        let flows = self.schedule.peek().map(|(_, k)| k);
+        [self.link_due, self.rev_due, flows].into_iter().flatten().min()
     }
 
     /// Run until simulated time `limit` (or the end). Returns false once done.
@@ -423,6 +445,7 @@ impl Simulation {
                 Stage::Receiver => self.serve_receiver(t, flow),
                 Stage::Feedback => self.serve_feedback(t, flow),
                 Stage::Sender => self.serve_sender(t, flow),
+                Stage::ReverseLink => self.serve_reverse_link(t),
             }
             self.arm(stage, flow);
         }
@@ -457,11 +480,59 @@ impl Simulation {
 
     fn serve_receiver(&mut self, t: Time, i: usize) {
         self.events += 1;
-        if let Some(rep) = self.flows[i].receiver.poll_report(t) {
-            if !self.rev.lose() {
-                self.rev.send(t, i, rep);
+        let Some(rep) = self.flows[i].receiver.poll_report(t) else { return };
+        let f = &mut self.flows[i];
+        f.reports_sent += 1;
+        if self.rev.lose() {
+            f.reports_lost += 1;
+            return;
+        }
+        let Some(link) = &mut self.rev_link else {
+            self.rev.send(t, i, rep);
+            self.arm(Stage::Feedback, i);
+            return;
+        };
+        let p = Packet {
+            flow: i as u16,
+            kind: PacketKind::Feedback,
+            seq: f.reports_sent,
+            size: rep.wire_size(),
+            send_time: t,
+            ..Packet::default()
+        };
+        if link.enqueue(t, p) {
+            f.reports.push_back((p.seq, rep));
+        } else {
+            f.reports_lost += 1;
+        }
+        self.reverse_drops();
+        self.arm(Stage::ReverseLink, 0);
+    }
+
+    /// Reports leaving the reverse bottleneck go on over the reverse path.
+    fn serve_reverse_link(&mut self, t: Time) {
+        while let Some(d) = self.rev_link.as_mut().and_then(|l| l.poll_departure(t)) {
+            self.events += 1;
+            let i = d.packet.flow as usize;
+            let reports = &mut self.flows[i].reports;
+            // Reports an AQM dropped ahead of this one have left already.
+            while reports.front().is_some_and(|r| r.0 < d.packet.seq) {
+                reports.pop_front();
+            }
+            if let Some((_, rep)) = reports.pop_front() {
+                self.rev.send(d.departed, i, rep);
                 self.arm(Stage::Feedback, i);
             }
+        }
+        self.reverse_drops();
+    }
+
+    /// Reports the reverse bottleneck's AQM dropped inside its queue.
+    fn reverse_drops(&mut self) {
+        while let Some((p, _)) = self.rev_link.as_mut().and_then(|l| l.poll_drop()) {
+            let f = &mut self.flows[p.flow as usize];
+            f.reports_lost += 1;
+            f.reports.retain(|r| r.0 != p.seq);
         }
     }
 

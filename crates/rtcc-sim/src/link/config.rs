@@ -201,7 +201,8 @@ unit_or_table!(
 );
 
 /// The `[link]` table. Defaults: delay 25 ms, reverse_delay = delay,
-/// queue unlimited, no loss either way, no jitter.
+/// queue unlimited, no loss either way, no jitter, and a reverse path
+/// without a bottleneck (reports are never queued behind each other).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
@@ -220,6 +221,13 @@ pub struct LinkConfig {
     pub loss: LossSpec,
     #[serde(default)]
     pub reverse_loss: LossSpec,
+    /// Capacity of the reverse (feedback) bottleneck, any capacity form;
+    /// absent: none, reports take no serialisation time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_capacity: Option<CapacitySpec>,
+    /// The reverse bottleneck's queue, as `queue`; needs `reverse_capacity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_queue: Option<QueueSpec>,
     /// σ of the extra one-way delay |N(0, σ²)| (half-normal); the
     /// simulator never lets it reorder packets.
     #[serde(default = "zero")]
@@ -497,6 +505,8 @@ impl LinkConfig {
             queue: default_queue(),
             loss: LossSpec::default(),
             reverse_loss: LossSpec::default(),
+            reverse_capacity: None,
+            reverse_queue: None,
             jitter: zero(),
         }
     }
@@ -521,7 +531,30 @@ impl LinkConfig {
         let loss: LossModel = self.loss.build(&f("loss"))?;
         let reverse_loss = self.reverse_loss.build(&f("reverse_loss"))?;
         let jitter = self.jitter.duration(&f("jitter"))?;
+        if self.reverse_queue.is_some() && self.reverse_capacity.is_none() {
+            return Err(FieldError::new(f("reverse_queue"), "needs reverse_capacity (without it nothing queues)"));
+        }
         Ok(Link::new(capacity, queue, loss, jitter, delay, reverse_delay, reverse_loss, Rng::new(0)))
+    }
+
+    /// The reverse bottleneck, if `reverse_capacity` is set: its capacity
+    /// and queue only (the reverse path's delay and loss are `reverse_delay`
+    /// and `reverse_loss`, applied around it).
+    pub fn build_reverse(&self, base_dir: &Path, prefix: &str) -> Result<Option<Link>, FieldError> {
+        let Some(cap) = &self.reverse_capacity else { return Ok(None) };
+        let f = |k: &str| format!("{prefix}.{k}");
+        let capacity = build_capacity(cap, base_dir, &f("reverse_capacity"))?;
+        let queue = self.reverse_queue.as_ref().unwrap_or(&default_queue()).build(&f("reverse_queue"))?;
+        Ok(Some(Link::new(
+            capacity,
+            queue,
+            LossModel::None,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+            LossModel::None,
+            Rng::new(0),
+        )))
     }
 }
 
