@@ -1,11 +1,11 @@
-//! Per-frame accounting. Frames are collected from the sender and receiver
-//! once their fate is settled and folded into streamed histograms, so memory
-//! stays flat however long the call; the frame table keeps a row per frame
-//! only when asked (`record.frames`).
+//! Per-frame accounting. Each frame, once its fate is settled, is folded
+//! into streamed histograms from the sender's and the receiver's records of
+//! it, so memory stays flat however long the call; the frame table keeps a
+//! row per frame only when asked (`record.frames`).
 
 use rtcc_core::quality::{ssim_db, QualityModel};
-use rtcc_core::receiver::{FrameStatus, Receiver, RecvFrame};
-use rtcc_core::sender::Sender;
+use rtcc_core::receiver::{FrameStatus, RecvFrame};
+use rtcc_core::sender::SentFrame;
 use rtcc_core::units::{Duration, Time};
 use rtcc_video::real::RealQuality;
 
@@ -128,103 +128,97 @@ impl FrameLog {
         self.view.next = Some(g);
     }
 
-    /// Settle frames whose fate is known at `now`; with `at_end`, settle all.
-    pub fn collect(&mut self, flow: usize, sender: &mut Sender, receiver: &mut Receiver, now: Time, at_end: bool) {
-        while let Some(s) = sender.oldest_frame() {
-            let (r, next) = if s.skipped {
-                (RecvFrame::default(), None)
+    /// Whether a frame's fate is known at `now`: displayed and skipped
+    /// frames are final; one overtaken by a displayed frame may still
+    /// complete late, so it waits `LATE_WAIT`; any other waits `SETTLE`.
+    pub fn ready(sent: &SentFrame, received: &RecvFrame, next_display: Option<Time>, now: Time) -> bool {
+        sent.skipped
+            || received.display.is_some()
+            || (next_display.is_some() && now >= sent.capture + LATE_WAIT)
+            || now >= sent.capture + SETTLE
+    }
+
+    /// Fold in one settled frame: the sender's record, the receiver's, and
+    /// the next displayed frame's display time. `at_end`: the run ended
+    /// before its fate was known.
+    pub fn settle(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
+        let status = if s.skipped {
+            STATUS_SKIPPED
+        } else if r.display.is_none() && next.is_none() {
+            if at_end {
+                STATUS_IN_FLIGHT
             } else {
-                let r = receiver.frame(s.frame);
-                (r, if r.display.is_none() { receiver.next_display_after(s.frame) } else { None })
-            };
-            // Displayed and skipped frames are final. One overtaken by a
-            // displayed frame may still complete late, so it waits LATE_WAIT.
-            let ready = at_end
-                || s.skipped
-                || r.display.is_some()
-                || (next.is_some() && now >= s.capture + LATE_WAIT)
-                || now >= s.capture + SETTLE;
-            if !ready {
-                break;
+                FrameStatus::Lost as u8
             }
-            let Some(s) = sender.pop_frame() else { break };
-            let r = if s.skipped { r } else { receiver.pop_frame() };
-            let status = if s.skipped {
-                STATUS_SKIPPED
-            } else if r.display.is_none() && next.is_none() {
-                if at_end {
-                    STATUS_IN_FLIGHT
-                } else {
-                    FrameStatus::Lost as u8
+        } else {
+            r.status as u8
+        };
+        self.counts[status as usize] += 1;
+        let (w, h) = s.resolution.size();
+        let displayed = if status == 0 { r.display } else { None };
+        if let Some(d) = displayed {
+            // The screen up to this frame still shows the previous one.
+            self.view_until(d);
+        }
+        let (psnr, ssim) = if s.skipped {
+            (f64::NAN, f64::NAN)
+        } else if let Some(real) = &mut self.real {
+            real.settle(s.frame, displayed.is_some()).unwrap_or((f64::NAN, f64::NAN))
+        } else {
+            let fi = self.frame_interval;
+            (self.model.frame_psnr(s.size, w, h, s.key, fi), self.model.frame_ssim(s.size, w, h, s.key, fi))
+        };
+        if let Some(d) = displayed.filter(|_| !psnr.is_nan()) {
+            self.psnr_sum += psnr;
+            self.ssim_db_sum += ssim_db(ssim);
+            self.quality_n += 1;
+            self.view.shown = Some((d, psnr, ssim));
+        }
+        let shown = r.display.or(next);
+        let latency = ms(Some(s.capture), shown);
+        let delay = ms(Some(s.capture), r.complete);
+        let transport = ms(s.first_sent, r.complete);
+        if status < STATUS_SKIPPED {
+            if let Some(d) = shown {
+                self.latency.add(d - s.capture);
+            }
+            if let Some(c) = r.complete {
+                self.delay.add(c - s.capture);
+                if let Some(f) = s.first_sent {
+                    self.transport.add(c - f);
                 }
-            } else {
-                r.status as u8
-            };
-            self.counts[status as usize] += 1;
-            let (w, h) = s.resolution.size();
-            let displayed = if status == 0 { r.display } else { None };
-            if let Some(d) = displayed {
-                // The screen up to this frame still shows the previous one.
-                self.view_until(d);
-            }
-            let (psnr, ssim) = if s.skipped {
-                (f64::NAN, f64::NAN)
-            } else if let Some(real) = &mut self.real {
-                real.settle(s.frame, displayed.is_some()).unwrap_or((f64::NAN, f64::NAN))
-            } else {
-                let fi = self.frame_interval;
-                (self.model.frame_psnr(s.size, w, h, s.key, fi), self.model.frame_ssim(s.size, w, h, s.key, fi))
-            };
-            if let Some(d) = displayed.filter(|_| !psnr.is_nan()) {
-                self.psnr_sum += psnr;
-                self.ssim_db_sum += ssim_db(ssim);
-                self.quality_n += 1;
-                self.view.shown = Some((d, psnr, ssim));
-            }
-            let shown = r.display.or(next);
-            let latency = ms(Some(s.capture), shown);
-            let delay = ms(Some(s.capture), r.complete);
-            let transport = ms(s.first_sent, r.complete);
-            if status < STATUS_SKIPPED {
-                if let Some(d) = shown {
-                    self.latency.add(d - s.capture);
-                }
-                if let Some(c) = r.complete {
-                    self.delay.add(c - s.capture);
-                    if let Some(f) = s.first_sent {
-                        self.transport.add(c - f);
-                    }
-                }
-            }
-            if let Some(rows) = &mut self.rows {
-                let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t.as_secs_f64());
-                rows.flow.push(flow as i64);
-                rows.frame.push(s.frame as i64);
-                rows.capture.push(s.capture.as_secs_f64());
-                rows.size.push(s.size.bytes() as i64);
-                rows.key.push(s.key as u8);
-                rows.packets.push(s.packets as i64);
-                rows.target.push(s.target.kbps_f64());
-                rows.height.push(s.resolution.size().1 as i64);
-                rows.first_sent.push(secs(s.first_sent));
-                rows.last_sent.push(secs(s.last_sent));
-                rows.complete.push(secs(r.complete));
-                rows.display.push(secs(r.display));
-                rows.status.push(status);
-                let keep = status < STATUS_SKIPPED;
-                rows.latency.push(if keep { latency } else { f64::NAN });
-                rows.delay.push(if keep { delay } else { f64::NAN });
-                rows.transport.push(if keep { transport } else { f64::NAN });
-                rows.psnr.push(psnr);
-                rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
             }
         }
-        if at_end {
-            // The screen of a flow that stopped early is not watched after.
-            self.view_until(self.stop.map_or(now, |s| s.min(now)));
-            if let Some(real) = &mut self.real {
-                real.finish();
-            }
+        if let Some(rows) = &mut self.rows {
+            let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t.as_secs_f64());
+            rows.flow.push(flow as i64);
+            rows.frame.push(s.frame as i64);
+            rows.capture.push(s.capture.as_secs_f64());
+            rows.size.push(s.size.bytes() as i64);
+            rows.key.push(s.key as u8);
+            rows.packets.push(s.packets as i64);
+            rows.target.push(s.target.kbps_f64());
+            rows.height.push(s.resolution.size().1 as i64);
+            rows.first_sent.push(secs(s.first_sent));
+            rows.last_sent.push(secs(s.last_sent));
+            rows.complete.push(secs(r.complete));
+            rows.display.push(secs(r.display));
+            rows.status.push(status);
+            let keep = status < STATUS_SKIPPED;
+            rows.latency.push(if keep { latency } else { f64::NAN });
+            rows.delay.push(if keep { delay } else { f64::NAN });
+            rows.transport.push(if keep { transport } else { f64::NAN });
+            rows.psnr.push(psnr);
+            rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
+        }
+    }
+
+    /// The call ended at `now`: the screen of a flow that stopped early is
+    /// not watched after its stop.
+    pub fn finish(&mut self, now: Time) {
+        self.view_until(self.stop.map_or(now, |s| s.min(now)));
+        if let Some(real) = &mut self.real {
+            real.finish();
         }
     }
 

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod output;
 pub mod path;
 pub mod profile;
+pub mod recorder;
 pub mod queue;
 mod schedule;
 pub mod scenario;

@@ -7,8 +7,8 @@ use rtcc_core::packet::PacketKind;
 use rtcc_core::units::{Duration, Time};
 
 use crate::frames::{FrameCols, STATUS_SKIPPED};
-use crate::metrics::{jain, mean, Column, Table};
-use crate::sim::{Flow, Simulation};
+use crate::metrics::{jain, Column, Table};
+use crate::recorder::{FlowRec, Recorder};
 
 /// Columnar time-series builder; controller state columns may appear late,
 /// earlier rows are back-filled with NaN.
@@ -145,10 +145,21 @@ pub struct Output {
     pub link: Table,
 }
 
-impl Simulation {
+/// What the driver knows of the run itself.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    pub scenario: String,
+    pub seed: u64,
+    /// Where the run stopped.
+    pub end: Time,
+    pub wall: std::time::Duration,
+    pub events: u64,
+}
+
+impl Recorder {
     /// Summary and tables of the run so far (normally called when done).
-    pub fn output(&self) -> Output {
-        let end = self.now.min(self.end);
+    pub fn output(&self, run: &RunInfo) -> Output {
+        let end = run.end;
         let mut flows = Vec::new();
         let mut ts = Table::default();
         let mut frames_t = FrameCols::default();
@@ -177,62 +188,62 @@ impl Simulation {
             flows.push(self.flow_summary(f, end));
             f.frames.append_rows(&mut frames_t);
         }
-        let cap_bytes = self.link.capacity().bytes_between(Time::ZERO, end);
+        let l = &self.link;
+        let cap_bytes = l.capacity.bytes_between(Time::ZERO, end);
         let secs = (end - Time::ZERO).as_secs_f64().max(1e-9);
-        let lq = self.link_series.col("queue_ms").unwrap_or(&[]);
         let link = LinkSummary {
             capacity_kbps_mean: cap_bytes * 8.0 / secs / 1e3,
-            utilization: if cap_bytes > 0.0 { self.delivered_bytes as f64 / cap_bytes } else { 0.0 },
-            delivered_kbps: self.delivered_bytes as f64 * 8.0 / secs / 1e3,
-            queue_ms_mean: mean(lq.iter().copied()),
-            queue_ms_max: lq.iter().copied().filter(|x| x.is_finite()).reduce(f64::max),
+            utilization: if cap_bytes > 0.0 { l.delivered_bytes as f64 / cap_bytes } else { 0.0 },
+            delivered_kbps: l.delivered_bytes as f64 * 8.0 / secs / 1e3,
+            queue_ms_mean: (l.queue_ms_n > 0).then(|| l.queue_ms_sum / l.queue_ms_n as f64),
+            queue_ms_max: l.queue_ms_max,
             drops: self.flows.iter().map(|f| f.stats.dropped).sum(),
         };
         let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_kbps).collect();
-        let wall = self.wall.as_secs_f64();
+        let wall = run.wall.as_secs_f64();
         let summary = Summary {
-            scenario: self.scenario.name.clone(),
-            seed: self.seed,
+            scenario: run.scenario.clone(),
+            seed: run.seed,
             duration_s: secs,
             flows,
             jain_index: jain(&goodputs),
             link,
-            sim: SimStats { wall_s: wall, events: self.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
+            sim: SimStats { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
         };
         let mut link_t = Table::default();
-        for (n, c) in &self.link_series.cols {
+        for (n, c) in &self.link.series.cols {
             link_t.push(n, Column::F64(c.clone()));
         }
         Output { summary, packets: self.packet_table(), frames: frames_t.finish(), timeseries: ts, link: link_t }
     }
 
-    fn flow_summary(&self, f: &Flow, end: Time) -> FlowSummary {
-        let start = f.spec.start;
-        let stop = f.spec.stop.unwrap_or(end).min(end);
+    fn flow_summary(&self, f: &FlowRec, end: Time) -> FlowSummary {
+        let start = f.label.start;
+        let stop = f.label.stop.unwrap_or(end).min(end);
         let active = (stop - start).as_secs_f64().max(1e-9);
-        let c = f.sender.counters();
+        let c = &f.counters;
         let kbps = |b: u64| b as f64 * 8.0 / active / 1e3;
         let st = &f.stats;
-        let cap = self.link.capacity().bytes_between(start, stop);
+        let cap = self.link.capacity.bytes_between(start, stop);
         let media_recv = st.recv_bytes[PacketKind::Media as usize]
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];
         let sent_packets: u64 = c.packets.iter().sum();
         let fl = &f.frames;
-        let fz = f.receiver.freeze();
+        let rx = &f.receiver;
+        let fz = rx.freeze;
         // The screen is also frozen before the first frame and after the
         // last one (all of the call if nothing was ever shown).
-        let (lead, trail) = match f.receiver.display_span() {
+        let (lead, trail) = match rx.display_span {
             Some((first, last)) => (first.saturating_since(start), stop.saturating_since(last)),
             None => (stop.saturating_since(start), Duration::ZERO),
         };
-        let edges =
-            [lead, trail].into_iter().filter(|g| *g > f.receiver.freeze_gap()).fold(Duration::ZERO, |a, g| a + g);
-        let rp = f.receiver.repair();
+        let edges = [lead, trail].into_iter().filter(|g| *g > rx.freeze_gap).fold(Duration::ZERO, |a, g| a + g);
+        let rp = rx.repair;
         FlowSummary {
-            name: f.spec.name.clone(),
-            controller: f.spec.controller.clone(),
-            encoder: f.spec.encoder_kind().to_string(),
+            name: f.label.name.clone(),
+            controller: f.label.controller.clone(),
+            encoder: f.label.encoder.clone(),
             start_s: start.as_secs_f64(),
             stop_s: stop.as_secs_f64(),
             video_kbps: kbps(c.bytes[PacketKind::Media as usize]),
@@ -282,7 +293,7 @@ impl Simulation {
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
-            decode_errors: f.store.as_ref().map_or(0, |st| st.borrow().decode_errors),
+            decode_errors: f.decode_errors,
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,
         }

@@ -12,17 +12,16 @@ use rtcc_core::fec::FecConfig;
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::{Packet, PacketKind};
-use rtcc_core::receiver::{Receiver, ReceiverConfig};
+use rtcc_core::receiver::{Receiver, ReceiverConfig, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
-use rtcc_core::sender::{SendCounters, Sender, SenderConfig};
-use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use rtcc_core::sender::{Sender, SenderConfig};
+use rtcc_core::units::{Duration, Time};
 
 use crate::frames::FrameLog;
 use crate::link::Link;
-use crate::metrics::FlowStats;
-use crate::output::Series;
 use crate::path::Path;
+use crate::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
 use crate::schedule::Schedule;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
@@ -35,17 +34,10 @@ pub(crate) struct Flow {
     due: [Time; 4],
     pub sender: Sender,
     pub receiver: Receiver,
-    pub stats: FlowStats,
-    pub prev: SendCounters,
-    pub series: Series,
-    pub frames: FrameLog,
-    pub target_sum: f64,
-    pub target_n: u64,
     /// Reports queued at the reverse bottleneck, by packet sequence.
     reports: std::collections::VecDeque<(u64, ReceiverReport)>,
-    /// Reports sent, and lost on the reverse path or its bottleneck.
-    pub reports_sent: u64,
-    pub reports_lost: u64,
+    /// Sequence of the last report this flow sent.
+    report_seq: u64,
     /// Real-codec frames between encoder and quality meter.
     pub store: Option<SharedStore>,
 }
@@ -116,16 +108,12 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) events: u64,
     pub(crate) next_bin: Time,
-    pub(crate) link_series: Series,
-    pub(crate) bin_delivered: u64,
-    pub(crate) bin_drops: u64,
-    pub(crate) delivered_bytes: u64,
+    /// Everything measured goes here, as events.
+    pub(crate) recorder: Recorder,
     pub(crate) wall: std::time::Duration,
     pub(crate) seed: u64,
     /// Saved-video streams written (`--save-video`): path and frame rate.
     pub saved_videos: Vec<(std::path::PathBuf, f64)>,
-    record_packets: bool,
-    record_timeseries: bool,
     spins: u32,
     done: bool,
 }
@@ -137,6 +125,12 @@ impl Simulation {
         let mut rng = Rng::new(seed);
         let link = scenario.build_link(rng.fork(0xC0FFEE))?;
         let rev_link = scenario.build_reverse_link()?;
+        let mut recorder = Recorder::new(
+            link.capacity().clone(),
+            scenario.bin,
+            scenario.record_packets,
+            scenario.record_timeseries,
+        );
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
         // Controller seeds come from a stream of their own, so they leave
@@ -242,23 +236,20 @@ impl Simulation {
                     Some(e) => Receiver::new(rcfg).with_estimator(e),
                     None => Receiver::new(rcfg),
                 },
-                stats: FlowStats::default(),
-                prev: SendCounters::default(),
-                series: Series::default(),
                 store: real.as_ref().map(|(st, _)| st.clone()),
-                frames: FrameLog::new(
-                    scenario.record_frames,
-                    spec.quality,
-                    spec.ctx.frame_interval,
-                    real.map(|r| r.1),
-                    spec.stop,
-                ),
-                target_sum: 0.0,
-                target_n: 0,
                 reports: Default::default(),
-                reports_sent: 0,
-                reports_lost: 0,
+                report_seq: 0,
             });
+            recorder.add_flow(
+                FlowLabel {
+                    name: spec.name.clone(),
+                    controller: spec.controller.clone(),
+                    encoder: spec.encoder_kind().to_string(),
+                    start: spec.start,
+                    stop: spec.stop,
+                },
+                FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real.map(|r| r.1), spec.stop),
+            );
         }
         let (mut fwd, mut rev) = link.paths();
         for spec in &scenario.flows {
@@ -274,17 +265,12 @@ impl Simulation {
             rev_due: None,
             end: Time::ZERO + scenario.duration,
             next_bin: Time::ZERO + scenario.bin,
-            record_packets: scenario.record_packets,
-            record_timeseries: scenario.record_timeseries,
+            recorder,
             scenario,
             now: Time::ZERO,
             link,
             flows,
             events: 0,
-            link_series: Series::default(),
-            bin_delivered: 0,
-            bin_drops: 0,
-            delivered_bytes: 0,
             wall: std::time::Duration::ZERO,
             seed,
             spins: 0,
@@ -301,7 +287,7 @@ impl Simulation {
     }
 
     pub fn set_record_packets(&mut self, on: bool) {
-        self.record_packets = on;
+        self.recorder.set_record_packets(on);
     }
     pub fn now(&self) -> Time {
         self.now
@@ -400,8 +386,18 @@ impl Simulation {
             }
             if t >= self.end {
                 self.done = true;
-                for (i, f) in self.flows.iter_mut().enumerate() {
-                    f.frames.collect(i, &mut f.sender, &mut f.receiver, t, true);
+                for i in 0..self.flows.len() {
+                    self.collect_frames(i, t, true);
+                    let f = &self.flows[i];
+                    let receiver = ReceiverSample {
+                        freeze: f.receiver.freeze(),
+                        freeze_gap: f.receiver.freeze_gap(),
+                        display_span: f.receiver.display_span(),
+                        repair: f.receiver.repair(),
+                    };
+                    let decode_errors = f.store.as_ref().map_or(0, |st| st.borrow().decode_errors);
+                    let counters = *f.sender.counters();
+                    self.recorder.record(i, Event::End { at: t, counters: &counters, receiver: &receiver, decode_errors });
                 }
             }
         }
@@ -420,6 +416,17 @@ impl Simulation {
 
     pub fn run(&mut self) {
         self.run_until(Time::MAX);
+    }
+
+    /// Summary and tables of the run so far (normally called when done).
+    pub fn output(&self) -> crate::output::Output {
+        self.recorder.output(&crate::output::RunInfo {
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            end: self.now.min(self.end),
+            wall: self.wall,
+            events: self.events,
+        })
     }
 
     /// Serve every component due at or before `t`, in (time, stage, flow)
@@ -454,10 +461,9 @@ impl Simulation {
     fn serve_link(&mut self, t: Time) {
         while let Some(d) = self.link.poll_departure(t) {
             self.events += 1;
-            self.delivered_bytes += d.packet.size.bytes();
-            self.bin_delivered += d.packet.size.bytes();
             let i = d.packet.flow as usize;
-            self.flows[i].stats.on_departed(&d.packet, d.service_start - d.enqueued, d.lost);
+            let queued = d.service_start - d.enqueued;
+            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost: d.lost });
             if d.lost {
                 self.fwd.discard();
             } else {
@@ -472,7 +478,7 @@ impl Simulation {
         let f = &mut self.flows[i];
         while let Some((at, p)) = self.fwd.poll_arrival(i, t) {
             self.events += 1;
-            f.stats.on_arrived(at, &p);
+            self.recorder.record(i, Event::PacketArrived { at, packet: &p });
             f.receiver.handle_packet(at, &p);
         }
         self.arm(Stage::Receiver, i);
@@ -482,12 +488,13 @@ impl Simulation {
         self.events += 1;
         let Some(rep) = self.flows[i].receiver.poll_report(t) else { return };
         let f = &mut self.flows[i];
-        f.reports_sent += 1;
+        f.report_seq += 1;
         if self.rev.lose() {
-            f.reports_lost += 1;
+            self.recorder.record(i, Event::ReportSent { lost: true });
             return;
         }
         let Some(link) = &mut self.rev_link else {
+            self.recorder.record(i, Event::ReportSent { lost: false });
             self.rev.send(t, i, rep);
             self.arm(Stage::Feedback, i);
             return;
@@ -495,16 +502,16 @@ impl Simulation {
         let p = Packet {
             flow: i as u16,
             kind: PacketKind::Feedback,
-            seq: f.reports_sent,
+            seq: f.report_seq,
             size: rep.wire_size(),
             send_time: t,
             ..Packet::default()
         };
-        if link.enqueue(t, p) {
+        let queued = link.enqueue(t, p);
+        if queued {
             f.reports.push_back((p.seq, rep));
-        } else {
-            f.reports_lost += 1;
         }
+        self.recorder.record(i, Event::ReportSent { lost: !queued });
         self.reverse_drops();
         self.arm(Stage::ReverseLink, 0);
     }
@@ -530,9 +537,8 @@ impl Simulation {
     /// Reports the reverse bottleneck's AQM dropped inside its queue.
     fn reverse_drops(&mut self) {
         while let Some((p, _)) = self.rev_link.as_mut().and_then(|l| l.poll_drop()) {
-            let f = &mut self.flows[p.flow as usize];
-            f.reports_lost += 1;
-            f.reports.retain(|r| r.0 != p.seq);
+            self.flows[p.flow as usize].reports.retain(|r| r.0 != p.seq);
+            self.recorder.record(p.flow as usize, Event::ReportLost);
         }
     }
 
@@ -552,10 +558,9 @@ impl Simulation {
         }
         while let Some(p) = f.sender.poll_transmit(t) {
             self.events += 1;
-            f.stats.on_sent(&p, self.record_packets);
+            self.recorder.record(i, Event::PacketSent(&p));
             if !self.link.enqueue(t, p) {
-                f.stats.on_dropped(&p);
-                self.bin_drops += 1;
+                self.recorder.record(i, Event::PacketDropped(&p));
             }
         }
         self.record_aqm_drops();
@@ -566,77 +571,53 @@ impl Simulation {
     /// on overflow from the fattest flow).
     fn record_aqm_drops(&mut self) {
         while let Some((p, _)) = self.link.poll_drop() {
-            self.flows[p.flow as usize].stats.on_dropped(&p);
-            self.bin_drops += 1;
+            self.recorder.record(p.flow as usize, Event::PacketDropped(&p));
         }
     }
 
-    /// Close the time-series bin ending at `next_bin`.
+    /// Hand the recorder every frame whose fate is known at `now` (all of
+    /// them `at_end`), the sender's and the receiver's records together.
+    fn collect_frames(&mut self, i: usize, now: Time, at_end: bool) {
+        let f = &mut self.flows[i];
+        while let Some(s) = f.sender.oldest_frame() {
+            let (r, next) = if s.skipped {
+                (RecvFrame::default(), None)
+            } else {
+                let r = f.receiver.frame(s.frame);
+                (r, if r.display.is_none() { f.receiver.next_display_after(s.frame) } else { None })
+            };
+            if !at_end && !FrameLog::ready(s, &r, next, now) {
+                break;
+            }
+            let Some(s) = f.sender.pop_frame() else { break };
+            let r = if s.skipped { r } else { f.receiver.pop_frame() };
+            self.recorder.record(i, Event::Frame { sent: &s, received: &r, next_display: next, at_end });
+        }
+    }
+
+    /// Close the time-series bin ending at `next_bin`: settled frames, then
+    /// the link's and each sender's state.
     fn sample_bin(&mut self) {
         let t1 = self.next_bin;
-        let t0 = t1 - self.scenario.bin;
-        let secs = self.scenario.bin.as_secs_f64();
-        let cap = self.link.capacity().bytes_between(t0, t1);
-        let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
-        let qbytes = self.link.queue_bytes();
-        for (i, f) in self.flows.iter_mut().enumerate() {
-            f.frames.collect(i, &mut f.sender, &mut f.receiver, t1, false);
-            if t1 > f.spec.start && f.spec.stop.is_none_or(|s| t1 <= s) {
-                f.target_sum += f.sender.target_rate().kbps_f64();
-                f.target_n += 1;
-            }
+        for i in 0..self.flows.len() {
+            self.collect_frames(i, t1, false);
         }
-        if self.record_timeseries {
-            self.record_bin(t1, cap_rate, qbytes);
+        self.recorder.record(0, Event::Link { at: t1, queue_bytes: self.link.queue_bytes() });
+        for (i, f) in self.flows.iter().enumerate() {
+            let sd = &f.sender;
+            let dec = sd.decision();
+            let sample = SenderSample {
+                target: sd.target_rate(),
+                pacing: dec.pacing_rate,
+                encoder: sd.encoder().output_rate(),
+                resolution_p: sd.resolution().size().1,
+                counters: *sd.counters(),
+                cwnd: dec.cwnd,
+                in_flight: sd.in_flight(),
+                pacer_queued: sd.pacer().queued_bytes(),
+                controller: sd.controller(),
+            };
+            self.recorder.record(i, Event::Sender { at: t1, sample: &sample });
         }
-        self.bin_delivered = 0;
-        self.bin_drops = 0;
-        for f in &mut self.flows {
-            f.prev = *f.sender.counters();
-            f.stats.bin = Default::default();
-        }
-    }
-
-    /// Append the bin ending at `t1` to the link and flow time series.
-    fn record_bin(&mut self, t1: Time, cap_rate: DataRate, qbytes: DataSize) {
-        let secs = self.scenario.bin.as_secs_f64();
-        let kbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e3;
-        let ls = &mut self.link_series;
-        ls.push("t_s", t1.as_secs_f64());
-        ls.push("capacity_kbps", cap_rate.kbps_f64());
-        ls.push("delivered_kbps", kbps(self.bin_delivered));
-        ls.push("queue_bytes", qbytes.bytes() as f64);
-        ls.push("queue_ms", if qbytes == DataSize::ZERO { 0.0 } else { (qbytes / cap_rate).as_millis_f64().min(1e7) });
-        ls.push("drops", self.bin_drops as f64);
-        for (i, f) in self.flows.iter_mut().enumerate() {
-            let c = *f.sender.counters();
-            let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
-            let dec = f.sender.decision();
-            let s = &mut f.series;
-            s.push("t_s", t1.as_secs_f64());
-            s.push("flow", i as f64);
-            s.push("target_kbps", f.sender.target_rate().kbps_f64());
-            s.push("pacing_kbps", dec.pacing_rate.kbps_f64());
-            s.push("encoder_kbps", f.sender.encoder().output_rate().kbps_f64());
-            s.push("resolution_p", f.sender.resolution().size().1 as f64);
-            s.push("send_kbps", kbps((0..6).map(d).sum()));
-            s.push("video_kbps", kbps(d(0)));
-            s.push("padding_kbps", kbps(d(1)));
-            s.push("probe_kbps", kbps(d(2)));
-            s.push("fec_kbps", kbps(d(3)));
-            s.push("rtx_kbps", kbps(d(4)));
-            s.push("audio_kbps", kbps(d(5)));
-            s.push("goodput_kbps", kbps(f.stats.bin.media_recv_bytes));
-            s.push("recv_kbps", kbps(f.stats.bin.recv_bytes));
-            let b = &f.stats.bin;
-            s.push("owd_ms", if b.owd_n > 0 { b.owd_sum_us / b.owd_n as f64 / 1e3 } else { f64::NAN });
-            s.push("queue_ms", if b.queue_n > 0 { b.queue_sum_us / b.queue_n as f64 / 1e3 } else { f64::NAN });
-            s.push("cwnd_bytes", dec.cwnd.map_or(f64::NAN, |w| w.bytes() as f64));
-            s.push("in_flight_bytes", f.sender.in_flight().bytes() as f64);
-            s.push("pacer_queue_bytes", f.sender.pacer().queued_bytes().bytes() as f64);
-            f.sender.controller().state(&mut |k, v| s.push_state(k, v));
-            s.end_row();
-        }
-        self.link_series.end_row();
     }
 }

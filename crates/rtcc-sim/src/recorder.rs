@@ -1,0 +1,284 @@
+//! The recorder: turns what happens in a run into the time series, the
+//! packet, frame and link tables and `summary.json`. It is fed typed
+//! [`Event`]s — packets sent, dropped, departed and arrived; settled frame
+//! records; sender, receiver and link samples — and never looks inside the
+//! simulator, the endpoints or the link, so any driver that can produce the
+//! events (the simulator; a runtime on real sockets, joining the sender's
+//! and the receiver's frame records by frame id) gets the same outputs.
+
+use rtcc_core::controller::Controller;
+use rtcc_core::packet::Packet;
+use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
+use rtcc_core::sender::{SendCounters, SentFrame};
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+
+use crate::frames::FrameLog;
+use crate::metrics::FlowStats;
+use crate::output::Series;
+use crate::trace::Capacity;
+
+/// The sender's state at a bin boundary.
+pub struct SenderSample<'a> {
+    pub target: DataRate,
+    pub pacing: DataRate,
+    pub encoder: DataRate,
+    pub resolution_p: u32,
+    pub counters: SendCounters,
+    pub cwnd: Option<DataSize>,
+    pub in_flight: DataSize,
+    pub pacer_queued: DataSize,
+    /// Its state columns (`Controller::state`) go into the time series.
+    pub controller: &'a dyn Controller,
+}
+
+/// What the receiver knows at the end of the call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReceiverSample {
+    pub freeze: FreezeStats,
+    /// A gap longer than this is a freeze.
+    pub freeze_gap: Duration,
+    /// First and last display.
+    pub display_span: Option<(Time, Time)>,
+    pub repair: RepairStats,
+}
+
+/// Something that happened, as the recorder is told it.
+pub enum Event<'a> {
+    /// A packet left its sender.
+    PacketSent(&'a Packet),
+    /// The bottleneck dropped it (tail drop or AQM).
+    PacketDropped(&'a Packet),
+    /// It left the bottleneck after `queued` in the queue; `lost`: random
+    /// loss after the bottleneck.
+    PacketDeparted { packet: &'a Packet, queued: Duration, lost: bool },
+    /// It reached its receiver.
+    PacketArrived { at: Time, packet: &'a Packet },
+    /// A receiver report was sent; `lost` on the way back.
+    ReportSent { lost: bool },
+    /// A report sent earlier was dropped inside the reverse queue (AQM).
+    ReportLost,
+    /// A settled frame: the sender's record (encoded or skipped), the
+    /// receiver's record of it, and when the next displayed frame was shown
+    /// (a frame never shown counts until then, Dumbo §6.1). `at_end`: the
+    /// run ended before its fate was known.
+    Frame { sent: &'a SentFrame, received: &'a RecvFrame, next_display: Option<Time>, at_end: bool },
+    /// The sender at the end of the bin ending at `at`.
+    Sender { at: Time, sample: &'a SenderSample<'a> },
+    /// The bottleneck's queue at the end of the bin ending at `at`.
+    Link { at: Time, queue_bytes: DataSize },
+    /// The call is over at `at`: the sender's final counters and the
+    /// receiver's totals.
+    End { at: Time, counters: &'a SendCounters, receiver: &'a ReceiverSample, decode_errors: u64 },
+}
+
+/// Who a flow is, for the summary.
+#[derive(Clone, Debug)]
+pub struct FlowLabel {
+    pub name: String,
+    pub controller: String,
+    pub encoder: String,
+    pub start: Time,
+    pub stop: Option<Time>,
+}
+
+/// One flow's accumulators.
+pub(crate) struct FlowRec {
+    pub label: FlowLabel,
+    pub stats: FlowStats,
+    pub frames: FrameLog,
+    pub series: Series,
+    /// Counters at the previous bin boundary, and the latest.
+    prev: SendCounters,
+    pub counters: SendCounters,
+    pub target_sum: f64,
+    pub target_n: u64,
+    pub receiver: ReceiverSample,
+    pub decode_errors: u64,
+    pub reports_sent: u64,
+    pub reports_lost: u64,
+}
+
+/// The link's accumulators.
+pub(crate) struct LinkRec {
+    pub capacity: Capacity,
+    pub series: Series,
+    bin_delivered: u64,
+    bin_drops: u64,
+    pub delivered_bytes: u64,
+    /// Queue delay over the bins where it is defined (capacity > 0).
+    pub queue_ms_sum: f64,
+    pub queue_ms_n: u64,
+    pub queue_ms_max: Option<f64>,
+}
+
+pub struct Recorder {
+    pub(crate) flows: Vec<FlowRec>,
+    pub(crate) link: LinkRec,
+    bin: Duration,
+    record_packets: bool,
+    record_timeseries: bool,
+}
+
+impl Recorder {
+    pub fn new(capacity: Capacity, bin: Duration, record_packets: bool, record_timeseries: bool) -> Self {
+        Recorder {
+            flows: Vec::new(),
+            link: LinkRec {
+                capacity,
+                series: Series::default(),
+                bin_delivered: 0,
+                bin_drops: 0,
+                delivered_bytes: 0,
+                queue_ms_sum: 0.0,
+                queue_ms_n: 0,
+                queue_ms_max: None,
+            },
+            bin,
+            record_packets,
+            record_timeseries,
+        }
+    }
+
+    /// Add a flow (numbered in order) with its frame accounting.
+    pub fn add_flow(&mut self, label: FlowLabel, frames: FrameLog) {
+        self.flows.push(FlowRec {
+            label,
+            stats: FlowStats::default(),
+            frames,
+            series: Series::default(),
+            prev: SendCounters::default(),
+            counters: SendCounters::default(),
+            target_sum: 0.0,
+            target_n: 0,
+            receiver: ReceiverSample::default(),
+            decode_errors: 0,
+            reports_sent: 0,
+            reports_lost: 0,
+        });
+    }
+
+    pub fn set_record_packets(&mut self, on: bool) {
+        self.record_packets = on;
+    }
+
+    /// Record `e` of flow `flow` (link samples ignore `flow`).
+    pub fn record(&mut self, flow: usize, e: Event) {
+        match e {
+            Event::PacketSent(p) => self.flows[flow].stats.on_sent(p, self.record_packets),
+            Event::PacketDropped(p) => {
+                self.flows[flow].stats.on_dropped(p);
+                self.link.bin_drops += 1;
+            }
+            Event::PacketDeparted { packet, queued, lost } => {
+                self.link.delivered_bytes += packet.size.bytes();
+                self.link.bin_delivered += packet.size.bytes();
+                self.flows[flow].stats.on_departed(packet, queued, lost);
+            }
+            Event::PacketArrived { at, packet } => self.flows[flow].stats.on_arrived(at, packet),
+            Event::ReportSent { lost } => {
+                let f = &mut self.flows[flow];
+                f.reports_sent += 1;
+                f.reports_lost += lost as u64;
+            }
+            Event::ReportLost => self.flows[flow].reports_lost += 1,
+            Event::Frame { sent, received, next_display, at_end } => {
+                self.flows[flow].frames.settle(flow, sent, received, next_display, at_end)
+            }
+            Event::Sender { at, sample } => self.sender_sample(flow, at, sample),
+            Event::Link { at, queue_bytes } => self.link_sample(at, queue_bytes),
+            Event::End { at, counters, receiver, decode_errors } => {
+                let f = &mut self.flows[flow];
+                f.counters = *counters;
+                f.receiver = *receiver;
+                f.decode_errors = decode_errors;
+                f.frames.finish(at);
+            }
+        }
+    }
+
+    fn kbps(&self, bytes: u64) -> f64 {
+        kbps_over(bytes, self.bin)
+    }
+
+    /// A flow's row of the bin ending at `t1`; its bin accumulators restart.
+    fn sender_sample(&mut self, flow: usize, t1: Time, x: &SenderSample) {
+        let bin = self.bin;
+        let kbps = |b: u64| kbps_over(b, bin);
+        let f = &mut self.flows[flow];
+        if t1 > f.label.start && f.label.stop.is_none_or(|s| t1 <= s) {
+            f.target_sum += x.target.kbps_f64();
+            f.target_n += 1;
+        }
+        if self.record_timeseries {
+            let c = x.counters;
+            let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
+            let b = &f.stats.bin;
+            let s = &mut f.series;
+            s.push("t_s", t1.as_secs_f64());
+            s.push("flow", flow as f64);
+            s.push("target_kbps", x.target.kbps_f64());
+            s.push("pacing_kbps", x.pacing.kbps_f64());
+            s.push("encoder_kbps", x.encoder.kbps_f64());
+            s.push("resolution_p", x.resolution_p as f64);
+            s.push("send_kbps", kbps((0..6).map(d).sum()));
+            s.push("video_kbps", kbps(d(0)));
+            s.push("padding_kbps", kbps(d(1)));
+            s.push("probe_kbps", kbps(d(2)));
+            s.push("fec_kbps", kbps(d(3)));
+            s.push("rtx_kbps", kbps(d(4)));
+            s.push("audio_kbps", kbps(d(5)));
+            s.push("goodput_kbps", kbps(b.media_recv_bytes));
+            s.push("recv_kbps", kbps(b.recv_bytes));
+            s.push("owd_ms", if b.owd_n > 0 { b.owd_sum_us / b.owd_n as f64 / 1e3 } else { f64::NAN });
+            s.push("queue_ms", if b.queue_n > 0 { b.queue_sum_us / b.queue_n as f64 / 1e3 } else { f64::NAN });
+            s.push("cwnd_bytes", x.cwnd.map_or(f64::NAN, |w| w.bytes() as f64));
+            s.push("in_flight_bytes", x.in_flight.bytes() as f64);
+            s.push("pacer_queue_bytes", x.pacer_queued.bytes() as f64);
+            x.controller.state(&mut |k, v| s.push_state(k, v));
+            s.end_row();
+        }
+        f.prev = x.counters;
+        f.counters = x.counters;
+        f.stats.bin = Default::default();
+    }
+
+    /// The link's row of the bin ending at `t1`. Queue delay is the queue
+    /// drained at the bin's mean capacity; undefined (NaN, left out of the
+    /// summary) in a bin with no capacity.
+    fn link_sample(&mut self, t1: Time, qbytes: DataSize) {
+        let t0 = t1 - self.bin;
+        let secs = self.bin.as_secs_f64();
+        let cap = self.link.capacity.bytes_between(t0, t1);
+        let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
+        let queue_ms = if qbytes == DataSize::ZERO {
+            0.0
+        } else if cap_rate > DataRate::ZERO {
+            (qbytes / cap_rate).as_millis_f64()
+        } else {
+            f64::NAN
+        };
+        let l = &mut self.link;
+        if queue_ms.is_finite() {
+            l.queue_ms_sum += queue_ms;
+            l.queue_ms_n += 1;
+            l.queue_ms_max = Some(l.queue_ms_max.map_or(queue_ms, |m: f64| m.max(queue_ms)));
+        }
+        if self.record_timeseries {
+            let (delivered, drops) = (self.kbps(self.link.bin_delivered), self.link.bin_drops);
+            let ls = &mut self.link.series;
+            ls.push("t_s", t1.as_secs_f64());
+            ls.push("capacity_kbps", cap_rate.kbps_f64());
+            ls.push("delivered_kbps", delivered);
+            ls.push("queue_bytes", qbytes.bytes() as f64);
+            ls.push("queue_ms", queue_ms);
+            ls.push("drops", drops as f64);
+            ls.end_row();
+        }
+        self.link.bin_delivered = 0;
+        self.link.bin_drops = 0;
+    }
+}
+
+fn kbps_over(bytes: u64, span: Duration) -> f64 {
+    bytes as f64 * 8.0 / span.as_secs_f64() / 1e3
+}

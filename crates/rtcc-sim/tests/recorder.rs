@@ -1,0 +1,154 @@
+//! The recorder: outputs built from events alone, the same with or without
+//! the time series, and queue delay left undefined where there is no
+//! capacity to drain the queue.
+
+use rtcc_core::controller::{ControllerContext, Params};
+use rtcc_core::packet::{Packet, PacketKind};
+use rtcc_core::receiver::{FrameStatus, RecvFrame};
+use rtcc_core::resolution::Resolution;
+use rtcc_core::sender::{SendCounters, SentFrame};
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use rtcc_sim::frames::FrameLog;
+use rtcc_sim::output::RunInfo;
+use rtcc_sim::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
+use rtcc_sim::trace::Capacity;
+use rtcc_sim::{run_text, Output};
+
+fn run(text: &str) -> Output {
+    run_text(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn overload(record: &str) -> String {
+    format!(
+        r#"duration = "10s"
+{record}
+[link]
+capacity = {{ kind = "step", steps = [["0s", "2Mbps"], ["4s", "0bps"], ["5s", "2Mbps"]] }}
+[[flow]]
+controller = {{ name = "fixed", rate = "2.5Mbps" }}
+encoder = "ideal"
+"#
+    )
+}
+
+#[test]
+fn link_queue_summary_does_not_need_the_time_series() {
+    let with = run(&overload(""));
+    let without = run(&overload("[record]\ntimeseries = false"));
+    assert!(without.timeseries.columns.is_empty() && without.link.columns.is_empty());
+    let (a, b) = (&with.summary.link, &without.summary.link);
+    assert!(a.queue_ms_mean.is_some());
+    assert_eq!(a.queue_ms_mean, b.queue_ms_mean);
+    assert_eq!(a.queue_ms_max, b.queue_ms_max);
+}
+
+#[test]
+fn queue_delay_is_undefined_without_capacity() {
+    let out = run(&overload(""));
+    let t = out.link.f64("t_s").unwrap();
+    let q = out.link.f64("queue_ms").unwrap();
+    let bytes = out.link.f64("queue_bytes").unwrap();
+    for (i, &ts) in t.iter().enumerate() {
+        // Bins wholly inside the outage hold a queue that nothing drains.
+        if ts > 4.05 && ts < 5.05 {
+            assert!(bytes[i] > 0.0 && q[i].is_nan(), "t={ts}: {} B, {} ms", bytes[i], q[i]);
+        } else {
+            assert!(q[i].is_finite(), "t={ts}: {}", q[i]);
+        }
+    }
+    // 0.5 Mbps excess for 10 s plus a 1 s outage: never near the old 1e7 ms cap.
+    let max = out.summary.link.queue_ms_max.unwrap();
+    assert!(max < 60_000.0, "{max}");
+    let finite: Vec<f64> = q.iter().copied().filter(|x| x.is_finite()).collect();
+    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+    assert!((out.summary.link.queue_ms_mean.unwrap() - mean).abs() < 1e-9);
+}
+
+/// No simulator: a driver that only produces events gets a summary.
+#[test]
+fn outputs_come_from_events_alone() {
+    let bin = Duration::from_millis(100);
+    let mut rec = Recorder::new(Capacity::constant(DataRate::from_kbps(1000)), bin, true, true);
+    let label = FlowLabel {
+        name: "a".into(),
+        controller: "fixed".into(),
+        encoder: "ideal".into(),
+        start: Time::ZERO,
+        stop: None,
+    };
+    let fi = Duration::from_millis(100);
+    rec.add_flow(label, FrameLog::new(true, Default::default(), fi, None, None));
+    let ctrl = rtcc_core::controller::create(
+        "fixed",
+        &Params::new(),
+        &ControllerContext::default(),
+    )
+    .unwrap();
+    let mut counters = SendCounters::default();
+    // Ten frames of one 1000-byte packet, each 30 ms on the way.
+    for k in 0..10u32 {
+        let sent = Time::from_millis(100 * k as i64);
+        let p = Packet {
+            kind: PacketKind::Media,
+            seq: k as u64,
+            size: DataSize::from_bytes(1000),
+            send_time: sent,
+            frame: k,
+            count: 1,
+            ..Packet::default()
+        };
+        rec.record(0, Event::PacketSent(&p));
+        rec.record(0, Event::PacketDeparted { packet: &p, queued: Duration::ZERO, lost: false });
+        let at = sent + Duration::from_millis(30);
+        rec.record(0, Event::PacketArrived { at, packet: &p });
+        counters.bytes[0] += 1000;
+        counters.packets[0] += 1;
+        let s = SentFrame {
+            frame: k,
+            capture: sent,
+            size: DataSize::from_bytes(1000),
+            key: k == 0,
+            packets: 1,
+            target: DataRate::from_kbps(80),
+            resolution: Resolution::R360,
+            first_sent: Some(sent),
+            last_sent: Some(sent),
+            skipped: false,
+        };
+        let r = RecvFrame {
+            complete: Some(at),
+            display: Some(at),
+            status: FrameStatus::Displayed,
+            count: 1,
+            received: 1,
+            ..RecvFrame::default()
+        };
+        rec.record(0, Event::Frame { sent: &s, received: &r, next_display: None, at_end: false });
+        let sample = SenderSample {
+            target: DataRate::from_kbps(80),
+            pacing: DataRate::from_kbps(80),
+            encoder: DataRate::from_kbps(80),
+            resolution_p: 360,
+            counters,
+            cwnd: None,
+            in_flight: DataSize::ZERO,
+            pacer_queued: DataSize::ZERO,
+            controller: ctrl.as_ref(),
+        };
+        let t1 = Time::from_millis(100 * (k as i64 + 1));
+        rec.record(0, Event::Link { at: t1, queue_bytes: DataSize::ZERO });
+        rec.record(0, Event::Sender { at: t1, sample: &sample });
+    }
+    let end = Time::from_millis(1000);
+    rec.record(0, Event::End { at: end, counters: &counters, receiver: &ReceiverSample::default(), decode_errors: 0 });
+    let out = rec.output(&RunInfo { scenario: "events".into(), seed: 1, end, wall: Default::default(), events: 30 });
+    let f = &out.summary.flows[0];
+    assert_eq!((f.frames_sent, f.frames_displayed, f.packets_sent), (10, 10, 10));
+    assert!((f.video_kbps - 80.0).abs() < 1e-9, "{}", f.video_kbps);
+    assert!((f.goodput_kbps - 80.0).abs() < 1e-9, "{}", f.goodput_kbps);
+    assert!((f.owd_ms_mean.unwrap() - 30.0).abs() < 0.1);
+    assert!((f.frame_latency_ms_mean.unwrap() - 30.0).abs() < 0.1);
+    assert!((out.summary.link.utilization - 0.08).abs() < 1e-9);
+    assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 10);
+    assert_eq!(out.frames.f64("latency_ms").unwrap().len(), 10);
+}
