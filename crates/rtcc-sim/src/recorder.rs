@@ -6,6 +6,8 @@
 //! events (the simulator; a runtime on real sockets, joining the sender's
 //! and the receiver's frame records by frame id) gets the same outputs.
 
+use std::collections::VecDeque;
+
 use rtcc_core::controller::Controller;
 use rtcc_core::packet::Packet;
 use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
@@ -57,11 +59,14 @@ pub enum Event<'a> {
     ReportSent { lost: bool },
     /// A report sent earlier was dropped inside the reverse queue (AQM).
     ReportLost,
-    /// A settled frame: the sender's record (encoded or skipped), the
-    /// receiver's record of it, and when the next displayed frame was shown
-    /// (a frame never shown counts until then, Dumbo §6.1). `at_end`: the
-    /// run ended before its fate was known.
-    Frame { sent: &'a SentFrame, received: &'a RecvFrame, next_display: Option<Time>, at_end: bool },
+    /// The sender is done with a capture (encoded and sent, or skipped).
+    FrameSent(&'a SentFrame),
+    /// The receiver is done with frame `frame`: its record, and when the
+    /// next displayed frame was shown (a frame never shown counts until
+    /// then, Dumbo §6.1). `at_end`: the run ended before its fate was known.
+    /// Joined with the sender's record by frame id, in whichever order the
+    /// two arrive.
+    FrameReceived { frame: u32, record: &'a RecvFrame, next_display: Option<Time>, at_end: bool },
     /// The sender at the end of the bin ending at `at`.
     Sender { at: Time, sample: &'a SenderSample<'a> },
     /// The bottleneck's queue at the end of the bin ending at `at`.
@@ -96,6 +101,32 @@ pub(crate) struct FlowRec {
     pub decode_errors: u64,
     pub reports_sent: u64,
     pub reports_lost: u64,
+    /// Frame records waiting for their other half, oldest first.
+    sent: VecDeque<SentFrame>,
+    received: VecDeque<(u32, RecvFrame, Option<Time>, bool)>,
+}
+
+impl FlowRec {
+    /// Settle frames, in capture order, once both records are in (a skipped
+    /// capture has only the sender's); `at_end`, settle the rest as the run
+    /// left them.
+    fn join_frames(&mut self, flow: usize, at_end: bool) {
+        while let Some(s) = self.sent.front() {
+            // A receiver record of a frame the sender no longer holds.
+            while self.received.front().is_some_and(|r| !s.skipped && r.0 < s.frame) {
+                self.received.pop_front();
+            }
+            let r = match self.received.front() {
+                _ if s.skipped => None,
+                Some(r) if r.0 == s.frame => self.received.pop_front(),
+                _ if at_end => None,
+                _ => break,
+            };
+            let s = self.sent.pop_front().expect("front exists");
+            let (rec, next, end) = r.map_or((RecvFrame::default(), None, at_end), |r| (r.1, r.2, r.3));
+            self.frames.settle(flow, &s, &rec, next, end);
+        }
+    }
 }
 
 /// The link's accumulators.
@@ -154,6 +185,8 @@ impl Recorder {
             decode_errors: 0,
             reports_sent: 0,
             reports_lost: 0,
+            sent: VecDeque::new(),
+            received: VecDeque::new(),
         });
     }
 
@@ -181,8 +214,13 @@ impl Recorder {
                 f.reports_lost += lost as u64;
             }
             Event::ReportLost => self.flows[flow].reports_lost += 1,
-            Event::Frame { sent, received, next_display, at_end } => {
-                self.flows[flow].frames.settle(flow, sent, received, next_display, at_end)
+            Event::FrameSent(sent) => {
+                self.flows[flow].sent.push_back(*sent);
+                self.flows[flow].join_frames(flow, false);
+            }
+            Event::FrameReceived { frame, record, next_display, at_end } => {
+                self.flows[flow].received.push_back((frame, *record, next_display, at_end));
+                self.flows[flow].join_frames(flow, false);
             }
             Event::Sender { at, sample } => self.sender_sample(flow, at, sample),
             Event::Link { at, queue_bytes } => self.link_sample(at, queue_bytes),
@@ -191,6 +229,7 @@ impl Recorder {
                 f.counters = *counters;
                 f.receiver = *receiver;
                 f.decode_errors = decode_errors;
+                f.join_frames(flow, true);
                 f.frames.finish(at);
             }
         }

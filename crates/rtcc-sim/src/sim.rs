@@ -576,7 +576,7 @@ impl Simulation {
     }
 
     /// Hand the recorder every frame whose fate is known at `now` (all of
-    /// them `at_end`), the sender's and the receiver's records together.
+    /// them `at_end`): the sender's record, then the receiver's.
     fn collect_frames(&mut self, i: usize, now: Time, at_end: bool) {
         let f = &mut self.flows[i];
         while let Some(s) = f.sender.oldest_frame() {
@@ -590,8 +590,11 @@ impl Simulation {
                 break;
             }
             let Some(s) = f.sender.pop_frame() else { break };
-            let r = if s.skipped { r } else { f.receiver.pop_frame() };
-            self.recorder.record(i, Event::Frame { sent: &s, received: &r, next_display: next, at_end });
+            self.recorder.record(i, Event::FrameSent(&s));
+            if !s.skipped {
+                let r = f.receiver.pop_frame();
+                self.recorder.record(i, Event::FrameReceived { frame: s.frame, record: &r, next_display: next, at_end });
+            }
         }
     }
 

@@ -123,7 +123,15 @@ fn outputs_come_from_events_alone() {
             received: 1,
             ..RecvFrame::default()
         };
-        rec.record(0, Event::Frame { sent: &s, received: &r, next_display: None, at_end: false });
+        // The two halves of a frame may come in either order.
+        let received = Event::FrameReceived { frame: k, record: &r, next_display: None, at_end: false };
+        if k % 2 == 0 {
+            rec.record(0, Event::FrameSent(&s));
+            rec.record(0, received);
+        } else {
+            rec.record(0, received);
+            rec.record(0, Event::FrameSent(&s));
+        }
         let sample = SenderSample {
             target: DataRate::from_kbps(80),
             pacing: DataRate::from_kbps(80),
