@@ -5,6 +5,7 @@
 //! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
+use crate::packet::Payload;
 use crate::resolution::Resolution;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -131,10 +132,13 @@ const LAGGING_PARAMS: &[ParamInfo] = &[
 ];
 
 /// One encoded frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedFrame {
     pub size: DataSize,
     pub key: bool,
+    /// The bitstream of a real codec; `None` for the models, which only size
+    /// frames.
+    pub payload: Option<Payload>,
 }
 
 /// Which encoder model, with its parameters.
@@ -276,7 +280,7 @@ impl Encoder {
         if self.sigma > 0.0 {
             bytes *= (1.0 + self.sigma * self.rng.normal()).max(MIN_NOISE_FACTOR);
         }
-        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key }
+        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key, payload: None }
     }
 
     /// Next frame is a key frame (PLI / first frame).
@@ -372,14 +376,14 @@ mod tests {
         let mut e = Encoder::new(EncoderConfig::Ideal, T30, Rng::new(1));
         // 2 Mbps * 33.333 ms / 8 = 8333.25 B.
         let first = e.encode(Time::ZERO, DataRate::from_mbps(2));
-        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true });
+        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true, payload: None });
         for i in 1..100 {
             let f = e.encode(Time::ZERO + T30 * i, DataRate::from_mbps(2));
-            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
         }
         e.request_key_frame();
         let f = e.encode(Time::ZERO + T30 * 100, DataRate::from_kbps(600));
-        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true });
+        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true, payload: None });
         assert_eq!(e.output_rate(), DataRate::from_kbps(600));
     }
 
@@ -433,11 +437,11 @@ mod tests {
         let target = DataRate::from_mbps(2);
         assert!(e.encode(Time::ZERO, target).key);
         let delta = e.encode(Time::ZERO + T30, target);
-        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
         e.request_key_frame();
         let key = e.encode(Time::ZERO + T30 * 2, target);
         // 5 * 8333.25 = 41666.25 B.
-        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true });
+        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true, payload: None });
         assert!(!e.encode(Time::ZERO + T30 * 3, target).key);
     }
 

@@ -135,7 +135,8 @@ impl FrameLog {
                 (RecvFrame::default(), None)
             } else {
                 let r = receiver.frame(s.frame);
-                (r, if r.display.is_none() { receiver.next_display_after(s.frame) } else { None })
+                let next = if r.display.is_none() { receiver.next_display_after(s.frame) } else { None };
+                (r, next)
             };
             // Displayed and skipped frames are final. One overtaken by a
             // displayed frame may still complete late, so it waits LATE_WAIT.

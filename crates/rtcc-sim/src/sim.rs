@@ -466,8 +466,9 @@ impl Simulation {
         while let Some(p) = f.sender.poll_transmit(t) {
             self.events += 1;
             f.stats.on_sent(&p, self.record_packets);
+            let seq = p.seq;
             if !self.link.enqueue(t, p) {
-                f.stats.on_dropped(&p);
+                f.stats.on_dropped(seq);
                 self.bin_drops += 1;
             }
         }
@@ -479,7 +480,7 @@ impl Simulation {
     /// on overflow from the fattest flow).
     fn record_aqm_drops(&mut self) {
         while let Some((p, _)) = self.link.poll_drop() {
-            self.flows[p.flow as usize].stats.on_dropped(&p);
+            self.flows[p.flow as usize].stats.on_dropped(p.seq);
             self.bin_drops += 1;
         }
     }

@@ -203,7 +203,7 @@ impl FrameEncoder for RealEncoder {
                 let size = out.data.len() as u64;
                 self.out_rate += size as f64 * 8.0 / OUT_RATE_TAU_S;
                 self.store.borrow_mut().frames.insert(id, Stored { data: out.data, t, target });
-                Some(EncodedFrame { size: DataSize::from_bytes(size.max(1)), key: out.key })
+                Some(EncodedFrame { size: DataSize::from_bytes(size.max(1)), key: out.key, payload: None })
             }
             Ok(None) => None,
             Err(e) => {
