@@ -26,6 +26,11 @@ pub trait FrameEncoder {
     fn skip(&mut self, now: Time, target: DataRate);
     /// Rate the encoder is producing now, for time series.
     fn output_rate(&self) -> DataRate;
+    /// The first error a real codec met (its frames are then missing or
+    /// wrong, so the run's quality numbers are not to be trusted).
+    fn failure(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Smallest frame any model emits: an all-skip VP8 delta frame still carries

@@ -278,7 +278,7 @@ impl Simulation {
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
-            decode_errors: f.store.as_ref().map_or(0, |st| st.borrow().decode_errors),
+            decode_errors: fl.decode_errors(),
         }
     }
 

@@ -28,7 +28,7 @@ use crate::output::Series;
 use crate::path::Path;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
-use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality, SharedStore};
+use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
 
 pub(crate) struct Flow {
     pub spec: FlowSpec,
@@ -42,8 +42,6 @@ pub(crate) struct Flow {
     pub frames: FrameLog,
     pub target_sum: f64,
     pub target_n: u64,
-    /// Real-codec frames between encoder and quality meter.
-    pub store: Option<SharedStore>,
 }
 
 /// What the scheduler wakes, in the order served at equal times.
@@ -151,9 +149,8 @@ impl Simulation {
                     let h = src.size().1;
                     max_resolution =
                         Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
-                    let store = SharedStore::default();
-                    let enc = RealEncoder::new(&v, fps, spec.start, store.clone()).map_err(vfail)?;
-                    let mut q = RealQuality::new(&v, fps, store.clone()).map_err(vfail)?;
+                    let enc = RealEncoder::new(&v, fps, spec.start).map_err(vfail)?;
+                    let mut q = RealQuality::new(&v, fps, spec.start).map_err(vfail)?;
                     if let Some(dir) = &scenario.video_dir {
                         let size = q.source_size();
                         let label = format!("{} ({})", spec.controller, v.codec.name());
@@ -161,7 +158,7 @@ impl Simulation {
                         saved_videos.extend(sink.paths().into_iter().map(|p| (p, fps)));
                         q.sink = Some(Box::new(sink));
                     }
-                    real = Some((store, q));
+                    real = Some(q);
                     Box::new(enc)
                 }
             };
@@ -209,14 +206,7 @@ impl Simulation {
                 stats: FlowStats::default(),
                 prev: SendCounters::default(),
                 series: Series::default(),
-                store: real.as_ref().map(|(st, _)| st.clone()),
-                frames: FrameLog::new(
-                    scenario.record_frames,
-                    spec.quality,
-                    spec.ctx.frame_interval,
-                    real.map(|r| r.1),
-                    spec.stop,
-                ),
+                frames: FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.stop),
                 target_sum: 0.0,
                 target_n: 0,
             });
@@ -371,8 +361,8 @@ impl Simulation {
     /// any: the run's quality numbers are not to be trusted then.
     pub fn failure(&self) -> Option<String> {
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            let st = f.store.as_ref()?.borrow();
-            st.failure.as_ref().map(|e| format!("flow[{i}] ({}): {e}", f.spec.name))
+            let e = f.sender.encoder().failure().or_else(|| f.frames.failure())?;
+            Some(format!("flow[{i}] ({}): {e}", f.spec.name))
         })
     }
 
