@@ -12,8 +12,9 @@ use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// What the sender needs of an encoder, called at each frame instant in
 /// simulated time: the models here, or a real codec plugged in from outside
-/// the core (rtcc-video's VP8/H.264).
-pub trait FrameEncoder {
+/// the core (rtcc-video's VP8/H.264). `Send` so a whole call can move to
+/// another thread.
+pub trait FrameEncoder: Send {
     /// Registry name ("lagging", "vp8", ...).
     fn kind(&self) -> &str;
     /// Encode frame `id`, captured at `now`, at `resolution` for `target`.

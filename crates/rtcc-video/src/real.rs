@@ -239,8 +239,9 @@ pub struct RealQuality {
 }
 
 /// Something that wants every screen sample: the picture shown, the source
-/// the viewer should see, and the displayed frame's encoder target.
-pub trait ScreenSink {
+/// the viewer should see, and the displayed frame's encoder target. `Send`
+/// so a whole call can move to another thread.
+pub trait ScreenSink: Send {
     fn screen(&mut self, shown: &Picture, source: &Picture, target: DataRate) -> Result<(), String>;
     fn finish(&mut self) -> Result<(), String>;
 }
