@@ -5,14 +5,16 @@
 //! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
+use crate::packet::Payload;
 use crate::resolution::Resolution;
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// What the sender needs of an encoder, called at each frame instant in
 /// simulated time: the models here, or a real codec plugged in from outside
-/// the core (rtcc-video's VP8/H.264).
-pub trait FrameEncoder {
+/// the core (rtcc-video's VP8/H.264). `Send` so a whole call can move to
+/// another thread.
+pub trait FrameEncoder: Send {
     /// Registry name ("lagging", "vp8", ...).
     fn kind(&self) -> &str;
     /// Encode frame `id`, captured at `now`, at `resolution` for `target`.
@@ -25,6 +27,11 @@ pub trait FrameEncoder {
     fn skip(&mut self, now: Time, target: DataRate);
     /// Rate the encoder is producing now, for time series.
     fn output_rate(&self) -> DataRate;
+    /// The first error a real codec met (its frames are then missing or
+    /// wrong, so the run's quality numbers are not to be trusted).
+    fn failure(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Smallest frame any model emits: an all-skip VP8 delta frame still carries
@@ -131,10 +138,13 @@ const LAGGING_PARAMS: &[ParamInfo] = &[
 ];
 
 /// One encoded frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedFrame {
     pub size: DataSize,
     pub key: bool,
+    /// The bitstream of a real codec; `None` for the models, which only size
+    /// frames.
+    pub payload: Option<Payload>,
 }
 
 /// Which encoder model, with its parameters.
@@ -276,7 +286,7 @@ impl Encoder {
         if self.sigma > 0.0 {
             bytes *= (1.0 + self.sigma * self.rng.normal()).max(MIN_NOISE_FACTOR);
         }
-        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key }
+        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key, payload: None }
     }
 
     /// Next frame is a key frame (PLI / first frame).
@@ -372,14 +382,14 @@ mod tests {
         let mut e = Encoder::new(EncoderConfig::Ideal, T30, Rng::new(1));
         // 2 Mbps * 33.333 ms / 8 = 8333.25 B.
         let first = e.encode(Time::ZERO, DataRate::from_mbps(2));
-        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true });
+        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true, payload: None });
         for i in 1..100 {
             let f = e.encode(Time::ZERO + T30 * i, DataRate::from_mbps(2));
-            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
         }
         e.request_key_frame();
         let f = e.encode(Time::ZERO + T30 * 100, DataRate::from_kbps(600));
-        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true });
+        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true, payload: None });
         assert_eq!(e.output_rate(), DataRate::from_kbps(600));
     }
 
@@ -433,11 +443,11 @@ mod tests {
         let target = DataRate::from_mbps(2);
         assert!(e.encode(Time::ZERO, target).key);
         let delta = e.encode(Time::ZERO + T30, target);
-        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false });
+        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
         e.request_key_frame();
         let key = e.encode(Time::ZERO + T30 * 2, target);
         // 5 * 8333.25 = 41666.25 B.
-        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true });
+        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true, payload: None });
         assert!(!e.encode(Time::ZERO + T30 * 3, target).key);
     }
 

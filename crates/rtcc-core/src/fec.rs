@@ -21,6 +21,14 @@
 //!   the longest packet of its group: exact when the lost packet was the
 //!   longest (the usual case: the packetizer splits a frame into near-equal
 //!   packets), otherwise at most the group's size spread too large.
+//! - Payload. No bytes are XORed: a real codec's packets carry a handle to
+//!   their whole frame's bytes (`Packet::payload`), so a frame completed by a
+//!   recovered packet takes the handle from any of its packets that did
+//!   arrive. A parity whose packets all belong to one frame carries that
+//!   frame's handle too (the bytes it could rebuild), and so does the packet
+//!   it recovers: a frame of one packet, or one whose every packet was lost
+//!   and recovered, still arrives with its bytes. A group spanning frames
+//!   (`per_frame` off) carries none.
 //!
 //! Constants the papers leave open: at most 48 packets per parity (the
 //! RFC 5109 §7.4 long mask, also WebRTC's limit); the decoder remembers the
@@ -30,7 +38,7 @@
 //! retransmissions that arrive several frames late).
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{Packet, PacketKind, Payload};
 use crate::units::{DataSize, Time};
 
 /// RFC 5109 §7.3: the FEC header.
@@ -107,7 +115,7 @@ fn clamp_group(n: u16) -> u16 {
 }
 
 /// The group being built: XOR of the headers so far (RFC 5109 §8).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Group {
     flow: u16,
     base: u32,
@@ -119,6 +127,10 @@ struct Group {
     count: u16,
     flags: u8,
     longest: DataSize,
+    /// Frame of the first packet, and whether every packet is of it.
+    first_frame: u32,
+    one_frame: bool,
+    payload: Option<Payload>,
 }
 
 /// Sender side: turns the stream of sent media packets into parity packets.
@@ -165,7 +177,15 @@ impl FecEncoder {
             self.cur.len = 0;
         }
         if self.cur.len == 0 {
-            self.cur = Group { flow: p.flow, base: p.media_seq, n: self.next_n, ..Group::default() };
+            self.cur = Group {
+                flow: p.flow,
+                base: p.media_seq,
+                n: self.next_n,
+                first_frame: p.frame,
+                one_frame: true,
+                payload: p.payload.clone(),
+                ..Group::default()
+            };
         }
         let g = &mut self.cur;
         g.len += 1;
@@ -174,6 +194,7 @@ impl FecEncoder {
         g.count ^= p.count;
         g.flags ^= p.flags;
         g.longest = g.longest.max(p.size);
+        g.one_frame &= p.frame == g.first_frame;
         let frame_done = self.cfg.per_frame && p.count > 0 && u32::from(p.index) + 1 >= u32::from(p.count);
         if g.len >= g.n || frame_done {
             Some(self.close())
@@ -199,8 +220,7 @@ impl FecEncoder {
     }
 
     fn close(&mut self) -> Packet {
-        let g = self.cur;
-        self.cur.len = 0;
+        let g = std::mem::take(&mut self.cur);
         Packet {
             flow: g.flow,
             kind: PacketKind::Fec,
@@ -215,6 +235,7 @@ impl FecEncoder {
             media_seq: g.base,
             group: g.len,
             flags: g.flags,
+            payload: if g.one_frame { g.payload } else { None },
         }
     }
 }
@@ -259,7 +280,7 @@ struct Scan {
     flags: u8,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Pending {
     parity: Packet,
     order: u64,
@@ -432,6 +453,9 @@ impl FecDecoder {
             media_seq: sc.last_missing,
             group: 0,
             flags: parity.flags ^ sc.flags,
+            // Only a one-frame group's parity has a handle, and it is the
+            // recovered packet's frame's.
+            payload: parity.payload.clone(),
         };
         // Remember it, so a late original or retransmission is a duplicate.
         let slot = self.slot_mut(rec.media_seq);
@@ -448,7 +472,7 @@ impl FecDecoder {
                 self.stats.unrecoverable += 1;
             }
         }
-        self.pending.push(Pending { parity: *p, order: self.next_order });
+        self.pending.push(Pending { parity: p.clone(), order: self.next_order });
         self.next_order += 1;
     }
 
@@ -457,15 +481,14 @@ impl FecDecoder {
     fn resolve_pending(&mut self, s: u32) -> Option<Packet> {
         let mut i = 0;
         while i < self.pending.len() {
-            let par = self.pending[i].parity;
-            let base = par.media_seq;
+            let (base, group) = (self.pending[i].parity.media_seq, self.pending[i].parity.group);
             if self.too_old(base) {
                 self.pending.swap_remove(i);
                 self.stats.unrecoverable += 1;
                 continue;
             }
-            if s.wrapping_sub(base) < u32::from(par.group) {
-                let sc = self.scan(base, par.group);
+            if s.wrapping_sub(base) < u32::from(group) {
+                let sc = self.scan(base, group);
                 match sc.missing {
                     0 => {
                         self.pending.swap_remove(i);
@@ -473,7 +496,7 @@ impl FecDecoder {
                         continue;
                     }
                     1 => {
-                        self.pending.swap_remove(i);
+                        let par = self.pending.swap_remove(i).parity;
                         return Some(self.recover(&par, &sc));
                     }
                     _ => {}
@@ -529,8 +552,7 @@ mod tests {
                 let p = media(ms, f as u32, i, count, size, if key { FLAG_KEY } else { 0 });
                 ms = ms.wrapping_add(1);
                 push(&mut wire, p);
-                let p = *wire.last().unwrap();
-                if let Some(fec) = enc.on_media(&p) {
+                if let Some(fec) = enc.on_media(wire.last().unwrap()) {
                     push(&mut wire, fec);
                 }
             }
@@ -551,7 +573,7 @@ mod tests {
     }
 
     fn find(wire: &[Packet], kind: PacketKind, ms: u32) -> Packet {
-        *wire.iter().find(|p| p.kind == kind && p.media_seq == ms).unwrap()
+        wire.iter().find(|p| p.kind == kind && p.media_seq == ms).unwrap().clone()
     }
 
     fn check_sum(st: FecStats) {
@@ -714,7 +736,7 @@ mod tests {
     #[test]
     fn duplicates_do_not_double_count() {
         let wire = hundred(10);
-        let doubled: Vec<Packet> = wire.iter().flat_map(|p| [*p, *p]).collect();
+        let doubled: Vec<Packet> = wire.iter().flat_map(|p| [p.clone(), p.clone()]).collect();
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &doubled, |p| p.kind == PacketKind::Media && p.media_seq == 13);
         assert_eq!(rec.len(), 1);
@@ -792,8 +814,9 @@ mod tests {
                 let size = 600 + rng.next_u64() % 601;
                 let p = Packet { seq: wire.len() as u64, ..media(ms, frame, i, count, size, flags) };
                 ms += 1;
+                let parity = enc.on_media(&p);
                 wire.push(p);
-                if let Some(f) = enc.on_media(&p) {
+                if let Some(f) = parity {
                     wire.push(Packet { seq: wire.len() as u64, ..f });
                 }
             }
@@ -845,7 +868,7 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, expect);
         for r in &recovered {
-            let o = wire[by_ms[r.media_seq as usize]];
+            let o = &wire[by_ms[r.media_seq as usize]];
             assert_eq!((r.frame, r.index, r.count, r.flags, r.flow), (o.frame, o.index, o.count, o.flags, o.flow));
             assert!(r.size >= o.size && r.size <= DataSize::from_bytes(1200));
         }

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use crate::controller::ProbeCluster;
-use crate::packet::{PacketKind, NO_FRAME};
+use crate::packet::{PacketKind, Payload, NO_FRAME};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// Smallest padding packet (Dumbo §5.1: dummy packets are at least 200 B).
@@ -43,7 +43,7 @@ impl Default for PacerConfig {
 }
 
 /// A packet the pacer holds before its sequence number is assigned.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Queued {
     pub kind: PacketKind,
     pub size: DataSize,
@@ -58,6 +58,8 @@ pub struct Queued {
     /// `FrameSchedule`); the window still applies and the bytes still count
     /// against the pacing budget.
     pub burst: bool,
+    /// `Packet::payload`.
+    pub payload: Option<Payload>,
 }
 
 impl Queued {
@@ -74,6 +76,7 @@ impl Queued {
             flags: 0,
             enqueued: now,
             burst: false,
+            payload: None,
         }
     }
 }

@@ -1,8 +1,48 @@
-//! What travels on the wire in the sans-IO model. `Packet` is `Copy` and
-//! carries the header fields a real RTP stack would carry (transport-wide
-//! sequence number, frame id, position in frame), so no per-packet allocation.
+//! What travels on the wire in the sans-IO model. `Packet` carries the header
+//! fields a real RTP stack would carry (transport-wide sequence number, frame
+//! id, position in frame) and, for real codecs, a shared handle to its frame's
+//! bytes: cloning a packet never copies or allocates payload.
+
+use std::sync::Arc;
 
 use crate::units::{DataSize, Time};
+
+/// An encoded frame's bytes (real codecs), shared by every packet of the
+/// frame and its retransmissions. A packet stands for its `index`-th of
+/// `count` slices of these bytes; the whole frame travels as one handle so
+/// the receiver can hand the complete bitstream to a decoder.
+#[derive(Clone)]
+pub struct Payload(Arc<[u8]>);
+
+impl Payload {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Payload(bytes.into())
+    }
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Payload({} B)", self.0.len())
+    }
+}
+
+// By content, so a handle rebuilt from the wire equals the one that was sent.
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for Payload {}
 
 /// What a packet carries. Counted separately in every metric.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -52,7 +92,7 @@ impl PacketKind {
 /// No frame: padding, probe-only packets.
 pub const NO_FRAME: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Packet {
     /// Flow (call) index in the scenario.
     pub flow: u16,
@@ -76,6 +116,11 @@ pub struct Packet {
     pub group: u16,
     /// `FLAG_KEY`: part of a key frame.
     pub flags: u8,
+    /// The frame's bytes, on media and retransmitted packets of a real
+    /// codec's frame, and on a parity whose packets all belong to one such
+    /// frame (the bytes it can rebuild); `None` for model encoders and
+    /// packets of no frame.
+    pub payload: Option<Payload>,
 }
 
 impl Default for Packet {
@@ -93,6 +138,7 @@ impl Default for Packet {
             media_seq: 0,
             group: 0,
             flags: 0,
+            payload: None,
         }
     }
 }

@@ -54,7 +54,7 @@ use crate::units::{DataRate, Duration, Time};
 const MAX_STEPS_AT_ONE_INSTANT: u32 = 100_000;
 
 /// A packet the sender put on the wire, and its fate.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Transmitted {
     /// As sent; `send_time` is when it left the sender.
     pub packet: Packet,
@@ -205,8 +205,9 @@ pub struct Pair {
     capacity: Option<CapacityFn>,
     /// When the bottleneck has finished serialising its queue.
     link_free: Time,
-    /// Packets on their way, by arrival time (FIFO, so in order).
-    forward: VecDeque<(Time, Packet)>,
+    /// Indices into `sent` of packets on their way, by arrival time (FIFO,
+    /// so in order).
+    forward: VecDeque<usize>,
     /// Indices into `reports` of reports on their way.
     reverse: VecDeque<usize>,
     sent: Vec<Transmitted>,
@@ -266,10 +267,8 @@ impl Pair {
     /// The earliest time any part is due.
     pub fn next_event(&self) -> Option<Time> {
         let reverse = self.reverse.front().and_then(|&i| self.reports[i].arrival);
-        [self.sender.poll_timeout(), self.receiver.poll_timeout(), self.forward.front().map(|f| f.0), reverse]
-            .into_iter()
-            .flatten()
-            .min()
+        let forward = self.forward.front().and_then(|&i| self.sent[i].arrival);
+        [self.sender.poll_timeout(), self.receiver.poll_timeout(), forward, reverse].into_iter().flatten().min()
     }
 
     /// Advance to the earliest due event if it is at or before `until` and
@@ -290,9 +289,10 @@ impl Pair {
             self.steps_at_now = 0;
         }
         self.now = now;
-        while self.forward.front().is_some_and(|f| f.0 <= now) {
-            let (at, p) = self.forward.pop_front().expect("checked");
-            self.receiver.handle_packet(at, &p);
+        while let Some(&i) = self.forward.front().filter(|&&i| self.sent[i].arrival.is_some_and(|a| a <= now)) {
+            self.forward.pop_front();
+            let t = &self.sent[i];
+            self.receiver.handle_packet(t.arrival.expect("on its way"), &t.packet);
             self.collect_displays();
         }
         if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
@@ -347,8 +347,8 @@ impl Pair {
             };
             leaves + self.delay
         });
-        if let Some(at) = arrival {
-            self.forward.push_back((at, p));
+        if arrival.is_some() {
+            self.forward.push_back(self.sent.len());
         }
         self.sent.push(Transmitted { packet: p, arrival });
     }
@@ -448,6 +448,93 @@ mod tests {
         let reported: usize = reports.iter().map(|r| r.report.arrivals.len()).sum();
         assert_eq!(reported, 50);
         assert!(pair.sent().iter().all(|t| t.packet.kind == PacketKind::Media));
+    }
+
+    /// A real codec stand-in: frame `id` is `bytes_of(id)`, 3000 B (three
+    /// packets) for even ids and 700 B (one packet) for odd ones.
+    struct Bytes;
+
+    fn bytes_of(id: u32) -> Vec<u8> {
+        let n = if id.is_multiple_of(2) { 3000 } else { 700 };
+        (0..n).map(|i: u32| (i.wrapping_mul(7) ^ id.wrapping_mul(131)) as u8).collect()
+    }
+
+    impl FrameEncoder for Bytes {
+        fn kind(&self) -> &str {
+            "bytes"
+        }
+        fn encode_frame(
+            &mut self,
+            id: u32,
+            _: Time,
+            _: DataRate,
+            _: crate::resolution::Resolution,
+        ) -> Option<crate::encoder::EncodedFrame> {
+            let b = bytes_of(id);
+            let size = DataSize::from_bytes(b.len() as u64);
+            Some(crate::encoder::EncodedFrame { size, key: id == 0, payload: Some(crate::packet::Payload::new(b)) })
+        }
+        fn request_key_frame(&mut self) {}
+        fn skip(&mut self, _: Time, _: DataRate) {}
+        fn output_rate(&self) -> DataRate {
+            DataRate::ZERO
+        }
+    }
+
+    /// Runs a second (30 frames) of `Bytes` and checks that every displayed
+    /// frame holds exactly the bytes encoded for it.
+    fn bytes_arrive(cfg: SenderConfig, rcfg: ReceiverConfig, drop: impl FnMut(&Packet) -> bool + 'static) -> Pair {
+        let mut pair = Pair::builder().sender(cfg).receiver(rcfg).encoder(Box::new(Bytes)).drop(drop).build();
+        pair.run_until(Time::from_millis(1000));
+        assert_eq!(pair.displayed().len(), 30, "every frame shown");
+        for d in pair.displayed() {
+            let f = pair.receiver.frame(d.frame);
+            let got = f.payload.as_ref().map(|p| p.bytes());
+            assert_eq!(got, Some(&bytes_of(d.frame)[..]), "frame {}", d.frame);
+        }
+        // Every media packet and retransmission carries its frame's handle.
+        for t in pair.sent().iter().filter(|t| t.packet.is_frame_data()) {
+            let p = &t.packet;
+            assert_eq!(p.payload.as_ref().map(|b| b.bytes()), Some(&bytes_of(p.frame)[..]), "{p:?}");
+        }
+        pair
+    }
+
+    #[test]
+    fn payload_arrives_intact() {
+        bytes_arrive(SenderConfig::default(), ReceiverConfig::default(), |_| false);
+    }
+
+    #[test]
+    fn payload_arrives_through_retransmission() {
+        let cfg = SenderConfig { nack: Some(MS * 300), ..SenderConfig::default() };
+        let rcfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
+        // The first packet of frame 4, and frame 5 whole: only retransmissions
+        // bring them.
+        let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 4 && p.index == 0) || p.frame == 5);
+        let pair = bytes_arrive(cfg, rcfg, lost);
+        let rtx: Vec<u32> =
+            pair.delivered().filter(|t| t.packet.kind == PacketKind::Rtx).map(|t| t.packet.frame).collect();
+        assert_eq!(rtx, [4, 5]);
+    }
+
+    #[test]
+    fn payload_arrives_through_fec() {
+        let cfg = SenderConfig { fec: Some(crate::fec::FecConfig::default()), ..SenderConfig::default() };
+        // Packet 1 of frame 6 (the others bring the handle), and frame 7's
+        // only packet (its parity brings it).
+        let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 6 && p.index == 1) || p.frame == 7);
+        let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
+        assert_eq!(pair.receiver.repair().fec.recovered, 2);
+    }
+
+    #[test]
+    fn model_frames_carry_no_payload() {
+        let mut pair = Pair::builder().build();
+        pair.run_until(Time::from_millis(500));
+        assert!(!pair.displayed().is_empty());
+        assert!(pair.sent().iter().all(|t| t.packet.payload.is_none()));
+        assert!(pair.displayed().iter().all(|d| pair.receiver.frame(d.frame).payload.is_none()));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportStats};
-use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
+use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
 use crate::units::{DataSize, Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,7 +76,7 @@ pub enum FrameStatus {
     Late = 2,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecvFrame {
     /// Media sequence of the frame's first packet.
     pub first_seq: u32,
@@ -86,6 +86,9 @@ pub struct RecvFrame {
     pub complete: Option<Time>,
     pub display: Option<Time>,
     pub status: FrameStatus,
+    /// The frame's bytes (real codecs), kept from the first of its packets
+    /// that brought them: received, retransmitted or rebuilt by FEC.
+    pub payload: Option<Payload>,
 }
 
 /// Freeze statistics, by the simple gap rule and by WebRTC's rule
@@ -221,7 +224,11 @@ impl Receiver {
 
     /// State of a frame not yet collected (default = nothing received).
     pub fn frame(&self, id: u32) -> RecvFrame {
-        id.checked_sub(self.frame_base).and_then(|i| self.frames.get(i as usize)).copied().unwrap_or_default()
+        self.frame_ref(id).cloned().unwrap_or_default()
+    }
+
+    fn frame_ref(&self, id: u32) -> Option<&RecvFrame> {
+        self.frames.get(id.checked_sub(self.frame_base)? as usize)
     }
     /// Display time of the first frame after `id` that was displayed.
     pub fn next_display_after(&self, id: u32) -> Option<Time> {
@@ -311,7 +318,8 @@ impl Receiver {
     /// Frame `id` can no longer be shown: collected, or decoded past
     /// without being shown.
     fn behind_decoder(&self, id: u32) -> bool {
-        id < self.frame_base || (self.last_decoded.is_some_and(|d| id <= d) && self.frame(id).display.is_none())
+        id < self.frame_base
+            || (self.last_decoded.is_some_and(|d| id <= d) && self.frame_ref(id).is_none_or(|f| f.display.is_none()))
     }
 
     fn on_recovered(&mut self, now: Time, r: &Packet) {
@@ -396,6 +404,9 @@ impl Receiver {
         fr.count = pkt.count;
         fr.key = pkt.flags & FLAG_KEY != 0;
         fr.first_seq = pkt.media_seq.wrapping_sub(u32::from(pkt.index));
+        if fr.payload.is_none() {
+            fr.payload.clone_from(&pkt.payload);
+        }
         if fr.complete.is_some() {
             return true;
         }
@@ -414,7 +425,7 @@ impl Receiver {
     }
 
     fn decodable(&self, id: u32) -> Option<&RecvFrame> {
-        let f = self.frames.get(id.checked_sub(self.frame_base)? as usize)?;
+        let f = self.frame_ref(id)?;
         (f.complete.is_some() && f.display.is_none()).then_some(f)
     }
 

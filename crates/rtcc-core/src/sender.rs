@@ -1,9 +1,10 @@
 //! The sending side of one call: frame source at a frame rate → encoder →
 //! packetizer (MTU) → FEC → pacer → wire, plus NACK-driven retransmission,
 //! key frames on request, an optional audio stream, per-flow rate caps and a
-//! resolution policy. The controller sees every sent packet, encoded frame
-//! and feedback report. Sans-IO: `handle_timeout`, `poll_transmit`,
-//! `handle_report`, `poll_timeout`.
+//! resolution policy. A real codec's frame bytes ride in every packet of the
+//! frame and its retransmissions (`Packet::payload`). The controller sees
+//! every sent packet, encoded frame and feedback report. Sans-IO:
+//! `handle_timeout`, `poll_transmit`, `handle_report`, `poll_timeout`.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -131,7 +132,7 @@ struct HistEntry {
 }
 
 /// A packetized media packet kept for retransmission.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct MediaEntry {
     item: Queued,
     capture: Time,
@@ -344,7 +345,7 @@ impl Sender {
         if plan.group == 0 {
             self.fec_off = true;
             if let Some(p) = self.fec.as_mut().and_then(FecEncoder::flush) {
-                self.pacer.enqueue(parity(&p, now));
+                self.pacer.enqueue(parity(p, now));
             }
             return;
         }
@@ -506,6 +507,8 @@ impl Sender {
         let fec_on = !self.fec_off;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
+            // Every packet holds the whole frame's handle; it stands for its
+            // own slice (`index` of `count`), as a real packetizer's would.
             let item = Queued {
                 kind: PacketKind::Media,
                 size: DataSize::from_bytes(size),
@@ -517,21 +520,25 @@ impl Sender {
                 flags,
                 enqueued: capture,
                 burst: i < burst,
+                payload: enc.payload.clone(),
             };
             self.next_media_seq = self.next_media_seq.wrapping_add(1);
-            self.pacer.enqueue(item);
             if self.cfg.nack.is_some() {
                 if self.media.is_empty() {
                     self.media_base = item.media_seq;
                 }
-                self.media.push_back(MediaEntry { item, capture, last_rtx: None });
+                self.media.push_back(MediaEntry { item: item.clone(), capture, last_rtx: None });
             }
-            if let Some(fec) = self.fec.as_mut().filter(|_| fec_on) {
-                let p = fec.on_media(&to_packet(self.cfg.flow, &item));
-                let end = if i + 1 == count { fec.end_frame() } else { None };
-                for p in p.into_iter().chain(end) {
-                    self.pacer.enqueue(Queued { burst: i < burst, ..parity(&p, capture) });
+            let parities = match self.fec.as_mut().filter(|_| fec_on) {
+                Some(fec) => {
+                    let p = fec.on_media(&to_packet(self.cfg.flow, item.clone()));
+                    [p, if i + 1 == count { fec.end_frame() } else { None }]
                 }
+                None => [None, None],
+            };
+            self.pacer.enqueue(item);
+            for p in parities.into_iter().flatten() {
+                self.pacer.enqueue(Queued { burst: i < burst, ..parity(p, capture) });
             }
         }
         let info = FrameInfo {
@@ -588,24 +595,18 @@ impl Sender {
         let (q, probe) = self.pacer.poll_send(now, self.in_flight)?;
         let seq = self.next_seq;
         self.next_seq += 1;
-        let pkt = Packet { seq, send_time: now, probe_cluster: probe, ..to_packet(self.cfg.flow, &q) };
+        let (kind, size) = (q.kind, q.size);
+        let pkt = Packet { seq, send_time: now, probe_cluster: probe, ..to_packet(self.cfg.flow, q) };
         // A parity's frame fields are XORs for recovery (RFC 5109 §8), not a
         // place in a frame.
-        let pos = if q.kind == PacketKind::Fec { FramePos::NONE } else { pkt.pos() };
-        self.in_flight += q.size;
+        let pos = if kind == PacketKind::Fec { FramePos::NONE } else { pkt.pos() };
+        self.in_flight += size;
         if self.history.is_empty() {
             self.hist_base = seq;
         }
-        self.history.push_back(HistEntry {
-            kind: q.kind,
-            size: q.size,
-            send_time: now,
-            probe_cluster: probe,
-            pos,
-            outstanding: true,
-        });
-        let k = q.kind as usize;
-        self.counters.bytes[k] += q.size.bytes();
+        self.history.push_back(HistEntry { kind, size, send_time: now, probe_cluster: probe, pos, outstanding: true });
+        let k = kind as usize;
+        self.counters.bytes[k] += size.bytes();
         self.counters.packets[k] += 1;
         if pkt.kind == PacketKind::Media {
             let i = pkt.frame.wrapping_sub(self.frame_base) as usize;
@@ -614,15 +615,7 @@ impl Sender {
                 f.last_sent = Some(now);
             }
         }
-        let sent = SentPacket {
-            seq,
-            kind: q.kind,
-            size: q.size,
-            send_time: now,
-            probe_cluster: probe,
-            in_flight: self.in_flight,
-            pos,
-        };
+        let sent = SentPacket { seq, kind, size, send_time: now, probe_cluster: probe, in_flight: self.in_flight, pos };
         self.controller.on_packet_sent(now, &sent);
         self.notify_state(now);
         self.apply_decision(now);
@@ -657,7 +650,7 @@ impl Sender {
             return;
         }
         m.last_rtx = Some(now);
-        let item = Queued { kind: PacketKind::Rtx, enqueued: now, burst: false, ..m.item };
+        let item = Queued { kind: PacketKind::Rtx, enqueued: now, burst: false, ..m.item.clone() };
         self.pacer.enqueue(item);
         self.notify_state(now);
     }
@@ -739,7 +732,7 @@ impl Sender {
 }
 
 /// A parity packet from the FEC encoder, queued at `now`.
-fn parity(p: &Packet, now: Time) -> Queued {
+fn parity(p: Packet, now: Time) -> Queued {
     Queued {
         kind: PacketKind::Fec,
         size: p.size,
@@ -751,10 +744,11 @@ fn parity(p: &Packet, now: Time) -> Queued {
         flags: p.flags,
         enqueued: now,
         burst: false,
+        payload: p.payload,
     }
 }
 
-fn to_packet(flow: u16, q: &Queued) -> Packet {
+fn to_packet(flow: u16, q: Queued) -> Packet {
     Packet {
         flow,
         kind: q.kind,
@@ -765,6 +759,7 @@ fn to_packet(flow: u16, q: &Queued) -> Packet {
         media_seq: q.media_seq,
         group: q.group,
         flags: q.flags,
+        payload: q.payload,
         ..Packet::default()
     }
 }

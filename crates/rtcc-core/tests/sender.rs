@@ -157,7 +157,7 @@ impl FrameEncoder for Script {
         log.last = size;
         let key = std::mem::take(&mut log.key_pending);
         log.encoded.push((id, now, target));
-        Some(EncodedFrame { size: DataSize::from_bytes(size), key })
+        Some(EncodedFrame { size: DataSize::from_bytes(size), key, payload: None })
     }
     fn request_key_frame(&mut self) {
         self.log().key_pending = true;
@@ -205,7 +205,7 @@ fn packetization_splits_each_frame_evenly_at_the_mtu() {
     let enc = Script::new(&[5003, 2400, 1, 3601]);
     let mut pair = silent(flow(100), &ctl, &enc);
     pair.run_until(ms(399));
-    let media: Vec<Packet> = pair.sent().iter().map(|t| t.packet).collect();
+    let media: Vec<&Packet> = pair.sent().iter().map(|t| &t.packet).collect();
     let sizes = |f: u32| media.iter().filter(|p| p.frame == f).map(|p| p.size.bytes()).collect::<Vec<_>>();
     // ceil(5003 / 1200) = 5 packets of 5003 / 5 = 1000 B, the 3 B left over
     // going one each to the first three.
@@ -539,7 +539,7 @@ fn the_controller_sees_time_move_forward_and_results_match_what_was_sent() {
     let wire = pair.sent();
     assert_eq!(log.sent.len(), wire.len());
     for (s, t) in log.sent.iter().zip(wire) {
-        let p = t.packet;
+        let p = &t.packet;
         // Parities claim no place in a frame (see the next test).
         let pos = if p.kind == PacketKind::Fec { FramePos::NONE } else { p.pos() };
         assert_eq!((s.seq, s.kind, s.size, s.send_time, s.pos), (p.seq, p.kind, p.size, p.send_time, pos));

@@ -88,6 +88,16 @@ impl FrameLog {
         self.real.is_some()
     }
 
+    /// Displayed frames the real decoder could not decode.
+    pub fn decode_errors(&self) -> u64 {
+        self.real.as_ref().map_or(0, RealQuality::decode_errors)
+    }
+
+    /// The quality meter's first failure (saving the video), if any.
+    pub fn failure(&self) -> Option<&str> {
+        self.real.as_ref().and_then(RealQuality::failure)
+    }
+
     /// Mean PSNR / SSIM dB of displayed frames against their own sources.
     pub fn quality_mean(&self) -> Option<(f64, f64)> {
         let n = self.quality_n;
@@ -163,7 +173,7 @@ impl FrameLog {
         let (psnr, ssim) = if s.skipped {
             (f64::NAN, f64::NAN)
         } else if let Some(real) = &mut self.real {
-            real.settle(s.frame, displayed.is_some()).unwrap_or((f64::NAN, f64::NAN))
+            real.settle(r.payload.as_ref(), s.capture, s.target, displayed.is_some()).unwrap_or((f64::NAN, f64::NAN))
         } else {
             let fi = self.frame_interval;
             (self.model.frame_psnr(s.size, w, h, s.key, fi), self.model.frame_ssim(s.size, w, h, s.key, fi))

@@ -123,9 +123,10 @@ impl FlowStats {
         }
     }
 
-    pub fn on_dropped(&mut self, p: &Packet) {
+    /// Packet `seq` was dropped at the bottleneck.
+    pub fn on_dropped(&mut self, seq: u64) {
         self.dropped += 1;
-        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+        if let Some(r) = self.packets.get_mut(seq as usize) {
             r.dropped = true;
         }
     }

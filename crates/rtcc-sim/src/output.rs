@@ -293,7 +293,7 @@ impl Recorder {
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
-            decode_errors: f.decode_errors,
+            decode_errors: fl.decode_errors(),
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,
         }

@@ -49,7 +49,7 @@ pub enum Event<'a> {
     /// A packet left its sender.
     PacketSent(&'a Packet),
     /// The bottleneck dropped it (tail drop or AQM).
-    PacketDropped(&'a Packet),
+    PacketDropped { seq: u64 },
     /// It left the bottleneck after `queued` in the queue; `lost`: random
     /// loss after the bottleneck.
     PacketDeparted { packet: &'a Packet, queued: Duration, lost: bool },
@@ -73,7 +73,7 @@ pub enum Event<'a> {
     Link { at: Time, queue_bytes: DataSize },
     /// The call is over at `at`: the sender's final counters and the
     /// receiver's totals.
-    End { at: Time, counters: &'a SendCounters, receiver: &'a ReceiverSample, decode_errors: u64 },
+    End { at: Time, counters: &'a SendCounters, receiver: &'a ReceiverSample },
 }
 
 /// Who a flow is, for the summary.
@@ -98,7 +98,6 @@ pub(crate) struct FlowRec {
     pub target_sum: f64,
     pub target_n: u64,
     pub receiver: ReceiverSample,
-    pub decode_errors: u64,
     pub reports_sent: u64,
     pub reports_lost: u64,
     /// Frame records waiting for their other half, oldest first.
@@ -123,7 +122,7 @@ impl FlowRec {
                 _ => break,
             };
             let s = self.sent.pop_front().expect("front exists");
-            let (rec, next, end) = r.map_or((RecvFrame::default(), None, at_end), |r| (r.1, r.2, r.3));
+            let (rec, next, end) = r.map_or_else(|| (RecvFrame::default(), None, at_end), |r| (r.1, r.2, r.3));
             self.frames.settle(flow, &s, &rec, next, end);
         }
     }
@@ -182,7 +181,6 @@ impl Recorder {
             target_sum: 0.0,
             target_n: 0,
             receiver: ReceiverSample::default(),
-            decode_errors: 0,
             reports_sent: 0,
             reports_lost: 0,
             sent: VecDeque::new(),
@@ -198,8 +196,8 @@ impl Recorder {
     pub fn record(&mut self, flow: usize, e: Event) {
         match e {
             Event::PacketSent(p) => self.flows[flow].stats.on_sent(p, self.record_packets),
-            Event::PacketDropped(p) => {
-                self.flows[flow].stats.on_dropped(p);
+            Event::PacketDropped { seq } => {
+                self.flows[flow].stats.on_dropped(seq);
                 self.link.bin_drops += 1;
             }
             Event::PacketDeparted { packet, queued, lost } => {
@@ -219,16 +217,15 @@ impl Recorder {
                 self.flows[flow].join_frames(flow, false);
             }
             Event::FrameReceived { frame, record, next_display, at_end } => {
-                self.flows[flow].received.push_back((frame, *record, next_display, at_end));
+                self.flows[flow].received.push_back((frame, record.clone(), next_display, at_end));
                 self.flows[flow].join_frames(flow, false);
             }
             Event::Sender { at, sample } => self.sender_sample(flow, at, sample),
             Event::Link { at, queue_bytes } => self.link_sample(at, queue_bytes),
-            Event::End { at, counters, receiver, decode_errors } => {
+            Event::End { at, counters, receiver } => {
                 let f = &mut self.flows[flow];
                 f.counters = *counters;
                 f.receiver = *receiver;
-                f.decode_errors = decode_errors;
                 f.join_frames(flow, true);
                 f.frames.finish(at);
             }

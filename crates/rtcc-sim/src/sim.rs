@@ -25,7 +25,7 @@ use crate::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
 use crate::schedule::Schedule;
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
-use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality, SharedStore};
+use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
 
 pub(crate) struct Flow {
     pub spec: FlowSpec,
@@ -38,8 +38,6 @@ pub(crate) struct Flow {
     reports: std::collections::VecDeque<(u64, ReceiverReport)>,
     /// Sequence of the last report this flow sent.
     report_seq: u64,
-    /// Real-codec frames between encoder and quality meter.
-    pub store: Option<SharedStore>,
 }
 
 /// What the scheduler wakes, in the order served at equal times.
@@ -181,9 +179,8 @@ impl Simulation {
                     let h = src.size().1;
                     max_resolution =
                         Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
-                    let store = SharedStore::default();
-                    let enc = RealEncoder::new(&v, fps, spec.start, store.clone()).map_err(vfail)?;
-                    let mut q = RealQuality::new(&v, fps, store.clone()).map_err(vfail)?;
+                    let enc = RealEncoder::new(&v, fps, spec.start).map_err(vfail)?;
+                    let mut q = RealQuality::new(&v, fps, spec.start).map_err(vfail)?;
                     if let Some(dir) = &scenario.video_dir {
                         let size = q.source_size();
                         let label = format!("{} ({})", spec.controller, v.codec.name());
@@ -191,7 +188,7 @@ impl Simulation {
                         saved_videos.extend(sink.paths().into_iter().map(|p| (p, fps)));
                         q.sink = Some(Box::new(sink));
                     }
-                    real = Some((store, q));
+                    real = Some(q);
                     Box::new(enc)
                 }
             };
@@ -236,7 +233,6 @@ impl Simulation {
                     Some(e) => Receiver::new(rcfg).with_estimator(e),
                     None => Receiver::new(rcfg),
                 },
-                store: real.as_ref().map(|(st, _)| st.clone()),
                 reports: Default::default(),
                 report_seq: 0,
             });
@@ -248,7 +244,7 @@ impl Simulation {
                     start: spec.start,
                     stop: spec.stop,
                 },
-                FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real.map(|r| r.1), spec.stop),
+                FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.stop),
             );
         }
         let (mut fwd, mut rev) = link.paths();
@@ -395,9 +391,8 @@ impl Simulation {
                         display_span: f.receiver.display_span(),
                         repair: f.receiver.repair(),
                     };
-                    let decode_errors = f.store.as_ref().map_or(0, |st| st.borrow().decode_errors);
                     let counters = *f.sender.counters();
-                    self.recorder.record(i, Event::End { at: t, counters: &counters, receiver: &receiver, decode_errors });
+                    self.recorder.record(i, Event::End { at: t, counters: &counters, receiver: &receiver });
                 }
             }
         }
@@ -409,8 +404,8 @@ impl Simulation {
     /// any: the run's quality numbers are not to be trusted then.
     pub fn failure(&self) -> Option<String> {
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            let st = f.store.as_ref()?.borrow();
-            st.failure.as_ref().map(|e| format!("flow[{i}] ({}): {e}", f.spec.name))
+            let e = f.sender.encoder().failure().or_else(|| self.recorder.flows[i].frames.failure())?;
+            Some(format!("flow[{i}] ({}): {e}", f.spec.name))
         })
     }
 
@@ -507,9 +502,10 @@ impl Simulation {
             send_time: t,
             ..Packet::default()
         };
+        let seq = p.seq;
         let queued = link.enqueue(t, p);
         if queued {
-            f.reports.push_back((p.seq, rep));
+            f.reports.push_back((seq, rep));
         }
         self.recorder.record(i, Event::ReportSent { lost: !queued });
         self.reverse_drops();
@@ -559,8 +555,9 @@ impl Simulation {
         while let Some(p) = f.sender.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
+            let seq = p.seq;
             if !self.link.enqueue(t, p) {
-                self.recorder.record(i, Event::PacketDropped(&p));
+                self.recorder.record(i, Event::PacketDropped { seq });
             }
         }
         self.record_aqm_drops();
@@ -571,7 +568,7 @@ impl Simulation {
     /// on overflow from the fattest flow).
     fn record_aqm_drops(&mut self) {
         while let Some((p, _)) = self.link.poll_drop() {
-            self.recorder.record(p.flow as usize, Event::PacketDropped(&p));
+            self.recorder.record(p.flow as usize, Event::PacketDropped { seq: p.seq });
         }
     }
 
@@ -584,7 +581,8 @@ impl Simulation {
                 (RecvFrame::default(), None)
             } else {
                 let r = f.receiver.frame(s.frame);
-                (r, if r.display.is_none() { f.receiver.next_display_after(s.frame) } else { None })
+                let next = if r.display.is_none() { f.receiver.next_display_after(s.frame) } else { None };
+                (r, next)
             };
             if !at_end && !FrameLog::ready(s, &r, next, now) {
                 break;

@@ -274,3 +274,11 @@ controller = { name = "fixed", rate = "1Mbps" }
     assert_eq!(f.frames_displayed, 0);
     assert_eq!(f.freeze_ratio, 1.0);
 }
+
+/// A whole call (senders, receivers, real codecs, quality meters) can move to
+/// another thread; checked at compile time.
+#[test]
+fn a_simulation_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<rtcc_sim::Simulation>();
+}

@@ -148,7 +148,7 @@ fn outputs_come_from_events_alone() {
         rec.record(0, Event::Sender { at: t1, sample: &sample });
     }
     let end = Time::from_millis(1000);
-    rec.record(0, Event::End { at: end, counters: &counters, receiver: &ReceiverSample::default(), decode_errors: 0 });
+    rec.record(0, Event::End { at: end, counters: &counters, receiver: &ReceiverSample::default() });
     let out = rec.output(&RunInfo { scenario: "events".into(), seed: 1, end, wall: Default::default(), events: 30 });
     let f = &out.summary.flows[0];
     assert_eq!((f.frames_sent, f.frames_displayed, f.packets_sent), (10, 10, 10));

@@ -1,19 +1,18 @@
 //! Real codecs in the simulated call. `RealEncoder` plugs into the sender:
 //! at each frame instant (simulated time) it takes the source picture,
 //! scales it to the sending resolution and encodes it with VP8/H.264 at the
-//! controller's target. `RealQuality` sits at the receiver's end of the frame
-//! log: each displayed frame's bitstream is decoded in display order (the
-//! receiver's decode chain already refuses frames whose reference is missing,
-//! so the decoder sees a valid stream) and compared with its own source
-//! frame, and the screen at every frame instant is compared with the source
-//! the viewer should be seeing then (DESIGN §4).
+//! controller's target; the bitstream travels in the frame's packets
+//! (`Packet::payload`). `RealQuality` sits at the receiver's end of the frame
+//! log: each displayed frame's bitstream, as the receiver reassembled it, is
+//! decoded in display order (the receiver's decode chain already refuses
+//! frames whose reference is missing, so the decoder sees a valid stream) and
+//! compared with its own source frame, and the screen at every frame instant
+//! is compared with the source the viewer should be seeing then (DESIGN §4).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
+use rtcc_core::packet::Payload;
 use rtcc_core::resolution::Resolution;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
@@ -66,25 +65,6 @@ pub struct VideoSpec {
     pub content: ContentSpec,
 }
 
-/// Encoded frames on their way from the encoder to the quality meter, by
-/// frame id, plus the first codec failure (reported by the simulator).
-#[derive(Default)]
-pub struct Store {
-    frames: HashMap<u32, Stored>,
-    pub failure: Option<String>,
-    /// Frames whose bitstream the decoder rejected.
-    pub decode_errors: u64,
-}
-
-struct Stored {
-    data: Vec<u8>,
-    /// Capture time since the flow started.
-    t: Duration,
-    target: DataRate,
-}
-
-pub type SharedStore = Rc<RefCell<Store>>;
-
 /// Source frame shown at `t` (time since the flow started).
 fn source_index(t: Duration, fps: f64) -> u64 {
     // A microsecond of slack: frame instants are whole microseconds.
@@ -109,11 +89,12 @@ pub struct RealEncoder {
     codec: Codec,
     enc: Box<dyn VideoEncoder>,
     source: Box<dyn ContentSource>,
-    store: SharedStore,
     start: Time,
     fps: f64,
     src: Picture,
     key_pending: bool,
+    /// The first codec error; the sender's driver reports it.
+    failure: Option<String>,
     rate_kbps: u32,
     /// Output rate, bits/s, smoothed over about a second.
     out_rate: f64,
@@ -124,7 +105,7 @@ const OUT_RATE_TAU_S: f64 = 1.0;
 
 impl RealEncoder {
     /// `fps` is the call's frame rate; `start` the flow's first capture.
-    pub fn new(spec: &VideoSpec, fps: f64, start: Time, store: SharedStore) -> Result<Self, String> {
+    pub fn new(spec: &VideoSpec, fps: f64, start: Time) -> Result<Self, String> {
         spec.codec.available().map_err(|e| e.to_string())?;
         let source = spec.content.open(fps)?;
         let (w, h) = encode_size(source.size(), Resolution::R1080);
@@ -141,18 +122,17 @@ impl RealEncoder {
             enc,
             src: Picture::new(source.size().0, source.size().1),
             source,
-            store,
             start,
             fps,
             key_pending: true,
+            failure: None,
             rate_kbps: 300,
             out_rate: 0.0,
         })
     }
 
-    fn fail(&self, what: String) {
-        let mut st = self.store.borrow_mut();
-        st.failure.get_or_insert(what);
+    fn fail(&mut self, what: String) {
+        self.failure.get_or_insert(what);
     }
 }
 
@@ -161,7 +141,7 @@ impl FrameEncoder for RealEncoder {
         self.codec.name()
     }
 
-    fn encode_frame(&mut self, id: u32, now: Time, target: DataRate, res: Resolution) -> Option<EncodedFrame> {
+    fn encode_frame(&mut self, _id: u32, now: Time, target: DataRate, res: Resolution) -> Option<EncodedFrame> {
         let dt = 1.0 / self.fps;
         self.out_rate *= (-dt / OUT_RATE_TAU_S).exp();
         let t = now.saturating_since(self.start);
@@ -202,8 +182,11 @@ impl FrameEncoder for RealEncoder {
                 self.key_pending = false;
                 let size = out.data.len() as u64;
                 self.out_rate += size as f64 * 8.0 / OUT_RATE_TAU_S;
-                self.store.borrow_mut().frames.insert(id, Stored { data: out.data, t, target });
-                Some(EncodedFrame { size: DataSize::from_bytes(size.max(1)), key: out.key })
+                Some(EncodedFrame {
+                    size: DataSize::from_bytes(size.max(1)),
+                    key: out.key,
+                    payload: Some(Payload::new(out.data)),
+                })
             }
             Ok(None) => None,
             Err(e) => {
@@ -224,6 +207,10 @@ impl FrameEncoder for RealEncoder {
     fn output_rate(&self) -> DataRate {
         DataRate::from_bps_f64(self.out_rate)
     }
+
+    fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
 }
 
 /// The picture on screen.
@@ -240,34 +227,53 @@ struct Held {
 pub struct RealQuality {
     dec: Box<dyn VideoDecoder>,
     source: Box<dyn ContentSource>,
-    store: SharedStore,
+    /// The flow's first capture: source frames are indexed from it.
+    start: Time,
     held: Option<Held>,
     src: Picture,
     raw: Picture,
     /// Receives every screen sample (saved video), if asked.
     pub sink: Option<Box<dyn ScreenSink>>,
+    decode_errors: u64,
+    failure: Option<String>,
 }
 
 /// Something that wants every screen sample: the picture shown, the source
-/// the viewer should see, and the displayed frame's encoder target.
-pub trait ScreenSink {
+/// the viewer should see, and the displayed frame's encoder target. `Send`
+/// so a whole call can move to another thread.
+pub trait ScreenSink: Send {
     fn screen(&mut self, shown: &Picture, source: &Picture, target: DataRate) -> Result<(), String>;
     fn finish(&mut self) -> Result<(), String>;
 }
 
 impl RealQuality {
-    pub fn new(spec: &VideoSpec, fps: f64, store: SharedStore) -> Result<Self, String> {
+    /// `fps` is the call's frame rate; `start` the flow's first capture (as
+    /// given to its `RealEncoder`).
+    pub fn new(spec: &VideoSpec, fps: f64, start: Time) -> Result<Self, String> {
         let source = spec.content.open(fps)?;
         let (w, h) = source.size();
         Ok(RealQuality {
             dec: new_decoder(spec.codec).map_err(|e| e.to_string())?,
             source,
-            store,
+            start,
             held: None,
             src: Picture::new(w, h),
             raw: Picture::new(w, h),
             sink: None,
+            decode_errors: 0,
+            failure: None,
         })
+    }
+
+    /// Displayed frames the decoder could not decode (rejected, or whose
+    /// bytes did not reach the receiver).
+    pub fn decode_errors(&self) -> u64 {
+        self.decode_errors
+    }
+
+    /// The first error writing the saved video.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Size of what is measured and saved: the source's, cut to even
@@ -288,29 +294,40 @@ impl RealQuality {
         }
     }
 
-    /// A frame's fate is settled. A displayed frame is decoded and measured
-    /// against its own source: (PSNR dB, SSIM). Others only free their
-    /// bitstream.
-    pub fn settle(&mut self, id: u32, displayed: bool) -> Option<(f64, f64)> {
-        let stored = self.store.borrow_mut().frames.remove(&id)?;
+    /// A frame's fate is settled. A displayed frame (`payload` as the
+    /// receiver reassembled it, `capture` and `target` as the sender encoded
+    /// it) is decoded and measured against its own source: (PSNR dB, SSIM).
+    /// Others are not decoded: the decode chain never reaches them.
+    pub fn settle(
+        &mut self,
+        payload: Option<&Payload>,
+        capture: Time,
+        target: DataRate,
+        displayed: bool,
+    ) -> Option<(f64, f64)> {
         if !displayed {
             return None;
         }
-        let pic = match self.dec.decode(&stored.data) {
+        let decoded = match payload {
+            Some(p) => self.dec.decode(p.bytes()),
+            None => Ok(None),
+        };
+        let pic = match decoded {
             Ok(Some(p)) => p,
             Ok(None) | Err(_) => {
-                self.store.borrow_mut().decode_errors += 1;
+                self.decode_errors += 1;
                 return None;
             }
         };
-        self.fetch(source_index(stored.t, self.source.fps()));
+        let t = capture.saturating_since(self.start);
+        self.fetch(source_index(t, self.source.fps()));
         let (w, h) = (self.src.width, self.src.height);
         // Measured at the source's size: a lower sending resolution is
         // upscaled for display, as a receiver's renderer does.
         let pic = if (pic.width, pic.height) == (w, h) { pic } else { pic.resize(w, h) };
         let psnr = psnr_y(&pic, &self.src).ok()?;
         let ssim = ssim_y(&pic, &self.src).ok()?;
-        self.held = Some(Held { pic, t: stored.t, psnr, ssim, target: stored.target });
+        self.held = Some(Held { pic, t, psnr, ssim, target });
         Some((psnr, ssim))
     }
 
@@ -330,7 +347,7 @@ impl RealQuality {
         };
         if let Some(sink) = &mut self.sink {
             if let Err(e) = sink.screen(&held.pic, &self.src, held.target) {
-                self.store.borrow_mut().failure.get_or_insert(e);
+                self.failure.get_or_insert(e);
                 self.sink = None;
             }
         }
@@ -342,7 +359,7 @@ impl RealQuality {
     pub fn finish(&mut self) {
         if let Some(sink) = &mut self.sink {
             if let Err(e) = sink.finish() {
-                self.store.borrow_mut().failure.get_or_insert(e);
+                self.failure.get_or_insert(e);
             }
         }
         self.sink = None;

@@ -131,8 +131,8 @@ fn drive(link: &mut Link, sources: &mut [Cbr], until: Time) -> Run {
         }
         let mut drained = |link: &mut Link, sources: &mut [Cbr]| {
             while let Some((p, e)) = link.poll_drop() {
-                run.dropped.push((p, e, t));
                 sources[usize::from(p.flow)].on_drop(t);
+                run.dropped.push((p, e, t));
             }
         };
         drained(link, sources);

@@ -29,7 +29,7 @@ pub use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit};
 pub use crate::trace::{Capacity, MahimahiTrace, Schedule, TraceCapacity, TraceError, TRACE_RATE_WINDOW};
 
 /// A packet that has crossed the bottleneck.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Departure {
     pub packet: Packet,
     pub enqueued: Time,
@@ -123,7 +123,7 @@ impl Link {
     /// That is the dequeue at which CoDel decides.
     fn start_service(&mut self, at: Time) {
         self.head = self.queue.start(at, &mut self.drops).map(|(p, enqueued)| {
-            let start = enqueued.max(at);
+            let start = (*enqueued).max(at);
             (start, self.server.finish_time(start, p.size))
         });
     }

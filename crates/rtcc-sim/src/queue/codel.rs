@@ -204,9 +204,9 @@ impl Codel {
 
     /// Picks the packet that starts service at `now`, running the CoDel
     /// dequeue; drops go to `drops`. It stays counted until `finish`.
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
         if self.serving.is_some() {
-            return self.serving;
+            return self.serving.as_ref();
         }
         let Codel { params, fifo, bytes, state, .. } = self;
         let pop = || {
@@ -215,7 +215,7 @@ impl Codel {
             Some((item, *bytes))
         };
         self.serving = state.dequeue(now, params, pop, |d| drops.push_back(d));
-        self.serving
+        self.serving.as_ref()
     }
 
     /// Removes the packet in service (it has left the link).
@@ -234,7 +234,7 @@ impl Codel {
 
     /// Bytes buffered, the packet in service included.
     pub fn bytes(&self) -> DataSize {
-        self.bytes + self.serving.map_or(DataSize::ZERO, |s| s.0.size)
+        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size)
     }
 }
 

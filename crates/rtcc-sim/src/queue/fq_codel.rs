@@ -117,15 +117,16 @@ impl FqCodel {
             self.flows.resize_with(i + 1, FlowQueue::new);
         }
         let f = &mut self.flows[i];
+        let (size, flow) = (packet.size, packet.flow);
         f.fifo.push_back((packet, now));
-        f.bytes += packet.size;
+        f.bytes += size;
         if !f.listed {
             f.listed = true;
             f.deficit = self.config.quantum.bytes() as i64;
-            self.new_flows.push_back(packet.flow);
+            self.new_flows.push_back(flow);
         }
         self.packets += 1;
-        self.bytes += packet.size;
+        self.bytes += size;
         if self.len() <= self.config.limit && self.bytes() <= self.config.memory_limit {
             return true;
         }
@@ -137,9 +138,9 @@ impl FqCodel {
             f.bytes -= item.0.size;
             self.packets -= 1;
             self.bytes -= item.0.size;
+            len += item.0.size.bytes();
             drops.push_back(item);
             n += 1;
-            len += item.0.size.bytes();
             if n >= self.config.drop_batch || len >= threshold {
                 break;
             }
@@ -175,9 +176,9 @@ impl FqCodel {
     /// one from the old list is removed. (Linux removes the new flow at once
     /// when the old list is empty; the outcome differs only if another new
     /// flow is served before the flow sends again.)
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
         if self.serving.is_some() {
-            return self.serving;
+            return self.serving.as_ref();
         }
         let FqCodel { config, flows, new_flows, old_flows, packets, bytes, .. } = self;
         // At least a byte, so that every round brings some flow closer to
@@ -212,8 +213,7 @@ impl FqCodel {
             };
             if let Some(item) = f.codel.dequeue(now, &config.codel, pop, |d| drops.push_back(d)) {
                 f.deficit -= item.0.size.bytes() as i64;
-                self.serving = Some(item);
-                return self.serving;
+                return Some(self.serving.insert(item));
             }
             if from_new {
                 new_flows.pop_front();
@@ -241,7 +241,7 @@ impl FqCodel {
 
     /// Bytes buffered, the packet in service included.
     pub fn bytes(&self) -> DataSize {
-        self.bytes + self.serving.map_or(DataSize::ZERO, |s| s.0.size)
+        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size)
     }
 
     /// Packets and bytes waiting in `flow`'s queue.

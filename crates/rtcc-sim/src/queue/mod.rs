@@ -153,9 +153,9 @@ impl Queue {
 
     /// The packet whose service starts at `now`, with its enqueue time;
     /// packets an AQM drops on the way go to `drops`.
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
         match self {
-            Queue::DropTail(q) => q.front().copied(),
+            Queue::DropTail(q) => q.front(),
             Queue::Codel(q) => q.start(now, drops),
             Queue::FqCodel(q) => q.start(now, drops),
         }
