@@ -2,6 +2,7 @@
 //! the checks of its parameters; each stage's equation tests sit in its file.
 
 use super::*;
+use crate::controller::gcc::tests::{Bottleneck, Path, STEADY};
 use crate::controller::ParamValue;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::PacketKind;
@@ -19,12 +20,6 @@ pub(super) fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * b.abs().max(1e-12)
 }
 
-struct Path {
-    capacity: fn(Time) -> DataRate,
-    loss_every: u64,
-}
-const STEADY: Path = Path { capacity: |_| DataRate::from_mbps(3), loss_every: 0 };
-
 struct Run {
     /// (time, sending rate) every 100 ms.
     rates: Vec<(Time, DataRate)>,
@@ -32,13 +27,11 @@ struct Run {
     queue: Vec<(Time, Duration)>,
 }
 
-/// An ideal encoder at the target, a pacer at the pacing rate, a FIFO
-/// bottleneck with 25 ms one-way delay, 500 ms of drop-tail buffer and
-/// every `loss_every`-th packet lost before it; feedback every 50 ms.
+/// An ideal encoder at the target and a pacer at the pacing rate over
+/// `path` (gcc's closed-loop test path, its app limit unused).
 fn run(v: &mut Vivace, secs: i64, path: &Path) -> Run {
-    let [mut now, mut next_frame, mut next_send, mut next_report, mut next_sample] = [Time::ZERO; 5];
-    let (mut backlog, mut link_free, mut seq) = (DataSize::ZERO, Time::ZERO, 0u64);
-    let (mut at_receiver, mut reports) = (Vec::<(Time, PacketResult)>::new(), VecDeque::new());
+    let [mut now, mut next_frame, mut next_send, mut next_sample] = [Time::ZERO; 4];
+    let (mut backlog, mut seq, mut net) = (DataSize::ZERO, 0u64, Bottleneck::new(path));
     let mut out = Run { rates: vec![], queue: vec![] };
     while now < Time::from_millis(secs * 1000) {
         if now >= next_sample {
@@ -58,32 +51,13 @@ fn run(v: &mut Vivace, secs: i64, path: &Path) -> Run {
                 now,
                 &SentPacket { seq, kind, size, send_time: now, probe_cluster: -1, in_flight, ..SentPacket::default() },
             );
-            let start = now.max(link_free);
-            let lost = path.loss_every > 0 && seq % path.loss_every == path.loss_every - 1;
-            let arrival = (!lost && start - now <= MS * 500).then(|| {
-                link_free = start + size / (path.capacity)(now);
-                out.queue.push((now, start - now));
-                link_free + OWD
-            });
-            let r =
-                PacketResult { seq, kind, size, send_time: now, arrival, probe_cluster: -1, ..PacketResult::default() };
-            at_receiver.push((arrival.unwrap_or(now + OWD), r));
+            let r = PacketResult { seq, kind, size, send_time: now, probe_cluster: -1, ..PacketResult::default() };
+            if let Some(queued) = net.send(now, r) {
+                out.queue.push((now, queued));
+            }
             (seq, next_send) = (seq + 1, now + size / v.decision().pacing_rate);
         }
-        if now >= next_report {
-            let packets = at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
-            at_receiver.retain(|(t, _)| *t > now);
-            let stats = ReportStats::default();
-            reports.push_back(Feedback {
-                report_time: now,
-                received_at: now + OWD,
-                packets,
-                stats,
-                ..Feedback::default()
-            });
-            next_report += MS * 50;
-        }
-        while let Some(fb) = reports.pop_front_if(|r| r.received_at <= now) {
+        for fb in net.feedback(now) {
             v.on_feedback(now, &fb);
         }
         if v.poll_timeout().is_some_and(|t| t <= now) {
@@ -91,9 +65,8 @@ fn run(v: &mut Vivace, secs: i64, path: &Path) -> Run {
         }
         let d = v.decision();
         assert!(d.target_rate >= DataRate::from_kbps(30) && d.cwnd.is_none() && d.padding_rate == DataRate::ZERO);
-        let feedback = reports.front().map_or(Time::MAX, |r: &Feedback| r.received_at);
         let send = if backlog > DataSize::ZERO { next_send } else { Time::MAX };
-        let events = [next_frame, next_report, next_sample, send, feedback];
+        let events = [next_frame, net.next_event(), next_sample, send];
         let next = events.into_iter().fold(v.poll_timeout().unwrap_or(Time::MAX), Time::min);
         now = next.max(now + Duration::from_micros(1));
     }
