@@ -564,6 +564,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::controller::ParamValue;
     use crate::feedback::{PacketResult, ReportStats};
+    use crate::rng::xorshift;
 
     const PKT: DataSize = DataSize::from_bytes(1200);
     const OWD: Duration = Duration::from_millis(25);
@@ -808,13 +809,7 @@ pub(crate) mod tests {
     /// reports and zero sizes must neither panic nor force a restart.
     #[test]
     fn survives_odd_inputs() {
-        let (mut g, mut x) = (gcc(&[("probing", "periodic")]), 7u64);
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let (mut g, mut rnd) = (gcc(&[("probing", "periodic")]), xorshift(7));
         for i in 0..20_000u64 {
             let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
             let (seq, size, probe_cluster) = (i + rnd(3), DataSize::from_bytes(rnd(1500)), rnd(4) as i32 - 1);

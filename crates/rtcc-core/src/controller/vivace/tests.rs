@@ -6,6 +6,7 @@ use crate::controller::gcc::tests::{Bottleneck, Path, STEADY};
 use crate::controller::ParamValue;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::PacketKind;
+use crate::rng::xorshift;
 
 const PKT: DataSize = DataSize::from_bytes(1200);
 const OWD: Duration = Duration::from_millis(25);
@@ -230,13 +231,7 @@ fn empty_and_lost_only_feedback() {
 /// left in the past.
 #[test]
 fn survives_odd_inputs() {
-    let (mut v, mut x) = (vivace(&[]), 7u64);
-    let mut rnd = |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let (mut v, mut rnd) = (vivace(&[]), xorshift(7));
     for i in 0..20_000u64 {
         let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
         let (seq, size) = (i + rnd(3), DataSize::from_bytes(rnd(1500)));
