@@ -62,6 +62,18 @@ impl Rng {
     }
 }
 
+/// The odd-input tests' draws: `rnd(m)` in `0..m` from xorshift64 seeded
+/// with `x`, fixed sequences that do not move with `Rng`.
+#[cfg(test)]
+pub(crate) fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    move |m| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,27 +23,39 @@ pub struct DataSize(u64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DataRate(u64);
 
+/// The constants, constructors and readers `Time` and `Duration` share: both
+/// are integer microseconds.
+macro_rules! microseconds {
+    ($T:ident) => {
+        impl $T {
+            pub const ZERO: $T = $T(0);
+            pub const MAX: $T = $T(i64::MAX / 4);
+            pub const fn from_micros(us: i64) -> Self {
+                $T(us)
+            }
+            pub const fn from_millis(ms: i64) -> Self {
+                $T(ms * 1000)
+            }
+            pub fn from_secs_f64(s: f64) -> Self {
+                $T((s * 1e6).round() as i64)
+            }
+            pub const fn as_micros(self) -> i64 {
+                self.0
+            }
+            pub fn as_millis_f64(self) -> f64 {
+                self.0 as f64 / 1e3
+            }
+            pub fn as_secs_f64(self) -> f64 {
+                self.0 as f64 / 1e6
+            }
+        }
+    };
+}
+
+microseconds!(Time);
+microseconds!(Duration);
+
 impl Time {
-    pub const ZERO: Time = Time(0);
-    pub const MAX: Time = Time(i64::MAX / 4);
-    pub const fn from_micros(us: i64) -> Self {
-        Time(us)
-    }
-    pub const fn from_millis(ms: i64) -> Self {
-        Time(ms * 1000)
-    }
-    pub fn from_secs_f64(s: f64) -> Self {
-        Time((s * 1e6).round() as i64)
-    }
-    pub const fn as_micros(self) -> i64 {
-        self.0
-    }
-    pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 / 1e3
-    }
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1e6
-    }
     /// Time since `earlier`, zero if `earlier` is later.
     pub fn saturating_since(self, earlier: Time) -> Duration {
         Duration((self.0 - earlier.0).max(0))
@@ -51,28 +63,8 @@ impl Time {
 }
 
 impl Duration {
-    pub const ZERO: Duration = Duration(0);
-    pub const MAX: Duration = Duration(i64::MAX / 4);
-    pub const fn from_micros(us: i64) -> Self {
-        Duration(us)
-    }
-    pub const fn from_millis(ms: i64) -> Self {
-        Duration(ms * 1000)
-    }
     pub const fn from_secs(s: i64) -> Self {
         Duration(s * 1_000_000)
-    }
-    pub fn from_secs_f64(s: f64) -> Self {
-        Duration((s * 1e6).round() as i64)
-    }
-    pub const fn as_micros(self) -> i64 {
-        self.0
-    }
-    pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 / 1e3
-    }
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1e6
     }
     pub fn max(self, o: Duration) -> Duration {
         Duration(self.0.max(o.0))
@@ -144,51 +136,34 @@ impl DataRate {
     }
 }
 
-impl Add<Duration> for Time {
-    type Output = Time;
-    fn add(self, d: Duration) -> Time {
-        Time(self.0.saturating_add(d.0))
-    }
+/// `impl $Op<$Rhs> for $T` as the saturating operation on the inner
+/// integers: unit arithmetic clamps at the type's bounds instead of wrapping.
+macro_rules! saturating_op {
+    ($Op:ident::$op:ident, $T:ident, $Rhs:ident -> $Out:ident, $f:ident) => {
+        impl $Op<$Rhs> for $T {
+            type Output = $Out;
+            fn $op(self, o: $Rhs) -> $Out {
+                $Out(self.0.$f(o.0))
+            }
+        }
+    };
+    ($Op:ident::$op:ident, $T:ident, $Rhs:ident, $f:ident) => {
+        impl $Op<$Rhs> for $T {
+            fn $op(&mut self, o: $Rhs) {
+                self.0 = self.0.$f(o.0)
+            }
+        }
+    };
 }
-impl AddAssign<Duration> for Time {
-    fn add_assign(&mut self, d: Duration) {
-        self.0 = self.0.saturating_add(d.0)
-    }
-}
-impl Sub<Duration> for Time {
-    type Output = Time;
-    fn sub(self, d: Duration) -> Time {
-        Time(self.0.saturating_sub(d.0))
-    }
-}
-impl Sub for Time {
-    type Output = Duration;
-    fn sub(self, o: Time) -> Duration {
-        Duration(self.0.saturating_sub(o.0))
-    }
-}
-impl Add for Duration {
-    type Output = Duration;
-    fn add(self, o: Duration) -> Duration {
-        Duration(self.0.saturating_add(o.0))
-    }
-}
-impl AddAssign for Duration {
-    fn add_assign(&mut self, o: Duration) {
-        self.0 = self.0.saturating_add(o.0)
-    }
-}
-impl Sub for Duration {
-    type Output = Duration;
-    fn sub(self, o: Duration) -> Duration {
-        Duration(self.0.saturating_sub(o.0))
-    }
-}
-impl SubAssign for Duration {
-    fn sub_assign(&mut self, o: Duration) {
-        self.0 = self.0.saturating_sub(o.0)
-    }
-}
+
+saturating_op!(Add::add, Time, Duration -> Time, saturating_add);
+saturating_op!(AddAssign::add_assign, Time, Duration, saturating_add);
+saturating_op!(Sub::sub, Time, Duration -> Time, saturating_sub);
+saturating_op!(Sub::sub, Time, Time -> Duration, saturating_sub);
+saturating_op!(Add::add, Duration, Duration -> Duration, saturating_add);
+saturating_op!(AddAssign::add_assign, Duration, Duration, saturating_add);
+saturating_op!(Sub::sub, Duration, Duration -> Duration, saturating_sub);
+saturating_op!(SubAssign::sub_assign, Duration, Duration, saturating_sub);
 impl Mul<i64> for Duration {
     type Output = Duration;
     fn mul(self, k: i64) -> Duration {
@@ -201,41 +176,13 @@ impl Div<i64> for Duration {
         Duration(if k == 0 { i64::MAX / 4 } else { self.0 / k })
     }
 }
-impl Add for DataSize {
-    type Output = DataSize;
-    fn add(self, o: DataSize) -> DataSize {
-        DataSize(self.0.saturating_add(o.0))
-    }
-}
-impl AddAssign for DataSize {
-    fn add_assign(&mut self, o: DataSize) {
-        self.0 = self.0.saturating_add(o.0)
-    }
-}
-impl Sub for DataSize {
-    type Output = DataSize;
-    /// Saturates at zero: sizes are never negative.
-    fn sub(self, o: DataSize) -> DataSize {
-        DataSize(self.0.saturating_sub(o.0))
-    }
-}
-impl SubAssign for DataSize {
-    fn sub_assign(&mut self, o: DataSize) {
-        self.0 = self.0.saturating_sub(o.0)
-    }
-}
-impl Add for DataRate {
-    type Output = DataRate;
-    fn add(self, o: DataRate) -> DataRate {
-        DataRate(self.0.saturating_add(o.0))
-    }
-}
-impl Sub for DataRate {
-    type Output = DataRate;
-    fn sub(self, o: DataRate) -> DataRate {
-        DataRate(self.0.saturating_sub(o.0))
-    }
-}
+saturating_op!(Add::add, DataSize, DataSize -> DataSize, saturating_add);
+saturating_op!(AddAssign::add_assign, DataSize, DataSize, saturating_add);
+// Sizes saturate at zero: they are never negative.
+saturating_op!(Sub::sub, DataSize, DataSize -> DataSize, saturating_sub);
+saturating_op!(SubAssign::sub_assign, DataSize, DataSize, saturating_sub);
+saturating_op!(Add::add, DataRate, DataRate -> DataRate, saturating_add);
+saturating_op!(Sub::sub, DataRate, DataRate -> DataRate, saturating_sub);
 
 /// Time to move `size` at `rate`; `Duration::MAX` at zero rate.
 impl Div<DataRate> for DataSize {
@@ -429,11 +376,17 @@ pub trait Quantity: Sized + Copy + fmt::Display {
     const UNITS: &'static str;
     /// Largest value, in the type's resolution (µs, bit/s, byte).
     const LIMIT: f64;
-    /// `v` (finite, non-negative) in `unit` (`""` = the base unit) in the
-    /// type's resolution; `None` for an unknown unit.
-    fn scaled(v: f64, unit: &str) -> Option<f64>;
+    /// Each unit's spellings and its size in the type's resolution (`""` =
+    /// the base unit).
+    const SCALES: &'static [(&'static [&'static str], f64)];
     /// From a value in the type's resolution, rounded.
     fn from_resolution(v: f64) -> Self;
+
+    /// `v` (finite, non-negative) in `unit` in the type's resolution; `None`
+    /// for an unknown unit.
+    fn scaled(v: f64, unit: &str) -> Option<f64> {
+        Self::SCALES.iter().find(|(names, _)| names.contains(&unit)).map(|(_, k)| v * k)
+    }
 
     /// A bare number, in the base unit.
     fn from_number(v: f64) -> Result<Self, UnitError> {
@@ -467,86 +420,55 @@ fn number_text(v: f64) -> String {
     format!("{v}")
 }
 
-impl Quantity for Duration {
-    const KIND: QuantityKind = QuantityKind::Duration;
-    const UNITS: &'static str = "us, ms, s, min";
-    const LIMIT: f64 = 1e15; // µs, ~31 years
-    fn scaled(v: f64, unit: &str) -> Option<f64> {
-        Some(match unit {
-            "" | "s" | "sec" => v * 1e6,
-            "ms" => v * 1e3,
-            "us" | "µs" => v,
-            "min" => v * 60e6,
-            _ => return None,
-        })
-    }
-    fn from_resolution(us: f64) -> Self {
-        Duration(us.round() as i64)
-    }
+/// `Quantity` for a unit newtype over `$int`, and `FromStr` by its rule.
+macro_rules! quantity {
+    ($T:ident($int:ty), $kind:ident, $units:literal, $limit:expr, $scales:expr, $(#[$doc:meta])*) => {
+        impl Quantity for $T {
+            const KIND: QuantityKind = QuantityKind::$kind;
+            const UNITS: &'static str = $units;
+            const LIMIT: f64 = $limit;
+            const SCALES: &'static [(&'static [&'static str], f64)] = $scales;
+            fn from_resolution(v: f64) -> Self {
+                $T(v.round() as $int)
+            }
+        }
+
+        impl std::str::FromStr for $T {
+            type Err = UnitError;
+            $(#[$doc])*
+            fn from_str(s: &str) -> Result<Self, UnitError> {
+                $T::from_text(s)
+            }
+        }
+    };
 }
 
-impl Quantity for DataRate {
-    const KIND: QuantityKind = QuantityKind::Rate;
-    const UNITS: &'static str = "bps, kbps, Mbps, Gbps";
-    const LIMIT: f64 = 1e13;
-    // Case matters: "MBps" would be megabytes, not megabits.
-    fn scaled(v: f64, unit: &str) -> Option<f64> {
-        Some(match unit {
-            "" | "bps" | "bit/s" => v,
-            "kbps" | "Kbps" | "kbit/s" => v * 1e3,
-            "Mbps" | "Mbit/s" => v * 1e6,
-            "Gbps" | "Gbit/s" => v * 1e9,
-            _ => return None,
-        })
-    }
-    fn from_resolution(bps: f64) -> Self {
-        DataRate(bps.round() as u64)
-    }
-}
-
-impl Quantity for DataSize {
-    const KIND: QuantityKind = QuantityKind::Size;
-    const UNITS: &'static str = "B, kB, MB, KiB, MiB";
-    const LIMIT: f64 = 1e15;
-    fn scaled(v: f64, unit: &str) -> Option<f64> {
-        Some(match unit {
-            "" | "B" | "bytes" => v,
-            "kB" | "KB" => v * 1e3,
-            "MB" => v * 1e6,
-            "KiB" => v * 1024.0,
-            "MiB" => v * 1048576.0,
-            _ => return None,
-        })
-    }
-    fn from_resolution(b: f64) -> Self {
-        DataSize(b.round() as u64)
-    }
-}
-
-impl std::str::FromStr for Duration {
-    type Err = UnitError;
+quantity!(
+    Duration(i64),
+    Duration,
+    "us, ms, s, min",
+    1e15, // µs, ~31 years
+    &[(&["", "s", "sec"], 1e6), (&["ms"], 1e3), (&["us", "µs"], 1.0), (&["min"], 60e6)],
     /// "25ms", "1.5s", "200us", "2min"; a bare number is seconds (`Quantity`).
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        Duration::from_text(s)
-    }
-}
-
-impl std::str::FromStr for DataRate {
-    type Err = UnitError;
+);
+// Case matters: "MBps" would be megabytes, not megabits.
+quantity!(
+    DataRate(u64),
+    Rate,
+    "bps, kbps, Mbps, Gbps",
+    1e13,
+    &[(&["", "bps", "bit/s"], 1.0), (&["kbps", "Kbps", "kbit/s"], 1e3), (&["Mbps", "Mbit/s"], 1e6), (&["Gbps", "Gbit/s"], 1e9)],
     /// "3Mbps", "500 kbps", "1.2Gbps", "64000bps"; a bare number is bits per
     /// second (`Quantity`).
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        DataRate::from_text(s)
-    }
-}
-
-impl std::str::FromStr for DataSize {
-    type Err = UnitError;
+);
+quantity!(
+    DataSize(u64),
+    Size,
+    "B, kB, MB, KiB, MiB",
+    1e15,
+    &[(&["", "B", "bytes"], 1.0), (&["kB", "KB"], 1e3), (&["MB"], 1e6), (&["KiB"], 1024.0), (&["MiB"], 1048576.0)],
     /// "1500B", "64kB", "1MB" (decimal); a bare number is bytes (`Quantity`).
-    fn from_str(s: &str) -> Result<Self, UnitError> {
-        DataSize::from_text(s)
-    }
-}
+);
 
 #[cfg(test)]
 mod tests {

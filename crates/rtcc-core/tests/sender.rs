@@ -175,6 +175,12 @@ fn flow(interval_ms: i64) -> SenderConfig {
     SenderConfig { frame_interval: MS * interval_ms, ..SenderConfig::default() }
 }
 
+/// A controller that sends every frame's packets at once: 1 Mbps target,
+/// `pacing` for the pacer.
+fn bursts(pacing: DataRate) -> Recorder {
+    Recorder::new(Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), pacing) })
+}
+
 /// A pair whose receiver never hears anything, so never reports.
 fn silent(cfg: SenderConfig, ctl: &Recorder, enc: &Script) -> Pair {
     Pair::builder().sender(cfg).controller(ctl.boxed()).encoder(enc.boxed()).drop(|_| true).build()
@@ -382,9 +388,8 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
     // Three 1000 B packets per frame every 100 ms, each frame sent at once
     // (and its 3000 B of pacing debt gone 240 µs later at 100 Mbps): frame k
     // is media sequence 3k..3k+3. Media younger than 150 ms is retransmitted.
-    let burst = Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), DataRate::from_mbps(100)) };
+    let ctl = bursts(DataRate::from_mbps(100));
     let cfg = SenderConfig { nack: Some(MS * 150), ..flow(100) };
-    let ctl = Recorder::new(burst);
     let mut pair = silent(cfg, &ctl, &Script::new(&[3000]));
     // Packet 0 arrived at 20 ms, reported at once, back at 50 ms: RTT 50 ms.
     // The NACK of media 1 in the same report is served at once.
@@ -421,7 +426,7 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
     assert_eq!(media, (0..12).collect::<Vec<u32>>());
 
     // Without `nack` the sender keeps nothing to retransmit.
-    let ctl = Recorder::new(burst);
+    let ctl = bursts(DataRate::from_mbps(100));
     let mut pair = silent(flow(100), &ctl, &Script::new(&[3000]));
     pair.run_until(ms(50));
     pair.sender.handle_report(pair.now(), &report(20, &[(0, Some(20))], &[1]));
@@ -432,8 +437,7 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
 #[test]
 fn in_flight_settles_when_reports_cover_packets_even_if_one_is_lost() {
     // One 5000 B frame (five 1000 B packets, sent at once at 0 ms) per second.
-    let burst = Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), DataRate::from_mbps(10)) };
-    let ctl = Recorder::new(burst);
+    let ctl = bursts(DataRate::from_mbps(10));
     let mut pair = silent(flow(1000), &ctl, &Script::new(&[5000]));
     pair.run_until(ms(10));
     let in_flight: Vec<u64> = ctl.log().sent.iter().map(|p| p.in_flight.bytes()).collect();
@@ -460,7 +464,7 @@ fn in_flight_settles_when_reports_cover_packets_even_if_one_is_lost() {
     // With every report lost, packets leave the count when the history
     // (300 ms here) forgets them, at the sender's next timeout (the next
     // frame, at 1 s): frame 1's first packet then has only itself in flight.
-    let ctl = Recorder::new(burst);
+    let ctl = bursts(DataRate::from_mbps(10));
     let cfg = SenderConfig { history: MS * 300, ..flow(1000) };
     let mut pair = silent(cfg, &ctl, &Script::new(&[5000]));
     pair.run_until(ms(999));
@@ -563,8 +567,7 @@ fn the_controller_sees_time_move_forward_and_results_match_what_was_sent() {
 #[test]
 fn packet_results_carry_frame_position_and_lateness() {
     // Frame 0: three 1000 B packets at 0 ms; frame 1 one 1000 B packet at 100 ms.
-    let burst = Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), DataRate::from_mbps(10)) };
-    let ctl = Recorder::new(burst);
+    let ctl = bursts(DataRate::from_mbps(10));
     let mut pair = silent(flow(100), &ctl, &Script::new(&[3000, 1000]));
     pair.run_until(ms(150));
     // Packet 1 arrived too late for its frame (the receiver lists it in
@@ -630,8 +633,7 @@ fn fec_parities_do_not_claim_a_place_in_a_frame() {
 /// the next enqueue or send.
 #[test]
 fn the_controller_hears_in_flight_fall_when_a_report_settles_packets() {
-    let burst = Decision { schedule: FrameSchedule::Burst, ..Decision::rates(kbps(1000), DataRate::from_mbps(10)) };
-    let ctl = Recorder::new(burst);
+    let ctl = bursts(DataRate::from_mbps(10));
     let mut pair = silent(flow(1000), &ctl, &Script::new(&[5000]));
     pair.run_until(ms(60));
     pair.sender.handle_report(pair.now(), &report(30, &[(0, Some(25)), (1, Some(26)), (2, Some(27))], &[]));

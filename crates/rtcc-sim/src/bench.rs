@@ -53,52 +53,47 @@ delay = "25ms"
     t
 }
 
+/// A standard workload: `name`, 120 s, one flow over a 25 ms link of
+/// `capacity` (a TOML value).
+macro_rules! workload {
+    ($name:literal, $capacity:literal, $flow:literal) => {
+        concat!(
+            "name = \"bench-",
+            $name,
+            "\"\nduration = \"120s\"\n[link]\ncapacity = ",
+            $capacity,
+            "\ndelay = \"25ms\"\n[[flow]]\n",
+            $flow,
+            record_off!()
+        )
+    };
+}
+
 pub fn workload_scenario(name: &str) -> Option<&'static str> {
     Some(match name {
-        "fixed" => {
-            concat!(
-                r#"name = "bench-fixed"
-duration = "120s"
-[link]
-capacity = "5Mbps"
-delay = "25ms"
-[[flow]]
-controller = { name = "fixed", rate = "3Mbps" }
+        "fixed" => workload!(
+            "fixed",
+            r#""5Mbps""#,
+            r#"controller = { name = "fixed", rate = "3Mbps" }
 encoder = "ideal"
-"#,
-                record_off!()
-            )
-        }
-        "gcc" => {
-            concat!(
-                r#"name = "bench-gcc"
-duration = "120s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-[[flow]]
-controller = "gcc"
+"#
+        ),
+        "gcc" => workload!(
+            "gcc",
+            r#""3Mbps""#,
+            r#"controller = "gcc"
 encoder = "lagging"
-"#,
-                record_off!()
-            )
-        }
-        "vp8" => {
-            concat!(
-                r#"name = "bench-vp8"
-duration = "120s"
-[link]
-capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
-delay = "25ms"
-[[flow]]
-controller = "gcc"
+"#
+        ),
+        "vp8" => workload!(
+            "vp8",
+            r#"{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }"#,
+            r#"controller = "gcc"
 encoder = "vp8"
 resolution = "360p"
 content = "talking-head"
-"#,
-                record_off!()
-            )
-        }
+"#
+        ),
         _ => return None,
     })
 }

@@ -1,32 +1,17 @@
 //! Scenario tests that check the physics with numbers.
 
-use rtcc_sim::metrics::Table;
+mod common;
+
+use common::{f64s, run, Call};
 use rtcc_sim::{run_text, Output};
 
-fn run(text: &str) -> Output {
-    run_text(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
-    t.f64(name).unwrap_or_else(|| panic!("no column {name}"))
-}
-
-fn fixed(rate: &str, capacity: &str, secs: u32) -> String {
-    format!(
-        r#"duration = "{secs}s"
-[link]
-capacity = {capacity}
-delay = "25ms"
-[[flow]]
-controller = {{ name = "fixed", rate = "{rate}" }}
-encoder = "ideal"
-"#
-    )
+fn fixed(rate: &str, capacity: &str, secs: u32) -> Output {
+    Call::new(&format!("{secs}s"), capacity).fixed(rate, "").run()
 }
 
 #[test]
 fn fixed_2mbps_on_3mbps_sees_no_queue() {
-    let out = run(&fixed("2Mbps", "\"3Mbps\"", 30));
+    let out = fixed("2Mbps", "\"3Mbps\"", 30);
     let f = &out.summary.flows[0];
     assert!(f.queue_delay_ms_mean.unwrap() < 0.1, "{:?}", f.queue_delay_ms_mean);
     assert!(f.queue_delay_ms_p95.unwrap() < 0.1, "{:?}", f.queue_delay_ms_p95);
@@ -41,9 +26,9 @@ fn fixed_2mbps_on_3mbps_sees_no_queue() {
 
 #[test]
 fn fixed_2mbps_on_1mbps_queue_grows_at_1mbps() {
-    let out = run(&fixed("2Mbps", "\"1Mbps\"", 20));
-    let t = col(&out.link, "t_s");
-    let q = col(&out.link, "queue_bytes");
+    let out = fixed("2Mbps", "\"1Mbps\"", 20);
+    let t = f64s(&out.link, "t_s");
+    let q = f64s(&out.link, "queue_bytes");
     let at = |s: f64| q[t.iter().position(|x| (*x - s).abs() < 1e-9).unwrap()];
     // Excess 1 Mbps accumulates 125 kB per second.
     let slope = (at(15.0) - at(5.0)) / 10.0;
@@ -60,8 +45,7 @@ fn mahimahi_trace_of_one_line_delivers_12mbps() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("one.trace");
     std::fs::write(&path, "1\n").unwrap();
-    let text = fixed("20Mbps", &format!("{{ kind = \"trace\", file = {:?} }}", path.to_str().unwrap()), 10);
-    let out = run(&text);
+    let out = fixed("20Mbps", &format!("{{ kind = \"trace\", file = {:?} }}", path.to_str().unwrap()), 10);
     let l = &out.summary.link;
     assert!((l.capacity_kbps_mean - 12_000.0).abs() < 1.0, "{}", l.capacity_kbps_mean);
     assert!((l.delivered_kbps - 12_000.0).abs() < 120.0, "{}", l.delivered_kbps);
@@ -71,17 +55,10 @@ fn mahimahi_trace_of_one_line_delivers_12mbps() {
 
 #[test]
 fn gcc_on_constant_3mbps_settles_within_15_percent_below() {
-    let out = run(r#"duration = "60s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-[[flow]]
-controller = "gcc"
-encoder = "ideal"
-"#);
-    let t = col(&out.timeseries, "t_s");
-    let target = col(&out.timeseries, "target_kbps");
-    let send = col(&out.timeseries, "send_kbps");
+    let out = Call::new("60s", r#""3Mbps""#).flow("controller = \"gcc\"\nencoder = \"ideal\"").run();
+    let t = f64s(&out.timeseries, "t_s");
+    let target = f64s(&out.timeseries, "target_kbps");
+    let send = f64s(&out.timeseries, "send_kbps");
     let tail = |v: &[f64]| {
         let xs: Vec<f64> = t.iter().zip(v).filter(|(t, _)| **t > 30.0).map(|(_, x)| *x).collect();
         xs.iter().sum::<f64>() / xs.len() as f64
@@ -93,17 +70,9 @@ encoder = "ideal"
 
 #[test]
 fn same_seed_same_summary() {
-    let text = r#"duration = "20s"
-seed = 9
-[link]
-capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "5s" }
-delay = "25ms"
-loss = 0.01
-jitter = "2ms"
-[[flow]]
-controller = "gcc"
-encoder = "lagging"
-"#;
+    let pulse = r#"{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "5s" }"#;
+    let call = Call::new("20s", pulse).seed(9).link("loss = 0.01\njitter = \"2ms\"");
+    let text = &call.flow("controller = \"gcc\"\nencoder = \"lagging\"").text();
     let strip = |o: Output| {
         let mut v = serde_json::to_value(&o.summary).unwrap();
         v.as_object_mut().unwrap().remove("sim");

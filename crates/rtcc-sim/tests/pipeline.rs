@@ -1,43 +1,26 @@
 //! Scenario tests of the media pipeline: retransmission, FEC, key frames,
 //! audio, the pacer's queue-time limit, caps and the resolution policy.
 
-use rtcc_sim::metrics::{Column, Table};
-use rtcc_sim::{run_text, Output};
+mod common;
 
-fn run(text: &str) -> Output {
-    run_text(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"))
-}
+use common::{f64s, i64s, u8s, Call};
+use rtcc_sim::Output;
 
-fn f64s<'a>(t: &'a Table, name: &str) -> &'a [f64] {
-    t.f64(name).unwrap_or_else(|| panic!("no column {name}"))
-}
-
-fn i64s<'a>(t: &'a Table, name: &str) -> &'a [i64] {
-    match t.get(name) {
-        Some(Column::I64(v)) => v,
-        _ => panic!("no i64 column {name}"),
-    }
-}
-
-fn lossy_fixed(nack: bool) -> String {
-    format!(
-        r#"duration = "60s"
-seed = 4
-[link]
-capacity = "10Mbps"
-delay = "25ms"
-loss = 0.05
-[[flow]]
-controller = {{ name = "fixed", rate = "2Mbps", pacing_factor = 1.5 }}
+fn lossy_fixed(nack: bool) -> Output {
+    Call::new("60s", r#""10Mbps""#)
+        .seed(4)
+        .link("loss = 0.05")
+        .flow(&format!(
+            r#"controller = {{ name = "fixed", rate = "2Mbps", pacing_factor = 1.5 }}
 encoder = "ideal"
-nack = {nack}
-"#
-    )
+nack = {nack}"#
+        ))
+        .run()
 }
 
 #[test]
 fn nack_repairs_five_percent_loss() {
-    let out = run(&lossy_fixed(true));
+    let out = lossy_fixed(true);
     let f = &out.summary.flows[0];
     let shown = f.frames_displayed as f64 / f.frames_sent as f64;
     assert!(shown >= 0.99, "displayed {shown}");
@@ -49,13 +32,10 @@ fn nack_repairs_five_percent_loss() {
 
 #[test]
 fn without_nack_frame_loss_follows_packet_loss_arithmetic() {
-    let out = run(&lossy_fixed(false));
+    let out = lossy_fixed(false);
     let complete = f64s(&out.frames, "complete_s");
     let packets = i64s(&out.frames, "packets");
-    let status = match out.frames.get("status") {
-        Some(Column::U8(v)) => v,
-        _ => panic!(),
-    };
+    let status = u8s(&out.frames, "status");
     let (mut expected, mut incomplete, mut n) = (0.0, 0.0, 0.0);
     for i in 0..complete.len() {
         if status[i] >= 3 {
@@ -75,27 +55,23 @@ fn without_nack_frame_loss_follows_packet_loss_arithmetic() {
 
 #[test]
 fn queue_time_limit_bounds_the_pacer_queue() {
-    let text = |limit: &str| {
-        format!(
-            r#"duration = "20s"
-[link]
-capacity = "10Mbps"
-delay = "25ms"
-[[flow]]
-controller = {{ name = "fixed", rate = "6Mbps", pacing_factor = 0.3333333 }}
+    let run = |limit: &str| {
+        Call::new("20s", r#""10Mbps""#)
+            .flow(&format!(
+                r#"controller = {{ name = "fixed", rate = "6Mbps", pacing_factor = 0.3333333 }}
 encoder = "ideal"
-queue_time_limit = "{limit}"
-"#
-        )
+queue_time_limit = "{limit}""#
+            ))
+            .run()
     };
-    let on = run(&text("2s"));
+    let on = run("2s");
     // Time from capture until a frame's last packet left the pacer.
     let cap = f64s(&on.frames, "capture_s");
     let last = f64s(&on.frames, "last_sent_s");
     let worst = cap.iter().zip(last).map(|(c, l)| l - c).filter(|x| x.is_finite()).fold(0.0, f64::max);
     assert!((0.5..=2.05).contains(&worst), "media waited up to {worst} s in the pacer");
     assert!(on.summary.flows[0].frames_skipped > 0);
-    let off = run(&text("off"));
+    let off = run("off");
     let q = f64s(&off.timeseries, "pacer_queue_bytes");
     // 6 Mbps in, 2 Mbps out: 500 kB more every second.
     let growth = (q[q.len() - 1] - q[q.len() / 2]) / 10.0;
@@ -104,15 +80,7 @@ queue_time_limit = "{limit}"
 
 #[test]
 fn audio_shares_the_budget() {
-    let out = run(r#"duration = "20s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-[[flow]]
-controller = { name = "fixed", rate = "1Mbps" }
-encoder = "ideal"
-audio = { rate = "64kbps", ptime = "20ms" }
-"#);
+    let out = Call::new("20s", r#""3Mbps""#).fixed("1Mbps", r#"audio = { rate = "64kbps", ptime = "20ms" }"#).run();
     let f = &out.summary.flows[0];
     assert!((f.audio_kbps - 64.0).abs() < 1.0, "{}", f.audio_kbps);
     assert!((f.video_kbps - 936.0).abs() < 10.0, "{}", f.video_kbps);
@@ -120,16 +88,14 @@ audio = { rate = "64kbps", ptime = "20ms" }
 
 #[test]
 fn webrtc_caps_limit_the_video_rate() {
-    let out = run(r#"duration = "40s"
-[link]
-capacity = "10Mbps"
-delay = "25ms"
-[[flow]]
-controller = "gcc"
+    let out = Call::new("40s", r#""10Mbps""#)
+        .flow(
+            r#"controller = "gcc"
 encoder = "ideal"
 caps = "webrtc"
-resolution = "720p"
-"#);
+resolution = "720p""#,
+        )
+        .run();
     let f = &out.summary.flows[0];
     assert!(f.video_kbps <= 2500.0, "{}", f.video_kbps);
     assert!(f.target_kbps_mean.unwrap() <= 2500.0);
@@ -138,14 +104,8 @@ resolution = "720p"
 
 #[test]
 fn dumbo_resolution_policy_follows_the_pulse() {
-    let out = run(r#"duration = "80s"
-[link]
-capacity = { kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }
-delay = "25ms"
-[[flow]]
-controller = "gcc"
-resolution = "dumbo"
-"#);
+    let pulse = r#"{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }"#;
+    let out = Call::new("80s", pulse).flow("controller = \"gcc\"\nresolution = \"dumbo\"").run();
     let t = f64s(&out.timeseries, "t_s");
     let res = f64s(&out.timeseries, "resolution_p");
     let at = |s: f64| res[t.iter().position(|x| (*x - s).abs() < 1e-9).unwrap()];
@@ -157,17 +117,8 @@ resolution = "dumbo"
 
 #[test]
 fn fec_recovers_random_losses() {
-    let out = run(r#"duration = "30s"
-[link]
-capacity = "10Mbps"
-delay = "25ms"
-loss = 0.01
-[[flow]]
-controller = { name = "fixed", rate = "2Mbps" }
-encoder = "ideal"
-nack = false
-fec = { group = 10 }
-"#);
+    let out =
+        Call::new("30s", r#""10Mbps""#).link("loss = 0.01").fixed("2Mbps", "nack = false\nfec = { group = 10 }").run();
     let f = &out.summary.flows[0];
     assert!(f.fec_recovered > 20, "{}", f.fec_recovered);
     // A parity per ≤10 media packets of ~1190 B.
@@ -177,48 +128,26 @@ fec = { group = 10 }
 
 #[test]
 fn codel_bounds_the_queue_that_drop_tail_lets_grow() {
-    let text = |queue: &str| {
-        format!(
-            r#"duration = "30s"
-[link]
-capacity = "1Mbps"
-delay = "25ms"
-queue = {queue}
-[[flow]]
-controller = {{ name = "fixed", rate = "2Mbps" }}
-encoder = "ideal"
-nack = false
-"#
-        )
+    let run = |queue: &str| {
+        Call::new("30s", r#""1Mbps""#).link(&format!("queue = {queue}")).fixed("2Mbps", "nack = false").run()
     };
-    let codel = run(&text(r#"{ kind = "codel" }"#));
+    let codel = run(r#"{ kind = "codel" }"#);
     let f = &codel.summary.flows[0];
     // A 2x unresponsive overload: CoDel's drop rate ramps up and holds the
     // sojourn time bounded (≈0.1 s); drop-tail's grows by a second per second.
     assert!(f.queue_delay_ms_mean.unwrap() < 200.0, "{:?}", f.queue_delay_ms_mean);
     assert!((f.loss_rate - 0.5).abs() < 0.05, "{}", f.loss_rate);
-    let tail = run(&text(r#""unlimited""#));
+    let tail = run(r#""unlimited""#);
     assert!(tail.summary.flows[0].queue_delay_ms_mean.unwrap() > 5_000.0);
 }
 
 #[test]
 fn fq_codel_protects_a_light_flow() {
-    let out = run(r#"duration = "30s"
-[link]
-capacity = "2Mbps"
-delay = "25ms"
-queue = { kind = "fq_codel" }
-[[flow]]
-name = "heavy"
-controller = { name = "fixed", rate = "3Mbps" }
-encoder = "ideal"
-nack = false
-[[flow]]
-name = "light"
-controller = { name = "fixed", rate = "500kbps" }
-encoder = "ideal"
-nack = false
-"#);
+    let out = Call::new("30s", r#""2Mbps""#)
+        .link(r#"queue = { kind = "fq_codel" }"#)
+        .fixed("3Mbps", "name = \"heavy\"\nnack = false")
+        .fixed("500kbps", "name = \"light\"\nnack = false")
+        .run();
     let (heavy, light) = (&out.summary.flows[0], &out.summary.flows[1]);
     assert_eq!(light.packets_dropped, 0);
     assert!(light.queue_delay_ms_p95.unwrap() < 15.0, "{:?}", light.queue_delay_ms_p95);
@@ -227,14 +156,9 @@ nack = false
 
 #[test]
 fn bulk_source_is_always_backlogged() {
-    let out = run(r#"duration = "20s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-[[flow]]
-controller = { name = "fixed", rate = "2Mbps" }
-source = "bulk"
-"#);
+    let flow = r#"controller = { name = "fixed", rate = "2Mbps" }
+source = "bulk""#;
+    let out = Call::new("20s", r#""3Mbps""#).flow(flow).run();
     let f = &out.summary.flows[0];
     // Paced at exactly the fixed rate from the first instant, with no frames.
     assert!((f.goodput_kbps - 2000.0).abs() < 15.0, "{}", f.goodput_kbps);
@@ -247,29 +171,20 @@ fn lost_feedback_does_not_stall_a_window() {
     // A lost report must not leave its packets "in flight": with 2 % of
     // reports lost a window-based flow still fills the link (0.35 before the
     // sender settled unreported packets).
-    let out = run(r#"duration = "60s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-reverse_loss = 0.02
-[[flow]]
-controller = "rocc+dumbo"
-encoder = "ideal"
-"#);
+    let out = Call::new("60s", r#""3Mbps""#)
+        .link("reverse_loss = 0.02")
+        .flow("controller = \"rocc+dumbo\"\nencoder = \"ideal\"")
+        .run();
     let f = &out.summary.flows[0];
     assert!(f.utilization > 0.85, "utilisation {}", f.utilization);
 }
 
 #[test]
 fn a_call_that_never_shows_a_frame_is_all_freeze() {
-    let out = run(r#"duration = "10s"
-[link]
-capacity = "3Mbps"
-delay = "25ms"
-loss = 1.0
-[[flow]]
-controller = { name = "fixed", rate = "1Mbps" }
-"#);
+    let out = Call::new("10s", r#""3Mbps""#)
+        .link("loss = 1.0")
+        .flow(r#"controller = { name = "fixed", rate = "1Mbps" }"#)
+        .run();
     let f = &out.summary.flows[0];
     assert_eq!(f.frames_displayed, 0);
     assert_eq!(f.freeze_ratio, 1.0);

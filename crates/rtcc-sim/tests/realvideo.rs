@@ -3,8 +3,9 @@
 //! Without the libraries the tests skip, unless RTCC_REQUIRE_CODECS=1 (the
 //! test script sets it), which turns a missing library into a failure.
 
-use rtcc_sim::metrics::Column;
-use rtcc_sim::{run_text, Output};
+mod common;
+
+use common::{i64s, run, u8s, Call};
 use rtcc_video::codec::Codec;
 
 fn have(codec: Codec) -> bool {
@@ -18,23 +19,14 @@ fn have(codec: Codec) -> bool {
     }
 }
 
-fn run(text: &str) -> Output {
-    run_text(text, "real.toml", None).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn fixed(codec: &str, rate: &str, secs: u32, content: &str) -> String {
-    format!(
-        r#"duration = "{secs}s"
-[link]
-capacity = "10Mbps"
-delay = "20ms"
-[[flow]]
-controller = {{ name = "fixed", rate = "{rate}" }}
+/// A fixed-rate 360p call with a real codec over 10 Mbps, 20 ms.
+fn fixed(codec: &str, rate: &str, secs: u32, content: &str) -> Call {
+    Call::new(&format!("{secs}s"), r#""10Mbps""#).delay("20ms").flow(&format!(
+        r#"controller = {{ name = "fixed", rate = "{rate}" }}
 encoder = "{codec}"
 resolution = "360p"
-content = "{content}"
-"#
-    )
+content = "{content}""#
+    ))
 }
 
 #[test]
@@ -46,7 +38,7 @@ fn quality_rises_with_bitrate() {
         for content in ["talking-head", "game"] {
             let mut last = (0.0, 0.0);
             for rate in ["500kbps", "1Mbps", "2Mbps", "3Mbps"] {
-                let o = run(&fixed(codec.name(), rate, 8, content));
+                let o = fixed(codec.name(), rate, 8, content).run();
                 let f = &o.summary.flows[0];
                 assert_eq!(f.quality_source, "decoded");
                 assert_eq!(f.decode_errors, 0);
@@ -66,35 +58,21 @@ fn quality_rises_with_bitrate() {
     }
 }
 
-fn col_u8<'a>(o: &'a Output, name: &str) -> &'a [u8] {
-    match o.frames.get(name) {
-        Some(Column::U8(v)) => v,
-        _ => panic!("no u8 column {name}"),
-    }
-}
-
 #[test]
 fn a_lost_frame_freezes_the_screen_until_a_key_frame() {
     if !have(Codec::Vp8) {
         return;
     }
     // No retransmission: every loss breaks the reference chain.
-    let text = r#"duration = "20s"
-[link]
-capacity = "10Mbps"
-delay = "20ms"
-loss = 0.01
-[[flow]]
-controller = { name = "fixed", rate = "1Mbps" }
+    let flow = r#"controller = { name = "fixed", rate = "1Mbps" }
 encoder = "vp8"
 resolution = "360p"
 content = "game"
-nack = false
-"#;
-    let o = run(text);
+nack = false"#;
+    let o = Call::new("20s", r#""10Mbps""#).delay("20ms").link("loss = 0.01").flow(flow).run();
     let f = &o.summary.flows[0];
-    let status = col_u8(&o, "status");
-    let key = col_u8(&o, "key");
+    let status = u8s(&o.frames, "status");
+    let key = u8s(&o.frames, "key");
     let mut broken = false;
     let (mut resumed, mut lost) = (0, 0);
     for (st, k) in status.iter().zip(key) {
@@ -132,7 +110,7 @@ fn same_seed_same_bits() {
         return;
     }
     for codec in ["vp8", "h264"] {
-        let text = fixed(codec, "800kbps", 4, "game").replace("loss", "") + "nack = true\n";
+        let text = fixed(codec, "800kbps", 4, "game").text().replace("loss", "") + "nack = true\n";
         let a = run(&text).summary.flows;
         let b = run(&text).summary.flows;
         assert_eq!(a, b, "{codec}");
@@ -149,18 +127,11 @@ fn dumbo_beats_gcc_on_decoded_quality() {
         return;
     }
     let pulse = |controller: &str| {
-        run(&format!(
-            r#"duration = "80s"
-[link]
-capacity = {{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "20s" }}
-delay = "25ms"
-[[flow]]
-controller = "{controller}"
-encoder = "vp8"
-resolution = "360p"
-content = "talking-head"
-"#
-        ))
+        let link = r#"{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "20s" }"#;
+        let flow = format!(
+            "controller = \"{controller}\"\nencoder = \"vp8\"\nresolution = \"360p\"\ncontent = \"talking-head\""
+        );
+        Call::new("80s", link).flow(&flow).run()
     };
     let d = pulse("copa+dumbo");
     let g = pulse("gcc");
@@ -178,13 +149,6 @@ content = "talking-head"
     assert!(df.video_kbps > gf.video_kbps);
 }
 
-fn col_i64<'a>(o: &'a Output, name: &str) -> &'a [i64] {
-    match o.frames.get(name) {
-        Some(Column::I64(v)) => v,
-        _ => panic!("no i64 column {name}"),
-    }
-}
-
 /// Dumbo's resolution policy with real codecs: switches decode cleanly, and
 /// the policy never asks for more lines than the source has.
 #[test]
@@ -193,22 +157,17 @@ fn resolution_switches_stay_within_the_source() {
         if !have(codec) {
             return;
         }
-        let text = format!(
-            r#"duration = "30s"
-[link]
-capacity = {{ kind = "pulse", high = "4Mbps", low = "300kbps", every = "10s" }}
-delay = "25ms"
-[[flow]]
-controller = "copa+dumbo"
+        let link = r#"{ kind = "pulse", high = "4Mbps", low = "300kbps", every = "10s" }"#;
+        let flow = format!(
+            r#"controller = "copa+dumbo"
 encoder = "{}"
 resolution = "dumbo"
-content = {{ kind = "game", resolution = "720p" }}
-"#,
+content = {{ kind = "game", resolution = "720p" }}"#,
             codec.name()
         );
-        let o = run(&text);
+        let o = Call::new("30s", link).flow(&flow).run();
         let f = &o.summary.flows[0];
-        let heights = col_i64(&o, "height");
+        let heights = i64s(&o.frames, "height");
         let max = heights.iter().max().copied().unwrap_or(0);
         let min = heights.iter().min().copied().unwrap_or(0);
         eprintln!(

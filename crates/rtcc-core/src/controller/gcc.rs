@@ -560,22 +560,88 @@ impl Controller for Gcc {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::controller::ParamValue;
     use crate::feedback::{PacketResult, ReportStats};
+    use crate::rng::xorshift;
 
     const PKT: DataSize = DataSize::from_bytes(1200);
     const OWD: Duration = Duration::from_millis(25);
     const MS: Duration = Duration::from_millis(1);
 
-    struct Path {
+    /// The closed-loop tests' path (also vivace's): a FIFO bottleneck of
+    /// `capacity` with 25 ms one-way delay, 500 ms of drop-tail buffer and
+    /// every `loss_every`-th packet lost before it; the sender's encoder is
+    /// capped at `app_limit`.
+    pub(crate) struct Path {
+        pub capacity: fn(Time) -> DataRate,
+        pub loss_every: u64,
+        pub app_limit: DataRate,
+    }
+    pub(crate) const STEADY: Path =
+        Path { capacity: |_| DataRate::from_mbps(3), loss_every: 0, app_limit: DataRate::from_mbps(50) };
+
+    /// The network and receiver side of `Path`: carries each packet sent and
+    /// reports every 50 ms, the report arriving one `OWD` later.
+    pub(crate) struct Bottleneck {
         capacity: fn(Time) -> DataRate,
         loss_every: u64,
-        app_limit: DataRate,
+        link_free: Time,
+        next_report: Time,
+        at_receiver: Vec<(Time, PacketResult)>,
+        reports: VecDeque<Feedback>,
     }
-    const STEADY: Path =
-        Path { capacity: |_| DataRate::from_mbps(3), loss_every: 0, app_limit: DataRate::from_mbps(50) };
+
+    impl Bottleneck {
+        pub(crate) fn new(path: &Path) -> Self {
+            Bottleneck {
+                capacity: path.capacity,
+                loss_every: path.loss_every,
+                link_free: Time::ZERO,
+                next_report: Time::ZERO,
+                at_receiver: vec![],
+                reports: VecDeque::new(),
+            }
+        }
+
+        /// Carries `r` (sent now, `arrival` unset); the packet's queuing
+        /// delay if it is delivered.
+        pub(crate) fn send(&mut self, now: Time, mut r: PacketResult) -> Option<Duration> {
+            let (every, start) = (self.loss_every, now.max(self.link_free));
+            let lost = every > 0 && r.seq % every == every - 1;
+            r.arrival = (!lost && start - now <= MS * 500).then(|| {
+                self.link_free = start + r.size / (self.capacity)(now);
+                self.link_free + OWD
+            });
+            self.at_receiver.push((r.arrival.unwrap_or(now + OWD), r));
+            r.arrival.map(|_| start - now)
+        }
+
+        /// The reports that have reached the sender by `now`, after sending
+        /// the one due.
+        pub(crate) fn feedback(&mut self, now: Time) -> impl Iterator<Item = Feedback> + '_ {
+            if now >= self.next_report {
+                let packets = self.at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
+                self.at_receiver.retain(|(t, _)| *t > now);
+                let stats = ReportStats::default();
+                self.reports.push_back(Feedback {
+                    report_time: now,
+                    received_at: now + OWD,
+                    packets,
+                    stats,
+                    ..Feedback::default()
+                });
+                self.next_report += MS * 50;
+            }
+            std::iter::from_fn(move || self.reports.pop_front_if(|r| r.received_at <= now))
+        }
+
+        /// The next report or report arrival.
+        pub(crate) fn next_event(&self) -> Time {
+            self.reports.front().map_or(self.next_report, |r| r.received_at.min(self.next_report))
+        }
+    }
 
     /// An ideal encoder at min(target, app_limit), a pacer at the pacing rate,
     /// probe clusters sent as padding, over a FIFO bottleneck with 25 ms
@@ -583,11 +649,10 @@ mod tests {
     /// packet lost before it; feedback every 50 ms. Returns the target every
     /// 100 ms and the number of probe clusters requested.
     fn run(g: &mut Gcc, secs: i64, path: &Path) -> (Vec<(Time, DataRate)>, u32) {
-        let [mut now, mut next_frame, mut next_send, mut next_report, mut next_sample] = [Time::ZERO; 5];
-        let (mut backlog, mut in_flight, mut link_free, mut seq, mut clusters) =
-            (DataSize::ZERO, DataSize::ZERO, Time::ZERO, 0u64, 0);
+        let [mut now, mut next_frame, mut next_send, mut next_sample] = [Time::ZERO; 4];
+        let (mut backlog, mut in_flight, mut seq, mut clusters) = (DataSize::ZERO, DataSize::ZERO, 0u64, 0);
         let mut probe: Option<(ProbeCluster, DataSize, u32)> = None;
-        let (mut at_receiver, mut reports, mut samples) = (Vec::<(Time, PacketResult)>::new(), VecDeque::new(), vec![]);
+        let (mut net, mut samples) = (Bottleneck::new(path), vec![]);
         while now < Time::from_millis(secs * 1000) {
             if probe.is_none() {
                 probe = g.poll_probe().map(|c| (c, DataSize::ZERO, 0));
@@ -622,38 +687,12 @@ mod tests {
                     ..SentPacket::default()
                 };
                 g.on_packet_sent(now, &sent);
-                let start = now.max(link_free);
-                let lost = path.loss_every > 0 && seq % path.loss_every == path.loss_every - 1;
-                let arrival = (!lost && start - now <= MS * 500).then(|| {
-                    link_free = start + size / (path.capacity)(now);
-                    link_free + OWD
-                });
-                let r = PacketResult {
-                    seq,
-                    kind,
-                    size,
-                    send_time: now,
-                    arrival,
-                    probe_cluster: cluster,
-                    ..PacketResult::default()
-                };
-                at_receiver.push((arrival.unwrap_or(now + OWD), r));
+                let r =
+                    PacketResult { seq, kind, size, send_time: now, probe_cluster: cluster, ..PacketResult::default() };
+                net.send(now, r);
                 (seq, next_send) = (seq + 1, now + size / rate);
             }
-            if now >= next_report {
-                let packets = at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
-                at_receiver.retain(|(t, _)| *t > now);
-                let stats = ReportStats::default();
-                reports.push_back(Feedback {
-                    report_time: now,
-                    received_at: now + OWD,
-                    packets,
-                    stats,
-                    ..Feedback::default()
-                });
-                next_report += MS * 50;
-            }
-            while let Some(fb) = reports.pop_front_if(|r| r.received_at <= now) {
+            for fb in net.feedback(now) {
                 fb.packets.iter().for_each(|p| in_flight -= p.size);
                 g.on_feedback(now, &fb);
             }
@@ -661,8 +700,7 @@ mod tests {
                 g.on_timeout(now);
             }
             let sending = backlog > DataSize::ZERO || probe.is_some();
-            let feedback = reports.front().map_or(Time::MAX, |r: &Feedback| r.received_at);
-            let events = [next_frame, next_report, next_sample, if sending { next_send } else { Time::MAX }, feedback];
+            let events = [next_frame, net.next_event(), next_sample, if sending { next_send } else { Time::MAX }];
             let next = events.into_iter().fold(g.poll_timeout().unwrap_or(Time::MAX), Time::min);
             now = next.max(now + Duration::from_micros(1));
         }
@@ -771,13 +809,7 @@ mod tests {
     /// reports and zero sizes must neither panic nor force a restart.
     #[test]
     fn survives_odd_inputs() {
-        let (mut g, mut x) = (gcc(&[("probing", "periodic")]), 7u64);
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let (mut g, mut rnd) = (gcc(&[("probing", "periodic")]), xorshift(7));
         for i in 0..20_000u64 {
             let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
             let (seq, size, probe_cluster) = (i + rnd(3), DataSize::from_bytes(rnd(1500)), rnd(4) as i32 - 1);

@@ -325,6 +325,7 @@ mod tests {
     use crate::controller::ParamValue;
     use crate::feedback::PacketResult;
     use crate::packet::PacketKind;
+    use crate::rng::xorshift;
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -482,13 +483,7 @@ mod tests {
     #[test]
     fn copa_and_rocc_survive_odd_inputs() {
         let ctx = ControllerContext::default();
-        let mut x = 11u64;
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rnd = xorshift(11);
         for name in ["copa", "rocc"] {
             let mut c = crate::controller::create(name, &Params::new(), &ctx).unwrap();
             for i in 0..5000i64 {

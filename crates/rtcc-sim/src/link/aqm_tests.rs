@@ -4,22 +4,13 @@ use std::collections::VecDeque;
 
 use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use rtcc_core::units::{DataRate, Duration, Time};
 
 use super::{Departure, Link};
 use crate::loss::LossModel;
+use crate::queue::fixtures::{ms, pkt, us};
 use crate::queue::QueueDiscipline;
 use crate::trace::Capacity;
-
-fn ms(x: i64) -> Time {
-    Time::from_millis(x)
-}
-fn us(x: i64) -> Time {
-    Time::from_micros(x)
-}
-fn pkt(flow: u16, seq: u64, size: u64) -> Packet {
-    Packet { flow, seq, size: DataSize::from_bytes(size), ..Packet::default() }
-}
 
 /// Paced source: `size`-byte packets of `flow` at `rate` from `start`.
 /// Constant rate, or with `aimd` a Reno-like sender that learns of each
@@ -241,13 +232,16 @@ fn no_aqm_drops_below_capacity() {
     }
 }
 
+/// `sources` through a 2 Mbps FQ-CoDel link for 30 s.
+fn fq_codel_2mbps_30s(sources: &mut [Cbr]) -> Run {
+    drive(&mut link(MBPS(2), QueueDiscipline::fq_codel()), sources, ms(30_000))
+}
+
 #[test]
 fn fq_codel_isolates_a_light_flow_and_gives_the_heavy_one_the_rest() {
     // 3 Mbps + 0.5 Mbps of 1200 B into 2 Mbps.
     let (t10, t30) = (ms(10_000), ms(30_000));
-    let mut l = link(MBPS(2), QueueDiscipline::fq_codel());
-    let mut src = [cbr(0, MBPS(3), 1200, Time::ZERO), cbr(1, KBPS(500), 1200, us(1_000))];
-    let run = drive(&mut l, &mut src, t30);
+    let run = fq_codel_2mbps_30s(&mut [cbr(0, MBPS(3), 1200, Time::ZERO), cbr(1, KBPS(500), 1200, us(1_000))]);
     let (light_mean, light_max) = run.sojourn_ms(Some(1), Time::ZERO, t30);
     let (heavy_mean, _) = run.sojourn_ms(Some(0), t10, t30);
     let (heavy, light) = (run.mbps(0, t10, t30), run.mbps(1, t10, t30));
@@ -273,9 +267,7 @@ fn fq_codel_splits_an_equal_overload_evenly_in_bytes() {
     // Two 2 Mbps flows into 2 Mbps, with different packet sizes: DRR
     // shares bytes, not packets.
     let (t10, t30) = (ms(10_000), ms(30_000));
-    let mut l = link(MBPS(2), QueueDiscipline::fq_codel());
-    let mut src = [cbr(0, MBPS(2), 1200, Time::ZERO), cbr(1, MBPS(2), 500, us(300))];
-    let run = drive(&mut l, &mut src, t30);
+    let run = fq_codel_2mbps_30s(&mut [cbr(0, MBPS(2), 1200, Time::ZERO), cbr(1, MBPS(2), 500, us(300))]);
     let x = [run.mbps(0, t10, t30), run.mbps(1, t10, t30)];
     let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0] * x[0] + x[1] * x[1]));
     let (s0, _) = run.sojourn_ms(Some(0), t10, t30);

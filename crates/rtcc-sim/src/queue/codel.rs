@@ -241,16 +241,7 @@ impl Codel {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ms(x: i64) -> Time {
-        Time::from_millis(x)
-    }
-    fn us(x: i64) -> Time {
-        Time::from_micros(x)
-    }
-    fn pkt(flow: u16, seq: u64, size: u64) -> Packet {
-        Packet { flow, seq, size: DataSize::from_bytes(size), ..Packet::default() }
-    }
+    use crate::queue::fixtures::{ms, pkt, us};
 
     /// A queue whose head always has waited `sojourn` and leaves `backlog`
     /// bytes behind it; counts the packets taken.

@@ -72,24 +72,13 @@ impl DropTail {
 
 #[cfg(test)]
 mod tests {
-    use rtcc_core::packet::{PacketKind, NO_FRAME};
     use rtcc_core::units::Duration;
 
     use super::*;
 
+    /// One packet of `size` bytes, a frame's only one.
     fn pkt(size: u64) -> Packet {
-        Packet {
-            flow: 0,
-            kind: PacketKind::Media,
-            seq: 0,
-            size: DataSize::from_bytes(size),
-            send_time: Time::ZERO,
-            frame: NO_FRAME,
-            index: 0,
-            count: 1,
-            probe_cluster: -1,
-            ..Packet::default()
-        }
+        Packet { count: 1, ..crate::queue::fixtures::pkt(0, 0, size) }
     }
 
     #[test]

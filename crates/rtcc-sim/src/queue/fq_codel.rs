@@ -255,10 +255,7 @@ mod tests {
     use rtcc_core::units::Duration;
 
     use super::*;
-
-    fn pkt(flow: u16, seq: u64, size: u64) -> Packet {
-        Packet { flow, seq, size: DataSize::from_bytes(size), ..Packet::default() }
-    }
+    use crate::queue::fixtures::pkt;
 
     /// FQ-CoDel with CoDel out of the way.
     fn fq(limit: usize, drop_batch: usize) -> FqCodel {
@@ -266,16 +263,21 @@ mod tests {
         FqCodel::new(FqCodelConfig { codel, limit, drop_batch, ..FqCodelConfig::default() })
     }
 
+    /// Enqueues at time zero, per (flow, packets, bytes each), that many
+    /// packets of the flow, and checks each is accepted.
+    fn fill(q: &mut FqCodel, drops: &mut VecDeque<Queued>, flows: &[(u16, u64, u64)]) {
+        for &(flow, n, size) in flows {
+            for i in 0..n {
+                assert!(q.enqueue(Time::ZERO, pkt(flow, i, size), drops));
+            }
+        }
+    }
+
     #[test]
     fn drr_serves_a_quantum_per_round_and_new_flows_first() {
         let mut q = fq(100, 64);
         let mut drops = VecDeque::new();
-        for i in 0..4 {
-            assert!(q.enqueue(Time::ZERO, pkt(0, i, 1000), &mut drops));
-        }
-        for i in 0..8 {
-            assert!(q.enqueue(Time::ZERO, pkt(1, i, 400), &mut drops));
-        }
+        fill(&mut q, &mut drops, &[(0, 4, 1000), (1, 8, 400)]);
         let mut order = vec![];
         while let Some((p, _)) = q.start(Time::ZERO, &mut drops) {
             order.push((p.flow, p.seq));
@@ -301,12 +303,7 @@ mod tests {
     fn over_the_limit_drops_half_the_fattest_flow_from_its_head() {
         let mut q = fq(10, 64);
         let mut drops = VecDeque::new();
-        for i in 0..8 {
-            assert!(q.enqueue(Time::ZERO, pkt(0, i, 1000), &mut drops));
-        }
-        for i in 0..3 {
-            assert!(q.enqueue(Time::ZERO, pkt(1, i, 100), &mut drops));
-        }
+        fill(&mut q, &mut drops, &[(0, 8, 1000), (1, 3, 100)]);
         // 11 > 10: flow 0 (8000 B) loses its head until 4000 B are gone.
         let seqs: Vec<(u16, u64)> = drops.iter().map(|d| (d.0.flow, d.0.seq)).collect();
         assert_eq!(seqs, vec![(0, 0), (0, 1), (0, 2), (0, 3)]);
@@ -317,9 +314,7 @@ mod tests {
         // drop_batch caps the batch.
         let mut q = fq(3, 1);
         drops.clear();
-        for i in 0..4 {
-            assert!(q.enqueue(Time::ZERO, pkt(0, i, 1000), &mut drops));
-        }
+        fill(&mut q, &mut drops, &[(0, 4, 1000)]);
         assert_eq!(drops.iter().map(|d| d.0.seq).collect::<Vec<_>>(), vec![0]);
         // The arriving packet is the one dropped when its flow is the
         // fattest and holds only it: refused, not reported as a drop.

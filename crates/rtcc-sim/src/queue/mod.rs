@@ -24,6 +24,8 @@
 mod buffer;
 mod codel;
 mod droptail;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod fq_codel;
 
 use std::collections::VecDeque;

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -354,40 +355,55 @@ def _with_thesis(value: Any, ref: Any, scale: float = 1.0, digits: int = 1) -> s
     return mine if ref is None else f"{mine} ({format_number(ref, scale, digits)})"
 
 
+# One summary row's cells after the scheme: from rtcc's row and the thesis's numbers.
+_Cells = Callable[[pd.Series, Mapping[str, float]], list[str]]
+
+
+def _scheme_rows(
+    table: pd.DataFrame,
+    experiment: str,
+    reference: Mapping[str, Mapping[str, float]],
+    cells: _Cells,
+) -> list[list[str]]:
+    """A row per scheme that ran in ``experiment``: its name, then its ``cells``."""
+    part = table[(table["experiment"] == experiment) & (table["runs"] > 0)]
+    return [
+        [str(r["scheme"]), *cells(r, reference.get(r["scheme"], {}))] for _, r in part.iterrows()
+    ]
+
+
+def _pulse_cells(r: pd.Series, ref: Mapping[str, float]) -> list[str]:
+    return [
+        _with_thesis(r["converge_up_s"], ref.get("converge_up_s"), digits=2),
+        _with_thesis(r["converge_down_s"], ref.get("converge_down_s"), digits=2),
+        format_number(r.get("converge_down_settle_s"), 1, 2),
+        _with_thesis(r.get("up_steady_mbps"), ref.get("up_steady_mbps"), digits=2),
+        _with_thesis(r.get("down_latency_max_ms"), ref.get("down_latency_max_ms"), 1, 0),
+        format_number(r["utilization"], 100, 1),
+        format_number(r.get("psnr_db_mean"), 1, 1),
+    ]
+
+
+def _cellular_cells(r: pd.Series, ref: Mapping[str, float]) -> list[str]:
+    return [
+        str(int(r["runs"])),
+        _with_thesis(r["utilization"], ref.get("utilization"), 100, 1),
+        _with_thesis(r["frame_latency_ms_mean"], ref.get("frame_latency_ms_mean"), 1, 0),
+        _with_thesis(r["queue_delay_ms_mean"], ref.get("queue_delay_ms_mean"), digits=0),
+        _with_thesis(r["video_kbps"], ref.get("video_kbps"), digits=0),
+    ]
+
+
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce dumbo` prints: headline numbers, the thesis's in parentheses."""
     blocks = []
-    pulse = table[(table["experiment"] == "pulse") & (table["runs"] > 0)]
-    if len(pulse):
-        rows = []
-        for _, r in pulse.iterrows():
-            ref = thesis.PULSE.get(r["scheme"], {})
-            rows.append([
-                str(r["scheme"]),
-                _with_thesis(r["converge_up_s"], ref.get("converge_up_s"), digits=2),
-                _with_thesis(r["converge_down_s"], ref.get("converge_down_s"), digits=2),
-                format_number(r.get("converge_down_settle_s"), 1, 2),
-                _with_thesis(r.get("up_steady_mbps"), ref.get("up_steady_mbps"), digits=2),
-                _with_thesis(r.get("down_latency_max_ms"), ref.get("down_latency_max_ms"), 1, 0),
-                format_number(r["utilization"], 100, 1),
-                format_number(r.get("psnr_db_mean"), 1, 1),
-            ])  # fmt: skip
+    rows = _scheme_rows(table, "pulse", thesis.PULSE, _pulse_cells)
+    if rows:
         header = ["pulse link", "up s", "down s", "settle s", "steady up Mbps", "max lat. ms",
                   "util %", "PSNR dB"]  # fmt: skip
         blocks.append(format_table(header, rows))
-    cell = table[(table["experiment"] == "cellular") & (table["runs"] > 0)]
-    if len(cell):
-        rows = []
-        for _, r in cell.iterrows():
-            ref = thesis.CELLULAR.get(r["scheme"], {})
-            rows.append([
-                str(r["scheme"]),
-                str(int(r["runs"])),
-                _with_thesis(r["utilization"], ref.get("utilization"), 100, 1),
-                _with_thesis(r["frame_latency_ms_mean"], ref.get("frame_latency_ms_mean"), 1, 0),
-                _with_thesis(r["queue_delay_ms_mean"], ref.get("queue_delay_ms_mean"), digits=0),
-                _with_thesis(r["video_kbps"], ref.get("video_kbps"), digits=0),
-            ])  # fmt: skip
+    rows = _scheme_rows(table, "cellular", thesis.CELLULAR, _cellular_cells)
+    if rows:
         header = ["cellular (mean)", "traces", "util %", "latency ms", "queue ms", "video kbps"]
         blocks.append(format_table(header, rows))
         ours = ratios(table)

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from rtcc.reproduce.dumbo import thesis
@@ -68,12 +69,10 @@ def pulse_latency(series: Series, colors: Mapping[str, str]) -> Figure | None:
     for label, s in runs:
         ax.plot(s["t_s"], s["latency_ms"], color=scheme_color(colors, label), lw=0.9, label=label)
     ax.set_yscale("log")
-    ax.set_xlabel("capture time (s)")
-    ax.set_ylabel("frame latency (ms), mean per 100 ms")
-    ax.set_title("Pulse link: frame latency (cf. thesis Fig. 3-6)")
-    ax.legend(ncol=3)
-    fig.tight_layout()
-    return fig
+    return _labelled(
+        fig, ax, "capture time (s)", "frame latency (ms), mean per 100 ms",
+        "Pulse link: frame latency (cf. thesis Fig. 3-6)", ncol=3,
+    )  # fmt: skip
 
 
 def bitrate_breakdown(table: pd.DataFrame) -> Figure | None:
@@ -149,10 +148,18 @@ def cellular_utilization(
         y = np.arange(1, v.size + 1) / v.size
         ax.step(v, y, where="post", color=scheme_color(colors, scheme), label=scheme)
     ax.set_xlim(0, 110)
-    ax.set_xlabel("utilisation per 100 ms bin (%)")
-    ax.set_ylabel("CDF")
-    ax.set_title("Cellular traces: link utilisation per sample (cf. Fig. 6-31)")
-    ax.legend(ncol=2)
+    return _labelled(
+        fig, ax, "utilisation per 100 ms bin (%)", "CDF",
+        "Cellular traces: link utilisation per sample (cf. Fig. 6-31)", ncol=2,
+    )  # fmt: skip
+
+
+def _labelled(fig: Figure, ax: Axes, xlabel: str, ylabel: str, title: str, ncol: int) -> Figure:
+    """A one-panel figure with its axis labels, title and legend, laid out."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(ncol=ncol)
     fig.tight_layout()
     return fig
 

@@ -12,35 +12,22 @@ __all__ = ["CELLULAR", "CELLULAR_RATIOS", "CELLULAR_SOURCES", "NOTES", "PULSE", 
 
 # §6.2.1 "Convergence Time": pulse link 3 Mbps ↔ 500 kbps every 40 s, 25 ms one-way, 160 s.
 # Keys match rtcc.convergence.COLUMNS; rates in Mbps, latencies in ms.
+_PULSE_KEYS = (
+    "converge_up_s", "up_max_mbps", "up_steady_mbps", "converge_down_s",
+    "down_latency_steady_ms", "down_latency_max_ms", "down_steady_mbps",
+)  # fmt: skip
 PULSE: dict[str, dict[str, float]] = {
-    "gcc": {
-        "converge_up_s": 16.6, "up_max_mbps": 3.0, "up_steady_mbps": 2.8,
-        "converge_down_s": 10.5, "down_latency_steady_ms": 260.0,
-        "down_latency_max_ms": 5100.0, "down_steady_mbps": 0.46,
-    },
-    "copa": {
-        "converge_up_s": 2.8, "up_max_mbps": 3.0, "up_steady_mbps": 2.5,
-        "converge_down_s": 2.0, "down_latency_steady_ms": 169.0,
-        "down_latency_max_ms": 1378.0, "down_steady_mbps": 0.41,
-    },
-    "copa+dumbo": {
-        "converge_up_s": 0.25, "up_max_mbps": 3.0, "up_steady_mbps": 3.0,
-        "converge_down_s": 2.0, "down_latency_steady_ms": 178.0,
-        "down_latency_max_ms": 1463.0, "down_steady_mbps": 0.5,  # text: "0.5 Kbps" (slip)
-        # §3.3, Fig. 3-9: "average video bitrate ... 1573 Kbps, ... padding bitrate only 61 Kbps"
-        "video_kbps": 1573.0, "padding_kbps": 61.0,
-    },
-    "rocc": {
-        "converge_up_s": 21.1, "up_max_mbps": 2.1, "up_steady_mbps": 1.5,
-        "converge_down_s": 1.1, "down_latency_steady_ms": 173.0,
-        "down_latency_max_ms": 750.0, "down_steady_mbps": 0.47,
-    },
-    "rocc+dumbo": {
-        "converge_up_s": 0.7, "up_max_mbps": 3.0, "up_steady_mbps": 3.0,
-        "converge_down_s": 1.7, "down_latency_steady_ms": 204.0,
-        "down_latency_max_ms": 1067.0, "down_steady_mbps": 0.5,
-    },
-}  # fmt: skip
+    scheme: dict(zip(_PULSE_KEYS, row, strict=True))
+    for scheme, row in {
+        "gcc": (16.6, 3.0, 2.8, 10.5, 260.0, 5100.0, 0.46),
+        "copa": (2.8, 3.0, 2.5, 2.0, 169.0, 1378.0, 0.41),
+        "copa+dumbo": (0.25, 3.0, 3.0, 2.0, 178.0, 1463.0, 0.5),  # text: "0.5 Kbps" (slip)
+        "rocc": (21.1, 2.1, 1.5, 1.1, 173.0, 750.0, 0.47),
+        "rocc+dumbo": (0.7, 3.0, 3.0, 1.7, 204.0, 1067.0, 0.5),
+    }.items()
+}
+# §3.3, Fig. 3-9: "average video bitrate ... 1573 Kbps, ... padding bitrate only 61 Kbps"
+PULSE["copa+dumbo"] |= {"video_kbps": 1573.0, "padding_kbps": 61.0}
 
 # Qualitative statements only (no table numbers): shown as notes beside the rows.
 PULSE_TEXT: dict[str, str] = {
@@ -54,41 +41,27 @@ PULSE_TEXT: dict[str, str] = {
 # Per-scheme means over the 16 Mahimahi cellular traces, 2 min each, 25 ms one-way delay.
 # psnr_db_mean, ssim_db_mean (SSIM in dB), frame_latency_ms_mean, queue_delay_ms_mean
 # ("network delay", the per-packet queuing delay, §3.1), utilization (fraction), video_kbps.
+_CELLULAR_KEYS = (
+    "psnr_db_mean", "ssim_db_mean", "frame_latency_ms_mean", "queue_delay_ms_mean",
+    "utilization", "video_kbps",
+)  # fmt: skip
+# scheme: (where the thesis gives its row, the row)
+_CELLULAR_ROWS: dict[str, tuple[str, tuple[float, ...]]] = {
+    "gcc": ("§6.3", (39.41, 12.82, 873.0, 214.0, 0.4705, 2706.0)),
+    "gcc-probing": ("§6.4", (40.41, 14.04, 853.0, 248.0, 0.4859, 2428.0)),
+    # "PCC" in the thesis: WebRTC's PCC is PCC Vivace
+    "vivace": ("App. A (PCC)", (36.78, 9.95, 705.0, 69.0, 0.0985, 980.0)),
+    # SSIM corrected from the text's "0.83"
+    "copa": ("§6.2.2", (37.19, 10.83, 725.0, 36.0, 0.2215, 458.0)),
+    "copa+dumbo": ("§6.2.2", (40.64, 14.05, 874.0, 46.0, 0.5467, 3129.0)),
+    "rocc": ("§6.2.2", (39.90, 13.90, 557.0, 37.0, 0.4062, 1804.0)),
+    "rocc+dumbo": ("§6.2.2", (41.1, 14.79, 687.0, 49.0, 0.6988, 3197.0)),
+}
 CELLULAR: dict[str, dict[str, float]] = {
-    "gcc": {  # §6.3
-        "psnr_db_mean": 39.41, "ssim_db_mean": 12.82, "frame_latency_ms_mean": 873.0,
-        "queue_delay_ms_mean": 214.0, "utilization": 0.4705, "video_kbps": 2706.0,
-    },
-    "gcc-probing": {  # §6.4
-        "psnr_db_mean": 40.41, "ssim_db_mean": 14.04, "frame_latency_ms_mean": 853.0,
-        "queue_delay_ms_mean": 248.0, "utilization": 0.4859, "video_kbps": 2428.0,
-    },
-    "vivace": {  # Appendix A, "PCC" (WebRTC's PCC is PCC Vivace)
-        "psnr_db_mean": 36.78, "ssim_db_mean": 9.95, "frame_latency_ms_mean": 705.0,
-        "queue_delay_ms_mean": 69.0, "utilization": 0.0985, "video_kbps": 980.0,
-    },
-    "copa": {  # §6.2.2 (SSIM corrected from the text's "0.83")
-        "psnr_db_mean": 37.19, "ssim_db_mean": 10.83, "frame_latency_ms_mean": 725.0,
-        "queue_delay_ms_mean": 36.0, "utilization": 0.2215, "video_kbps": 458.0,
-    },
-    "copa+dumbo": {  # §6.2.2
-        "psnr_db_mean": 40.64, "ssim_db_mean": 14.05, "frame_latency_ms_mean": 874.0,
-        "queue_delay_ms_mean": 46.0, "utilization": 0.5467, "video_kbps": 3129.0,
-    },
-    "rocc": {  # §6.2.2
-        "psnr_db_mean": 39.90, "ssim_db_mean": 13.90, "frame_latency_ms_mean": 557.0,
-        "queue_delay_ms_mean": 37.0, "utilization": 0.4062, "video_kbps": 1804.0,
-    },
-    "rocc+dumbo": {  # §6.2.2
-        "psnr_db_mean": 41.1, "ssim_db_mean": 14.79, "frame_latency_ms_mean": 687.0,
-        "queue_delay_ms_mean": 49.0, "utilization": 0.6988, "video_kbps": 3197.0,
-    },
-}  # fmt: skip
-
-CELLULAR_SOURCES = {
-    "gcc": "§6.3", "gcc-probing": "§6.4", "vivace": "App. A (PCC)", "copa": "§6.2.2",
-    "copa+dumbo": "§6.2.2", "rocc": "§6.2.2", "rocc+dumbo": "§6.2.2",
-}  # fmt: skip
+    scheme: dict(zip(_CELLULAR_KEYS, row, strict=True))
+    for scheme, (_, row) in _CELLULAR_ROWS.items()
+}
+CELLULAR_SOURCES = {scheme: source for scheme, (source, _) in _CELLULAR_ROWS.items()}
 
 # §6.3 and Chapter 7: Dumbo schemes vs GCC over the cellular traces.
 CELLULAR_RATIOS = {
