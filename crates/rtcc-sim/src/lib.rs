@@ -2,6 +2,8 @@
 //! senders, receivers and controllers over modelled links.
 
 pub mod bench;
+pub mod call;
+pub mod endpoint;
 pub mod frames;
 pub mod link;
 pub mod loss;

@@ -1,43 +1,39 @@
-//! The simulation driver. Every component (the link, each flow's forward
-//! delivery, receiver, reverse delivery and sender) reports its next
-//! deadline; a heap keyed by (time, stage, flow) picks the earliest, so an
-//! event costs O(log components) however many flows share the link. Equal
-//! times are served in a fixed order — link → deliveries → receiver reports
-//! → reports at senders → senders, flows in index order — so the same
-//! scenario and seed give the same event order.
+//! The simulation driver. Each flow is a pair of [`Endpoints`] (a video
+//! call today); the driver moves their packets through the bottleneck and
+//! the forward path, what they send back through the reverse bottleneck (if
+//! any) and the reverse path, and tells the [`Recorder`] what happened.
+//! Every component (the link, each flow's forward delivery, receiving end,
+//! reverse delivery and sending end) reports its next deadline; the
+//! schedule picks the earliest, so an event costs O(log flows) however many
+//! flows share the link. Equal times are served in a fixed order — link →
+//! deliveries → receiving ends → arrivals back at senders → sending ends →
+//! reverse bottleneck, flows in index order — so the same scenario and seed
+//! give the same event order.
 
 use rtcc_core::controller;
-use rtcc_core::encoder::{Encoder, FrameEncoder};
-use rtcc_core::fec::FecConfig;
-use rtcc_core::feedback::ReceiverReport;
-use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::{Packet, PacketKind};
-use rtcc_core::receiver::{Receiver, ReceiverConfig, RecvFrame};
-use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
-use rtcc_core::sender::{Sender, SenderConfig};
 use rtcc_core::units::{Duration, Time};
 
-use crate::frames::FrameLog;
+use crate::call::VideoCall;
+use crate::endpoint::{Back, Endpoints};
 use crate::link::Link;
 use crate::path::Path;
-use crate::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
+use crate::recorder::{Event, FlowLabel, Recorder};
 use crate::schedule::Schedule;
-use crate::scenario::{FlowSpec, Scenario, ScenarioError};
-use crate::video;
-use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
+use crate::scenario::{Scenario, ScenarioError};
 
 pub(crate) struct Flow {
-    pub spec: FlowSpec,
+    name: String,
     /// Each stage's deadline (deliveries, receiver, reports, sender); the
     /// schedule holds the earliest.
     due: [Time; 4],
-    pub sender: Sender,
-    pub receiver: Receiver,
-    /// Reports queued at the reverse bottleneck, by packet sequence.
-    reports: std::collections::VecDeque<(u64, ReceiverReport)>,
-    /// Sequence of the last report this flow sent.
-    report_seq: u64,
+    ends: Box<dyn Endpoints>,
+    /// What the receiving end sent back, queued at the reverse bottleneck,
+    /// by packet sequence.
+    backs: std::collections::VecDeque<(u64, Back)>,
+    /// Sequence of the last thing sent back.
+    back_seq: u64,
 }
 
 /// What the scheduler wakes, in the order served at equal times.
@@ -91,7 +87,7 @@ pub struct Simulation {
     pub(crate) link: Link,
     /// Beyond the bottleneck to the receivers, and back to the senders.
     fwd: Path<Packet>,
-    rev: Path<ReceiverReport>,
+    rev: Path<Back>,
     /// Flows' next (time, stage), one entry each.
     schedule: Schedule<Key>,
     /// The link's next departure: due for every packet, so kept beside the
@@ -135,106 +131,14 @@ impl Simulation {
         // every other random draw of the run as it was.
         let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
         for (i, spec) in scenario.flows.iter().enumerate() {
-            let cerr = |e: controller::ConfigError| ScenarioError {
-                source_name: scenario.source.clone(),
-                field: format!("flow[{i}].controller"),
-                reason: e.to_string(),
-            };
             let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
-            let ctrl = controller::create(&spec.controller, &spec.params, &ctx).map_err(cerr)?;
-            let estimator = match controller::receiver_of(&spec.controller) {
-                Some(make) => Some(make(&spec.params, &ctx).map_err(cerr)?),
-                None => None,
-            };
-            let fps = 1.0 / spec.ctx.frame_interval.as_secs_f64();
-            let vfail = |reason: String| ScenarioError {
-                source_name: scenario.source.clone(),
-                field: format!("flow[{i}].encoder"),
-                reason,
-            };
-            let mut real = None;
-            let mut max_resolution = Resolution::R1080;
-            let encoder: Box<dyn FrameEncoder> = match &spec.video {
-                None => Box::new(Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1))),
-                Some(v) => {
-                    let mut v = v.clone();
-                    if let (ContentSpec::Generated { motion, photos, .. }, Some(dir)) =
-                        (&mut v.content, &scenario.photo_dir)
-                    {
-                        if photos.is_empty() {
-                            *photos = video::default_photos(*motion, dir);
-                        }
-                    }
-                    let field = match &v.content {
-                        ContentSpec::Generated { photos, .. } if !photos.is_empty() => "content.photos",
-                        ContentSpec::Generated { .. } => "content",
-                        _ => "content.file",
-                    };
-                    let src = v.content.open(fps).map_err(|reason| ScenarioError {
-                        source_name: scenario.source.clone(),
-                        field: format!("flow[{i}].{field}"),
-                        reason,
-                    })?;
-                    // Dumbo's policy cannot send more lines than the source has.
-                    let h = src.size().1;
-                    max_resolution =
-                        Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
-                    let enc = RealEncoder::new(&v, fps, spec.start).map_err(vfail)?;
-                    let mut q = RealQuality::new(&v, fps, spec.start).map_err(vfail)?;
-                    if let Some(dir) = &scenario.video_dir {
-                        let size = q.source_size();
-                        let label = format!("{} ({})", spec.controller, v.codec.name());
-                        let sink = video::SaveVideo::create(dir, &spec.name, size, fps, &label).map_err(vfail)?;
-                        saved_videos.extend(sink.paths().into_iter().map(|p| (p, fps)));
-                        q.sink = Some(Box::new(sink));
-                    }
-                    real = Some(q);
-                    Box::new(enc)
-                }
-            };
-            let cfg = SenderConfig {
-                flow: i as u16,
-                frame_interval: spec.ctx.frame_interval,
-                mtu: spec.ctx.mtu,
-                start: spec.start,
-                stop: spec.stop,
-                min_rate: spec.ctx.min_rate,
-                max_rate: spec.ctx.max_rate,
-                skip_threshold: spec.skip_threshold,
-                cap: spec.cap,
-                pause_on_queue_limit: spec.queue_time_limit.is_some(),
-                nack: spec.nack,
-                fec: spec.fec,
-                audio: spec.audio,
-                resolution: spec.resolution,
-                max_resolution,
-                bulk: spec.bulk,
-                cwnd_pushback: spec.cwnd_pushback,
-                pacer: PacerConfig {
-                    queue_time_limit: spec.queue_time_limit,
-                    burst: spec.pacer_burst,
-                    ..PacerConfig::default()
-                },
-                ..SenderConfig::default()
-            };
-            let rcfg = ReceiverConfig {
-                flow: i as u16,
-                interval: spec.feedback_interval,
-                nack: spec.nack.is_some(),
-                keyframe_wait: spec.keyframe_wait,
-                fec_overhead: spec.fec.map_or(FecConfig::default().overhead, |f| f.overhead),
-                ..ReceiverConfig::default()
-            };
+            let (call, frames) = VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?;
             flows.push(Flow {
-                spec: spec.clone(),
+                name: spec.name.clone(),
                 due: [Time::MAX; 4],
-                sender: Sender::new(cfg, ctrl, encoder),
-                receiver: match estimator {
-                    Some(e) => Receiver::new(rcfg).with_estimator(e),
-                    None => Receiver::new(rcfg),
-                },
-                reports: Default::default(),
-                report_seq: 0,
+                ends: Box::new(call),
+                backs: Default::default(),
+                back_seq: 0,
             });
             recorder.add_flow(
                 FlowLabel {
@@ -244,7 +148,7 @@ impl Simulation {
                     start: spec.start,
                     stop: spec.stop,
                 },
-                FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.stop),
+                frames,
             );
         }
         let (mut fwd, mut rev) = link.paths();
@@ -306,9 +210,9 @@ impl Simulation {
             Stage::Link => self.link.poll_timeout(),
             Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
             Stage::Deliver => self.fwd.poll_timeout(flow),
-            Stage::Receiver => self.flows[flow].receiver.poll_timeout(),
+            Stage::Receiver => self.flows[flow].ends.receiver_timeout(),
             Stage::Feedback => self.rev.poll_timeout(flow),
-            Stage::Sender => self.flows[flow].sender.poll_timeout(),
+            Stage::Sender => self.flows[flow].ends.sender_timeout(),
         }
     }
 
@@ -382,17 +286,9 @@ impl Simulation {
             }
             if t >= self.end {
                 self.done = true;
-                for i in 0..self.flows.len() {
-                    self.collect_frames(i, t, true);
-                    let f = &self.flows[i];
-                    let receiver = ReceiverSample {
-                        freeze: f.receiver.freeze(),
-                        freeze_gap: f.receiver.freeze_gap(),
-                        display_span: f.receiver.display_span(),
-                        repair: f.receiver.repair(),
-                    };
-                    let counters = *f.sender.counters();
-                    self.recorder.record(i, Event::End { at: t, counters: &counters, receiver: &receiver });
+                for (i, f) in self.flows.iter_mut().enumerate() {
+                    f.ends.record_settled(i, t, true, &mut self.recorder);
+                    f.ends.record_end(i, t, &mut self.recorder);
                 }
             }
         }
@@ -404,8 +300,8 @@ impl Simulation {
     /// any: the run's quality numbers are not to be trusted then.
     pub fn failure(&self) -> Option<String> {
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            let e = f.sender.encoder().failure().or_else(|| self.recorder.flows[i].frames.failure())?;
-            Some(format!("flow[{i}] ({}): {e}", f.spec.name))
+            let e = f.ends.failure().or_else(|| self.recorder.flows[i].frames.failure().map(str::to_string))?;
+            Some(format!("flow[{i}] ({}): {e}", f.name))
         })
     }
 
@@ -474,38 +370,38 @@ impl Simulation {
         while let Some((at, p)) = self.fwd.poll_arrival(i, t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketArrived { at, packet: &p });
-            f.receiver.handle_packet(at, &p);
+            f.ends.handle_packet(at, &p);
         }
         self.arm(Stage::Receiver, i);
     }
 
     fn serve_receiver(&mut self, t: Time, i: usize) {
         self.events += 1;
-        let Some(rep) = self.flows[i].receiver.poll_report(t) else { return };
+        let Some(back) = self.flows[i].ends.poll_back(t) else { return };
         let f = &mut self.flows[i];
-        f.report_seq += 1;
+        f.back_seq += 1;
         if self.rev.lose() {
             self.recorder.record(i, Event::ReportSent { lost: true });
             return;
         }
         let Some(link) = &mut self.rev_link else {
             self.recorder.record(i, Event::ReportSent { lost: false });
-            self.rev.send(t, i, rep);
+            self.rev.send(t, i, back);
             self.arm(Stage::Feedback, i);
             return;
         };
         let p = Packet {
             flow: i as u16,
             kind: PacketKind::Feedback,
-            seq: f.report_seq,
-            size: rep.wire_size(),
+            seq: f.back_seq,
+            size: back.wire_size(),
             send_time: t,
             ..Packet::default()
         };
         let seq = p.seq;
         let queued = link.enqueue(t, p);
         if queued {
-            f.reports.push_back((seq, rep));
+            f.backs.push_back((seq, back));
         }
         self.recorder.record(i, Event::ReportSent { lost: !queued });
         self.reverse_drops();
@@ -517,13 +413,13 @@ impl Simulation {
         while let Some(d) = self.rev_link.as_mut().and_then(|l| l.poll_departure(t)) {
             self.events += 1;
             let i = d.packet.flow as usize;
-            let reports = &mut self.flows[i].reports;
+            let backs = &mut self.flows[i].backs;
             // Reports an AQM dropped ahead of this one have left already.
-            while reports.front().is_some_and(|r| r.0 < d.packet.seq) {
-                reports.pop_front();
+            while backs.front().is_some_and(|r| r.0 < d.packet.seq) {
+                backs.pop_front();
             }
-            if let Some((_, rep)) = reports.pop_front() {
-                self.rev.send(d.departed, i, rep);
+            if let Some((_, back)) = backs.pop_front() {
+                self.rev.send(d.departed, i, back);
                 self.arm(Stage::Feedback, i);
             }
         }
@@ -533,26 +429,26 @@ impl Simulation {
     /// Reports the reverse bottleneck's AQM dropped inside its queue.
     fn reverse_drops(&mut self) {
         while let Some((p, _)) = self.rev_link.as_mut().and_then(|l| l.poll_drop()) {
-            self.flows[p.flow as usize].reports.retain(|r| r.0 != p.seq);
+            self.flows[p.flow as usize].backs.retain(|r| r.0 != p.seq);
             self.recorder.record(p.flow as usize, Event::ReportLost);
         }
     }
 
     fn serve_feedback(&mut self, t: Time, i: usize) {
-        while let Some((_, rep)) = self.rev.poll_arrival(i, t) {
+        while let Some((_, back)) = self.rev.poll_arrival(i, t) {
             self.events += 1;
-            self.flows[i].sender.handle_report(t, &rep);
+            self.flows[i].ends.handle_back(t, &back);
         }
         self.arm(Stage::Sender, i);
     }
 
     fn serve_sender(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        if f.sender.poll_timeout().is_some_and(|x| x <= t) {
+        if f.ends.sender_timeout().is_some_and(|x| x <= t) {
             self.events += 1;
-            f.sender.handle_timeout(t);
+            f.ends.handle_sender_timeout(t);
         }
-        while let Some(p) = f.sender.poll_transmit(t) {
+        while let Some(p) = f.ends.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
             let seq = p.seq;
@@ -572,53 +468,16 @@ impl Simulation {
         }
     }
 
-    /// Hand the recorder every frame whose fate is known at `now` (all of
-    /// them `at_end`): the sender's record, then the receiver's.
-    fn collect_frames(&mut self, i: usize, now: Time, at_end: bool) {
-        let f = &mut self.flows[i];
-        while let Some(s) = f.sender.oldest_frame() {
-            let (r, next) = if s.skipped {
-                (RecvFrame::default(), None)
-            } else {
-                let r = f.receiver.frame(s.frame);
-                let next = if r.display.is_none() { f.receiver.next_display_after(s.frame) } else { None };
-                (r, next)
-            };
-            if !at_end && !FrameLog::ready(s, &r, next, now) {
-                break;
-            }
-            let Some(s) = f.sender.pop_frame() else { break };
-            self.recorder.record(i, Event::FrameSent(&s));
-            if !s.skipped {
-                let r = f.receiver.pop_frame();
-                self.recorder.record(i, Event::FrameReceived { frame: s.frame, record: &r, next_display: next, at_end });
-            }
-        }
-    }
-
-    /// Close the time-series bin ending at `next_bin`: settled frames, then
-    /// the link's and each sender's state.
+    /// Close the time-series bin ending at `next_bin`: what settled, then
+    /// the link's and each sending end's state.
     fn sample_bin(&mut self) {
         let t1 = self.next_bin;
-        for i in 0..self.flows.len() {
-            self.collect_frames(i, t1, false);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            f.ends.record_settled(i, t1, false, &mut self.recorder);
         }
         self.recorder.record(0, Event::Link { at: t1, queue_bytes: self.link.queue_bytes() });
         for (i, f) in self.flows.iter().enumerate() {
-            let sd = &f.sender;
-            let dec = sd.decision();
-            let sample = SenderSample {
-                target: sd.target_rate(),
-                pacing: dec.pacing_rate,
-                encoder: sd.encoder().output_rate(),
-                resolution_p: sd.resolution().size().1,
-                counters: *sd.counters(),
-                cwnd: dec.cwnd,
-                in_flight: sd.in_flight(),
-                pacer_queued: sd.pacer().queued_bytes(),
-                controller: sd.controller(),
-            };
-            self.recorder.record(i, Event::Sender { at: t1, sample: &sample });
+            f.ends.record_sample(i, t1, &mut self.recorder);
         }
     }
 }

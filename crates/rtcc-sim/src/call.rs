@@ -1,0 +1,222 @@
+//! A video call as a pair of endpoints: rtcc-core's `Sender` (encoder,
+//! packetizer, FEC, pacer, controller) and `Receiver` (assembly, decode
+//! order, display, reports), built from a flow of the scenario.
+
+use rtcc_core::controller::{self, ControllerContext};
+use rtcc_core::encoder::{Encoder, FrameEncoder};
+use rtcc_core::fec::FecConfig;
+use rtcc_core::pacer::PacerConfig;
+use rtcc_core::packet::Packet;
+use rtcc_core::receiver::{Receiver, ReceiverConfig, RecvFrame};
+use rtcc_core::resolution::Resolution;
+use rtcc_core::rng::Rng;
+use rtcc_core::sender::{Sender, SenderConfig};
+use rtcc_core::units::Time;
+use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
+
+use crate::endpoint::{Back, Endpoints};
+use crate::frames::FrameLog;
+use crate::recorder::{Event, ReceiverSample, Recorder, SenderSample};
+use crate::scenario::{FlowSpec, Scenario, ScenarioError};
+use crate::video;
+
+pub struct VideoCall {
+    sender: Sender,
+    receiver: Receiver,
+}
+
+impl VideoCall {
+    /// Flow `i` of `scenario`, with its controller context (the run's seed
+    /// forked for it) and the run's random stream (a model encoder forks
+    /// its own). Returns the call and its frame accounting; saved-video
+    /// streams are added to `saved_videos`.
+    pub fn build(
+        i: usize,
+        spec: &FlowSpec,
+        scenario: &Scenario,
+        ctx: ControllerContext,
+        rng: &mut Rng,
+        saved_videos: &mut Vec<(std::path::PathBuf, f64)>,
+    ) -> Result<(VideoCall, FrameLog), ScenarioError> {
+        let cerr = |e: controller::ConfigError| ScenarioError {
+            source_name: scenario.source.clone(),
+            field: format!("flow[{i}].controller"),
+            reason: e.to_string(),
+        };
+        let ctrl = controller::create(&spec.controller, &spec.params, &ctx).map_err(cerr)?;
+        let estimator = match controller::receiver_of(&spec.controller) {
+            Some(make) => Some(make(&spec.params, &ctx).map_err(cerr)?),
+            None => None,
+        };
+        let fps = 1.0 / spec.ctx.frame_interval.as_secs_f64();
+        let vfail = |reason: String| ScenarioError {
+            source_name: scenario.source.clone(),
+            field: format!("flow[{i}].encoder"),
+            reason,
+        };
+        let mut real = None;
+        let mut max_resolution = Resolution::R1080;
+        let encoder: Box<dyn FrameEncoder> = match &spec.video {
+            None => Box::new(Encoder::new(spec.encoder.clone(), spec.ctx.frame_interval, rng.fork(i as u64 + 1))),
+            Some(v) => {
+                let mut v = v.clone();
+                if let (ContentSpec::Generated { motion, photos, .. }, Some(dir)) =
+                    (&mut v.content, &scenario.photo_dir)
+                {
+                    if photos.is_empty() {
+                        *photos = video::default_photos(*motion, dir);
+                    }
+                }
+                let field = match &v.content {
+                    ContentSpec::Generated { photos, .. } if !photos.is_empty() => "content.photos",
+                    ContentSpec::Generated { .. } => "content",
+                    _ => "content.file",
+                };
+                let src = v.content.open(fps).map_err(|reason| ScenarioError {
+                    source_name: scenario.source.clone(),
+                    field: format!("flow[{i}].{field}"),
+                    reason,
+                })?;
+                // Dumbo's policy cannot send more lines than the source has.
+                let h = src.size().1;
+                max_resolution =
+                    Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
+                let enc = RealEncoder::new(&v, fps, spec.start).map_err(vfail)?;
+                let mut q = RealQuality::new(&v, fps, spec.start).map_err(vfail)?;
+                if let Some(dir) = &scenario.video_dir {
+                    let size = q.source_size();
+                    let label = format!("{} ({})", spec.controller, v.codec.name());
+                    let sink = video::SaveVideo::create(dir, &spec.name, size, fps, &label).map_err(vfail)?;
+                    saved_videos.extend(sink.paths().into_iter().map(|p| (p, fps)));
+                    q.sink = Some(Box::new(sink));
+                }
+                real = Some(q);
+                Box::new(enc)
+            }
+        };
+        let cfg = SenderConfig {
+            flow: i as u16,
+            frame_interval: spec.ctx.frame_interval,
+            mtu: spec.ctx.mtu,
+            start: spec.start,
+            stop: spec.stop,
+            min_rate: spec.ctx.min_rate,
+            max_rate: spec.ctx.max_rate,
+            skip_threshold: spec.skip_threshold,
+            cap: spec.cap,
+            pause_on_queue_limit: spec.queue_time_limit.is_some(),
+            nack: spec.nack,
+            fec: spec.fec,
+            audio: spec.audio,
+            resolution: spec.resolution,
+            max_resolution,
+            bulk: spec.bulk,
+            cwnd_pushback: spec.cwnd_pushback,
+            pacer: PacerConfig {
+                queue_time_limit: spec.queue_time_limit,
+                burst: spec.pacer_burst,
+                ..PacerConfig::default()
+            },
+            ..SenderConfig::default()
+        };
+        let rcfg = ReceiverConfig {
+            flow: i as u16,
+            interval: spec.feedback_interval,
+            nack: spec.nack.is_some(),
+            keyframe_wait: spec.keyframe_wait,
+            fec_overhead: spec.fec.map_or(FecConfig::default().overhead, |f| f.overhead),
+            ..ReceiverConfig::default()
+        };
+        let call = VideoCall {
+            sender: Sender::new(cfg, ctrl, encoder),
+            receiver: match estimator {
+                Some(e) => Receiver::new(rcfg).with_estimator(e),
+                None => Receiver::new(rcfg),
+            },
+        };
+        let frames = FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.stop);
+        Ok((call, frames))
+    }
+}
+
+impl Endpoints for VideoCall {
+    fn sender_timeout(&self) -> Option<Time> {
+        self.sender.poll_timeout()
+    }
+    fn handle_sender_timeout(&mut self, now: Time) {
+        self.sender.handle_timeout(now);
+    }
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.sender.poll_transmit(now)
+    }
+    fn handle_back(&mut self, now: Time, back: &Back) {
+        match back {
+            Back::Report(r) => self.sender.handle_report(now, r),
+        }
+    }
+
+    fn receiver_timeout(&self) -> Option<Time> {
+        self.receiver.poll_timeout()
+    }
+    fn handle_packet(&mut self, now: Time, packet: &Packet) {
+        self.receiver.handle_packet(now, packet);
+    }
+    fn poll_back(&mut self, now: Time) -> Option<Back> {
+        self.receiver.poll_report(now).map(Back::Report)
+    }
+
+    /// Frames whose fate is known at `now`: the sender's record, then the
+    /// receiver's (a skipped capture has only the sender's).
+    fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder) {
+        while let Some(s) = self.sender.oldest_frame() {
+            let (r, next) = if s.skipped {
+                (RecvFrame::default(), None)
+            } else {
+                let r = self.receiver.frame(s.frame);
+                let next = if r.display.is_none() { self.receiver.next_display_after(s.frame) } else { None };
+                (r, next)
+            };
+            if !at_end && !FrameLog::ready(s, &r, next, now) {
+                break;
+            }
+            let Some(s) = self.sender.pop_frame() else { break };
+            rec.record(flow, Event::FrameSent(&s));
+            if !s.skipped {
+                let r = self.receiver.pop_frame();
+                rec.record(flow, Event::FrameReceived { frame: s.frame, record: &r, next_display: next, at_end });
+            }
+        }
+    }
+
+    fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        let sd = &self.sender;
+        let dec = sd.decision();
+        let sample = SenderSample {
+            target: sd.target_rate(),
+            pacing: dec.pacing_rate,
+            encoder: sd.encoder().output_rate(),
+            resolution_p: sd.resolution().size().1,
+            counters: *sd.counters(),
+            cwnd: dec.cwnd,
+            in_flight: sd.in_flight(),
+            pacer_queued: sd.pacer().queued_bytes(),
+            controller: sd.controller(),
+        };
+        rec.record(flow, Event::Sender { at, sample: &sample });
+    }
+
+    fn record_end(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        let r = &self.receiver;
+        let receiver = ReceiverSample {
+            freeze: r.freeze(),
+            freeze_gap: r.freeze_gap(),
+            display_span: r.display_span(),
+            repair: r.repair(),
+        };
+        rec.record(flow, Event::End { at, counters: self.sender.counters(), receiver: &receiver });
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.sender.encoder().failure().map(str::to_string)
+    }
+}
