@@ -41,6 +41,9 @@ class _BenchResult(TypedDict):
     packets: int
     packets_per_s: float
     events: int
+    flows: int
+    ns_per_packet: float
+    rss_per_flow_bytes: float | None
 
 # A table is {column: (dtype, little-endian bytes)}, dtype one of "f64", "i64", "u8".
 _Table = dict[str, tuple[str, bytes]]
