@@ -53,8 +53,7 @@ impl<K: Ord + Copy> Schedule<K> {
                 let last = self.heap.pop().expect("scheduled slot is in the heap");
                 self.pos[slot] = NONE;
                 if i < self.heap.len() {
-                    self.heap[i] = last;
-                    self.pos[last.1 as usize] = i as u32;
+                    self.put(i, last);
                     self.up(i);
                     self.down(i);
                 }
@@ -77,6 +76,12 @@ impl<K: Ord + Copy> Schedule<K> {
 
     /// Move the entry at `i` towards the root while it is smaller than its
     /// parent (a hole moves instead of repeated swaps).
+    /// Put entry `e` at heap index `i`.
+    fn put(&mut self, i: usize, e: (K, u32)) {
+        self.heap[i] = e;
+        self.pos[e.1 as usize] = i as u32;
+    }
+
     fn up(&mut self, mut i: usize) {
         let e = self.heap[i];
         while i > 0 {
@@ -84,12 +89,10 @@ impl<K: Ord + Copy> Schedule<K> {
             if e.0 >= self.heap[p].0 {
                 break;
             }
-            self.heap[i] = self.heap[p];
-            self.pos[self.heap[i].1 as usize] = i as u32;
+            self.put(i, self.heap[p]);
             i = p;
         }
-        self.heap[i] = e;
-        self.pos[e.1 as usize] = i as u32;
+        self.put(i, e);
     }
 
     fn down(&mut self, mut i: usize) {
@@ -97,24 +100,15 @@ impl<K: Ord + Copy> Schedule<K> {
         let e = self.heap[i];
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let mut c = first;
-            for k in first + 1..(first + ARITY).min(n) {
-                if self.heap[k].0 < self.heap[c].0 {
-                    c = k;
-                }
-            }
+            // The smallest child, if any is smaller than `e`.
+            let Some(c) = (first..(first + ARITY).min(n)).min_by_key(|&k| self.heap[k].0) else { break };
             if self.heap[c].0 >= e.0 {
                 break;
             }
-            self.heap[i] = self.heap[c];
-            self.pos[self.heap[i].1 as usize] = i as u32;
+            self.put(i, self.heap[c]);
             i = c;
         }
-        self.heap[i] = e;
-        self.pos[e.1 as usize] = i as u32;
+        self.put(i, e);
     }
 }
 
