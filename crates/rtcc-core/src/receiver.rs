@@ -64,6 +64,9 @@ const MAX_NACK_PACKETS: usize = 1000;
 const MAX_FRAME_JUMP: usize = 3600;
 /// Media sequence numbers remembered for duplicate detection.
 const SEEN_BITS: u32 = 1 << 14;
+/// Collected frames remembered as shown or not: 4096 frames, over two
+/// minutes at 30 fps, far beyond any packet's lateness.
+const COLLECTED_BITS: u32 = 1 << 12;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -138,6 +141,10 @@ pub struct Receiver {
     /// Frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<RecvFrame>,
     frame_base: u32,
+    /// Whether each of the last `COLLECTED_BITS` collected frames was
+    /// displayed (bit `id % COLLECTED_BITS`), so a late packet of a collected
+    /// frame is judged the same whenever the frame was collected.
+    collected_shown: Vec<u64>,
     last_decoded: Option<u32>,
     newest_complete: Option<u32>,
     stuck_since: Option<Time>,
@@ -177,6 +184,7 @@ impl Receiver {
             last_key_packet: None,
             frames: VecDeque::with_capacity(256),
             frame_base: 0,
+            collected_shown: vec![0; (COLLECTED_BITS / 64) as usize],
             last_decoded: None,
             newest_complete: None,
             stuck_since: None,
@@ -238,8 +246,23 @@ impl Receiver {
     /// Collect the record of frame `frame_base` (the oldest); later packets of
     /// it are ignored. Keeps memory flat over long calls.
     pub fn pop_frame(&mut self) -> RecvFrame {
+        let f = self.frames.pop_front().unwrap_or_default();
+        let b = self.frame_base % COLLECTED_BITS;
+        let (w, bit) = ((b / 64) as usize, 1u64 << (b % 64));
+        if f.display.is_some() {
+            self.collected_shown[w] |= bit;
+        } else {
+            self.collected_shown[w] &= !bit;
+        }
         self.frame_base += 1;
-        self.frames.pop_front().unwrap_or_default()
+        f
+    }
+
+    /// Whether collected frame `id` was displayed (as far back as
+    /// `COLLECTED_BITS` frames; older ones count as not shown).
+    fn collected_was_shown(&self, id: u32) -> bool {
+        let b = id % COLLECTED_BITS;
+        self.frame_base - id <= COLLECTED_BITS && self.collected_shown[(b / 64) as usize] & (1 << (b % 64)) != 0
     }
 
     fn nack_due(&self) -> Option<Time> {
@@ -315,11 +338,14 @@ impl Receiver {
         self.refresh_timeout();
     }
 
-    /// Frame `id` can no longer be shown: collected, or decoded past
-    /// without being shown.
+    /// Frame `id` can no longer be shown: decoded past (or collected)
+    /// without being shown. A packet of a frame that was shown is a
+    /// duplicate, not late, whether or not its record was collected yet.
     fn behind_decoder(&self, id: u32) -> bool {
-        id < self.frame_base
-            || (self.last_decoded.is_some_and(|d| id <= d) && self.frame_ref(id).is_none_or(|f| f.display.is_none()))
+        if id < self.frame_base {
+            return !self.collected_was_shown(id);
+        }
+        self.last_decoded.is_some_and(|d| id <= d) && self.frame_ref(id).is_none_or(|f| f.display.is_none())
     }
 
     fn on_recovered(&mut self, now: Time, r: &Packet) {
@@ -560,6 +586,36 @@ mod tests {
             flags: if frame == 0 { FLAG_KEY } else { 0 },
             ..Packet::default()
         }
+    }
+
+    /// Late discards are the receiver's own judgement: collecting frame
+    /// records (whenever a recorder does it) does not change them.
+    #[test]
+    fn lateness_does_not_depend_on_when_records_are_collected() {
+        let late_after = |collect: bool| {
+            let mut r = Receiver::new(ReceiverConfig::default());
+            // Frame 0 (key) is shown; frame 1 loses a packet and frame 2
+            // (a key frame) overtakes it.
+            r.handle_packet(Time::from_millis(10), &pkt(0, 0, 0, 1));
+            r.handle_packet(Time::from_millis(40), &pkt(2, 1, 1, 2));
+            let key2 = Packet { flags: FLAG_KEY, ..pkt(3, 2, 0, 1) };
+            r.handle_packet(Time::from_millis(70), &key2);
+            assert_eq!(r.frame(2).display, Some(Time::from_millis(70)));
+            let _ = r.poll_report(Time::from_millis(1000));
+            if collect {
+                for _ in 0..3 {
+                    r.pop_frame();
+                }
+            }
+            // A spurious retransmission of shown frame 0 (a duplicate), then
+            // frame 1's missing packet, too late to show.
+            r.handle_packet(Time::from_millis(1100), &Packet { kind: PacketKind::Rtx, ..pkt(4, 0, 0, 1) });
+            r.handle_packet(Time::from_millis(1110), &Packet { media_seq: 1, ..pkt(5, 1, 0, 2) });
+            let rep = r.poll_report(Time::from_millis(3000)).expect("a report");
+            (rep.stats.late_discards, rep.late)
+        };
+        assert_eq!(late_after(false), (1, vec![5]));
+        assert_eq!(late_after(true), (1, vec![5]));
     }
 
     #[test]

@@ -10,39 +10,6 @@ use crate::frames::{FrameCols, STATUS_SKIPPED};
 use crate::metrics::{jain, Column, Table};
 use crate::recorder::{FlowRec, Recorder};
 
-/// Columnar time-series builder; controller state columns may appear late,
-/// earlier rows are back-filled with NaN.
-#[derive(Clone, Debug, Default)]
-pub struct Series {
-    cols: Vec<(String, Vec<f64>)>,
-    rows: usize,
-}
-
-impl Series {
-    pub fn push(&mut self, name: &str, v: f64) {
-        match self.cols.iter_mut().find(|(n, _)| n == name) {
-            Some((_, c)) => c.push(v),
-            None => {
-                let mut c = vec![f64::NAN; self.rows];
-                c.push(v);
-                self.cols.push((name.to_string(), c));
-            }
-        }
-    }
-    pub fn push_state(&mut self, name: &str, v: f64) {
-        self.push(name, if v.is_finite() { v } else { f64::NAN });
-    }
-    pub fn end_row(&mut self) {
-        self.rows += 1;
-        for (_, c) in &mut self.cols {
-            c.resize(self.rows, f64::NAN);
-        }
-    }
-    pub fn col(&self, name: &str) -> Option<&[f64]> {
-        self.cols.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_slice())
-    }
-}
-
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct FlowSummary {
     pub name: String,

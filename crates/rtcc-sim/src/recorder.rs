@@ -6,7 +6,7 @@
 //! events (the simulator; a runtime on real sockets, joining the sender's
 //! and the receiver's frame records by frame id) gets the same outputs.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use rtcc_core::controller::Controller;
 use rtcc_core::packet::Packet;
@@ -15,8 +15,7 @@ use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use crate::frames::FrameLog;
-use crate::metrics::FlowStats;
-use crate::output::Series;
+use crate::metrics::{FlowStats, Series};
 use crate::trace::Capacity;
 
 /// The sender's state at a bin boundary.
@@ -86,6 +85,11 @@ pub struct FlowLabel {
     pub stop: Option<Time>,
 }
 
+/// How far the receiver's records may come out of order: a frame whose
+/// record is still missing once the receiver has reported this many frames
+/// beyond it is settled without one (about two seconds at 30 fps).
+const REORDER_FRAMES: u32 = 64;
+
 /// One flow's accumulators.
 pub(crate) struct FlowRec {
     pub label: FlowLabel,
@@ -100,30 +104,50 @@ pub(crate) struct FlowRec {
     pub receiver: ReceiverSample,
     pub reports_sent: u64,
     pub reports_lost: u64,
-    /// Frame records waiting for their other half, oldest first.
+    /// Sender records waiting for the receiver's, in capture order.
     sent: VecDeque<SentFrame>,
-    received: VecDeque<(u32, RecvFrame, Option<Time>, bool)>,
+    /// Receiver records waiting for the sender's, by frame id.
+    received: BTreeMap<u32, (RecvFrame, Option<Time>, bool)>,
+    /// Highest frame id the receiver has reported, and the last frame
+    /// settled: a receiver record at or below it comes too late to join.
+    received_high: Option<u32>,
+    settled: Option<u32>,
 }
 
 impl FlowRec {
-    /// Settle frames, in capture order, once both records are in (a skipped
-    /// capture has only the sender's); `at_end`, settle the rest as the run
+    fn add_received(&mut self, frame: u32, rec: RecvFrame, next: Option<Time>, at_end: bool) {
+        self.received_high = Some(self.received_high.map_or(frame, |h| h.max(frame)));
+        if self.settled.is_none_or(|s| frame > s) {
+            self.received.insert(frame, (rec, next, at_end));
+        }
+    }
+
+    /// Settle frames in capture order once both records are in (a skipped
+    /// capture has only the sender's). Records may come in any order; a
+    /// frame the receiver has reported past without a record of its own is
+    /// settled without one (lost) once the receiver is `REORDER_FRAMES`
+    /// beyond it. `at_end`, settle the rest as the run
     /// left them.
     fn join_frames(&mut self, flow: usize, at_end: bool) {
         while let Some(s) = self.sent.front() {
-            // A receiver record of a frame the sender no longer holds.
-            while self.received.front().is_some_and(|r| !s.skipped && r.0 < s.frame) {
-                self.received.pop_front();
-            }
-            let r = match self.received.front() {
-                _ if s.skipped => None,
-                Some(r) if r.0 == s.frame => self.received.pop_front(),
-                _ if at_end => None,
-                _ => break,
+            let r = if s.skipped {
+                None
+            } else if let Some(r) = self.received.remove(&s.frame) {
+                Some(r)
+            } else if at_end || self.received_high.is_some_and(|h| h > s.frame + REORDER_FRAMES) {
+                None
+            } else {
+                break;
             };
             let s = self.sent.pop_front().expect("front exists");
-            let (rec, next, end) = r.map_or_else(|| (RecvFrame::default(), None, at_end), |r| (r.1, r.2, r.3));
+            if !s.skipped {
+                self.settled = Some(s.frame);
+            }
+            let (rec, next, end) = r.unwrap_or((RecvFrame::default(), None, at_end));
             self.frames.settle(flow, &s, &rec, next, end);
+        }
+        if at_end {
+            self.received.clear();
         }
     }
 }
@@ -184,7 +208,9 @@ impl Recorder {
             reports_sent: 0,
             reports_lost: 0,
             sent: VecDeque::new(),
-            received: VecDeque::new(),
+            received: BTreeMap::new(),
+            received_high: None,
+            settled: None,
         });
     }
 
@@ -217,7 +243,7 @@ impl Recorder {
                 self.flows[flow].join_frames(flow, false);
             }
             Event::FrameReceived { frame, record, next_display, at_end } => {
-                self.flows[flow].received.push_back((frame, record.clone(), next_display, at_end));
+                self.flows[flow].add_received(frame, record.clone(), next_display, at_end);
                 self.flows[flow].join_frames(flow, false);
             }
             Event::Sender { at, sample } => self.sender_sample(flow, at, sample),

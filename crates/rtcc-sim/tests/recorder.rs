@@ -3,7 +3,7 @@
 //! capacity to drain the queue.
 
 use rtcc_core::controller::{ControllerContext, Params};
-use rtcc_core::packet::{Packet, PacketKind};
+use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::receiver::{FrameStatus, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::sender::{SendCounters, SentFrame};
@@ -64,9 +64,11 @@ fn queue_delay_is_undefined_without_capacity() {
     assert!((out.summary.link.queue_ms_mean.unwrap() - mean).abs() < 1e-9);
 }
 
-/// No simulator: a driver that only produces events gets a summary.
+/// No simulator: a driver that only produces events gets a summary, with
+/// the sender's and the receiver's frame records joined whatever their order.
 #[test]
 fn outputs_come_from_events_alone() {
+    const N: u32 = 80;
     let bin = Duration::from_millis(100);
     let mut rec = Recorder::new(Capacity::constant(DataRate::from_kbps(1000)), bin, true, true);
     let label = FlowLabel {
@@ -85,8 +87,11 @@ fn outputs_come_from_events_alone() {
     )
     .unwrap();
     let mut counters = SendCounters::default();
-    // Ten frames of one 1000-byte packet, each 30 ms on the way.
-    for k in 0..10u32 {
+    // 80 frames of one 1000-byte packet, each 30 ms on the way, and a
+    // skipped capture after frame 3. The receiver's records come after the
+    // sender's, pairwise swapped (1, 0, 3, 2, ...), and frame 7's never.
+    let mut received = Vec::new();
+    for k in 0..N {
         let sent = Time::from_millis(100 * k as i64);
         let p = Packet {
             kind: PacketKind::Media,
@@ -123,14 +128,13 @@ fn outputs_come_from_events_alone() {
             received: 1,
             ..RecvFrame::default()
         };
-        // The two halves of a frame may come in either order.
-        let received = Event::FrameReceived { frame: k, record: &r, next_display: None, at_end: false };
-        if k % 2 == 0 {
-            rec.record(0, Event::FrameSent(&s));
-            rec.record(0, received);
-        } else {
-            rec.record(0, received);
-            rec.record(0, Event::FrameSent(&s));
+        rec.record(0, Event::FrameSent(&s));
+        if k == 3 {
+            let skip = SentFrame { frame: NO_FRAME, capture: sent + fi / 2, skipped: true, packets: 0, ..s };
+            rec.record(0, Event::FrameSent(&skip));
+        }
+        if k != 7 {
+            received.push((k, r));
         }
         let sample = SenderSample {
             target: DataRate::from_kbps(80),
@@ -147,16 +151,26 @@ fn outputs_come_from_events_alone() {
         rec.record(0, Event::Link { at: t1, queue_bytes: DataSize::ZERO });
         rec.record(0, Event::Sender { at: t1, sample: &sample });
     }
-    let end = Time::from_millis(1000);
+    let mut order: Vec<usize> = (0..received.len()).collect();
+    for pair in order.chunks_mut(2) {
+        pair.reverse();
+    }
+    for i in order {
+        let (k, r) = &received[i];
+        rec.record(0, Event::FrameReceived { frame: *k, record: r, next_display: None, at_end: false });
+    }
+    let end = Time::from_millis(100 * N as i64);
     rec.record(0, Event::End { at: end, counters: &counters, receiver: &ReceiverSample::default() });
     let out = rec.output(&RunInfo { scenario: "events".into(), seed: 1, end, wall: Default::default(), events: 30 });
     let f = &out.summary.flows[0];
-    assert_eq!((f.frames_sent, f.frames_displayed, f.packets_sent), (10, 10, 10));
+    assert_eq!((f.frames_sent, f.frames_displayed, f.frames_lost, f.frames_skipped), (80, 79, 1, 1));
+    assert_eq!(f.packets_sent, 80);
     assert!((f.video_kbps - 80.0).abs() < 1e-9, "{}", f.video_kbps);
     assert!((f.goodput_kbps - 80.0).abs() < 1e-9, "{}", f.goodput_kbps);
     assert!((f.owd_ms_mean.unwrap() - 30.0).abs() < 0.1);
     assert!((f.frame_latency_ms_mean.unwrap() - 30.0).abs() < 0.1);
     assert!((out.summary.link.utilization - 0.08).abs() < 1e-9);
-    assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 10);
-    assert_eq!(out.frames.f64("latency_ms").unwrap().len(), 10);
+    assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 80);
+    let frames = out.frames.get("frame").unwrap();
+    assert_eq!(frames.len(), 81);
 }
