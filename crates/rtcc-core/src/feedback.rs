@@ -52,13 +52,25 @@ pub struct ReceiverReport {
 }
 
 impl ReceiverReport {
-    /// Bytes this report takes on the wire: IPv4 + UDP (28), an RFC 8888
-    /// congestion-control feedback packet (RTCP header 8, one SSRC block
-    /// header 8, 2 bytes per packet padded to 4, report timestamp 4), a
-    /// generic NACK if any (RFC 4585 §6.2.1: 12 + 4 per FCI; one FCI covers
-    /// a sequence and the 16 after it) and a PLI if asked (§6.3.1: 12).
+    /// Bytes this report takes on the wire, as reduced-size RTCP (RFC 5506:
+    /// no RR/SR in front): IPv4 + UDP (28); an RFC 8888 congestion-control
+    /// feedback packet with one block for the transport-wide sequence (RTCP
+    /// header 8, block header 8, 2 bytes per packet padded to 4, report
+    /// timestamp 4) — per-stream blocks as RFC 8888 has them would add 8
+    /// bytes per extra stream; a generic NACK if any (RFC 4585 §6.2.1: 12 +
+    /// 4 per FCI; one FCI covers a sequence and the 16 after it; `nacks`
+    /// ascending); a PLI if asked (§6.3.1: 12); a REMB-style estimate if any
+    /// (draft-alvestrand-rmcat-remb: 24 with one SSRC); and late discards as
+    /// an RFC 7097 discard-RLE block (8 + 2 per run of consecutive sequences).
     pub fn wire_size(&self) -> DataSize {
         let mut bytes = 28 + 8 + 8 + 4 + (2 * self.arrivals.len() as u64).div_ceil(4) * 4;
+        if self.estimate.is_some() {
+            bytes += 24;
+        }
+        if !self.late.is_empty() {
+            let runs = 1 + self.late.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
+            bytes += 8 + (2 * runs).div_ceil(4) * 4;
+        }
         if !self.nacks.is_empty() {
             let mut fci = 0u64;
             let mut base: Option<u32> = None;
@@ -128,6 +140,26 @@ impl Feedback {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wire_size_counts_each_block() {
+        let base = ReceiverReport::default();
+        // IPv4/UDP 28 + RTCP 8 + block 8 + timestamp 4.
+        assert_eq!(base.wire_size().bytes(), 48);
+        let arrivals = vec![(0, None); 7];
+        // 14 bytes of packet entries, padded to 16.
+        assert_eq!(ReceiverReport { arrivals, ..Default::default() }.wire_size().bytes(), 64);
+        // Sequences 1..=17 fit one FCI, 40 needs a second.
+        let nacks: Vec<u32> = (1..=17).chain([40]).collect();
+        assert_eq!(ReceiverReport { nacks, ..Default::default() }.wire_size().bytes(), 48 + 12 + 8);
+        assert_eq!(ReceiverReport { pli: true, ..Default::default() }.wire_size().bytes(), 60);
+        let estimate = Some(DataRate::from_kbps(500));
+        assert_eq!(ReceiverReport { estimate, ..Default::default() }.wire_size().bytes(), 72);
+        // Runs 3-5 and 9: two runs, 4 bytes, plus the block header.
+        let late = vec![3, 4, 5, 9];
+        assert_eq!(ReceiverReport { late, ..Default::default() }.wire_size().bytes(), 48 + 12);
+    }
+
     #[test]
     fn rtt_excludes_hold_time() {
         let fb = Feedback {

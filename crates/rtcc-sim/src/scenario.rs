@@ -207,8 +207,8 @@ impl Scenario {
         if file.flows.is_empty() {
             return Err(err("flow", "at least one [[flow]] is required".into()));
         }
-        // Each flow keeps its own delay histograms and frame state (hundreds
-        // of kB); beyond this a typo (a generated list gone wrong) is likelier
+        // Each flow keeps its own endpoints, histograms and frame state
+        // (about 100 kB); beyond this a typo (a generated list gone wrong) is likelier
         // than a real experiment.
         if file.flows.len() > MAX_FLOWS {
             return Err(err("flow", format!("{} flows; at most {MAX_FLOWS} share one link", file.flows.len())));

@@ -1,9 +1,9 @@
-//! The simulator's event schedule: at most one entry per component (the
-//! link, each flow's deliveries, receiver, reports and sender), keyed by
-//! its next deadline. An indexed 4-ary heap: moving a deadline sifts the
-//! component's one entry instead of leaving a stale one behind, so the heap
-//! never holds more entries than there are components and every change is
-//! O(log components).
+//! The simulator's event schedule: an indexed 4-ary heap with at most one
+//! entry per slot (the simulator gives each flow one slot, keyed by its
+//! earliest stage deadline), keyed by its next deadline. Moving a deadline
+//! sifts the slot's one entry instead of leaving a stale one behind, so the
+//! heap never holds more entries than there are slots and every change is
+//! O(log slots).
 
 /// A min-heap of `slots` entries with keys `K` (unique per slot, so the
 /// order of equal-time entries is the key's own, never insertion order).

@@ -1,5 +1,5 @@
 //! The simulation driver. Each flow is a pair of [`Endpoints`] (a video
-//! call today); the driver moves their packets through the bottleneck and
+//! call, `call.rs`); the driver moves their packets through the bottleneck and
 //! the forward path, what they send back through the reverse bottleneck (if
 //! any) and the reverse path, and tells the [`Recorder`] what happened.
 //! Every component (the link, each flow's forward delivery, receiving end,
@@ -50,7 +50,7 @@ enum Stage {
     /// A flow's sender: frames, audio, controller timers, the pacer.
     Sender,
     /// The reverse bottleneck, if the link has one: report departures.
-    /// Last, so a run without one keeps the order it always had.
+    /// Last, so it changes no order among the other stages.
     ReverseLink,
 }
 
@@ -94,9 +94,9 @@ pub struct Simulation {
     /// heap rather than sifted through it.
     link_due: Option<Key>,
     /// The reverse bottleneck (`link.reverse_capacity`) and its next
-    /// departure. Reports cross it as packets of their wire size; the
-    /// report itself waits in its flow's `reports` under the packet's
-    /// sequence number.
+    /// departure. What a flow sends back crosses it as a packet of its wire
+    /// size; the message itself waits in the flow's `backs` under the
+    /// packet's sequence number.
     rev_link: Option<Link>,
     rev_due: Option<Key>,
     pub(crate) flows: Vec<Flow>,
@@ -321,8 +321,9 @@ impl Simulation {
     }
 
     /// Serve every component due at or before `t`, in (time, stage, flow)
-    /// order. A component that stays due without progress is moved on by
-    /// 1 µs after 1000 tries, so it cannot stall the clock.
+    /// order. After 1000 serves per component at one instant (something
+    /// stays due without progress), whatever is still due is moved on by
+    /// 1 µs, so nothing can stall the clock.
     fn step(&mut self, t: Time) {
         let mut serves = 0u32;
         while let Some(key) = self.head() {
@@ -418,7 +419,8 @@ impl Simulation {
             while backs.front().is_some_and(|r| r.0 < d.packet.seq) {
                 backs.pop_front();
             }
-            if let Some((_, back)) = backs.pop_front() {
+            if backs.front().is_some_and(|r| r.0 == d.packet.seq) {
+                let (_, back) = backs.pop_front().expect("front exists");
                 self.rev.send(d.departed, i, back);
                 self.arm(Stage::Feedback, i);
             }

@@ -132,6 +132,9 @@ impl ReceiverEstimator for ToyRemb {
 struct ToyFollower {
     estimate: Option<DataRate>,
     owd_min_ms: f64,
+    /// Reports seen, and those without an estimate.
+    reports: u32,
+    without: u32,
 }
 
 impl Controller for ToyFollower {
@@ -139,6 +142,8 @@ impl Controller for ToyFollower {
         "toy-remb"
     }
     fn on_feedback(&mut self, _now: Time, fb: &Feedback) {
+        self.reports += 1;
+        self.without += u32::from(fb.estimate.is_none());
         self.estimate = fb.estimate.or(self.estimate);
         if let Some(d) = fb.stats.owd_min {
             self.owd_min_ms = d.as_millis_f64();
@@ -150,11 +155,13 @@ impl Controller for ToyFollower {
     fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("estimate_kbps", self.estimate.map_or(f64::NAN, |r| r.kbps_f64()));
         out("owd_min_ms", self.owd_min_ms);
+        out("reports", self.reports as f64);
+        out("reports_without_estimate", self.without as f64);
     }
 }
 
 fn create_remb(_: &Params, _: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    Ok(Box::new(ToyFollower { estimate: None, owd_min_ms: f64::NAN }))
+    Ok(Box::new(ToyFollower { estimate: None, owd_min_ms: f64::NAN, reports: 0, without: 0 }))
 }
 
 fn create_remb_receiver(_: &Params, _: &ControllerContext) -> Result<Box<dyn ReceiverEstimator>, ConfigError> {
@@ -190,6 +197,11 @@ encoder = "ideal"
     for e in &late {
         assert!((e / 1500.0 - 1.0).abs() < 0.1, "estimate {e} kbps");
     }
+    // Every report carried one.
+    let n = col(&out.timeseries, "reports");
+    let without = col(&out.timeseries, "reports_without_estimate");
+    assert!(n[n.len() - 1] > 100.0, "{} reports", n[n.len() - 1]);
+    assert_eq!(without[without.len() - 1], 0.0);
     // The report's one-way delay: propagation plus one packet's serialisation.
     let o = owd[owd.len() - 1];
     assert!((30.0..31.5).contains(&o), "owd_min {o} ms");

@@ -56,7 +56,7 @@ fn queue_delay_is_undefined_without_capacity() {
             assert!(q[i].is_finite(), "t={ts}: {}", q[i]);
         }
     }
-    // 0.5 Mbps excess for 10 s plus a 1 s outage: never near the old 1e7 ms cap.
+    // 0.5 Mbps excess for 10 s plus a 1 s outage drains in seconds, not hours.
     let max = out.summary.link.queue_ms_max.unwrap();
     assert!(max < 60_000.0, "{max}");
     let finite: Vec<f64> = q.iter().copied().filter(|x| x.is_finite()).collect();

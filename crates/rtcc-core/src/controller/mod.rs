@@ -132,7 +132,8 @@ pub struct Decision {
     pub padding_rate: DataRate,
     /// Transmission schedule of each frame's packets.
     pub schedule: FrameSchedule,
-    /// FEC to apply; `None` leaves the flow's configured FEC as it is.
+    /// FEC to apply from now on; `None` changes nothing: the flow's
+    /// configured FEC until a plan is given, then the last plan.
     pub fec: Option<FecPlan>,
     /// Skip encoding frames while the send queue would take longer than this
     /// to drain at the target rate (Dumbo §4 "Latency Control"); the flow's

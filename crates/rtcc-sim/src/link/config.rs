@@ -810,7 +810,7 @@ mod tests {
     fn config_queue_disciplines() {
         let ms_ = Duration::from_millis;
         let drop_tail = |l: QueueLimit| Ok(QueueDiscipline::DropTail(l));
-        // The string forms are drop-tail, as before; the table says the same.
+        // The string forms are drop-tail; the table says the same.
         assert_eq!(queue("\"100ms\""), drop_tail(QueueLimit::Time(ms_(100))));
         assert_eq!(queue("{ kind = \"droptail\", limit = \"100ms\" }"), drop_tail(QueueLimit::Time(ms_(100))));
         assert_eq!(queue("{ kind = \"drop_tail\", limit = \"64kB\" }"), drop_tail(QueueLimit::Bytes(b(64_000))));
