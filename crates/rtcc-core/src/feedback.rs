@@ -3,8 +3,7 @@
 //! sender joins it with its send history into a `Feedback` before any
 //! controller sees it (STYLE habit 3).
 
-use crate::controller::FramePos;
-use crate::packet::PacketKind;
+use crate::packet::{FramePos, PacketKind};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// Receiver-side statistics carried with a report (RTCP RR-style), over the

@@ -5,7 +5,7 @@
 
 pub mod controller;
 pub mod encoder;
-pub mod estimator;
+pub use controller::estimator;
 pub mod fec;
 pub mod feedback;
 pub mod pacer;

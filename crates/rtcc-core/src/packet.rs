@@ -92,6 +92,35 @@ impl PacketKind {
 /// No frame: padding, probe-only packets.
 pub const NO_FRAME: u32 = u32::MAX;
 
+/// Which frame a packet carries, and where in it: lets a frame-aware
+/// controller map packets (sent, acknowledged, lost) to frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramePos {
+    /// Encoded frame id, `NO_FRAME` for packets outside any frame.
+    pub frame: u32,
+    /// Index within the frame, and packets in the frame.
+    pub index: u16,
+    pub count: u16,
+}
+
+impl FramePos {
+    pub const NONE: FramePos = FramePos { frame: NO_FRAME, index: 0, count: 0 };
+    pub fn is_frame(&self) -> bool {
+        self.frame != NO_FRAME
+    }
+    /// The last packet of its frame.
+    pub fn is_last(&self) -> bool {
+        self.is_frame() && self.index + 1 == self.count
+    }
+}
+
+impl Default for FramePos {
+    fn default() -> Self {
+        FramePos::NONE
+    }
+}
+
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Packet {
     /// Flow (call) index in the scenario.
@@ -148,8 +177,8 @@ pub const FLAG_KEY: u8 = 1;
 
 impl Packet {
     /// The frame this packet carries and where in it.
-    pub fn pos(&self) -> crate::controller::FramePos {
-        crate::controller::FramePos { frame: self.frame, index: self.index, count: self.count }
+    pub fn pos(&self) -> FramePos {
+        FramePos { frame: self.frame, index: self.index, count: self.count }
     }
 
     pub fn is_frame_data(&self) -> bool {

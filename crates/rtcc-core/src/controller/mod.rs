@@ -18,38 +18,13 @@ pub use params::{ConfigError, ParamType, ParamValue, Params};
 use std::sync::RwLock;
 
 use crate::feedback::Feedback;
-use crate::packet::{PacketKind, NO_FRAME};
+use crate::packet::PacketKind;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
-pub use crate::estimator::{EstimatorFactory, ReceiverEstimator};
+pub mod estimator;
+pub use estimator::{EstimatorFactory, ReceiverEstimator};
 
-/// Which frame a packet carries, and where in it: lets a frame-aware
-/// controller map packets (sent, acknowledged, lost) to frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FramePos {
-    /// Encoded frame id, `NO_FRAME` for packets outside any frame.
-    pub frame: u32,
-    /// Index within the frame, and packets in the frame.
-    pub index: u16,
-    pub count: u16,
-}
-
-impl FramePos {
-    pub const NONE: FramePos = FramePos { frame: NO_FRAME, index: 0, count: 0 };
-    pub fn is_frame(&self) -> bool {
-        self.frame != NO_FRAME
-    }
-    /// The last packet of its frame.
-    pub fn is_last(&self) -> bool {
-        self.is_frame() && self.index + 1 == self.count
-    }
-}
-
-impl Default for FramePos {
-    fn default() -> Self {
-        FramePos::NONE
-    }
-}
+pub use crate::packet::FramePos;
 
 /// A packet as it left the pacer, told to the controller.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -3,7 +3,7 @@
 //! there and put their estimate into each report. Sans-IO like the rest:
 //! time comes in as `now`.
 
-use crate::controller::{ConfigError, ControllerContext, Params};
+use super::{ConfigError, ControllerContext, Params};
 use crate::packet::Packet;
 use crate::units::{DataRate, Time};
 
