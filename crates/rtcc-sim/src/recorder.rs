@@ -219,6 +219,7 @@ impl Recorder {
     }
 
     /// Record `e` of flow `flow` (link samples ignore `flow`).
+    #[inline]
     pub fn record(&mut self, flow: usize, e: Event) {
         match e {
             Event::PacketSent(p) => self.flows[flow].stats.on_sent(p, self.record_packets),
