@@ -11,6 +11,30 @@ use rtcc_core::units::{Duration, Time};
 
 use crate::loss::LossModel;
 
+/// The parameters of a link's two paths beyond its bottleneck (the
+/// `[link]` fields `delay`, `reverse_delay`, `jitter`, `reverse_loss`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSpec {
+    pub delay: Duration,
+    pub reverse_delay: Duration,
+    pub jitter: Duration,
+    pub reverse_loss: LossModel,
+}
+
+impl PathSpec {
+    /// The forward path (propagation, jitter) and the reverse one
+    /// (propagation, loss of what is sent back), each drawing from a stream
+    /// forked from `rng`: turning jitter on does not change which reports
+    /// are lost, nor which packets the bottleneck loses.
+    pub fn build<F, R>(&self, rng: &mut Rng) -> (Path<F>, Path<R>) {
+        let jitter_rng = rng.fork(2);
+        let reverse_rng = rng.fork(3);
+        let fwd = Path::new(self.delay, self.jitter, LossModel::None, jitter_rng, Rng::new(0));
+        let rev = Path::new(self.reverse_delay, Duration::ZERO, self.reverse_loss.clone(), Rng::new(0), reverse_rng);
+        (fwd, rev)
+    }
+}
+
 /// One flow's messages in flight, in arrival order.
 #[derive(Clone, Debug)]
 struct Line<T> {

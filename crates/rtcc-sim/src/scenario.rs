@@ -15,6 +15,7 @@ use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::sender::{AudioConfig, RateCap};
 
 use crate::link::{Link, LinkConfig};
+use crate::path::PathSpec;
 use crate::profile::{self, param_value};
 use crate::video;
 use rtcc_video::real::VideoSpec;
@@ -256,14 +257,15 @@ impl Scenario {
         })
     }
 
-    pub fn build_link(&self, rng: rtcc_core::rng::Rng) -> Result<Link, ScenarioError> {
-        let mut link = self.link.build(&self.base_dir).map_err(|e| ScenarioError {
+    pub fn build_link(&self, rng: &mut rtcc_core::rng::Rng) -> Result<(Link, PathSpec), ScenarioError> {
+        let err = |e: crate::link::FieldError| ScenarioError {
             source_name: self.source.clone(),
             field: format!("link.{}", e.field.trim_start_matches("link.")),
             reason: e.reason,
-        })?;
+        };
+        let mut link = self.link.build(&self.base_dir).map_err(err)?;
         link.set_rng(rng);
-        Ok(link)
+        Ok((link, self.link.path_spec("link").map_err(err)?))
     }
 
     /// The reverse bottleneck (`link.reverse_capacity`), if any.

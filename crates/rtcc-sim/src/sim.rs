@@ -117,7 +117,10 @@ impl Simulation {
     pub fn new(scenario: Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.unwrap_or(scenario.seed);
         let mut rng = Rng::new(seed);
-        let link = scenario.build_link(rng.fork(0xC0FFEE))?;
+        // The bottleneck's loss, then the paths' jitter and reverse loss,
+        // each a stream of its own forked from this one.
+        let mut link_rng = rng.fork(0xC0FFEE);
+        let (link, paths) = scenario.build_link(&mut link_rng)?;
         let rev_link = scenario.build_reverse_link()?;
         let mut recorder = Recorder::new(
             link.capacity().clone(),
@@ -151,7 +154,7 @@ impl Simulation {
                 frames,
             );
         }
-        let (mut fwd, mut rev) = link.paths();
+        let (mut fwd, mut rev) = paths.build(&mut link_rng);
         for spec in &scenario.flows {
             fwd.add_flow(spec.access_delay);
             rev.add_flow(spec.access_delay);

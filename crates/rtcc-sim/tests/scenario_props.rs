@@ -91,7 +91,7 @@ proptest! {
         prop_assert_eq!(sc.duration, Duration::from_secs(g.duration_s as i64));
         prop_assert_eq!(sc.flows.len(), g.flows.len());
         let link = sc.link.build(std::path::Path::new(".")).unwrap();
-        prop_assert_eq!(link.delay(), Duration::from_millis(g.delay_ms as i64));
+        prop_assert_eq!(sc.link.path_spec("link").unwrap().delay, Duration::from_millis(g.delay_ms as i64));
         prop_assert_eq!(link.capacity().rate_at(Time::ZERO), DataRate::from_kbps(g.capacity_kbps));
         for (f, spec) in g.flows.iter().zip(&sc.flows) {
             prop_assert_eq!(spec.controller.as_str(), f.controller);

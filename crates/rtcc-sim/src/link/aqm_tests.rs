@@ -103,8 +103,7 @@ impl Run {
 }
 
 fn link(rate: DataRate, q: QueueDiscipline) -> Link {
-    let d = Duration::from_millis(25);
-    Link::new(Capacity::constant(rate), q, LossModel::None, Duration::ZERO, d, d, LossModel::None, Rng::new(1))
+    Link::new(Capacity::constant(rate), q, LossModel::None, Rng::new(1))
 }
 
 /// Drives `link` as the simulator does: at each event time, departures,

@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::Link;
+use crate::path::PathSpec;
 use crate::loss::LossModel;
 use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit};
 use crate::trace::{Capacity, MahimahiTrace};
@@ -511,7 +512,8 @@ impl LinkConfig {
         }
     }
 
-    /// Validates and builds the link. Relative trace paths resolve
+    /// Validates the whole table and builds the bottleneck (its paths come
+    /// from [`path_spec`](Self::path_spec)). Relative trace paths resolve
     /// against `base_dir`. The link draws from `Rng::new(0)` until
     /// [`Link::set_rng`] gives it the run's stream.
     pub fn build(&self, base_dir: &Path) -> Result<Link, FieldError> {
@@ -522,19 +524,29 @@ impl LinkConfig {
     pub fn build_named(&self, base_dir: &Path, prefix: &str) -> Result<Link, FieldError> {
         let f = |k: &str| format!("{prefix}.{k}");
         let capacity = build_capacity(&self.capacity, base_dir, &f("capacity"))?;
+        self.path_spec(prefix)?;
+        let queue = self.queue.build(&f("queue"))?;
+        let loss: LossModel = self.loss.build(&f("loss"))?;
+        if self.reverse_queue.is_some() && self.reverse_capacity.is_none() {
+            return Err(FieldError::new(f("reverse_queue"), "needs reverse_capacity (without it nothing queues)"));
+        }
+        Ok(Link::new(capacity, queue, loss, Rng::new(0)))
+    }
+
+    /// The paths beyond the bottleneck: delays, jitter, reverse loss.
+    pub fn path_spec(&self, prefix: &str) -> Result<PathSpec, FieldError> {
+        let f = |k: &str| format!("{prefix}.{k}");
         let delay = self.delay.duration(&f("delay"))?;
         let reverse_delay = match &self.reverse_delay {
             Some(d) => d.duration(&f("reverse_delay"))?,
             None => delay,
         };
-        let queue = self.queue.build(&f("queue"))?;
-        let loss: LossModel = self.loss.build(&f("loss"))?;
-        let reverse_loss = self.reverse_loss.build(&f("reverse_loss"))?;
-        let jitter = self.jitter.duration(&f("jitter"))?;
-        if self.reverse_queue.is_some() && self.reverse_capacity.is_none() {
-            return Err(FieldError::new(f("reverse_queue"), "needs reverse_capacity (without it nothing queues)"));
-        }
-        Ok(Link::new(capacity, queue, loss, jitter, delay, reverse_delay, reverse_loss, Rng::new(0)))
+        Ok(PathSpec {
+            delay,
+            reverse_delay,
+            jitter: self.jitter.duration(&f("jitter"))?.max(Duration::ZERO),
+            reverse_loss: self.reverse_loss.build(&f("reverse_loss"))?,
+        })
     }
 
     /// The reverse bottleneck, if `reverse_capacity` is set: its capacity
@@ -545,16 +557,7 @@ impl LinkConfig {
         let f = |k: &str| format!("{prefix}.{k}");
         let capacity = build_capacity(cap, base_dir, &f("reverse_capacity"))?;
         let queue = self.reverse_queue.as_ref().unwrap_or(&default_queue()).build(&f("reverse_queue"))?;
-        Ok(Some(Link::new(
-            capacity,
-            queue,
-            LossModel::None,
-            Duration::ZERO,
-            Duration::ZERO,
-            Duration::ZERO,
-            LossModel::None,
-            Rng::new(0),
-        )))
+        Ok(Some(Link::new(capacity, queue, LossModel::None, Rng::new(0))))
     }
 }
 
@@ -674,11 +677,42 @@ mod tests {
             .map_err(|e| format!("{}: {}", e.path(), e.inner().message()))
     }
 
-    fn build(text: &str) -> Result<Link, String> {
-        parse(text)?.build(Path::new("/nonexistent-base")).map_err(|e| e.to_string())
+    /// A built link and its paths, read together as the tests do.
+    #[derive(Debug)]
+    struct Built {
+        link: Link,
+        paths: PathSpec,
     }
 
-    fn cap(text: &str) -> Result<Link, String> {
+    impl std::ops::Deref for Built {
+        type Target = Link;
+        fn deref(&self) -> &Link {
+            &self.link
+        }
+    }
+
+    impl Built {
+        fn delay(&self) -> Duration {
+            self.paths.delay
+        }
+        fn reverse_delay(&self) -> Duration {
+            self.paths.reverse_delay
+        }
+        fn jitter(&self) -> Duration {
+            self.paths.jitter
+        }
+        fn reverse_loss(&self) -> &LossModel {
+            &self.paths.reverse_loss
+        }
+    }
+
+    fn build(text: &str) -> Result<Built, String> {
+        let c = parse(text)?;
+        let link = c.build(Path::new("/nonexistent-base")).map_err(|e| e.to_string())?;
+        Ok(Built { link, paths: c.path_spec("link").map_err(|e| e.to_string())? })
+    }
+
+    fn cap(text: &str) -> Result<Built, String> {
         build(&format!("[link]\ncapacity = {text}\n"))
     }
 

@@ -15,10 +15,9 @@ use std::collections::VecDeque;
 
 use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{DataSize, Duration, Time};
+use rtcc_core::units::{DataSize, Time};
 
 use crate::loss::LossModel;
-use crate::path::Path;
 use crate::queue::{Queue, Queued};
 
 pub use self::config::{
@@ -53,30 +52,13 @@ pub struct Link {
     /// at most a few per dequeue, FQ-CoDel at most a batch per enqueue.
     drops: VecDeque<Queued>,
     last_departure: Time,
+    /// Random loss of packets leaving the bottleneck (they used capacity).
     loss: LossModel,
-    reverse_loss: LossModel,
-    jitter: Duration,
-    delay: Duration,
-    reverse_delay: Duration,
-    // Separate streams so that, e.g., turning jitter on does not change
-    // which packets are lost.
     loss_rng: Rng,
-    jitter_rng: Rng,
-    reverse_rng: Rng,
 }
 
 impl Link {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        capacity: Capacity,
-        queue: impl Into<QueueDiscipline>,
-        loss: LossModel,
-        jitter: Duration,
-        delay: Duration,
-        reverse_delay: Duration,
-        reverse_loss: LossModel,
-        mut rng: Rng,
-    ) -> Self {
+    pub fn new(capacity: Capacity, queue: impl Into<QueueDiscipline>, loss: LossModel, mut rng: Rng) -> Self {
         Link {
             queue: Queue::new(queue.into()),
             server: Server::new(capacity),
@@ -84,22 +66,14 @@ impl Link {
             drops: VecDeque::with_capacity(256),
             last_departure: Time::ZERO,
             loss,
-            reverse_loss,
-            jitter: jitter.max(Duration::ZERO),
-            delay,
-            reverse_delay,
             loss_rng: rng.fork(1),
-            jitter_rng: rng.fork(2),
-            reverse_rng: rng.fork(3),
         }
     }
 
-    /// Replaces the random streams (loss, jitter, reverse loss) with ones
-    /// forked from `rng`, e.g. the run's seeded stream.
-    pub fn set_rng(&mut self, mut rng: Rng) {
+    /// Replaces the loss stream with one forked from `rng` (the run's
+    /// stream; the paths fork theirs from it next, `PathSpec::build`).
+    pub fn set_rng(&mut self, rng: &mut Rng) {
         self.loss_rng = rng.fork(1);
-        self.jitter_rng = rng.fork(2);
-        self.reverse_rng = rng.fork(3);
     }
 
     /// Offers a packet to the bottleneck buffer; `false` if dropped on
@@ -178,38 +152,6 @@ impl Link {
         &self.loss
     }
 
-    pub fn reverse_loss(&self) -> &LossModel {
-        &self.reverse_loss
-    }
-
-    /// One-way forward propagation delay.
-    pub fn delay(&self) -> Duration {
-        self.delay
-    }
-
-    /// One-way reverse (feedback) propagation delay.
-    pub fn reverse_delay(&self) -> Duration {
-        self.reverse_delay
-    }
-
-    pub fn jitter(&self) -> Duration {
-        self.jitter
-    }
-
-    /// The paths beyond the bottleneck, forward (propagation + jitter) and
-    /// reverse (propagation + loss of reports), with this link's parameters
-    /// and random streams.
-    pub fn paths<F, R>(&self) -> (Path<F>, Path<R>) {
-        let fwd = Path::new(self.delay, self.jitter, LossModel::None, self.jitter_rng.clone(), Rng::new(0));
-        let rev = Path::new(
-            self.reverse_delay,
-            Duration::ZERO,
-            self.reverse_loss.clone(),
-            Rng::new(0),
-            self.reverse_rng.clone(),
-        );
-        (fwd, rev)
-    }
 }
 
 #[cfg(test)]
@@ -220,6 +162,7 @@ mod tests {
     use rtcc_core::units::DataRate;
 
     use super::*;
+    use rtcc_core::units::Duration;
 
     fn pkt(seq: u64, size: u64) -> Packet {
         Packet {
@@ -242,15 +185,14 @@ mod tests {
         DataSize::from_bytes(n)
     }
 
-    fn link(capacity: Capacity, queue: QueueLimit, loss: LossModel, jitter: Duration) -> Link {
-        let d = Duration::from_millis(25);
-        Link::new(capacity, queue, loss, jitter, d, d, LossModel::None, Rng::new(3))
+    fn link(capacity: Capacity, queue: QueueLimit, loss: LossModel) -> Link {
+        Link::new(capacity, queue, loss, Rng::new(3))
     }
 
     #[test]
     fn link_serves_fifo_with_pull_model() {
         let mut l =
-            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
+            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Unlimited, LossModel::None);
         assert_eq!(l.poll_timeout(), None);
         for i in 0..3 {
             assert!(l.enqueue(Time::ZERO, pkt(i, 1250)));
@@ -276,13 +218,12 @@ mod tests {
         assert_eq!(l.poll_timeout(), Some(ms(45)));
         let d = l.poll_departure(ms(45)).unwrap();
         assert_eq!((d.service_start, d.departed), (ms(35), ms(45)));
-        assert_eq!((l.delay(), l.reverse_delay()), (Duration::from_millis(25), Duration::from_millis(25)));
     }
 
     #[test]
     fn link_drops_at_the_queue_limit_counting_the_packet_in_service() {
         let mut l =
-            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Packets(2), LossModel::None, Duration::ZERO);
+            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Packets(2), LossModel::None);
         assert!(l.enqueue(Time::ZERO, pkt(0, 1250)));
         assert!(l.enqueue(Time::ZERO, pkt(1, 1250)));
         assert!(!l.enqueue(Time::ZERO, pkt(2, 1250)));
@@ -290,7 +231,7 @@ mod tests {
         assert!(l.enqueue(ms(10), pkt(3, 1250)));
         // Time limit at the current capacity: 100 ms at 1 Mbps = 12 500 B.
         let q = QueueLimit::Time(Duration::from_millis(100));
-        let mut l = link(Capacity::constant(DataRate::from_mbps(1)), q, LossModel::None, Duration::ZERO);
+        let mut l = link(Capacity::constant(DataRate::from_mbps(1)), q, LossModel::None);
         assert!(l.enqueue(Time::ZERO, pkt(0, 12_500)));
         assert!(!l.enqueue(Time::ZERO, pkt(1, 1)));
     }
@@ -299,7 +240,7 @@ mod tests {
     fn link_over_a_trace() {
         let t = Arc::new(MahimahiTrace::parse("1").unwrap());
         let mut l =
-            link(Capacity::trace(t, Duration::ZERO, 1.0), QueueLimit::Unlimited, LossModel::None, Duration::ZERO);
+            link(Capacity::trace(t, Duration::ZERO, 1.0), QueueLimit::Unlimited, LossModel::None);
         for (i, size) in [1500, 300, 300, 300, 300, 300, 300, 2000].into_iter().enumerate() {
             l.enqueue(Time::ZERO, pkt(i as u64, size));
         }
@@ -311,14 +252,14 @@ mod tests {
     #[test]
     fn random_parts_are_seeded_and_independent() {
         let c = || Capacity::constant(DataRate::from_mbps(100));
-        let mut l = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(1.0), Duration::from_millis(10));
+        let mut l = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(1.0));
         l.enqueue(Time::ZERO, pkt(0, 100));
         assert!(l.poll_departure(ms(1)).unwrap().lost);
-        // Same seed, same draws; jitter does not disturb the loss stream.
-        let mut a = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::ZERO);
-        let mut b2 = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5), Duration::from_millis(5));
-        a.set_rng(Rng::new(9));
-        b2.set_rng(Rng::new(9));
+        // Same seed, same draws.
+        let mut a = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5));
+        let mut b2 = link(c(), QueueLimit::Unlimited, LossModel::bernoulli(0.5));
+        a.set_rng(&mut Rng::new(9));
+        b2.set_rng(&mut Rng::new(9));
         let fates = |l: &mut Link| -> Vec<bool> {
             (0..50)
                 .map(|i| {
@@ -331,17 +272,7 @@ mod tests {
     }
 
     fn on_1mbps(q: QueueDiscipline) -> Link {
-        let d = Duration::from_millis(25);
-        Link::new(
-            Capacity::constant(DataRate::from_mbps(1)),
-            q,
-            LossModel::None,
-            Duration::ZERO,
-            d,
-            d,
-            LossModel::None,
-            Rng::new(3),
-        )
+        Link::new(Capacity::constant(DataRate::from_mbps(1)), q, LossModel::None, Rng::new(3))
     }
 
     /// 30 packets of 1250 B at t = 0 on 1 Mbps (10 ms each) through CoDel.
