@@ -4,10 +4,8 @@
 
 use rtcc_core::controller::{self, ControllerContext};
 use rtcc_core::encoder::{Encoder, FrameEncoder};
-use rtcc_core::fec::FecConfig;
-use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::Packet;
-use rtcc_core::receiver::{Receiver, ReceiverConfig, RecvFrame};
+use rtcc_core::receiver::{Receiver, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
 use rtcc_core::sender::{Sender, SenderConfig};
@@ -81,8 +79,8 @@ impl VideoCall {
                 let h = src.size().1;
                 max_resolution =
                     Resolution::ALL.into_iter().rev().find(|r| r.size().1 <= h).unwrap_or(Resolution::R180);
-                let enc = RealEncoder::new(&v, fps, spec.start).map_err(vfail)?;
-                let mut q = RealQuality::new(&v, fps, spec.start).map_err(vfail)?;
+                let enc = RealEncoder::new(&v, fps, spec.sender.start).map_err(vfail)?;
+                let mut q = RealQuality::new(&v, fps, spec.sender.start).map_err(vfail)?;
                 if let Some(dir) = &scenario.video_dir {
                     let size = q.source_size();
                     let label = format!("{} ({})", spec.controller, v.codec.name());
@@ -94,39 +92,8 @@ impl VideoCall {
                 Box::new(enc)
             }
         };
-        let cfg = SenderConfig {
-            flow: i as u16,
-            frame_interval: spec.ctx.frame_interval,
-            mtu: spec.ctx.mtu,
-            start: spec.start,
-            stop: spec.stop,
-            min_rate: spec.ctx.min_rate,
-            max_rate: spec.ctx.max_rate,
-            skip_threshold: spec.skip_threshold,
-            cap: spec.cap,
-            pause_on_queue_limit: spec.queue_time_limit.is_some(),
-            nack: spec.nack,
-            fec: spec.fec,
-            audio: spec.audio,
-            resolution: spec.resolution,
-            max_resolution,
-            bulk: spec.bulk,
-            cwnd_pushback: spec.cwnd_pushback,
-            pacer: PacerConfig {
-                queue_time_limit: spec.queue_time_limit,
-                burst: spec.pacer_burst,
-                ..PacerConfig::default()
-            },
-            ..SenderConfig::default()
-        };
-        let rcfg = ReceiverConfig {
-            flow: i as u16,
-            interval: spec.feedback_interval,
-            nack: spec.nack.is_some(),
-            keyframe_wait: spec.keyframe_wait,
-            fec_overhead: spec.fec.map_or(FecConfig::default().overhead, |f| f.overhead),
-            ..ReceiverConfig::default()
-        };
+        let cfg = SenderConfig { max_resolution, ..spec.sender };
+        let rcfg = spec.receiver;
         let call = VideoCall {
             sender: Sender::new(cfg, ctrl, encoder),
             receiver: match estimator {
@@ -134,7 +101,7 @@ impl VideoCall {
                 None => Receiver::new(rcfg),
             },
         };
-        let frames = FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.stop);
+        let frames = FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.sender.stop);
         Ok((call, frames))
     }
 }

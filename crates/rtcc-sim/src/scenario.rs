@@ -12,7 +12,9 @@ use serde::Deserialize;
 use rtcc_core::fec::FecConfig;
 use rtcc_core::quality::QualityModel;
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
-use rtcc_core::sender::{AudioConfig, RateCap};
+use rtcc_core::pacer::PacerConfig;
+use rtcc_core::receiver::ReceiverConfig;
+use rtcc_core::sender::{AudioConfig, RateCap, SenderConfig};
 
 use crate::link::{Link, LinkConfig};
 use crate::path::PathSpec;
@@ -111,24 +113,11 @@ pub struct FlowSpec {
     pub params: Params,
     pub ctx: ControllerContext,
     pub encoder: EncoderConfig,
-    pub start: Time,
-    pub stop: Option<Time>,
     pub access_delay: Duration,
-    pub feedback_interval: Duration,
-    pub skip_threshold: Option<Duration>,
-    /// Retransmit NACKed media while its frame is younger than this.
-    pub nack: Option<Duration>,
-    pub keyframe_wait: Duration,
-    pub fec: Option<FecConfig>,
-    pub audio: Option<AudioConfig>,
-    pub resolution: ResolutionPolicy,
-    pub cap: RateCap,
-    pub queue_time_limit: Option<Duration>,
-    /// A backlogged bulk flow instead of video.
-    pub bulk: bool,
-    pub cwnd_pushback: bool,
-    /// Debt the pacer may run ahead by (a burst of this much send time).
-    pub pacer_burst: Duration,
+    /// The core's own configs, parsed straight from the flow's table (the
+    /// sender's `max_resolution` is set once the content is opened).
+    pub sender: SenderConfig,
+    pub receiver: ReceiverConfig,
     /// Rate–quality model for PSNR/SSIM estimates.
     pub quality: QualityModel,
     /// A real codec (`encoder = "vp8" | "h264"`) and its content; then
@@ -381,36 +370,47 @@ fn flow_spec(
     };
     let (content, motion) = video::parse_content(f.content.as_ref(), resolution, base, media)?;
     let video = real.map(|r| video::video_spec(r, content));
-    Ok(FlowSpec {
-        name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
-        controller,
-        params,
-        ctx,
-        encoder,
-        start: Time::ZERO + start,
-        stop: stop.map(|s| Time::ZERO + s),
-        access_delay: opt_dur(&f.access_delay, "access_delay")?.unwrap_or(Duration::ZERO),
-        feedback_interval,
-        skip_threshold: opt_dur(&f.skip_threshold, "skip_threshold")?,
-        // WebRTC negotiates NACK for video by default; a frame older than 1 s
-        // is past any interactive playout deadline.
-        nack: match f.nack.unwrap_or(true) {
-            true => Some(opt_dur(&f.nack_max_age, "nack_max_age")?.unwrap_or(Duration::from_secs(1))),
-            false => None,
-        },
-        keyframe_wait: match opt_dur(&f.keyframe_wait, "keyframe_wait")? {
-            None => Duration::from_millis(200),
-            Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
-            Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
-        },
-        fec: match &f.fec {
+    // WebRTC negotiates NACK for video by default; a frame older than 1 s
+    // is past any interactive playout deadline.
+    let nack = match f.nack.unwrap_or(true) {
+        true => Some(opt_dur(&f.nack_max_age, "nack_max_age")?.unwrap_or(Duration::from_secs(1))),
+        false => None,
+    };
+    let keyframe_wait = match opt_dur(&f.keyframe_wait, "keyframe_wait")? {
+        None => Duration::from_millis(200),
+        Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
+        Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
+    };
+    let fec = match &f.fec {
             None | Some(Toggle::On(false)) => None,
             Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
             Some(Toggle::Table(t)) => {
                 let p = plain_params(t, None).map_err(|(k, r)| e(&format!("fec.{k}"), r))?;
                 Some(FecConfig::from_params(&p).map_err(|er| config_err("fec", er))?)
             }
+    };
+    let queue_time_limit = match &f.queue_time_limit {
+        Some(Quantity::Str(s)) if s == "off" => None,
+        None => Some(Duration::from_secs(2)),
+        Some(q) => Some(duration_of(q).map_err(|r| e("queue_time_limit", r))?),
+    };
+    let sender = SenderConfig {
+        flow: i as u16,
+        frame_interval: ctx.frame_interval,
+        mtu: ctx.mtu,
+        start: Time::ZERO + start,
+        stop: stop.map(|s| Time::ZERO + s),
+        min_rate: ctx.min_rate,
+        max_rate: ctx.max_rate,
+        skip_threshold: opt_dur(&f.skip_threshold, "skip_threshold")?,
+        cap: match f.caps.as_deref() {
+            None | Some("none") => RateCap::None,
+            Some("webrtc") => RateCap::Webrtc,
+            Some(c) => return Err(e("caps", format!("'{c}' is not one of none, webrtc"))),
         },
+        pause_on_queue_limit: queue_time_limit.is_some(),
+        nack,
+        fec,
         audio: match &f.audio {
             None | Some(Toggle::On(false)) => None,
             Some(Toggle::On(true)) => Some(AudioConfig { rate: AUDIO_RATE.default(), ptime: AUDIO_PTIME.default() }),
@@ -423,11 +423,40 @@ fn flow_spec(
             }
         },
         resolution,
-        cap: match f.caps.as_deref() {
-            None | Some("none") => RateCap::None,
-            Some("webrtc") => RateCap::Webrtc,
-            Some(c) => return Err(e("caps", format!("'{c}' is not one of none, webrtc"))),
+        bulk: match f.source.as_deref() {
+            None | Some("video") => false,
+            Some("bulk") => true,
+            Some(o) => return Err(e("source", format!("'{o}' is not one of video, bulk"))),
         },
+        cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
+        pacer: PacerConfig {
+            queue_time_limit,
+            burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {
+                None => Duration::ZERO,
+                Some(d) if d <= Duration::from_secs(1) => d,
+                Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
+            },
+            ..PacerConfig::default()
+        },
+        ..SenderConfig::default()
+    };
+    let receiver = ReceiverConfig {
+        flow: i as u16,
+        interval: feedback_interval,
+        nack: nack.is_some(),
+        keyframe_wait,
+        fec_overhead: fec.map_or(FecConfig::default().overhead, |f| f.overhead),
+        ..ReceiverConfig::default()
+    };
+    Ok(FlowSpec {
+        name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+        controller,
+        params,
+        ctx,
+        encoder,
+        access_delay: opt_dur(&f.access_delay, "access_delay")?.unwrap_or(Duration::ZERO),
+        sender,
+        receiver,
         quality: {
             let mut p = match &f.quality {
                 Some(t) => plain_params(t, None).map_err(|(k, r)| e(&format!("quality.{k}"), r))?,
@@ -460,22 +489,6 @@ fn flow_spec(
             })?
         },
         video,
-        cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
-        pacer_burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {
-            None => Duration::ZERO,
-            Some(d) if d <= Duration::from_secs(1) => d,
-            Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
-        },
-        bulk: match f.source.as_deref() {
-            None | Some("video") => false,
-            Some("bulk") => true,
-            Some(o) => return Err(e("source", format!("'{o}' is not one of video, bulk"))),
-        },
-        queue_time_limit: match &f.queue_time_limit {
-            Some(Quantity::Str(s)) if s == "off" => None,
-            None => Some(Duration::from_secs(2)),
-            Some(q) => Some(duration_of(q).map_err(|r| e("queue_time_limit", r))?),
-        },
     })
 }
 

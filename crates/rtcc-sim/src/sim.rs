@@ -148,8 +148,8 @@ impl Simulation {
                     name: spec.name.clone(),
                     controller: spec.controller.clone(),
                     encoder: spec.encoder_kind().to_string(),
-                    start: spec.start,
-                    stop: spec.stop,
+                    start: spec.sender.start,
+                    stop: spec.sender.stop,
                 },
                 frames,
             );

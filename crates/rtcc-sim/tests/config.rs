@@ -27,10 +27,10 @@ fn a_bare_number_is_the_base_unit_in_every_flow_field() {
     )
     .unwrap();
     let (b, u) = (&bare.flows[0], &units.flows[0]);
-    assert_eq!(b.start, Time::from_millis(1000));
-    assert_eq!((b.start, b.stop), (u.start, u.stop));
-    assert_eq!(b.feedback_interval, Duration::from_millis(50));
-    assert_eq!(b.feedback_interval, u.feedback_interval);
+    assert_eq!(b.sender.start, Time::from_millis(1000));
+    assert_eq!((b.sender.start, b.sender.stop), (u.sender.start, u.sender.stop));
+    assert_eq!(b.receiver.interval, Duration::from_millis(50));
+    assert_eq!(b.receiver.interval, u.receiver.interval);
     assert_eq!((b.ctx.mtu, b.ctx.max_rate), (u.ctx.mtu, u.ctx.max_rate));
     assert_eq!(b.ctx.max_rate, DataRate::from_mbps(4));
     // The top-level duration follows the same rule.

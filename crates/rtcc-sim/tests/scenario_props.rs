@@ -95,8 +95,8 @@ proptest! {
         prop_assert_eq!(link.capacity().rate_at(Time::ZERO), DataRate::from_kbps(g.capacity_kbps));
         for (f, spec) in g.flows.iter().zip(&sc.flows) {
             prop_assert_eq!(spec.controller.as_str(), f.controller);
-            prop_assert_eq!(spec.start, Time::from_millis(f.start_ms as i64));
-            prop_assert_eq!(spec.stop, f.stop_after_ms.map(|a| Time::from_millis((f.start_ms + a) as i64)));
+            prop_assert_eq!(spec.sender.start, Time::from_millis(f.start_ms as i64));
+            prop_assert_eq!(spec.sender.stop, f.stop_after_ms.map(|a| Time::from_millis((f.start_ms + a) as i64)));
             prop_assert_eq!(spec.access_delay, Duration::from_millis(f.access_ms as i64));
         }
     }
