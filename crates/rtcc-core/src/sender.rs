@@ -529,15 +529,19 @@ impl Sender {
                 }
                 self.media.push_back(MediaEntry { item: item.clone(), capture, last_rtx: None });
             }
-            let parities = match self.fec.as_mut().filter(|_| fec_on) {
+            // A group's parity, and the frame's last partial group's.
+            let (full, last) = match self.fec.as_mut().filter(|_| fec_on) {
                 Some(fec) => {
                     let p = fec.on_media(&to_packet(self.cfg.flow, item.clone()));
-                    [p, if i + 1 == count { fec.end_frame() } else { None }]
+                    (p, if i + 1 == count { fec.end_frame() } else { None })
                 }
-                None => [None, None],
+                None => (None, None),
             };
             self.pacer.enqueue(item);
-            for p in parities.into_iter().flatten() {
+            if let Some(p) = full {
+                self.pacer.enqueue(Queued { burst: i < burst, ..parity(p, capture) });
+            }
+            if let Some(p) = last {
                 self.pacer.enqueue(Queued { burst: i < burst, ..parity(p, capture) });
             }
         }

@@ -100,8 +100,16 @@ impl<K: Ord + Copy> Schedule<K> {
         let e = self.heap[i];
         loop {
             let first = ARITY * i + 1;
-            // The smallest child, if any is smaller than `e`.
-            let Some(c) = (first..(first + ARITY).min(n)).min_by_key(|&k| self.heap[k].0) else { break };
+            if first >= n {
+                break;
+            }
+            // The smallest child.
+            let mut c = first;
+            for k in first + 1..(first + ARITY).min(n) {
+                if self.heap[k].0 < self.heap[c].0 {
+                    c = k;
+                }
+            }
             if self.heap[c].0 >= e.0 {
                 break;
             }
