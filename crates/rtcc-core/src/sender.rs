@@ -678,11 +678,10 @@ impl Sender {
             self.retransmit(now, m);
         }
         let mut packets = Vec::with_capacity(report.arrivals.len());
-        let mut late = report.late.iter().peekable();
         for &(seq, arrival) in &report.arrivals {
-            // Both lists are in sequence order.
-            while late.next_if(|&&l| l < seq).is_some() {}
-            let is_late = late.next_if_eq(&&seq).is_some();
+            // Arrivals come in arrival order (a reordered packet after the gap
+            // it filled), so look each one up; late lists are short.
+            let is_late = !report.late.is_empty() && report.late.contains(&seq);
             let Some(i) = seq.checked_sub(self.hist_base) else { continue };
             let Some(h) = self.history.get_mut(i as usize) else { continue };
             if h.outstanding {

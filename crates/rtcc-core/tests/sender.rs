@@ -641,3 +641,17 @@ fn the_controller_hears_in_flight_fall_when_a_report_settles_packets() {
     let last = ctl.log().states.last().copied().expect("states");
     assert_eq!((last.0, last.1.in_flight), (ms(60), DataSize::from_bytes(2000)), "last state {last:?}");
 }
+
+#[test]
+fn late_flags_reach_packets_reported_out_of_order() {
+    // One frame of three packets sent at once; the receiver saw 0, 2, then 1
+    // (reordered, too late for its frame), and reports in that order.
+    let ctl = bursts(DataRate::from_mbps(10));
+    let mut pair = silent(flow(1000), &ctl, &Script::new(&[3000]));
+    let r = ReceiverReport { late: vec![1], ..report(40, &[(0, Some(20)), (2, Some(21)), (1, Some(39))], &[]) };
+    report_at(&mut pair, ms(60), &r);
+    let log = ctl.log();
+    let fb = log.feedback.last().expect("a feedback");
+    let late: Vec<(u64, bool)> = fb.packets.iter().map(|p| (p.seq, p.late)).collect();
+    assert_eq!(late, [(0, false), (2, false), (1, true)]);
+}
