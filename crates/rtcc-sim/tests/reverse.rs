@@ -56,8 +56,13 @@ fn gcc_slows_down_when_its_feedback_is_starved() {
     let rev = "reverse_capacity = \"4kbps\"\nreverse_queue = \"2pkt\"";
     let starved = run(&scenario("\"gcc\"", rev));
     let (a, b) = (&plain.summary.flows[0], &starved.summary.flows[0]);
-    assert!(b.reports_lost > 0);
-    assert!(b.video_kbps < a.video_kbps, "starved {} vs plain {}", b.video_kbps, a.video_kbps);
+    // 4 kbps carries about 150 reports of ~64 B in 20 s; the rest are dropped.
+    assert_eq!(a.reports_sent, b.reports_sent);
+    assert!(b.reports_lost as f64 > 0.5 * b.reports_sent as f64, "{} of {}", b.reports_lost, b.reports_sent);
+    // Measured 2771 kbps with full feedback, 1776 kbps starved: GCC's rate
+    // grows only on the reports that arrive.
+    assert!(a.video_kbps > 2500.0, "plain {}", a.video_kbps);
+    assert!(b.video_kbps < 0.75 * a.video_kbps, "starved {} vs plain {}", b.video_kbps, a.video_kbps);
 }
 
 #[test]

@@ -657,12 +657,7 @@ fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<C
 mod tests {
     use super::*;
 
-    fn ms(x: i64) -> Time {
-        Time::from_millis(x)
-    }
-    fn b(n: u64) -> DataSize {
-        DataSize::from_bytes(n)
-    }
+    use crate::queue::fixtures::{b, ms};
 
     #[derive(serde::Deserialize, Debug)]
     #[serde(deny_unknown_fields)]

@@ -178,12 +178,7 @@ mod tests {
             ..Packet::default()
         }
     }
-    fn ms(x: i64) -> Time {
-        Time::from_millis(x)
-    }
-    fn b(n: u64) -> DataSize {
-        DataSize::from_bytes(n)
-    }
+    use crate::queue::fixtures::{b, ms};
 
     fn link(capacity: Capacity, queue: QueueLimit, loss: LossModel) -> Link {
         Link::new(capacity, queue, loss, Rng::new(3))

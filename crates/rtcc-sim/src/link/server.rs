@@ -83,12 +83,7 @@ mod tests {
 
     use super::*;
 
-    fn ms(x: i64) -> Time {
-        Time::from_millis(x)
-    }
-    fn b(n: u64) -> DataSize {
-        DataSize::from_bytes(n)
-    }
+    use crate::queue::fixtures::{b, ms};
 
     #[test]
     fn constant_rate_service() {

@@ -7,6 +7,10 @@ pub(crate) fn ms(x: i64) -> Time {
     Time::from_millis(x)
 }
 
+pub(crate) fn b(n: u64) -> DataSize {
+    DataSize::from_bytes(n)
+}
+
 pub(crate) fn us(x: i64) -> Time {
     Time::from_micros(x)
 }
