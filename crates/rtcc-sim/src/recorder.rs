@@ -259,10 +259,6 @@ impl Recorder {
         }
     }
 
-    fn kbps(&self, bytes: u64) -> f64 {
-        kbps_over(bytes, self.bin)
-    }
-
     /// A flow's row of the bin ending at `t1`; its bin accumulators restart.
     fn sender_sample(&mut self, flow: usize, t1: Time, x: &SenderSample) {
         let bin = self.bin;
@@ -327,7 +323,7 @@ impl Recorder {
             l.queue_ms_max = Some(l.queue_ms_max.map_or(queue_ms, |m: f64| m.max(queue_ms)));
         }
         if self.record_timeseries {
-            let (delivered, drops) = (self.kbps(self.link.bin_delivered), self.link.bin_drops);
+            let (delivered, drops) = (kbps_over(self.link.bin_delivered, self.bin), self.link.bin_drops);
             let ls = &mut self.link.series;
             ls.push("t_s", t1.as_secs_f64());
             ls.push("capacity_kbps", cap_rate.kbps_f64());
