@@ -16,6 +16,7 @@ pub mod receiver;
 pub mod resolution;
 pub mod rng;
 pub mod sender;
+pub mod tcp;
 pub mod units;
 
 pub use controller::{Controller, ControllerContext, Decision, Params};
