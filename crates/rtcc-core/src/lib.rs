@@ -17,6 +17,7 @@ pub mod resolution;
 pub mod rng;
 pub mod sender;
 pub mod tcp;
+pub mod traffic;
 pub mod units;
 
 pub use controller::{Controller, ControllerContext, Decision, Params};
