@@ -37,7 +37,8 @@ impl RateSample {
     }
     /// The sample as a rate of `seg` bytes per segment.
     pub fn rate(&self, seg: DataSize) -> Option<DataRate> {
-        self.is_valid().then(|| DataRate::from_size_per(DataSize::from_bytes(seg.bytes() * self.delivered), self.interval))
+        self.is_valid()
+            .then(|| DataRate::from_size_per(DataSize::from_bytes(seg.bytes() * self.delivered), self.interval))
     }
 }
 

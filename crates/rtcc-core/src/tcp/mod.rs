@@ -7,8 +7,58 @@
 //! counts its window: a segment is up to one MSS of payload.
 
 pub mod cc;
+pub mod cubic;
+mod rate;
+pub mod receiver;
+pub mod reno;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use cc::{AckSample, CongestionControl, RateSample, Window};
+pub use cubic::{Cubic, CubicConfig};
+pub use receiver::{TcpReceiver, TcpReceiverConfig};
+pub use reno::Reno;
+pub use sender::{CaState, TcpConfig, TcpSender, TcpStats};
 
 use crate::units::{DataSize, Time};
+
+/// Names `congestion_control` accepts.
+pub const CC_NAMES: &[&str] = &[
+    "reno", "cubic",
+    // "bbr" is added here with its factory arm below.
+];
+
+/// Build a congestion control by name. `params` are (name, value) pairs;
+/// flags take 0 or 1. Unknown names and parameters are refused.
+pub fn congestion_control(name: &str, params: &[(&str, f64)]) -> Result<Box<dyn CongestionControl>, String> {
+    let flag = |v: f64| v != 0.0;
+    match name {
+        "reno" => {
+            if let Some((p, _)) = params.first() {
+                return Err(format!("reno takes no parameter `{p}`"));
+            }
+            Ok(Box::new(Reno::new()))
+        }
+        "cubic" => {
+            let mut cfg = CubicConfig::default();
+            for &(p, v) in params {
+                match p {
+                    "c" if v > 0.0 => cfg.c = v,
+                    "beta" if v > 0.0 && v < 1.0 => cfg.beta = v,
+                    "fast_convergence" => cfg.fast_convergence = flag(v),
+                    "tcp_friendliness" => cfg.tcp_friendliness = flag(v),
+                    "hystart" => cfg.hystart = flag(v),
+                    "c" | "beta" => return Err(format!("cubic `{p}` = {v} is out of range")),
+                    _ => return Err(format!("cubic has no parameter `{p}`")),
+                }
+            }
+            Ok(Box::new(Cubic::new(cfg)))
+        }
+        // ---- "bbr": its arm goes here (owner: the BBR implementation). ----
+        _ => Err(format!("unknown congestion control `{name}` (known: {})", CC_NAMES.join(", "))),
+    }
+}
 
 /// IPv4 (20) + TCP (20) + timestamp option (12, Linux's default): the
 /// header on every segment and ACK.

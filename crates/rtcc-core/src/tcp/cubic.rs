@@ -1,0 +1,264 @@
+//! CUBIC (RFC 9438) in segments and f64, following Linux
+//! `net/ipv4/tcp_cubic.c` (`bictcp_update`) where the RFC leaves a choice,
+//! with HyStart++ (RFC 9406) in slow start.
+//!
+//! Linux runs classic HyStart (ACK-train length and a delay increase of
+//! delay_min/8 clamped to 4–16 ms) and leaves slow start outright. This
+//! implements HyStart++, the IETF's version: the same delay signal over
+//! per-round minimum RTTs, no ACK-train test (ACK spacing depends on
+//! delayed-ACK and scheduling details that a simulated path represents
+//! only coarsely), and Conservative Slow Start rather than a hard exit, so
+//! a spurious delay rise costs a few rounds of slower growth.
+
+use super::cc::{AckSample, CongestionControl, Window};
+use super::reno::slow_start;
+use crate::units::{Duration, Time};
+
+/// RFC 9406 §4.3 constants.
+const MIN_RTT_THRESH: Duration = Duration::from_millis(4);
+const MAX_RTT_THRESH: Duration = Duration::from_millis(16);
+const MIN_RTT_DIVISOR: i64 = 8;
+const N_RTT_SAMPLE: u32 = 8;
+const CSS_GROWTH_DIVISOR: u32 = 4;
+const CSS_ROUNDS: u32 = 5;
+/// Per-ACK slow-start increase cap without pacing (RFC 9406 §4.3 L = 8).
+const L_UNPACED: u32 = 8;
+
+/// CUBIC parameters (defaults: RFC 9438 §4 and Linux module parameters).
+#[derive(Clone, Debug)]
+pub struct CubicConfig {
+    /// C in segments/s³ (RFC 9438 §5.1: 0.4; Linux `bic_scale` 41/1024·10).
+    pub c: f64,
+    /// Multiplicative decrease (RFC 9438 §4.6: 0.7; Linux `beta` 717/1024).
+    pub beta: f64,
+    /// RFC 9438 §4.7, Linux `fast_convergence` = 1.
+    pub fast_convergence: bool,
+    /// Reno-friendly region (RFC 9438 §4.3, Linux `tcp_friendliness` = 1).
+    pub tcp_friendliness: bool,
+    /// HyStart++ in slow start (RFC 9406).
+    pub hystart: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true }
+    }
+}
+
+/// HyStart++ state (RFC 9406 §4.2).
+#[derive(Clone, Debug, Default)]
+struct HyStart {
+    /// `delivered` at the start of the round; an ACK for a packet sent
+    /// after it ends the round (RFC 9406 uses SND.NXT, the same boundary).
+    round_start: u64,
+    last_round_min: Option<Duration>,
+    current_round_min: Option<Duration>,
+    samples: u32,
+    /// In Conservative Slow Start, with its baseline and rounds so far.
+    css_baseline: Option<Duration>,
+    css_rounds: u32,
+}
+
+/// CUBIC congestion control.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// W_max (Linux `last_max_cwnd`), 0 before any loss.
+    w_max: f64,
+    /// Start of the current congestion-avoidance epoch, its K and origin.
+    epoch: Option<Time>,
+    k: f64,
+    origin: f64,
+    /// Reno-friendly estimate (RFC 9438 §4.3 W_est).
+    w_est: f64,
+    /// Fractional window growth not yet applied.
+    frac: f64,
+    hy: HyStart,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig) -> Self {
+        Cubic { cfg, w_max: 0.0, epoch: None, k: 0.0, origin: 0.0, w_est: 0.0, frac: 0.0, hy: HyStart::default() }
+    }
+
+    /// W_cubic(t) = C·(t − K)³ + W_max (RFC 9438 eq. 1), t in seconds
+    /// from the epoch.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.cfg.c * (t - self.k).powi(3) + self.origin
+    }
+    /// K (RFC 9438 eq. 2) of the current epoch, seconds.
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+    pub fn in_css(&self) -> bool {
+        self.hy.css_baseline.is_some()
+    }
+
+    fn grow(&mut self, w: &mut Window, inc: f64) {
+        self.frac += inc;
+        if self.frac >= 1.0 {
+            let whole = self.frac.floor();
+            self.frac -= whole;
+            w.cwnd = w.cwnd.saturating_add(whole as u32);
+        }
+    }
+
+    /// RFC 9406 §4.2 round tracking and the delay test; true when slow
+    /// start ends (CSS ran its rounds).
+    fn hystart(&mut self, w: &mut Window, ack: &AckSample) -> bool {
+        let hy = &mut self.hy;
+        let mut leave = false;
+        if ack.rate.delivered > 0 && ack.rate.prior_delivered >= hy.round_start {
+            hy.round_start = ack.rate.delivered_total;
+            hy.last_round_min = hy.current_round_min;
+            hy.current_round_min = None;
+            hy.samples = 0;
+            if hy.css_baseline.is_some() {
+                hy.css_rounds += 1;
+                leave = hy.css_rounds >= CSS_ROUNDS;
+            }
+        }
+        if let Some(r) = ack.rtt {
+            hy.current_round_min = Some(hy.current_round_min.map_or(r, |m| m.min(r)));
+            hy.samples += 1;
+        }
+        if let (true, Some(cur), Some(last)) = (hy.samples >= N_RTT_SAMPLE, hy.current_round_min, hy.last_round_min) {
+            match hy.css_baseline {
+                None => {
+                    let thresh = (last / MIN_RTT_DIVISOR).max(MIN_RTT_THRESH).min(MAX_RTT_THRESH);
+                    if cur >= last + thresh {
+                        hy.css_baseline = Some(cur);
+                        hy.css_rounds = 0;
+                    }
+                }
+                // The delay rise was spurious: back to slow start.
+                Some(base) if cur < base => hy.css_baseline = None,
+                Some(_) => {}
+            }
+        }
+        if leave {
+            // RFC 9406 §4.2: enter congestion avoidance at the current window.
+            w.ssthresh = w.cwnd;
+            hy.css_baseline = None;
+        }
+        leave
+    }
+
+    /// Congestion avoidance (RFC 9438 §4.2–4.4 as Linux `bictcp_update`).
+    fn avoid(&mut self, w: &mut Window, ack: &AckSample, acked: u32) {
+        let cwnd = w.cwnd as f64;
+        let epoch = *self.epoch.get_or_insert_with(|| {
+            // RFC 9438 §4.2 eq. 2; a window above W_max starts at the inflection.
+            if cwnd < self.w_max {
+                self.k = ((self.w_max - cwnd) / self.cfg.c).cbrt();
+                self.origin = self.w_max;
+            } else {
+                self.k = 0.0;
+                self.origin = cwnd;
+            }
+            self.w_est = cwnd;
+            ack.now
+        });
+        // Aim one RTT ahead; Linux uses the minimum RTT (delay_min), RFC
+        // 9438 §4.2 the smoothed one.
+        let rtt = ack.min_rtt.or(ack.srtt).unwrap_or(Duration::ZERO);
+        let t = (ack.now - epoch + rtt).as_secs_f64();
+        // RFC 9438 §4.2: the target stays within [cwnd, 1.5·cwnd].
+        let target = self.w_cubic(t).clamp(cwnd, 1.5 * cwnd);
+        let mut per_seg = if target > cwnd {
+            (target - cwnd) / cwnd
+        } else {
+            // Linux: cnt = 100·cwnd, a crawl at the plateau.
+            0.01 / cwnd
+        };
+        if self.w_max == 0.0 {
+            // Linux: no loss yet, at least 1 segment per 20 ACKed.
+            per_seg = per_seg.max(0.05);
+        }
+        if self.cfg.tcp_friendliness {
+            // RFC 9438 §4.3: W_est grows by α·acked/cwnd, α = 3(1−β)/(1+β).
+            let beta = self.cfg.beta;
+            let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+            self.w_est += alpha * acked as f64 / cwnd;
+            if self.w_est > cwnd {
+                per_seg = per_seg.max((self.w_est - cwnd) / cwnd);
+            }
+        }
+        // Linux: at most one segment per two acknowledged.
+        per_seg = per_seg.min(0.5);
+        self.grow(w, per_seg * acked as f64);
+    }
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Cubic::new(CubicConfig::default())
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    /// Linux `cubictcp_cong_avoid`.
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        if !ack.cwnd_limited || ack.acked == 0 {
+            return;
+        }
+        let mut acked = ack.acked;
+        if w.cwnd < w.ssthresh {
+            if self.cfg.hystart {
+                acked = acked.min(L_UNPACED);
+                if !self.hystart(w, ack) && self.in_css() {
+                    // RFC 9406 §4.2: CSS grows by acked / CSS_GROWTH_DIVISOR.
+                    self.grow(w, acked as f64 / CSS_GROWTH_DIVISOR as f64);
+                    return;
+                }
+            }
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.avoid(w, ack, acked);
+    }
+
+    /// RFC 9438 §4.6–4.7 (Linux `cubictcp_recalc_ssthresh`).
+    fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
+        let cwnd = w.cwnd as f64;
+        self.epoch = None;
+        self.frac = 0.0;
+        self.hy.css_baseline = None;
+        // Fast convergence: below the last maximum, release more.
+        self.w_max =
+            if self.cfg.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.cfg.beta) / 2.0 } else { cwnd };
+        ((cwnd * self.cfg.beta) as u32).max(2)
+    }
+
+    /// Linux `bictcp_state(TCP_CA_Loss)`: forget W_max and the epoch.
+    fn on_rto(&mut self, _w: &mut Window, _now: Time) {
+        self.w_max = 0.0;
+        self.epoch = None;
+        self.frac = 0.0;
+        self.hy = HyStart::default();
+    }
+
+    /// A new epoch after an idle restart, so the curve does not run on
+    /// through time nothing was sent (Linux shifts `epoch_start` by the
+    /// idle time instead; with the window already cut to the restart
+    /// window a fresh epoch is the closer fit).
+    fn on_idle_restart(&mut self, _w: &mut Window, _now: Time) {
+        self.epoch = None;
+    }
+
+    fn state(&self, put: &mut dyn FnMut(&str, f64)) {
+        put("w_max", self.w_max);
+        put("k", self.k);
+        put("w_est", self.w_est);
+        put("css", self.in_css() as u8 as f64);
+    }
+}

@@ -1,0 +1,212 @@
+//! The TCP receiver: in-order delivery, delayed ACKs as Linux
+//! (`__tcp_ack_snd_check`), SACK blocks (RFC 2018 §4), the timestamp echo
+//! (RFC 7323 §4.3) and a fixed receive window. The application is taken to
+//! read in-order data at once, so the advertised window never shrinks.
+
+use super::{Ack, SackBlock, Segment, MAX_SACK_BLOCKS};
+use crate::units::{Duration, Time};
+
+/// Receiver settings; the defaults are Linux's.
+#[derive(Clone, Debug)]
+pub struct TcpReceiverConfig {
+    /// Advertised window in segments. Linux `tcp_rmem` max 6 MiB with
+    /// `tcp_adv_win_scale` = 1 advertises half: 3 MiB / 1448 B = 2172.
+    pub rwnd: u32,
+    /// Delayed-ACK timer (Linux `TCP_DELACK_MIN`, 40 ms; the adaptive `ato`
+    /// starts there and stays there for bulk data).
+    pub delack: Duration,
+    /// Segments ACKed at once when data starts (Linux `tcp_incr_quickack`
+    /// with `TCP_MAX_QUICKACKS` = 16 on the first data segment).
+    pub quickacks: u32,
+}
+
+impl Default for TcpReceiverConfig {
+    fn default() -> Self {
+        TcpReceiverConfig { rwnd: 2172, delack: Duration::from_millis(40), quickacks: 16 }
+    }
+}
+
+/// A run of received segments above `rcv_nxt`, with its payload bytes.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    start: u32,
+    end: u32,
+    bytes: u64,
+}
+
+/// A TCP receiver, sans-IO. Poll for an ACK after every segment: each
+/// out-of-order arrival owes its own (duplicate) ACK.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    cfg: TcpReceiverConfig,
+    rcv_nxt: u32,
+    /// Out-of-order runs, sorted, disjoint, above `rcv_nxt`.
+    ooo: Vec<Run>,
+    /// SACK blocks as last reported, most recent first (RFC 2018 §4).
+    sacks: Vec<SackBlock>,
+    /// RFC 7323 §4.3: TS.Recent and Last.ACK.sent.
+    ts_recent: Time,
+    last_ack_sent: u32,
+    /// Segments received in order since the last ACK.
+    unacked: u32,
+    ack_now: bool,
+    delack_at: Option<Time>,
+    quickacks: u32,
+    started: bool,
+    delivered_segments: u64,
+    delivered_bytes: u64,
+    duplicates: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpReceiverConfig) -> Self {
+        TcpReceiver {
+            cfg,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            sacks: Vec::new(),
+            ts_recent: Time::ZERO,
+            last_ack_sent: 0,
+            unacked: 0,
+            ack_now: false,
+            delack_at: None,
+            quickacks: 0,
+            started: false,
+            delivered_segments: 0,
+            delivered_bytes: 0,
+            duplicates: 0,
+        }
+    }
+
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+        if !self.started {
+            self.started = true;
+            self.quickacks = self.cfg.quickacks;
+        }
+        // RFC 7323 §4.3 (2): remember TSval of the segment at the left edge.
+        if seg.seq <= self.last_ack_sent && seg.ts >= self.ts_recent {
+            self.ts_recent = seg.ts;
+        }
+        let bytes = seg.len.bytes();
+        if seg.seq < self.rcv_nxt || self.ooo.iter().any(|r| r.start <= seg.seq && seg.seq < r.end) {
+            // Duplicate: ACK at once (Linux tcp_data_queue → tcp_enter_quickack_mode).
+            self.duplicates += 1;
+            self.ack_now = true;
+            return;
+        }
+        if seg.seq >= self.rcv_nxt.saturating_add(self.cfg.rwnd) {
+            // Beyond the window: dropped, ACKed at once (RFC 9293 §3.10.7.4).
+            self.ack_now = true;
+            return;
+        }
+        let had_ooo = !self.ooo.is_empty();
+        if seg.seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            self.deliver(1, bytes);
+            // Pull in the run the new segment joins.
+            if self.ooo.first().is_some_and(|r| r.start == self.rcv_nxt) {
+                let r = self.ooo.remove(0);
+                self.rcv_nxt = r.end;
+                self.deliver((r.end - r.start) as u64, r.bytes);
+            }
+            self.sacks.retain(|b| b.end > self.rcv_nxt);
+            self.unacked += 1;
+            // Filling a hole: ACK at once (tcp_data_queue, ICSK_ACK_NOW).
+            if had_ooo {
+                self.ack_now = true;
+            }
+        } else {
+            let run = self.insert_ooo(seg.seq, bytes);
+            // RFC 2018 §4: the first block holds the newest arrival, then
+            // the most recently reported blocks it does not cover.
+            let b = SackBlock { start: run.start, end: run.end };
+            self.sacks.retain(|s| s.end < b.start || s.start > b.end);
+            self.sacks.insert(0, b);
+            self.sacks.truncate(MAX_SACK_BLOCKS);
+            // Out-of-order data: ACK at once (tcp_ack_snd_check).
+            self.ack_now = true;
+        }
+        if self.quickacks > 0 {
+            self.quickacks -= 1;
+            self.ack_now = true;
+        }
+        // More than one full segment unacknowledged: ACK now
+        // (__tcp_ack_snd_check); else arm the delayed-ACK timer.
+        if self.unacked >= 2 {
+            self.ack_now = true;
+        }
+        if !self.ack_now && self.delack_at.is_none() {
+            self.delack_at = Some(now + self.cfg.delack);
+        }
+    }
+
+    fn deliver(&mut self, n: u64, bytes: u64) {
+        self.delivered_segments += n;
+        self.delivered_bytes += bytes;
+    }
+
+    /// Add `seq` to the out-of-order runs, merging neighbours; the run it
+    /// ends up in.
+    fn insert_ooo(&mut self, seq: u32, bytes: u64) -> Run {
+        let i = self.ooo.partition_point(|r| r.end < seq);
+        if i < self.ooo.len() && self.ooo[i].end == seq {
+            self.ooo[i].end += 1;
+            self.ooo[i].bytes += bytes;
+            if i + 1 < self.ooo.len() && self.ooo[i + 1].start == self.ooo[i].end {
+                let next = self.ooo.remove(i + 1);
+                self.ooo[i].end = next.end;
+                self.ooo[i].bytes += next.bytes;
+            }
+            return self.ooo[i];
+        }
+        if i < self.ooo.len() && self.ooo[i].start == seq + 1 {
+            self.ooo[i].start = seq;
+            self.ooo[i].bytes += bytes;
+            return self.ooo[i];
+        }
+        let r = Run { start: seq, end: seq + 1, bytes };
+        self.ooo.insert(i, r);
+        r
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.ack_now {
+            return None;
+        }
+        self.delack_at
+    }
+
+    /// The ACK due now, if any.
+    pub fn poll_ack(&mut self, now: Time) -> Option<Ack> {
+        let due = self.ack_now || self.delack_at.is_some_and(|t| now >= t);
+        if !due {
+            return None;
+        }
+        self.ack_now = false;
+        self.delack_at = None;
+        self.unacked = 0;
+        self.last_ack_sent = self.rcv_nxt;
+        let mut ack = Ack { cum: self.rcv_nxt, ts_echo: self.ts_recent, rwnd: self.cfg.rwnd, ..Ack::default() };
+        for (i, b) in self.sacks.iter().enumerate() {
+            ack.sack[i] = *b;
+        }
+        ack.sack_n = self.sacks.len() as u8;
+        Some(ack)
+    }
+
+    /// Segments delivered in order.
+    pub fn delivered_segments(&self) -> u64 {
+        self.delivered_segments
+    }
+    /// Payload bytes delivered in order.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+    pub fn duplicate_segments(&self) -> u64 {
+        self.duplicates
+    }
+    /// Next segment expected.
+    pub fn rcv_nxt(&self) -> u32 {
+        self.rcv_nxt
+    }
+}

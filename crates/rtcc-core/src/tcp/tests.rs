@@ -1,0 +1,378 @@
+//! Scenario tests: a sender and a receiver over a tiny deterministic path —
+//! a drop-tail bottleneck (rate, byte limit), a fixed one-way delay, and
+//! ACKs back over a fixed delay — with scripted or Bernoulli losses.
+
+use std::collections::VecDeque;
+
+use super::cc::{CongestionControl, Window};
+use super::sender::{CaState, TcpConfig, TcpSender};
+use super::{congestion_control, Ack, Segment, TcpReceiver, TcpReceiverConfig};
+use crate::rng::Rng;
+use crate::units::{DataRate, DataSize, Duration, Time};
+
+/// What an observer sees after each ACK or timer at the sender.
+struct Obs<'a> {
+    now: Time,
+    before: (Window, CaState, u64),
+    tx: &'a TcpSender,
+}
+
+type DropFn = Box<dyn FnMut(Time, &Segment) -> bool>;
+
+struct Net {
+    tx: TcpSender,
+    rx: TcpReceiver,
+    now: Time,
+    rate: DataRate,
+    limit: DataSize,
+    delay: Duration,
+    link_free: Time,
+    backlog: VecDeque<(Time, DataSize)>,
+    backlog_bytes: DataSize,
+    fwd: VecDeque<(Time, Segment)>,
+    rev: VecDeque<(Time, Ack)>,
+    loss: f64,
+    rng: Rng,
+    drop: DropFn,
+    drop_ack: Box<dyn FnMut(Time) -> bool>,
+    queue_drops: u64,
+    /// Wire bytes leaving the bottleneck within `measure`.
+    measure: (Time, Time),
+    measured: DataSize,
+    /// A fingerprint of every transmission (time, seq, retransmit).
+    fingerprint: u64,
+}
+
+impl Net {
+    fn new(cc: &str, cfg: TcpConfig, rate: DataRate, one_way: Duration, limit: DataSize) -> Net {
+        Net::with(congestion_control(cc, &[]).expect("known congestion control"), cfg, rate, one_way, limit)
+    }
+
+    fn with(cc: Box<dyn CongestionControl>, cfg: TcpConfig, rate: DataRate, one_way: Duration, limit: DataSize) -> Net {
+        Net {
+            tx: TcpSender::new(cfg, cc),
+            rx: TcpReceiver::new(TcpReceiverConfig::default()),
+            now: Time::ZERO,
+            rate,
+            limit,
+            delay: one_way,
+            link_free: Time::ZERO,
+            backlog: VecDeque::new(),
+            backlog_bytes: DataSize::ZERO,
+            fwd: VecDeque::new(),
+            rev: VecDeque::new(),
+            loss: 0.0,
+            rng: Rng::new(7),
+            drop: Box::new(|_, _| false),
+            drop_ack: Box::new(|_| false),
+            queue_drops: 0,
+            measure: (Time::ZERO, Time::ZERO),
+            measured: DataSize::ZERO,
+            fingerprint: 0,
+        }
+    }
+
+    /// Drop these segments' first transmissions.
+    fn drop_first(&mut self, seqs: &'static [u32]) {
+        self.drop = Box::new(move |_, s| !s.retransmit && seqs.contains(&s.seq));
+    }
+
+    fn enqueue(&mut self, seg: Segment) {
+        let now = self.now;
+        self.fingerprint = self
+            .fingerprint
+            .wrapping_mul(0x100_0000_01b3)
+            .wrapping_add((now.as_micros() as u64) << 20 ^ (seg.seq as u64) << 1 ^ seg.retransmit as u64);
+        while self.backlog.front().is_some_and(|&(t, _)| t <= now) {
+            let (_, b) = self.backlog.pop_front().unwrap();
+            self.backlog_bytes -= b;
+        }
+        let size = seg.wire_size();
+        if self.backlog_bytes + size > self.limit {
+            self.queue_drops += 1;
+            return;
+        }
+        let depart = self.link_free.max(now) + size / self.rate;
+        self.link_free = depart;
+        self.backlog.push_back((depart, size));
+        self.backlog_bytes += size;
+        if depart > self.measure.0 && depart <= self.measure.1 {
+            self.measured += size;
+        }
+        if (self.drop)(now, &seg) || self.rng.chance(self.loss) {
+            return;
+        }
+        self.fwd.push_back((depart + self.delay, seg));
+    }
+
+    fn pump(&mut self) {
+        while let Some(seg) = self.tx.poll_transmit(self.now) {
+            self.enqueue(seg);
+        }
+    }
+
+    fn acks(&mut self) {
+        while let Some(a) = self.rx.poll_ack(self.now) {
+            if !(self.drop_ack)(self.now) {
+                self.rev.push_back((self.now + self.delay, a));
+            }
+        }
+    }
+
+    fn run(&mut self, end: Time, obs: &mut dyn FnMut(&Obs)) {
+        loop {
+            self.pump();
+            let next = [
+                self.tx.poll_timeout(),
+                self.rx.poll_timeout(),
+                self.fwd.front().map(|f| f.0),
+                self.rev.front().map(|r| r.0),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(next) = next.filter(|&t| t <= end) else {
+                self.now = end;
+                return;
+            };
+            self.now = next.max(self.now);
+            let now = self.now;
+            while self.fwd.front().is_some_and(|f| f.0 <= now) {
+                let (_, seg) = self.fwd.pop_front().unwrap();
+                self.rx.handle_segment(now, &seg);
+                self.acks();
+            }
+            self.acks();
+            let before = |tx: &TcpSender| (tx.window(), tx.state(), tx.stats().rtos);
+            while self.rev.front().is_some_and(|r| r.0 <= now) {
+                let (_, ack) = self.rev.pop_front().unwrap();
+                let b = before(&self.tx);
+                self.tx.handle_ack(now, &ack);
+                obs(&Obs { now, before: b, tx: &self.tx });
+            }
+            if self.tx.poll_timeout().is_some_and(|t| t <= now) {
+                let b = before(&self.tx);
+                self.tx.handle_timeout(now);
+                obs(&Obs { now, before: b, tx: &self.tx });
+            }
+        }
+    }
+}
+
+fn ms(v: i64) -> Duration {
+    Duration::from_millis(v)
+}
+fn at(s: f64) -> Time {
+    Time::from_secs_f64(s)
+}
+fn bdp(rate: DataRate, rtt: Duration) -> DataSize {
+    rate * rtt
+}
+
+#[test]
+fn tcp_slow_start_doubles_per_rtt() {
+    let rate = DataRate::from_mbps(100);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(50), DataSize::from_bytes(50_000_000));
+    net.tx.set_unlimited();
+    let mut cwnds = Vec::new();
+    for k in 0..6 {
+        net.run(at(0.1 * k as f64 + 0.05), &mut |_| {});
+        cwnds.push(net.tx.window().cwnd);
+    }
+    assert_eq!(cwnds, [10, 20, 40, 80, 160, 320]);
+    assert_eq!(net.tx.stats().fast_recoveries, 0);
+}
+
+/// Utilisation of 10 Mbps, 20 ms one-way, one-BDP drop-tail buffer, 30 s
+/// after slow start.
+fn utilisation(cc: &str) -> (f64, u64, u64) {
+    let rate = DataRate::from_mbps(10);
+    let limit = bdp(rate, ms(40));
+    let mut net = Net::new(cc, TcpConfig::default(), rate, ms(20), limit);
+    net.tx.set_unlimited();
+    net.measure = (at(5.0), at(35.0));
+    net.run(at(35.0), &mut |_| {});
+    let u = net.measured.bits() as f64 / (rate.bps() as f64 * 30.0);
+    (u, net.tx.stats().fast_recoveries, net.tx.stats().rtos)
+}
+
+#[test]
+fn tcp_reno_fills_one_bdp_buffer() {
+    let (u, fr, rtos) = utilisation("reno");
+    eprintln!("reno utilisation {u:.4}, {fr} recoveries, {rtos} RTOs");
+    assert!(u >= 0.95, "reno utilisation {u}");
+    assert!(fr >= 10, "a sawtooth, not a lucky window: {fr}");
+}
+
+#[test]
+fn tcp_cubic_fills_one_bdp_buffer() {
+    let (u, fr, rtos) = utilisation("cubic");
+    eprintln!("cubic utilisation {u:.4}, {fr} recoveries, {rtos} RTOs");
+    assert!(u >= 0.95, "cubic utilisation {u}");
+    assert!(fr >= 10, "{fr}");
+}
+
+/// 700 kB over `mbps` / 20 ms with a deep buffer and scripted losses.
+fn scripted(sack: bool, mbps: u64, drops: &'static [u32]) -> (Net, Vec<(Time, CaState)>) {
+    let cfg = TcpConfig { sack, ..TcpConfig::default() };
+    let mut net = Net::new("reno", cfg, DataRate::from_mbps(mbps), ms(20), DataSize::from_bytes(4_000_000));
+    net.drop_first(drops);
+    let end = net.tx.write(700_000);
+    let mut states = Vec::new();
+    net.run(at(5.0), &mut |o| {
+        if o.tx.state() != o.before.1 {
+            states.push((o.now, o.tx.state()));
+        }
+    });
+    assert_eq!(net.tx.cum_acked(), end);
+    assert_eq!(net.rx.delivered_bytes(), 700_000);
+    assert_eq!(net.queue_drops, 0);
+    (net, states)
+}
+
+#[test]
+fn tcp_single_loss_one_fast_recovery() {
+    for sack in [true, false] {
+        let (net, states) = scripted(sack, 10, &[200]);
+        let s = net.tx.stats();
+        assert_eq!((s.fast_recoveries, s.rtos, s.retransmits), (1, 0, 1), "sack {sack}: {s:?}");
+        assert_eq!(states.iter().map(|s| s.1).collect::<Vec<_>>(), [CaState::Recovery, CaState::Open]);
+        assert_eq!(net.rx.duplicate_segments(), 0);
+    }
+}
+
+#[test]
+fn tcp_three_losses_sack_one_rtt_newreno_three() {
+    // 100 Mbps: the window at the losses (~200 segments) barely queues,
+    // so a round trip is close to the 40 ms base.
+    let (net, states) = scripted(true, 100, &[200, 203, 206]);
+    let s = net.tx.stats();
+    assert_eq!((s.fast_recoveries, s.rtos, s.retransmits), (1, 0, 3), "{s:?}");
+    let sack_took = states[1].0 - states[0].0;
+    let srtt = net.tx.srtt().unwrap();
+    eprintln!("SACK recovery of 3 losses: {sack_took} (srtt at end {srtt})");
+    let (reno, rstates) = scripted(false, 100, &[200, 203, 206]);
+    let r = reno.tx.stats();
+    assert_eq!((r.fast_recoveries, r.rtos, r.retransmits), (1, 0, 3), "{r:?}");
+    let reno_took = rstates[1].0 - rstates[0].0;
+    eprintln!("NewReno recovery of 3 losses: {reno_took}");
+    // NewReno repairs one hole per round trip (RFC 6582 partial ACKs).
+    assert!(reno_took.as_secs_f64() > 2.5 * sack_took.as_secs_f64(), "{reno_took} vs {sack_took}");
+    // SACK retransmits all three holes on entry: one round trip.
+    assert!(sack_took < ms(60), "{sack_took}");
+}
+
+#[test]
+fn tcp_rto_backs_off_when_acks_vanish() {
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
+    net.tx.set_unlimited();
+    net.drop_ack = Box::new(|t| t >= at(2.0) && t < at(5.0));
+    let mut rtos = Vec::new();
+    let mut last_ack = Time::ZERO;
+    net.run(at(8.0), &mut |o| {
+        if o.tx.stats().rtos > o.before.2 {
+            rtos.push((o.now, o.tx.rto()));
+        } else if o.now < at(5.0) {
+            last_ack = o.now;
+        }
+    });
+    assert!(rtos.len() >= 3, "{rtos:?}");
+    let first = rtos[0].0 - last_ack;
+    assert!(first >= ms(200), "first RTO after {first}");
+    for w in rtos.windows(3).take_while(|w| w[2].0 < at(5.0)) {
+        let (g1, g2) = ((w[1].0 - w[0].0).as_secs_f64(), (w[2].0 - w[1].0).as_secs_f64());
+        assert!((g2 / g1 - 2.0).abs() < 0.01, "gaps {g1} {g2}");
+    }
+    // Go-back-N after the blackout, then back to normal.
+    assert_eq!(net.tx.state(), CaState::Open);
+    assert!(net.tx.rto() >= ms(200));
+    assert!(net.tx.cum_acked() > 3000, "{}", net.tx.cum_acked());
+}
+
+/// Reno throughput under Bernoulli loss against Mathis et al.:
+/// MSS/RTT·sqrt(3/2)/sqrt(p). Linux counts acknowledged segments in
+/// congestion avoidance (tcp_cong_avoid_ai), so delayed ACKs do not slow
+/// growth: the b = 1 form, not sqrt(3/(2b)) with b = 2.
+fn mathis_ratio(p: f64, seconds: f64) -> f64 {
+    let rate = DataRate::from_mbps(1000);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), DataSize::from_bytes(100_000_000));
+    net.tx.set_unlimited();
+    net.loss = p;
+    net.rng = Rng::new(0x5eed ^ (p * 1e4) as u64);
+    net.run(at(seconds), &mut |_| {});
+    let got = net.rx.delivered_bytes() as f64 * 8.0 / seconds;
+    let mss = net.tx.config().mss.bits() as f64;
+    let rtt = 0.040;
+    let model = mss / rtt * (1.5f64).sqrt() / p.sqrt();
+    let s = net.tx.stats();
+    eprintln!(
+        "p {p}: {got:.0} bit/s vs Mathis {model:.0}: ratio {:.3}, {} recoveries, {} RTOs",
+        got / model,
+        s.fast_recoveries,
+        s.rtos
+    );
+    got / model
+}
+
+#[test]
+fn tcp_reno_follows_mathis() {
+    for p in [0.005, 0.01, 0.02] {
+        let r = mathis_ratio(p, 200.0);
+        assert!((0.7..=1.3).contains(&r), "p {p}: ratio {r}");
+    }
+}
+
+#[test]
+fn tcp_cubic_window_follows_cubic_curve() {
+    let rate = DataRate::from_mbps(1000);
+    let cubic = congestion_control("cubic", &[("hystart", 0.0)]).unwrap();
+    let mut net = Net::with(cubic, TcpConfig::default(), rate, ms(50), DataSize::from_bytes(100_000_000));
+    net.tx.set_unlimited();
+    net.drop_first(&[300]);
+    let mut w_max = 0.0;
+    let mut exit = None;
+    let mut trace = Vec::new();
+    net.run(at(20.0), &mut |o| {
+        if o.before.1 == CaState::Open && o.tx.state() == CaState::Recovery {
+            w_max = o.before.0.cwnd as f64;
+        }
+        if o.before.1 == CaState::Recovery && o.tx.state() == CaState::Open {
+            exit = Some(o.now);
+        }
+        trace.push((o.now, o.tx.window().cwnd));
+    });
+    let s = net.tx.stats();
+    assert_eq!((s.fast_recoveries, s.rtos), (1, 0));
+    let exit = exit.expect("recovery ended");
+    // RFC 9438 eq. 2 from the window the epoch starts with (ssthresh).
+    let start = (w_max * 0.7).floor();
+    let k = ((w_max - start) / 0.4).cbrt();
+    let mut worst: f64 = 0.0;
+    let mut t = 0.5;
+    while t < 2.0 * k && exit + Duration::from_secs_f64(t) < at(20.0) {
+        let when = exit + Duration::from_secs_f64(t);
+        let cwnd = trace.iter().take_while(|e| e.0 <= when).last().unwrap().1 as f64;
+        let w = 0.4 * (t - k).powi(3) + w_max;
+        worst = worst.max((cwnd - w).abs() / w);
+        t += 0.5;
+    }
+    eprintln!("cubic: W_max {w_max}, K {k:.2} s, worst deviation {:.2} %", worst * 100.0);
+    assert!(t >= 2.0 * k, "curve followed to 2K");
+    assert!(worst < 0.04, "worst deviation {worst}");
+}
+
+#[test]
+fn tcp_runs_are_deterministic() {
+    let run = || {
+        let rate = DataRate::from_mbps(20);
+        let mut net = Net::new("cubic", TcpConfig::default(), rate, ms(15), bdp(rate, ms(30)));
+        net.tx.set_unlimited();
+        net.loss = 0.01;
+        net.run(at(10.0), &mut |_| {});
+        (net.fingerprint, *net.tx.stats(), net.rx.delivered_bytes(), net.tx.window())
+    };
+    let a = run();
+    assert_eq!(a, run());
+    assert!(a.1.retransmits > 10);
+}
