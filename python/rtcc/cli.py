@@ -96,7 +96,7 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
     rows = [
         [
             str(f.get("name", i)),
-            str(f.get("controller", "-")),
+            _scheme(f),
             format_number(f.get("video_kbps")),
             format_number(f.get("padding_kbps")),
             format_number(f.get("goodput_kbps")),
@@ -112,10 +112,31 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
     ]
     lines = [format_table(header, rows, left=2), ""]
     link = summary.get("link", {})
+    shares = _shares(link)
     lines.append(
         f"link: capacity {format_number(link.get('capacity_kbps_mean'))} kbps mean, "
-        f"utilization {format_number(link.get('utilization'), 100, 1)} %"
+        f"utilization {format_number(link.get('utilization'), 100, 1)} %{shares}"
     )
+    rev = summary.get("reverse_link")
+    if rev:
+        lines.append(
+            f"reverse link: capacity {format_number(rev.get('capacity_kbps_mean'))} kbps mean, "
+            f"utilization {format_number(rev.get('utilization'), 100, 1)} %{_shares(rev)}"
+        )
+    for i, f in enumerate(summary.get("flows", [])):
+        if f.get("kind") in ("tcp", "web"):
+            lines.append(
+                f"{f.get('name', i)} ({_scheme(f)}): RTT {format_number(f.get('rtt_ms_mean'), 1, 1)} ms "
+                f"mean, {format_number(f.get('rtt_ms_p95'), 1, 1)} ms p95; "
+                f"{f.get('retransmits', 0)} retransmissions"
+                + (
+                    f"; {f.get('objects_completed', 0)} of {f.get('objects_started', 0)} downloads "
+                    f"done, completion {format_number(f.get('fct_ms_mean'), 1, 0)} ms mean, "
+                    f"{format_number(f.get('fct_ms_p95'), 1, 0)} ms p95"
+                    if f.get("kind") == "web"
+                    else ""
+                )
+            )
     for i, f in enumerate(summary.get("flows", [])):
         if f.get("psnr_db_mean") is None:
             continue
@@ -344,6 +365,41 @@ def _out_dir(text: str | None, default: Path) -> Path:
     return out
 
 
+def _scheme(f: dict[str, Any]) -> str:
+    """A flow's controller, or its kind and congestion control for cross traffic."""
+    kind = f.get("kind", "video")
+    if kind == "video":
+        return str(f.get("controller", "-"))
+    direction = " (rev)" if f.get("direction") == "reverse" else ""
+    return f"{kind} {f['cc']}{direction}" if f.get("cc") else f"{kind}{direction}"
+
+
+def _shares(link: dict[str, Any]) -> str:
+    """Each kind's share of a link, when more than video uses it."""
+    by_kind = link.get("utilization_by_kind") or {}
+    used = {k: v for k, v in by_kind.items() if v > 0}
+    if set(used) <= {"video", "feedback"}:
+        return ""
+    return " (" + ", ".join(f"{k} {format_number(v, 100, 1)} %" for k, v in used.items()) + ")"
+
+
+def cmd_fairness(args: argparse.Namespace) -> int:
+    from rtcc.result import Result
+
+    try:
+        result = Result.load(args.results)
+        flows = [f for f in args.flows.split(",") if f] if args.flows else None
+        index = result.jain(flows=flows, start=args.start, end=args.end, metric=args.metric)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    window = f"{args.start if args.start is not None else 0:g} s to " + (
+        f"{args.end:g} s" if args.end is not None else "the end"
+    )
+    who = ", ".join(flows) if flows else "all flows"
+    print(f"Jain's index of {args.metric} ({who}; {window}): {index:.4f}")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from rtcc import sweeprun
     from rtcc.sweepspec import load_spec
@@ -485,6 +541,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="exit 1 when a workload is below its target"
     )
     bench.set_defaults(func=cmd_bench)
+
+    fair = sub.add_parser(
+        "fairness", help="Jain's fairness index of chosen flows over a time window of a run"
+    )
+    fair.add_argument("results", metavar="DIR", help="a results folder written by 'rtcc run'")
+    fair.add_argument("--flows", metavar="A,B", help="flow names, comma-separated (default: all)")
+    fair.add_argument("--from", dest="start", type=float, metavar="S", help="window start, seconds")
+    fair.add_argument("--to", dest="end", type=float, metavar="S", help="window end, seconds")
+    fair.add_argument(
+        "--metric", default="goodput_kbps", help="time-series column to compare (default goodput_kbps)"
+    )
+    fair.set_defaults(func=cmd_fairness)
 
     sweep = sub.add_parser("sweep", help="run a sweep spec on a process pool, cached per run")
     sweep.add_argument("spec", metavar="SPEC", help="sweep spec TOML file")

@@ -14,7 +14,7 @@ import pandas as pd
 __all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table"]
 
 # Code order is the native module's: packets.kind and frames.status are u8 codes.
-PACKET_KINDS = ("media", "padding", "probe", "fec", "rtx", "audio")
+PACKET_KINDS = ("media", "padding", "probe", "fec", "rtx", "audio", "feedback", "data")
 FRAME_STATUS = ("displayed", "lost", "late", "skipped", "in_flight")
 TABLES = ("packets", "frames", "timeseries", "link")
 
@@ -112,6 +112,54 @@ class Result:
         return {
             i: str(f.get("name", f"flow {i}")) for i, f in enumerate(self.summary.get("flows", []))
         }
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Result:
+        """Read a results folder written by :meth:`save` (summary.json and the tables)."""
+        out = Path(folder)
+        path = out / "summary.json"
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: not a results folder's summary ({e})") from None
+        tables = {}
+        for name in TABLES:
+            table = out / f"{name}.parquet"
+            tables[name] = pd.read_parquet(table) if table.exists() else pd.DataFrame()
+        return cls(summary=summary, source=str(out), **tables)
+
+    def jain(
+        self,
+        flows: list[str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+        metric: str = "goodput_kbps",
+    ) -> float:
+        """Jain's fairness index (Σx)²/(n·Σx²) of the flows' mean ``metric``
+        (a time-series column) over ``[start, end)`` seconds; all flows and
+        the whole run by default. A flow with no bins in the window counts 0."""
+        names = self.flow_names()
+        chosen = list(names) if flows is None else []
+        for name in flows or []:
+            ids = [i for i, n in names.items() if n == name]
+            if not ids:
+                raise ValueError(f"flow '{name}' is not in this run (flows: {', '.join(names.values())})")
+            chosen.extend(ids)
+        ts = self.timeseries
+        if metric not in ts.columns:
+            raise ValueError(f"'{metric}' is not a time-series column")
+        # A bin's row is stamped with its end.
+        inside = pd.Series(True, index=ts.index)
+        if start is not None:
+            inside &= ts["t_s"] > start
+        if end is not None:
+            inside &= ts["t_s"] <= end
+        xs = []
+        for i in chosen:
+            values = ts.loc[inside & (ts["flow"] == i), metric].dropna()
+            xs.append(float(values.mean()) if len(values) else 0.0)
+        total, squares = sum(xs), sum(x * x for x in xs)
+        return 1.0 if not xs or squares == 0 else total * total / (len(xs) * squares)
 
     def save(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
         """Write summary.json, the four tables as Parquet, PNG plots and report.html.

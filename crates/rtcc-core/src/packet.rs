@@ -64,9 +64,13 @@ pub enum PacketKind {
     /// A receiver report on the reverse path (its size is the RTCP it
     /// would take; not counted among the sender's kinds in `ALL`).
     Feedback = 6,
+    /// A TCP segment or UDP datagram of cross traffic (not in `ALL`).
+    Data = 7,
 }
 
 impl PacketKind {
+    /// Every kind, by its number.
+    pub const COUNT: usize = 8;
     /// The kinds a video sender sends (the per-kind counters).
     pub const ALL: [PacketKind; 6] = [
         PacketKind::Media,
@@ -85,6 +89,7 @@ impl PacketKind {
             PacketKind::Rtx => "rtx",
             PacketKind::Audio => "audio",
             PacketKind::Feedback => "feedback",
+            PacketKind::Data => "data",
         }
     }
 }
@@ -174,6 +179,8 @@ impl Default for Packet {
 
 /// Packet belongs to a key frame (VP8 payload descriptor's key-frame bit).
 pub const FLAG_KEY: u8 = 1;
+/// A TCP segment sent again (cross traffic).
+pub const FLAG_RETRANSMIT: u8 = 2;
 
 impl Packet {
     /// The frame this packet carries and where in it.

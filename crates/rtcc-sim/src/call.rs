@@ -119,6 +119,7 @@ impl Endpoints for VideoCall {
     fn handle_back(&mut self, now: Time, back: &Back) {
         match back {
             Back::Report(r) => self.sender.handle_report(now, r),
+            Back::Ack(_) => {}
         }
     }
 

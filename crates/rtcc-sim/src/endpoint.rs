@@ -7,6 +7,7 @@
 
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::packet::Packet;
+use rtcc_core::tcp;
 use rtcc_core::units::{DataSize, Time};
 
 use crate::recorder::Recorder;
@@ -16,6 +17,8 @@ use crate::recorder::Recorder;
 pub enum Back {
     /// A video receiver's report (transport feedback, NACK, PLI).
     Report(ReceiverReport),
+    /// A TCP receiver's ACK.
+    Ack(tcp::Ack),
 }
 
 impl Back {
@@ -23,6 +26,7 @@ impl Back {
     pub fn wire_size(&self) -> DataSize {
         match self {
             Back::Report(r) => r.wire_size(),
+            Back::Ack(a) => a.wire_size(),
         }
     }
 }

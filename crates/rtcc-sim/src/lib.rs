@@ -17,6 +17,7 @@ mod schedule;
 pub mod scenario;
 pub mod sim;
 pub mod trace;
+pub mod traffic;
 pub mod video;
 
 pub use output::{Output, Summary};

@@ -85,8 +85,10 @@ pub struct PacketRec {
 /// Counters of one flow, streamed.
 #[derive(Clone, Debug, Default)]
 pub struct FlowStats {
-    pub recv_bytes: [u64; 6],
-    pub recv_packets: [u64; 6],
+    /// Packets sent.
+    pub sent: u64,
+    pub recv_bytes: [u64; PacketKind::COUNT],
+    pub recv_packets: [u64; PacketKind::COUNT],
     pub dropped: u64,
     pub lost: u64,
     pub owd: Histogram,
@@ -108,6 +110,7 @@ pub struct BinAcc {
 
 impl FlowStats {
     pub fn on_sent(&mut self, p: &Packet, record: bool) {
+        self.sent += 1;
         if record {
             debug_assert_eq!(self.packets.len() as u64, p.seq);
             self.packets.push(PacketRec {

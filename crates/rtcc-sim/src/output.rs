@@ -8,11 +8,26 @@ use rtcc_core::units::{Duration, Time};
 
 use crate::frames::{FrameCols, STATUS_SKIPPED};
 use crate::metrics::{jain, Column, Table};
-use crate::recorder::{FlowRec, Recorder};
+use crate::recorder::{FlowRec, LinkRec, Recorder, KIND_NAMES};
+
+/// A link's bytes by kind of traffic as shares of its capacity.
+fn by_kind(l: &LinkRec, cap_bytes: f64) -> std::collections::BTreeMap<String, f64> {
+    KIND_NAMES
+        .iter()
+        .zip(l.by_kind)
+        .map(|(k, b)| (k.to_string(), if cap_bytes > 0.0 { b as f64 / cap_bytes } else { 0.0 }))
+        .collect()
+}
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct FlowSummary {
     pub name: String,
+    /// "video", "tcp", "web" or "udp".
+    pub kind: String,
+    /// "forward", or "reverse" for data from the receiving side.
+    pub direction: String,
+    /// TCP congestion control of a tcp or web flow.
+    pub cc: Option<String>,
     pub controller: String,
     pub encoder: String,
     pub start_s: f64,
@@ -35,9 +50,10 @@ pub struct FlowSummary {
     pub frame_delay_ms_mean: Option<f64>,
     pub frame_delay_ms_p95: Option<f64>,
     pub transport_delay_ms_mean: Option<f64>,
-    pub freeze_ratio: f64,
+    /// Video only (null for cross traffic).
+    pub freeze_ratio: Option<f64>,
     pub freeze_count: u32,
-    pub freeze_ratio_webrtc: f64,
+    pub freeze_ratio_webrtc: Option<f64>,
     pub loss_rate: f64,
     pub late_discard_rate: f64,
     pub frames_sent: u64,
@@ -73,6 +89,19 @@ pub struct FlowSummary {
     /// or dropped at the reverse bottleneck (`reverse_capacity`).
     pub reports_sent: u64,
     pub reports_lost: u64,
+    /// Everything the flow put on the wire (headers, retransmissions).
+    pub send_kbps: f64,
+    /// TCP: segments sent again, and RTT samples (RFC 7323 timestamps).
+    pub retransmits: u64,
+    pub rtt_ms_mean: Option<f64>,
+    pub rtt_ms_p95: Option<f64>,
+    /// Web-like flows: downloads started and completed, and the
+    /// completion time of those completed (request to last byte acked).
+    pub objects_started: u64,
+    pub objects_completed: u64,
+    pub fct_ms_mean: Option<f64>,
+    pub fct_ms_p50: Option<f64>,
+    pub fct_ms_p95: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -83,6 +112,19 @@ pub struct LinkSummary {
     pub queue_ms_mean: Option<f64>,
     pub queue_ms_max: Option<f64>,
     pub drops: u64,
+    /// Share of capacity used by each kind of traffic (`video`, `tcp`,
+    /// `web`, `udp`, and `feedback`: reports and ACKs sent back).
+    pub utilization_by_kind: std::collections::BTreeMap<String, f64>,
+}
+
+/// The reverse bottleneck (`[link] reverse_capacity`).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ReverseLinkSummary {
+    pub capacity_kbps_mean: f64,
+    pub utilization: f64,
+    pub delivered_kbps: f64,
+    pub drops: u64,
+    pub utilization_by_kind: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -99,6 +141,8 @@ pub struct Summary {
     pub duration_s: f64,
     pub flows: Vec<FlowSummary>,
     pub link: LinkSummary,
+    /// Null without a reverse bottleneck.
+    pub reverse_link: Option<ReverseLinkSummary>,
     pub jain_index: f64,
     pub sim: SimStats,
 }
@@ -164,8 +208,19 @@ impl Recorder {
             delivered_kbps: l.delivered_bytes as f64 * 8.0 / secs / 1e3,
             queue_ms_mean: (l.queue_ms_n > 0).then(|| l.queue_ms_sum / l.queue_ms_n as f64),
             queue_ms_max: l.queue_ms_max,
-            drops: self.flows.iter().map(|f| f.stats.dropped).sum(),
+            drops: l.drops,
+            utilization_by_kind: by_kind(l, cap_bytes),
         };
+        let reverse_link = self.reverse.as_ref().map(|r| {
+            let cap = r.capacity.bytes_between(Time::ZERO, end);
+            ReverseLinkSummary {
+                capacity_kbps_mean: cap * 8.0 / secs / 1e3,
+                utilization: if cap > 0.0 { r.delivered_bytes as f64 / cap } else { 0.0 },
+                delivered_kbps: r.delivered_bytes as f64 * 8.0 / secs / 1e3,
+                drops: r.drops,
+                utilization_by_kind: by_kind(r, cap),
+            }
+        });
         let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_kbps).collect();
         let wall = run.wall.as_secs_f64();
         let summary = Summary {
@@ -175,6 +230,7 @@ impl Recorder {
             flows,
             jain_index: jain(&goodputs),
             link,
+            reverse_link,
             sim: SimStats { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
         };
         let mut link_t = Table::default();
@@ -195,7 +251,10 @@ impl Recorder {
         let media_recv = st.recv_bytes[PacketKind::Media as usize]
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];
-        let sent_packets: u64 = c.packets.iter().sum();
+        let video = f.label.kind == "video";
+        // Cross traffic has no video sender's counters: its packets are
+        // what the recorder saw leave.
+        let packets: u64 = if video { c.packets.iter().sum() } else { st.sent };
         let fl = &f.frames;
         let rx = &f.receiver;
         let fz = rx.freeze;
@@ -207,8 +266,13 @@ impl Recorder {
         };
         let edges = [lead, trail].into_iter().filter(|g| *g > rx.freeze_gap).fold(Duration::ZERO, |a, g| a + g);
         let rp = rx.repair;
+        let tr = &f.traffic;
+        let sent_bytes = if video { c.bytes.iter().sum::<u64>() } else { tr.sent_bytes };
         FlowSummary {
             name: f.label.name.clone(),
+            kind: f.label.kind.to_string(),
+            direction: f.label.direction.to_string(),
+            cc: f.label.cc.clone(),
             controller: f.label.controller.clone(),
             encoder: f.label.encoder.clone(),
             start_s: start.as_secs_f64(),
@@ -219,9 +283,9 @@ impl Recorder {
             fec_kbps: kbps(c.bytes[PacketKind::Fec as usize]),
             rtx_kbps: kbps(c.bytes[PacketKind::Rtx as usize]),
             audio_kbps: kbps(c.bytes[PacketKind::Audio as usize]),
-            goodput_kbps: kbps(media_recv),
+            goodput_kbps: if video { kbps(media_recv) } else { kbps(tr.delivered_bytes) },
             utilization: if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 },
-            media_utilization: if cap > 0.0 { media_recv as f64 / cap } else { 0.0 },
+            media_utilization: if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 },
             owd_ms_mean: st.owd.mean_ms(),
             owd_ms_p95: st.owd.quantile_ms(0.95),
             queue_delay_ms_mean: st.queue.mean_ms(),
@@ -231,17 +295,17 @@ impl Recorder {
             frame_delay_ms_mean: fl.delay.mean_ms(),
             frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
             transport_delay_ms_mean: fl.transport.mean_ms(),
-            freeze_ratio: ((fz.total + edges).as_secs_f64() / active).min(1.0),
+            freeze_ratio: video.then(|| ((fz.total + edges).as_secs_f64() / active).min(1.0)),
             freeze_count: fz.count,
-            freeze_ratio_webrtc: (fz.webrtc_total.as_secs_f64() / active).min(1.0),
-            loss_rate: if sent_packets > 0 { (st.dropped + st.lost) as f64 / sent_packets as f64 } else { 0.0 },
+            freeze_ratio_webrtc: video.then(|| (fz.webrtc_total.as_secs_f64() / active).min(1.0)),
+            loss_rate: if packets > 0 { (st.dropped + st.lost) as f64 / packets as f64 } else { 0.0 },
             late_discard_rate: if fl.settled() == 0 { 0.0 } else { fl.counts[2] as f64 / fl.settled() as f64 },
             frames_sent: fl.settled(),
             frames_skipped: fl.counts[STATUS_SKIPPED as usize],
             frames_displayed: fl.counts[0],
             frames_lost: fl.counts[1],
             frames_late: fl.counts[2],
-            packets_sent: sent_packets,
+            packets_sent: packets,
             packets_dropped: st.dropped,
             packets_lost: st.lost,
             target_kbps_mean: (f.target_n > 0).then(|| f.target_sum / f.target_n as f64),
@@ -263,6 +327,15 @@ impl Recorder {
             decode_errors: fl.decode_errors(),
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,
+            send_kbps: kbps(sent_bytes),
+            retransmits: tr.retransmits,
+            rtt_ms_mean: tr.rtt.mean_ms(),
+            rtt_ms_p95: tr.rtt.quantile_ms(0.95),
+            objects_started: tr.objects.map_or(0, |o| o.0),
+            objects_completed: tr.objects.map_or(0, |o| o.1),
+            fct_ms_mean: tr.fct.mean_ms(),
+            fct_ms_p50: tr.fct.quantile_ms(0.5),
+            fct_ms_p95: tr.fct.quantile_ms(0.95),
         }
     }
 

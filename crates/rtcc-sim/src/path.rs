@@ -33,6 +33,18 @@ impl PathSpec {
         let rev = Path::new(self.reverse_delay, Duration::ZERO, self.reverse_loss.clone(), Rng::new(0), reverse_rng);
         (fwd, rev)
     }
+
+    /// The paths of flows whose data runs from the receiving side: what
+    /// they send back over the forward path (its delay and jitter), their
+    /// data over the reverse one (its delay and loss). Streams forked after
+    /// `build`'s, so they change none of its draws.
+    pub fn build_crossed<F, R>(&self, rng: &mut Rng) -> (Path<F>, Path<R>) {
+        let jitter_rng = rng.fork(4);
+        let reverse_rng = rng.fork(5);
+        let fwd = Path::new(self.delay, self.jitter, LossModel::None, jitter_rng, Rng::new(0));
+        let rev = Path::new(self.reverse_delay, Duration::ZERO, self.reverse_loss.clone(), Rng::new(0), reverse_rng);
+        (fwd, rev)
+    }
 }
 
 /// One flow's messages in flight, in arrival order.
@@ -61,9 +73,11 @@ impl<T> Path<T> {
         Path { delay, jitter: jitter.max(Duration::ZERO), loss, jitter_rng, loss_rng, lines: Vec::new() }
     }
 
-    /// Add a flow with its access delay; flows are numbered in order.
-    pub fn add_flow(&mut self, access: Duration) {
-        self.lines.push(Line { q: VecDeque::with_capacity(64), last: Time::ZERO, access });
+    /// Add a flow with its access delay; flows are numbered in order. A
+    /// flow that will not use this path (`used` false) reserves no room.
+    pub fn add_flow(&mut self, access: Duration, used: bool) {
+        let q = if used { VecDeque::with_capacity(64) } else { VecDeque::new() };
+        self.lines.push(Line { q, last: Time::ZERO, access });
     }
 
     pub fn delay(&self) -> Duration {
@@ -136,8 +150,8 @@ mod tests {
     fn delays_add_and_jitter_never_reorders() {
         let ms = Duration::from_millis;
         let mut p: Path<u32> = Path::new(ms(20), ms(10), LossModel::None, Rng::new(1), Rng::new(2));
-        p.add_flow(ms(5));
-        p.add_flow(Duration::ZERO);
+        p.add_flow(ms(5), true);
+        p.add_flow(Duration::ZERO, true);
         let mut last = Time::ZERO;
         for i in 0..1000 {
             let at = Time::ZERO + Duration::from_micros(i * 100);
@@ -159,7 +173,7 @@ mod tests {
         let ms = Duration::from_millis;
         // Half-normal jitter: mean σ·√(2/π) ≈ 7.98 ms for σ = 10 ms.
         let mut p: Path<()> = Path::new(ms(0), ms(10), LossModel::None, Rng::new(3), Rng::new(4));
-        p.add_flow(Duration::ZERO);
+        p.add_flow(Duration::ZERO, true);
         let n = 20_000;
         let mean = (0..n).map(|_| (p.jitter_sample().as_micros()) as f64).sum::<f64>() / n as f64 / 1000.0;
         assert!((mean / 7.979 - 1.0).abs() < 0.03, "mean {mean}");

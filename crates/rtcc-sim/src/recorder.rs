@@ -14,8 +14,10 @@ use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
+use rtcc_core::tcp::cc::CongestionControl;
+
 use crate::frames::FrameLog;
-use crate::metrics::{FlowStats, Series};
+use crate::metrics::{FlowStats, Histogram, Series};
 use crate::trace::Capacity;
 
 /// The sender's state at a bin boundary.
@@ -43,6 +45,27 @@ pub struct ReceiverSample {
     pub repair: RepairStats,
 }
 
+/// A cross-traffic flow (TCP, web-like, UDP) at a bin boundary or the end.
+/// Byte counts are totals since the start.
+#[derive(Default)]
+pub struct TrafficSample<'a> {
+    /// Wire bytes sent, retransmissions included.
+    pub sent_bytes: u64,
+    /// Payload bytes handed to the receiving application, in order.
+    pub delivered_bytes: u64,
+    /// Segments sent again.
+    pub retransmits: u64,
+    pub cwnd: Option<DataSize>,
+    pub in_flight: Option<DataSize>,
+    /// Smoothed RTT (RFC 6298).
+    pub srtt: Option<Duration>,
+    pub pacing: Option<DataRate>,
+    /// Web-like flows: downloads started and completed.
+    pub objects: Option<(u64, u64)>,
+    /// Its state columns go into the time series.
+    pub cc: Option<&'a dyn CongestionControl>,
+}
+
 /// Something that happened, as the recorder is told it.
 pub enum Event<'a> {
     /// A packet left its sender.
@@ -50,8 +73,12 @@ pub enum Event<'a> {
     /// The bottleneck dropped it (tail drop or AQM).
     PacketDropped { seq: u64 },
     /// It left the bottleneck after `queued` in the queue; `lost`: random
-    /// loss after the bottleneck.
-    PacketDeparted { packet: &'a Packet, queued: Duration, lost: bool },
+    /// loss after the bottleneck. `reverse`: the reverse bottleneck (a
+    /// flow whose data runs from the receiving side).
+    PacketDeparted { packet: &'a Packet, queued: Duration, lost: bool, reverse: bool },
+    /// Something sent back (report, ACK) left a bottleneck: the forward
+    /// one for a reverse flow, else the reverse one.
+    BackDeparted { size: DataSize, reverse: bool },
     /// It reached its receiver.
     PacketArrived { at: Time, packet: &'a Packet },
     /// A receiver report was sent; `lost` on the way back.
@@ -68,6 +95,15 @@ pub enum Event<'a> {
     FrameReceived { frame: u32, record: &'a RecvFrame, next_display: Option<Time>, at_end: bool },
     /// The sender at the end of the bin ending at `at`.
     Sender { at: Time, sample: &'a SenderSample<'a> },
+    /// A cross-traffic flow at the end of the bin ending at `at` (and once
+    /// more when the run ends).
+    Traffic { at: Time, sample: &'a TrafficSample<'a> },
+    /// A cross-traffic flow's totals when the run ends.
+    TrafficEnd(&'a TrafficSample<'a>),
+    /// A TCP RTT sample (one per ACK, from the echoed timestamp).
+    Rtt(Duration),
+    /// A web-like download of `size` completed, `fct` after it was requested.
+    ObjectDone { size: DataSize, fct: Duration },
     /// The bottleneck's queue at the end of the bin ending at `at`.
     Link { at: Time, queue_bytes: DataSize },
     /// The call is over at `at`: the sender's final counters and the
@@ -79,6 +115,12 @@ pub enum Event<'a> {
 #[derive(Clone, Debug)]
 pub struct FlowLabel {
     pub name: String,
+    /// "video", "tcp", "web" or "udp".
+    pub kind: &'static str,
+    /// "forward" or "reverse" (data from the receiving side).
+    pub direction: &'static str,
+    /// The TCP congestion control, if any.
+    pub cc: Option<String>,
     pub controller: String,
     pub encoder: String,
     pub start: Time,
@@ -112,6 +154,30 @@ pub(crate) struct FlowRec {
     /// settled: a receiver record at or below it comes too late to join.
     received_high: Option<u32>,
     settled: Option<u32>,
+    /// Cross traffic's totals and distributions.
+    pub traffic: TrafficRec,
+}
+
+/// A cross-traffic flow's accumulators.
+#[derive(Clone, Debug, Default)]
+pub struct TrafficRec {
+    pub sent_bytes: u64,
+    pub delivered_bytes: u64,
+    pub retransmits: u64,
+    pub objects: Option<(u64, u64)>,
+    prev_sent: u64,
+    prev_delivered: u64,
+    prev_retransmits: u64,
+    pub rtt: Histogram,
+    pub fct: Histogram,
+}
+
+/// Link bytes by what carried them, in `KIND_NAMES` order.
+pub const KIND_NAMES: [&str; 5] = ["video", "tcp", "web", "udp", "feedback"];
+const FEEDBACK: usize = 4;
+
+fn kind_index(kind: &str) -> usize {
+    KIND_NAMES.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
 impl FlowRec {
@@ -163,11 +229,33 @@ pub(crate) struct LinkRec {
     pub queue_ms_sum: f64,
     pub queue_ms_n: u64,
     pub queue_ms_max: Option<f64>,
+    /// Bytes delivered, by `KIND_NAMES`.
+    pub by_kind: [u64; 5],
+    pub drops: u64,
+}
+
+impl LinkRec {
+    fn new(capacity: Capacity) -> LinkRec {
+        LinkRec {
+            capacity,
+            series: Series::default(),
+            bin_delivered: 0,
+            bin_drops: 0,
+            delivered_bytes: 0,
+            queue_ms_sum: 0.0,
+            queue_ms_n: 0,
+            queue_ms_max: None,
+            by_kind: [0; 5],
+            drops: 0,
+        }
+    }
 }
 
 pub struct Recorder {
     pub(crate) flows: Vec<FlowRec>,
     pub(crate) link: LinkRec,
+    /// The reverse bottleneck, if the link has one.
+    pub(crate) reverse: Option<LinkRec>,
     bin: Duration,
     record_packets: bool,
     record_timeseries: bool,
@@ -177,20 +265,17 @@ impl Recorder {
     pub fn new(capacity: Capacity, bin: Duration, record_packets: bool, record_timeseries: bool) -> Self {
         Recorder {
             flows: Vec::new(),
-            link: LinkRec {
-                capacity,
-                series: Series::default(),
-                bin_delivered: 0,
-                bin_drops: 0,
-                delivered_bytes: 0,
-                queue_ms_sum: 0.0,
-                queue_ms_n: 0,
-                queue_ms_max: None,
-            },
+            link: LinkRec::new(capacity),
+            reverse: None,
             bin,
             record_packets,
             record_timeseries,
         }
+    }
+
+    /// The reverse bottleneck's capacity, when the link has one.
+    pub fn set_reverse(&mut self, capacity: Capacity) {
+        self.reverse = Some(LinkRec::new(capacity));
     }
 
     /// Add a flow (numbered in order) with its frame accounting.
@@ -211,6 +296,7 @@ impl Recorder {
             received: BTreeMap::new(),
             received_high: None,
             settled: None,
+            traffic: TrafficRec::default(),
         });
     }
 
@@ -224,14 +310,45 @@ impl Recorder {
         match e {
             Event::PacketSent(p) => self.flows[flow].stats.on_sent(p, self.record_packets),
             Event::PacketDropped { seq } => {
-                self.flows[flow].stats.on_dropped(seq);
-                self.link.bin_drops += 1;
+                let f = &mut self.flows[flow];
+                f.stats.on_dropped(seq);
+                let reverse = f.label.direction == "reverse";
+                match (&mut self.reverse, reverse) {
+                    (Some(r), true) => r.drops += 1,
+                    _ => {
+                        self.link.bin_drops += 1;
+                        self.link.drops += 1;
+                    }
+                }
             }
-            Event::PacketDeparted { packet, queued, lost } => {
-                self.link.delivered_bytes += packet.size.bytes();
-                self.link.bin_delivered += packet.size.bytes();
-                self.flows[flow].stats.on_departed(packet, queued, lost);
+            Event::PacketDeparted { packet, queued, lost, reverse } => {
+                let f = &mut self.flows[flow];
+                let l = match (&mut self.reverse, reverse) {
+                    (Some(r), true) => r,
+                    _ => {
+                        self.link.bin_delivered += packet.size.bytes();
+                        &mut self.link
+                    }
+                };
+                l.delivered_bytes += packet.size.bytes();
+                l.by_kind[kind_index(f.label.kind)] += packet.size.bytes();
+                f.stats.on_departed(packet, queued, lost);
             }
+            Event::BackDeparted { size, reverse } => {
+                let l = match (&mut self.reverse, reverse) {
+                    (Some(r), true) => r,
+                    _ => {
+                        self.link.bin_delivered += size.bytes();
+                        &mut self.link
+                    }
+                };
+                l.delivered_bytes += size.bytes();
+                l.by_kind[FEEDBACK] += size.bytes();
+            }
+            Event::Traffic { at, sample } => self.traffic_sample(flow, Some(at), sample),
+            Event::TrafficEnd(sample) => self.traffic_sample(flow, None, sample),
+            Event::Rtt(d) => self.flows[flow].traffic.rtt.add(d),
+            Event::ObjectDone { fct, .. } => self.flows[flow].traffic.fct.add(fct),
             Event::PacketArrived { at, packet } => self.flows[flow].stats.on_arrived(at, packet),
             Event::ReportSent { lost } => {
                 let f = &mut self.flows[flow];
@@ -298,6 +415,44 @@ impl Recorder {
         }
         f.prev = x.counters;
         f.counters = x.counters;
+        f.stats.bin = Default::default();
+    }
+
+    /// A cross-traffic flow's totals, and its row of the bin ending at `t1`
+    /// (none at the end of the run).
+    fn traffic_sample(&mut self, flow: usize, t1: Option<Time>, x: &TrafficSample) {
+        let bin = self.bin;
+        let kbps = |b: u64| kbps_over(b, bin);
+        let f = &mut self.flows[flow];
+        let t = &mut f.traffic;
+        t.sent_bytes = x.sent_bytes;
+        t.delivered_bytes = x.delivered_bytes;
+        t.retransmits = x.retransmits;
+        t.objects = x.objects;
+        let Some(t1) = t1 else { return };
+        if self.record_timeseries {
+            let b = &f.stats.bin;
+            let s = &mut f.series;
+            s.push("t_s", t1.as_secs_f64());
+            s.push("flow", flow as f64);
+            s.push("send_kbps", kbps(x.sent_bytes - t.prev_sent));
+            s.push("goodput_kbps", kbps(x.delivered_bytes - t.prev_delivered));
+            s.push("recv_kbps", kbps(b.recv_bytes));
+            s.push("owd_ms", if b.owd_n > 0 { b.owd_sum_us / b.owd_n as f64 / 1e3 } else { f64::NAN });
+            s.push("queue_ms", if b.queue_n > 0 { b.queue_sum_us / b.queue_n as f64 / 1e3 } else { f64::NAN });
+            s.push("cwnd_bytes", x.cwnd.map_or(f64::NAN, |w| w.bytes() as f64));
+            s.push("in_flight_bytes", x.in_flight.map_or(f64::NAN, |w| w.bytes() as f64));
+            s.push("rtt_ms", x.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
+            s.push("pacing_kbps", x.pacing.map_or(f64::NAN, |r| r.kbps_f64()));
+            s.push("retransmits", (x.retransmits - t.prev_retransmits) as f64);
+            if let Some(cc) = x.cc {
+                cc.state(&mut |k, v| s.push_state(k, v));
+            }
+            s.end_row();
+        }
+        t.prev_sent = x.sent_bytes;
+        t.prev_delivered = x.delivered_bytes;
+        t.prev_retransmits = x.retransmits;
         f.stats.bin = Default::default();
     }
 

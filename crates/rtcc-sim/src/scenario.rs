@@ -47,8 +47,9 @@ pub struct ScenarioFile {
     pub duration: Quantity,
     pub seed: Option<u64>,
     pub link: LinkConfig,
+    /// Each flow's table: its `kind` picks how the rest is read.
     #[serde(rename = "flow", default)]
-    pub flows: Vec<FlowFile>,
+    pub flows: Vec<toml::Table>,
     #[serde(default)]
     pub record: RecordFile,
 }
@@ -70,6 +71,7 @@ pub struct RecordFile {
 #[serde(deny_unknown_fields)]
 pub struct FlowFile {
     pub name: Option<String>,
+    pub direction: Option<String>,
     pub controller: Spec,
     pub encoder: Option<Spec>,
     pub start: Option<Quantity>,
@@ -105,10 +107,34 @@ pub enum Toggle {
     Table(toml::Table),
 }
 
+/// Which way a flow's data runs over the link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Sender → bottleneck → receiver; what comes back takes the reverse path.
+    #[default]
+    Forward,
+    /// From the receiving side: over the reverse bottleneck (`[link]
+    /// reverse_capacity`), sharing it with the forward flows' feedback.
+    Reverse,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
+}
+
 /// A validated flow.
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     pub name: String,
+    /// Cross traffic (TCP, web-like, UDP); `None` for a video call, which
+    /// is what the other fields describe.
+    pub traffic: Option<crate::traffic::TrafficSpec>,
+    pub direction: Direction,
     pub controller: String,
     pub params: Params,
     pub ctx: ControllerContext,
@@ -126,8 +152,16 @@ pub struct FlowSpec {
 }
 
 impl FlowSpec {
-    /// Encoder kind as written in the scenario.
+    /// "video", "tcp", "web" or "udp".
+    pub fn kind(&self) -> &'static str {
+        self.traffic.as_ref().map_or("video", |t| t.kind())
+    }
+
+    /// Encoder kind as written in the scenario ("" for cross traffic).
     pub fn encoder_kind(&self) -> &'static str {
+        if self.traffic.is_some() {
+            return "";
+        }
         match &self.video {
             Some(v) => v.codec.name(),
             None => self.encoder.kind(),
@@ -208,11 +242,24 @@ impl Scenario {
             .build(&base_dir)
             .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
         file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
+        let reverse_link = file.link.reverse_capacity.is_some();
+        let headers = flow_lines(text);
         let mut flows = Vec::new();
-        for (i, f) in file.flows.iter().enumerate() {
+        for (i, table) in file.flows.iter().enumerate() {
             let fld = |name: &str| format!("flow[{i}].{name}");
-            let flow =
-                flow_spec(i, f, duration, &base_dir, media).map_err(|(name, reason)| err(&fld(&name), reason))?;
+            // Where the flow's table starts, for errors that have no line of their own.
+            let at = match headers.get(i) {
+                Some(l) if headers.len() == file.flows.len() => format!(" (flow at line {l})"),
+                _ => String::new(),
+            };
+            let flow = read_flow(i, table, duration, &base_dir, media, &at)
+                .map_err(|(name, reason)| err(&fld(&name), reason))?;
+            if flow.direction == Direction::Reverse && !reverse_link {
+                return Err(err(
+                    &fld("direction"),
+                    format!("a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity{at}"),
+                ));
+            }
             if flows.iter().any(|o: &FlowSpec| o.name == flow.name) {
                 return Err(err(&fld("name"), format!("'{}' is used by another flow", flow.name)));
             }
@@ -264,6 +311,89 @@ impl Scenario {
             field: e.field,
             reason: e.reason,
         })
+    }
+}
+
+/// Lines where each `[[flow]]` table starts.
+fn flow_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[flow]]") || l.trim_start().starts_with("[[ flow ]]"))
+        .map(|(n, _)| n + 1)
+        .collect()
+}
+
+/// Deserialize a flow's table as `T`, naming the field at fault.
+/// A malformed table is told with where the flow starts (`at`).
+fn typed<T: serde::de::DeserializeOwned>(t: &toml::Table, at: &str) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(toml::Value::Table(t.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "kind".into() } else { path };
+        (field, format!("{}{at}", e.into_inner().message().trim()))
+    })
+}
+
+/// Flow `i` from its table: a video call unless `kind` says otherwise.
+fn read_flow(
+    i: usize,
+    table: &toml::Table,
+    duration: Duration,
+    base: &Path,
+    media: &HashMap<PathBuf, PathBuf>,
+    at: &str,
+) -> Result<FlowSpec, (String, String)> {
+    let kind = match table.get("kind") {
+        None => "video",
+        Some(toml::Value::String(k)) => k.as_str(),
+        Some(v) => return Err(("kind".into(), format!("must be a string, not {}", v.type_str()))),
+    };
+    match kind {
+        "video" => {
+            let mut t = table.clone();
+            t.remove("kind");
+            let f: FlowFile = typed(&t, at)?;
+            let direction = match f.direction.as_deref() {
+                None | Some("forward") => Direction::Forward,
+                Some("reverse") => Direction::Reverse,
+                Some(d) => return Err(("direction".into(), format!("'{d}' is not one of forward, reverse"))),
+            };
+            Ok(FlowSpec { direction, ..flow_spec(i, &f, duration, base, media)? })
+        }
+        "tcp" | "web" | "udp" => {
+            let f: crate::traffic::TrafficFile = typed(table, at)?;
+            let (traffic, common) = crate::traffic::parse(&f)?;
+            let start = common.start.unwrap_or(Duration::ZERO);
+            if start >= duration {
+                return Err(("start".into(), format!("{start} is not before the end of the run ({duration})")));
+            }
+            if let Some(s) = common.stop {
+                if s <= start {
+                    return Err(("stop".into(), format!("{s} is not after start ({start})")));
+                }
+            }
+            let ctx = ControllerContext::default();
+            Ok(FlowSpec {
+                name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+                controller: traffic.cc().unwrap_or("").to_string(),
+                traffic: Some(traffic),
+                direction: common.direction,
+                params: Params::new(),
+                encoder: EncoderConfig::from_params("ideal", &Params::new())
+                    .map_err(|er| config_err("encoder", er))?,
+                access_delay: common.access_delay,
+                sender: SenderConfig {
+                    flow: i as u16,
+                    start: Time::ZERO + start,
+                    stop: common.stop.map(|s| Time::ZERO + s),
+                    ..SenderConfig::default()
+                },
+                receiver: ReceiverConfig { flow: i as u16, ..ReceiverConfig::default() },
+                quality: QualityModel::default(),
+                video: None,
+                ctx,
+            })
+        }
+        k => Err(("kind".into(), format!("'{k}' is not one of video, tcp, web, udp"))),
     }
 }
 
@@ -450,6 +580,8 @@ fn flow_spec(
     };
     Ok(FlowSpec {
         name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+        traffic: None,
+        direction: Direction::Forward,
         controller,
         params,
         ctx,

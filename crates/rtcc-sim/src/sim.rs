@@ -17,6 +17,9 @@ use rtcc_core::units::{Duration, Time};
 
 use crate::call::VideoCall;
 use crate::endpoint::{Back, Endpoints};
+use crate::frames::FrameLog;
+use crate::scenario::Direction;
+use crate::traffic;
 use crate::link::Link;
 use crate::path::Path;
 use crate::recorder::{Event, FlowLabel, Recorder};
@@ -34,6 +37,9 @@ pub(crate) struct Flow {
     backs: std::collections::VecDeque<(u64, Back)>,
     /// Sequence of the last thing sent back.
     back_seq: u64,
+    /// Its data runs from the receiving side: over the reverse bottleneck,
+    /// with what it sends back over the forward one.
+    reverse: bool,
 }
 
 /// What the scheduler wakes, in the order served at equal times.
@@ -88,6 +94,10 @@ pub struct Simulation {
     /// Beyond the bottleneck to the receivers, and back to the senders.
     fwd: Path<Packet>,
     rev: Path<Back>,
+    /// The same two directions for reverse flows: their data over the
+    /// reverse path, what they send back over the forward one.
+    rev_data: Path<Packet>,
+    fwd_back: Path<Back>,
     /// Flows' next (time, stage), one entry each.
     schedule: Schedule<Key>,
     /// The link's next departure: due for every packet, so kept beside the
@@ -135,17 +145,39 @@ impl Simulation {
         let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
         for (i, spec) in scenario.flows.iter().enumerate() {
             let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
-            let (call, frames) = VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?;
+            let (ends, frames): (Box<dyn Endpoints>, FrameLog) = match &spec.traffic {
+                None => {
+                    let (call, frames) = VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?;
+                    (Box::new(call), frames)
+                }
+                Some(t) => {
+                    // Its own stream, so cross traffic leaves the video flows' draws alone.
+                    let stream = Rng::new(ctx.seed).fork(0x7AFF_1C);
+                    let ends = traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(
+                        |reason| ScenarioError {
+                            source_name: scenario.source.clone(),
+                            field: format!("flow[{i}].cc"),
+                            reason,
+                        },
+                    )?;
+                    (ends, FrameLog::new(false, Default::default(), spec.ctx.frame_interval, None, spec.sender.stop))
+                }
+            };
+            let reverse = spec.direction == Direction::Reverse;
             flows.push(Flow {
                 name: spec.name.clone(),
                 due: [Time::MAX; 4],
-                ends: Box::new(call),
+                ends,
                 backs: Default::default(),
                 back_seq: 0,
+                reverse,
             });
             recorder.add_flow(
                 FlowLabel {
                     name: spec.name.clone(),
+                    kind: spec.kind(),
+                    direction: spec.direction.name(),
+                    cc: spec.traffic.as_ref().and_then(|t| t.cc()).map(str::to_string),
                     controller: spec.controller.clone(),
                     encoder: spec.encoder_kind().to_string(),
                     start: spec.sender.start,
@@ -155,13 +187,21 @@ impl Simulation {
             );
         }
         let (mut fwd, mut rev) = paths.build(&mut link_rng);
-        for spec in &scenario.flows {
-            fwd.add_flow(spec.access_delay);
-            rev.add_flow(spec.access_delay);
+        let (mut fwd_back, mut rev_data) = paths.build_crossed(&mut link_rng);
+        for (spec, f) in scenario.flows.iter().zip(&flows) {
+            fwd.add_flow(spec.access_delay, !f.reverse);
+            rev.add_flow(spec.access_delay, !f.reverse);
+            fwd_back.add_flow(spec.access_delay, f.reverse);
+            rev_data.add_flow(spec.access_delay, f.reverse);
+        }
+        if let Some(r) = &rev_link {
+            recorder.set_reverse(r.capacity().clone());
         }
         let mut sim = Simulation {
             fwd,
             rev,
+            rev_data,
+            fwd_back,
             schedule: Schedule::new(flows.len()),
             link_due: None,
             rev_link,
@@ -212,8 +252,10 @@ impl Simulation {
         match stage {
             Stage::Link => self.link.poll_timeout(),
             Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
+            Stage::Deliver if self.flows[flow].reverse => self.rev_data.poll_timeout(flow),
             Stage::Deliver => self.fwd.poll_timeout(flow),
             Stage::Receiver => self.flows[flow].ends.receiver_timeout(),
+            Stage::Feedback if self.flows[flow].reverse => self.fwd_back.poll_timeout(flow),
             Stage::Feedback => self.rev.poll_timeout(flow),
             Stage::Sender => self.flows[flow].ends.sender_timeout(),
         }
@@ -364,8 +406,14 @@ impl Simulation {
         while let Some(d) = self.link.poll_departure(t) {
             self.events += 1;
             let i = d.packet.flow as usize;
+            if d.packet.kind == PacketKind::Feedback {
+                // A reverse flow's ACK or report.
+                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse: false });
+                self.back_departed(i, d.packet.seq, d.departed, d.lost);
+                continue;
+            }
             let queued = d.service_start - d.enqueued;
-            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost: d.lost });
+            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost: d.lost, reverse: false });
             if d.lost {
                 self.fwd.discard();
             } else {
@@ -373,12 +421,13 @@ impl Simulation {
                 self.arm(Stage::Deliver, i);
             }
         }
-        self.record_aqm_drops();
+        self.link_drops(false);
     }
 
     fn serve_deliveries(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        while let Some((at, p)) = self.fwd.poll_arrival(i, t) {
+        let path = if f.reverse { &mut self.rev_data } else { &mut self.fwd };
+        while let Some((at, p)) = path.poll_arrival(i, t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketArrived { at, packet: &p });
             f.ends.handle_packet(at, &p);
@@ -391,13 +440,19 @@ impl Simulation {
         let Some(back) = self.flows[i].ends.poll_back(t) else { return };
         let f = &mut self.flows[i];
         f.back_seq += 1;
-        if self.rev.lose() {
+        let reverse = f.reverse;
+        let (path, link) = match reverse {
+            // A reverse flow answers over the forward bottleneck.
+            true => (&mut self.fwd_back, Some(&mut self.link)),
+            false => (&mut self.rev, self.rev_link.as_mut()),
+        };
+        if path.lose() {
             self.recorder.record(i, Event::ReportSent { lost: true });
             return;
         }
-        let Some(link) = &mut self.rev_link else {
+        let Some(link) = link else {
             self.recorder.record(i, Event::ReportSent { lost: false });
-            self.rev.send(t, i, back);
+            path.send(t, i, back);
             self.arm(Stage::Feedback, i);
             return;
         };
@@ -415,41 +470,79 @@ impl Simulation {
             f.backs.push_back((seq, back));
         }
         self.recorder.record(i, Event::ReportSent { lost: !queued });
-        self.reverse_drops();
-        self.arm(Stage::ReverseLink, 0);
+        self.link_drops(!reverse);
+        self.arm(if reverse { Stage::Link } else { Stage::ReverseLink }, 0);
     }
 
-    /// Reports leaving the reverse bottleneck go on over the reverse path.
+    /// Departures from the reverse bottleneck: reports and ACKs go on over
+    /// the reverse path, a reverse flow's data to its receiving end.
     fn serve_reverse_link(&mut self, t: Time) {
         while let Some(d) = self.rev_link.as_mut().and_then(|l| l.poll_departure(t)) {
             self.events += 1;
             let i = d.packet.flow as usize;
-            let backs = &mut self.flows[i].backs;
-            // Reports an AQM dropped ahead of this one have left already.
-            while backs.front().is_some_and(|r| r.0 < d.packet.seq) {
-                backs.pop_front();
+            if d.packet.kind == PacketKind::Feedback {
+                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse: true });
+                self.back_departed(i, d.packet.seq, d.departed, d.lost);
+                continue;
             }
-            if backs.front().is_some_and(|r| r.0 == d.packet.seq) {
-                let (_, back) = backs.pop_front().expect("front exists");
-                self.rev.send(d.departed, i, back);
-                self.arm(Stage::Feedback, i);
+            let queued = d.service_start - d.enqueued;
+            // The reverse path's loss applies to everything that crosses it.
+            let lost = d.lost || self.rev_data.lose();
+            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse: true });
+            if lost {
+                self.rev_data.discard();
+            } else {
+                self.rev_data.send(d.departed, i, d.packet);
+                self.arm(Stage::Deliver, i);
             }
         }
-        self.reverse_drops();
+        self.link_drops(true);
     }
 
-    /// Reports the reverse bottleneck's AQM dropped inside its queue.
-    fn reverse_drops(&mut self) {
-        while let Some((p, _)) = self.rev_link.as_mut().and_then(|l| l.poll_drop()) {
-            self.flows[p.flow as usize].backs.retain(|r| r.0 != p.seq);
-            self.recorder.record(p.flow as usize, Event::ReportLost);
+    /// Something flow `i` sent back (packet `seq`) left a bottleneck at
+    /// `at`: on over its path back, unless lost after the bottleneck.
+    fn back_departed(&mut self, i: usize, seq: u64, at: Time, lost: bool) {
+        let f = &mut self.flows[i];
+        // What an AQM dropped ahead of this one has left already.
+        while f.backs.front().is_some_and(|r| r.0 < seq) {
+            f.backs.pop_front();
+        }
+        if f.backs.front().is_none_or(|r| r.0 != seq) {
+            return;
+        }
+        let (_, back) = f.backs.pop_front().expect("front exists");
+        if lost {
+            self.recorder.record(i, Event::ReportLost);
+            return;
+        }
+        let path = if f.reverse { &mut self.fwd_back } else { &mut self.rev };
+        path.send(at, i, back);
+        self.arm(Stage::Feedback, i);
+    }
+
+    /// Packets a bottleneck's AQM dropped inside its queue (CoDel at
+    /// dequeue, fq_codel on overflow from the fattest flow): data, or
+    /// something sent back.
+    fn link_drops(&mut self, reverse: bool) {
+        loop {
+            let link = if reverse { self.rev_link.as_mut() } else { Some(&mut self.link) };
+            let Some((p, _)) = link.and_then(|l| l.poll_drop()) else { break };
+            let i = p.flow as usize;
+            if p.kind == PacketKind::Feedback {
+                self.flows[i].backs.retain(|r| r.0 != p.seq);
+                self.recorder.record(i, Event::ReportLost);
+            } else {
+                self.recorder.record(i, Event::PacketDropped { seq: p.seq });
+            }
         }
     }
 
     fn serve_feedback(&mut self, t: Time, i: usize) {
-        while let Some((_, back)) = self.rev.poll_arrival(i, t) {
+        let f = &mut self.flows[i];
+        let path = if f.reverse { &mut self.fwd_back } else { &mut self.rev };
+        while let Some((_, back)) = path.poll_arrival(i, t) {
             self.events += 1;
-            self.flows[i].ends.handle_back(t, &back);
+            f.ends.handle_back(t, &back);
         }
         self.arm(Stage::Sender, i);
     }
@@ -460,24 +553,21 @@ impl Simulation {
             self.events += 1;
             f.ends.handle_sender_timeout(t);
         }
+        let link = match f.reverse {
+            true => self.rev_link.as_mut().expect("a reverse flow needs the reverse bottleneck (checked when parsed)"),
+            false => &mut self.link,
+        };
         while let Some(p) = f.ends.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
             let seq = p.seq;
-            if !self.link.enqueue(t, p) {
+            if !link.enqueue(t, p) {
                 self.recorder.record(i, Event::PacketDropped { seq });
             }
         }
-        self.record_aqm_drops();
-        self.arm(Stage::Link, 0);
-    }
-
-    /// Packets an AQM dropped inside the queue (CoDel at dequeue, fq_codel
-    /// on overflow from the fattest flow).
-    fn record_aqm_drops(&mut self) {
-        while let Some((p, _)) = self.link.poll_drop() {
-            self.recorder.record(p.flow as usize, Event::PacketDropped { seq: p.seq });
-        }
+        let reverse = f.reverse;
+        self.link_drops(reverse);
+        self.arm(if reverse { Stage::ReverseLink } else { Stage::Link }, 0);
     }
 
     /// Close the time-series bin ending at `next_bin`: what settled, then

@@ -21,7 +21,7 @@ fn fixed_2mbps_on_3mbps_sees_no_queue() {
     assert!((f.goodput_kbps - 2000.0).abs() < 20.0, "{}", f.goodput_kbps);
     assert!((f.utilization - 2.0 / 3.0).abs() < 0.01, "{}", f.utilization);
     assert_eq!(f.frames_displayed, f.frames_sent);
-    assert_eq!(f.freeze_ratio, 0.0);
+    assert_eq!(f.freeze_ratio, Some(0.0));
 }
 
 #[test]

@@ -187,7 +187,7 @@ fn a_call_that_never_shows_a_frame_is_all_freeze() {
         .run();
     let f = &out.summary.flows[0];
     assert_eq!(f.frames_displayed, 0);
-    assert_eq!(f.freeze_ratio, 1.0);
+    assert_eq!(f.freeze_ratio, Some(1.0));
 }
 
 /// A whole call (senders, receivers, real codecs, quality meters) can move to

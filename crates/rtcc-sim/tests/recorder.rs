@@ -73,6 +73,9 @@ fn outputs_come_from_events_alone() {
     let mut rec = Recorder::new(Capacity::constant(DataRate::from_kbps(1000)), bin, true, true);
     let label = FlowLabel {
         name: "a".into(),
+        kind: "video",
+        direction: "forward",
+        cc: None,
         controller: "fixed".into(),
         encoder: "ideal".into(),
         start: Time::ZERO,
@@ -103,7 +106,7 @@ fn outputs_come_from_events_alone() {
             ..Packet::default()
         };
         rec.record(0, Event::PacketSent(&p));
-        rec.record(0, Event::PacketDeparted { packet: &p, queued: Duration::ZERO, lost: false });
+        rec.record(0, Event::PacketDeparted { packet: &p, queued: Duration::ZERO, lost: false, reverse: false });
         let at = sent + Duration::from_millis(30);
         rec.record(0, Event::PacketArrived { at, packet: &p });
         counters.bytes[0] += 1000;

@@ -1,0 +1,521 @@
+//! Cross traffic as endpoints: a TCP connection (bulk, or web-like
+//! downloads) and a UDP source, each a pair of rtcc-core state machines the
+//! simulator drives like a video call, over either direction of the link.
+
+use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT};
+use rtcc_core::rng::Rng;
+use rtcc_core::tcp::{self, Segment, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpSender};
+use rtcc_core::traffic::{Object, SizeDist, UdpConfig, UdpSender, WebConfig, WebSource};
+use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+
+use crate::endpoint::{Back, Endpoints};
+use crate::recorder::{Event, Recorder, TrafficSample};
+use crate::scenario::{duration_of, rate_of, size_of, Direction, Quantity};
+
+/// A `[[flow]]` table of `kind = "tcp" | "web" | "udp"`.
+#[derive(serde::Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficFile {
+    pub kind: String,
+    pub name: Option<String>,
+    pub start: Option<Quantity>,
+    pub stop: Option<Quantity>,
+    pub direction: Option<String>,
+    pub access_delay: Option<Quantity>,
+    // TCP and web.
+    pub cc: Option<String>,
+    pub sack: Option<bool>,
+    pub initial_window: Option<u32>,
+    // Web.
+    pub object_size: Option<String>,
+    pub object_min: Option<Quantity>,
+    pub object_max: Option<Quantity>,
+    pub object_mean: Option<Quantity>,
+    pub object_sigma: Option<f64>,
+    pub object_shape: Option<f64>,
+    pub think_time: Option<Quantity>,
+    pub start_idle: Option<bool>,
+    // UDP.
+    pub rate: Option<Quantity>,
+    pub packet_size: Option<Quantity>,
+    pub on_time: Option<Quantity>,
+    pub off_time: Option<Quantity>,
+}
+
+/// What every kind of flow has.
+pub struct Common {
+    pub start: Option<Duration>,
+    pub stop: Option<Duration>,
+    pub direction: Direction,
+    pub access_delay: Duration,
+}
+
+/// Validate a cross-traffic flow's table: (field, reason) on error.
+pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)> {
+    let e = |field: &str, r: String| (field.to_string(), r);
+    let dur = |q: &Option<Quantity>, name: &str| q.as_ref().map(duration_of).transpose().map_err(|r| e(name, r));
+    let kind = f.kind.as_str();
+    // A field of another kind is a mistake, not something to ignore.
+    let only = |name: &str, given: bool, kinds: &[&str]| -> Result<(), (String, String)> {
+        match given && !kinds.contains(&kind) {
+            true => Err(e(name, format!("applies to {} flows, not {kind}", kinds.join(" and ")))),
+            false => Ok(()),
+        }
+    };
+    let tcp_kinds = &["tcp", "web"][..];
+    only("cc", f.cc.is_some(), tcp_kinds)?;
+    only("sack", f.sack.is_some(), tcp_kinds)?;
+    only("initial_window", f.initial_window.is_some(), tcp_kinds)?;
+    for (name, given) in [
+        ("object_size", f.object_size.is_some()),
+        ("object_min", f.object_min.is_some()),
+        ("object_max", f.object_max.is_some()),
+        ("object_mean", f.object_mean.is_some()),
+        ("object_sigma", f.object_sigma.is_some()),
+        ("object_shape", f.object_shape.is_some()),
+        ("think_time", f.think_time.is_some()),
+        ("start_idle", f.start_idle.is_some()),
+    ] {
+        only(name, given, &["web"])?;
+    }
+    for (name, given) in [
+        ("rate", f.rate.is_some()),
+        ("packet_size", f.packet_size.is_some()),
+        ("on_time", f.on_time.is_some()),
+        ("off_time", f.off_time.is_some()),
+    ] {
+        only(name, given, &["udp"])?;
+    }
+    let direction = match f.direction.as_deref() {
+        None | Some("forward") => Direction::Forward,
+        Some("reverse") => Direction::Reverse,
+        Some(d) => return Err(e("direction", format!("'{d}' is not one of forward, reverse"))),
+    };
+    let access_delay = dur(&f.access_delay, "access_delay")?.unwrap_or(Duration::ZERO);
+    if access_delay < Duration::ZERO || access_delay > Duration::from_secs(10) {
+        return Err(e("access_delay", format!("{access_delay} is outside 0s..10s")));
+    }
+    let common = Common { start: dur(&f.start, "start")?, stop: dur(&f.stop, "stop")?, direction, access_delay };
+    let tcp_cfg = || -> Result<(String, TcpConfig), (String, String)> {
+        // Linux's default since 2.6.19.
+        let cc = f.cc.clone().unwrap_or_else(|| "cubic".into());
+        tcp::congestion_control(&cc, &[]).map_err(|r| e("cc", r))?;
+        let mut cfg = TcpConfig::default();
+        if let Some(s) = f.sack {
+            cfg.sack = s;
+        }
+        if let Some(w) = f.initial_window {
+            if !(1..=1000).contains(&w) {
+                return Err(e("initial_window", format!("{w} is outside 1..1000 segments")));
+            }
+            cfg.initial_window = w;
+        }
+        Ok((cc, cfg))
+    };
+    let spec = match kind {
+        "tcp" => {
+            let (cc, tcp) = tcp_cfg()?;
+            TrafficSpec::Tcp { cc, tcp }
+        }
+        "web" => {
+            let (cc, tcp) = tcp_cfg()?;
+            let size = |q: &Option<Quantity>, name: &str, default: u64| -> Result<DataSize, (String, String)> {
+                let s = q.as_ref().map(size_of).transpose().map_err(|r| e(name, r))?;
+                let s = s.unwrap_or(DataSize::from_bytes(default));
+                match (1..=1_000_000_000).contains(&s.bytes()) {
+                    true => Ok(s),
+                    false => Err(e(name, format!("{s} is outside 1B..1GB"))),
+                }
+            };
+            let dist = f.object_size.as_deref().unwrap_or("uniform");
+            let unused = |name: &str, given: bool| -> Result<(), (String, String)> {
+                match given {
+                    true => Err(e(name, format!("does not apply to object_size = \"{dist}\""))),
+                    false => Ok(()),
+                }
+            };
+            let size_dist = match dist {
+                "uniform" => {
+                    unused("object_mean", f.object_mean.is_some())?;
+                    let (lo, hi) = (size(&f.object_min, "object_min", 30_000)?, size(&f.object_max, "object_max", 50_000)?);
+                    if hi < lo {
+                        return Err(e("object_max", format!("{hi} is below object_min {lo}")));
+                    }
+                    SizeDist::Uniform { lo, hi }
+                }
+                "lognormal" | "pareto" | "fixed" => {
+                    unused("object_min", f.object_min.is_some())?;
+                    unused("object_max", f.object_max.is_some())?;
+                    let mean = size(&f.object_mean, "object_mean", 40_000)?;
+                    match dist {
+                        "lognormal" => {
+                            let sigma = f.object_sigma.unwrap_or(1.0);
+                            if !(sigma > 0.0 && sigma <= 4.0) {
+                                return Err(e("object_sigma", format!("{sigma} is outside (0, 4]")));
+                            }
+                            SizeDist::Lognormal { mean, sigma }
+                        }
+                        "pareto" => {
+                            let shape = f.object_shape.unwrap_or(1.2);
+                            if !(shape > 1.0 && shape <= 10.0) {
+                                return Err(e("object_shape", format!("{shape} is outside (1, 10]: the mean must exist")));
+                            }
+                            SizeDist::Pareto { mean, shape }
+                        }
+                        _ => SizeDist::Fixed(mean),
+                    }
+                }
+                d => return Err(e("object_size", format!("'{d}' is not one of uniform, lognormal, pareto, fixed"))),
+            };
+            if dist != "lognormal" {
+                unused("object_sigma", f.object_sigma.is_some())?;
+            }
+            if dist != "pareto" {
+                unused("object_shape", f.object_shape.is_some())?;
+            }
+            let think = dur(&f.think_time, "think_time")?.unwrap_or(WebConfig::default().think);
+            if think < Duration::ZERO || think > Duration::from_secs(3600) {
+                return Err(e("think_time", format!("{think} is outside 0s..1h")));
+            }
+            let web = WebConfig { size: size_dist, think, start_idle: f.start_idle.unwrap_or(false) };
+            TrafficSpec::Web { cc, tcp, web }
+        }
+        "udp" => {
+            let mut cfg = UdpConfig::default();
+            if let Some(q) = &f.rate {
+                cfg.rate = rate_of(q).map_err(|r| e("rate", r))?;
+            }
+            if cfg.rate == DataRate::ZERO || cfg.rate > DataRate::from_kbps(100_000_000) {
+                return Err(e("rate", format!("{} is outside (0, 100 Gbps]", cfg.rate)));
+            }
+            if let Some(q) = &f.packet_size {
+                cfg.packet = size_of(q).map_err(|r| e("packet_size", r))?;
+            }
+            if !(29..=65_535).contains(&cfg.packet.bytes()) {
+                return Err(e("packet_size", format!("{} is outside 29B..65535B (IP and UDP headers are 28 B)", cfg.packet)));
+            }
+            cfg.on_off = match (dur(&f.on_time, "on_time")?, dur(&f.off_time, "off_time")?) {
+                (None, None) => None,
+                (Some(on), Some(off)) => {
+                    for (name, d) in [("on_time", on), ("off_time", off)] {
+                        if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
+                            return Err(e(name, format!("{d} is outside 1ms..1h")));
+                        }
+                    }
+                    Some((on, off))
+                }
+                (Some(_), None) => return Err(e("off_time", "on/off UDP needs both on_time and off_time".into())),
+                (None, Some(_)) => return Err(e("on_time", "on/off UDP needs both on_time and off_time".into())),
+            };
+            TrafficSpec::Udp(cfg)
+        }
+        k => return Err(e("kind", format!("'{k}' is not one of video, tcp, web, udp"))),
+    };
+    Ok((spec, common))
+}
+
+/// A validated non-video flow.
+#[derive(Clone, Debug)]
+pub enum TrafficSpec {
+    /// A bulk TCP transfer: always has data from start to stop.
+    Tcp { cc: String, tcp: TcpConfig },
+    /// Web-like downloads over one persistent TCP connection.
+    Web { cc: String, tcp: TcpConfig, web: WebConfig },
+    Udp(UdpConfig),
+}
+
+impl TrafficSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrafficSpec::Tcp { .. } => "tcp",
+            TrafficSpec::Web { .. } => "web",
+            TrafficSpec::Udp(_) => "udp",
+        }
+    }
+    /// The congestion control, for TCP and web flows.
+    pub fn cc(&self) -> Option<&str> {
+        match self {
+            TrafficSpec::Tcp { cc, .. } | TrafficSpec::Web { cc, .. } => Some(cc),
+            TrafficSpec::Udp(_) => None,
+        }
+    }
+}
+
+/// Build flow `flow`'s endpoints, active from `start` to `stop`.
+pub fn build(
+    flow: u16,
+    spec: &TrafficSpec,
+    start: Time,
+    stop: Option<Time>,
+    rng: Rng,
+) -> Result<Box<dyn Endpoints>, String> {
+    Ok(match spec {
+        TrafficSpec::Tcp { cc, tcp } => Box::new(TcpFlow::new(flow, cc, tcp, None, start, stop)?),
+        TrafficSpec::Web { cc, tcp, web } => {
+            Box::new(TcpFlow::new(flow, cc, tcp, Some(WebSource::new(web.clone(), start, stop, rng)), start, stop)?)
+        }
+        TrafficSpec::Udp(cfg) => Box::new(UdpFlow::new(flow, cfg.clone(), start, stop, rng)),
+    })
+}
+
+/// A TCP connection: the sender at one end, the receiver at the other.
+/// `stop` ends it abruptly (as a reset would): nothing is sent after it.
+pub struct TcpFlow {
+    flow: u16,
+    tx: TcpSender,
+    rx: TcpReceiver,
+    start: Time,
+    stop: Option<Time>,
+    started: bool,
+    stopped: bool,
+    /// Transmissions so far: each one is a packet of its own to the link
+    /// and the recorder, whatever segment it carries.
+    sent: u64,
+    sent_bytes: u64,
+    web: Option<WebSource>,
+    /// The download under way: the segment after its last, and the object.
+    object: Option<(u32, Object)>,
+    /// Downloads completed since the recorder last heard, with when.
+    done: Vec<(Object, Time)>,
+    rtts: Vec<Duration>,
+    /// An ACK arrived at this instant: the window may let segments out now
+    /// (the sender has no timer for that, only for pacing and the RTO).
+    poke: Option<Time>,
+    /// A segment arrived at this instant: an ACK may be due at once.
+    rx_poke: Option<Time>,
+}
+
+impl TcpFlow {
+    fn new(
+        flow: u16,
+        cc: &str,
+        cfg: &TcpConfig,
+        web: Option<WebSource>,
+        start: Time,
+        stop: Option<Time>,
+    ) -> Result<TcpFlow, String> {
+        let cc = tcp::congestion_control(cc, &[])?;
+        Ok(TcpFlow {
+            flow,
+            tx: TcpSender::new(cfg.clone(), cc),
+            rx: TcpReceiver::new(TcpReceiverConfig::default()),
+            start,
+            stop,
+            started: false,
+            stopped: false,
+            sent: 0,
+            sent_bytes: 0,
+            web,
+            object: None,
+            done: Vec::new(),
+            rtts: Vec::new(),
+            poke: None,
+            rx_poke: None,
+        })
+    }
+
+    /// Ask for the next download if one is due and none is under way.
+    fn request(&mut self, now: Time) {
+        if self.object.is_some() {
+            return;
+        }
+        if let Some(o) = self.web.as_mut().and_then(|w| w.poll_object(now)) {
+            let end = self.tx.write(o.size.bytes());
+            self.object = Some((end, o));
+        }
+    }
+}
+
+impl Endpoints for TcpFlow {
+    fn sender_timeout(&self) -> Option<Time> {
+        if self.stopped {
+            return None;
+        }
+        if !self.started {
+            return Some(self.start);
+        }
+        let web = if self.object.is_none() { self.web.as_ref().and_then(WebSource::poll_timeout) } else { None };
+        [self.tx.poll_timeout(), web, self.stop, self.poke].into_iter().flatten().min()
+    }
+
+    fn handle_sender_timeout(&mut self, now: Time) {
+        if self.stopped {
+            return;
+        }
+        if self.stop.is_some_and(|s| now >= s) {
+            self.stopped = true;
+            return;
+        }
+        if !self.started {
+            if now < self.start {
+                return;
+            }
+            self.started = true;
+            if self.web.is_none() {
+                self.tx.set_unlimited();
+            }
+        }
+        if self.tx.poll_timeout().is_some_and(|t| t <= now) {
+            self.tx.handle_timeout(now);
+        }
+        self.request(now);
+    }
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        if !self.started || self.stopped {
+            return None;
+        }
+        let Some(s) = self.tx.poll_transmit(now) else {
+            self.poke = None;
+            return None;
+        };
+        let p = Packet {
+            flow: self.flow,
+            kind: PacketKind::Data,
+            seq: self.sent,
+            size: s.wire_size(),
+            send_time: s.ts,
+            media_seq: s.seq,
+            flags: if s.retransmit { FLAG_RETRANSMIT } else { 0 },
+            ..Packet::default()
+        };
+        self.sent += 1;
+        self.sent_bytes += p.size.bytes();
+        Some(p)
+    }
+
+    fn handle_back(&mut self, now: Time, back: &Back) {
+        let Back::Ack(ack) = back else { return };
+        if self.stopped {
+            return;
+        }
+        // RFC 7323 §4.3: the echoed timestamp gives an RTT sample per ACK.
+        self.rtts.push(now - ack.ts_echo);
+        self.tx.handle_ack(now, ack);
+        self.poke = Some(now);
+        if let Some((end, o)) = self.object {
+            if self.tx.cum_acked() >= end {
+                // Complete when the sender has its last byte acknowledged.
+                self.object = None;
+                self.done.push((o, now));
+                if let Some(w) = &mut self.web {
+                    w.complete(now);
+                }
+                self.request(now);
+            }
+        }
+    }
+
+    fn receiver_timeout(&self) -> Option<Time> {
+        [self.rx.poll_timeout(), self.rx_poke].into_iter().flatten().min()
+    }
+
+    fn handle_packet(&mut self, now: Time, p: &Packet) {
+        self.rx_poke = Some(now);
+        let seg = Segment {
+            seq: p.media_seq,
+            len: p.size - tcp::HEADER,
+            retransmit: p.flags & FLAG_RETRANSMIT != 0,
+            ts: p.send_time,
+        };
+        self.rx.handle_segment(now, &seg);
+    }
+
+    fn poll_back(&mut self, now: Time) -> Option<Back> {
+        let ack = self.rx.poll_ack(now);
+        if ack.is_none() {
+            self.rx_poke = None;
+        }
+        ack.map(Back::Ack)
+    }
+
+    fn record_settled(&mut self, flow: usize, _now: Time, _at_end: bool, rec: &mut Recorder) {
+        for rtt in self.rtts.drain(..) {
+            rec.record(flow, Event::Rtt(rtt));
+        }
+        for (o, at) in self.done.drain(..) {
+            rec.record(flow, Event::ObjectDone { size: o.size, fct: at - o.start });
+        }
+    }
+
+    fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        let seg = self.tx.config().mss + tcp::HEADER;
+        let w = self.tx.window();
+        let sample = TrafficSample {
+            sent_bytes: self.sent_bytes,
+            delivered_bytes: self.rx.delivered_bytes(),
+            retransmits: self.tx.stats().retransmits,
+            cwnd: Some(DataSize::from_bytes(w.cwnd as u64 * seg.bytes())),
+            in_flight: Some(DataSize::from_bytes(self.tx.in_flight() as u64 * seg.bytes())),
+            srtt: self.tx.srtt(),
+            pacing: self.tx.pacing_rate(),
+            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
+            cc: Some(self.tx.cc()),
+        };
+        rec.record(flow, Event::Traffic { at, sample: &sample });
+    }
+
+    fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        let seg = self.tx.config().mss + tcp::HEADER;
+        let sample = TrafficSample {
+            sent_bytes: self.sent_bytes,
+            delivered_bytes: self.rx.delivered_bytes(),
+            retransmits: self.tx.stats().retransmits,
+            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
+            cwnd: Some(DataSize::from_bytes(self.tx.window().cwnd as u64 * seg.bytes())),
+            ..TrafficSample::default()
+        };
+        rec.record(flow, Event::TrafficEnd(&sample));
+    }
+}
+
+/// A UDP source and the sink that counts what arrives.
+pub struct UdpFlow {
+    flow: u16,
+    tx: UdpSender,
+    sent: u64,
+    delivered: u64,
+}
+
+impl UdpFlow {
+    fn new(flow: u16, cfg: UdpConfig, start: Time, stop: Option<Time>, rng: Rng) -> UdpFlow {
+        UdpFlow { flow, tx: UdpSender::new(cfg, start, stop, rng), sent: 0, delivered: 0 }
+    }
+}
+
+impl UdpFlow {
+    fn sample(&self) -> TrafficSample<'static> {
+        TrafficSample { sent_bytes: self.tx.bytes_sent, delivered_bytes: self.delivered, ..TrafficSample::default() }
+    }
+}
+
+impl Endpoints for UdpFlow {
+    fn sender_timeout(&self) -> Option<Time> {
+        self.tx.poll_timeout()
+    }
+    fn handle_sender_timeout(&mut self, _now: Time) {}
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        // An off period starting returns nothing but moves the next send on.
+        let size = self.tx.poll_transmit(now)?;
+        let p = Packet { flow: self.flow, kind: PacketKind::Data, seq: self.sent, size, send_time: now, ..Packet::default() };
+        self.sent += 1;
+        Some(p)
+    }
+    fn handle_back(&mut self, _now: Time, _back: &Back) {}
+    fn receiver_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn handle_packet(&mut self, _now: Time, p: &Packet) {
+        self.delivered += (p.size - rtcc_core::traffic::UDP_HEADER).bytes();
+    }
+    fn poll_back(&mut self, _now: Time) -> Option<Back> {
+        None
+    }
+    fn record_settled(&mut self, _flow: usize, _now: Time, _at_end: bool, _rec: &mut Recorder) {}
+    fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        rec.record(flow, Event::Traffic { at, sample: &self.sample() });
+    }
+    fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        rec.record(flow, Event::TrafficEnd(&self.sample()));
+    }
+}

@@ -1,0 +1,194 @@
+//! Cross traffic sharing the bottleneck: textbook TCP behaviour (fill,
+//! fairness, the Mathis law, BBR's queue and its coexistence with Cubic),
+//! UDP and web-like flows, reverse flows, video against TCP — each asserted
+//! with the numbers the literature gives.
+
+use rtcc_sim::output::Output;
+use rtcc_sim::scenario::Scenario;
+use rtcc_sim::sim::Simulation;
+
+fn run(text: &str) -> Output {
+    let sc = Scenario::parse(text, "traffic.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(sc, None).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    sim.output()
+}
+
+/// Mean of time-series column `col` of flow `flow` (or the link table's, for
+/// `None`) over bins ending in `(from, to]` seconds.
+fn mean_over(out: &Output, flow: Option<i64>, col: &str, from: f64, to: f64) -> f64 {
+    let t = if flow.is_some() { &out.timeseries } else { &out.link };
+    let ts = t.f64("t_s").expect("t_s");
+    let v = t.f64(col).unwrap_or_else(|| panic!("no column {col}"));
+    let flows: Option<Vec<i64>> = flow.map(|_| match t.get("flow") {
+        Some(rtcc_sim::metrics::Column::I64(f)) => f.clone(),
+        _ => panic!("no flow column"),
+    });
+    let (mut s, mut n) = (0.0, 0);
+    for i in 0..ts.len() {
+        let mine = flows.as_ref().is_none_or(|f| Some(f[i]) == flow);
+        if mine && ts[i] > from && ts[i] <= to && v[i].is_finite() {
+            s += v[i];
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no bins of {col}");
+    s / n as f64
+}
+
+fn bulk(cc: &str, extra: &str) -> String {
+    format!("[[flow]]\nkind = \"tcp\"\ncc = \"{cc}\"\n{extra}\n")
+}
+
+/// 10 Mbps, 20 ms one way (RTT 40 ms, BDP 50 kB), drop-tail of `queue`.
+fn dumbbell(duration: u32, queue: &str, flows: &str) -> String {
+    format!(
+        "duration = \"{duration}s\"\n[link]\ncapacity = \"10Mbps\"\ndelay = \"20ms\"\nqueue = {queue}\n\
+         [record]\npackets = false\n{flows}"
+    )
+}
+
+#[test]
+fn one_cubic_flow_fills_a_drop_tail_link_and_its_queue() {
+    let out = run(&dumbbell(40, "\"50kB\"", &bulk("cubic", "")));
+    let util = mean_over(&out, None, "delivered_kbps", 5.0, 40.0) / 10_000.0;
+    assert!(util >= 0.95, "utilisation after slow start {util:.3}");
+    // A loss-based flow fills the buffer: the queue reaches most of 50 kB (40 ms).
+    let qmax = out.summary.link.queue_ms_max.expect("queue");
+    assert!(qmax > 30.0, "queue max {qmax} ms");
+    let f = &out.summary.flows[0];
+    assert_eq!(f.kind, "tcp");
+    assert_eq!(f.cc.as_deref(), Some("cubic"));
+    assert!(f.retransmits > 0 && f.packets_dropped > 0, "a full drop-tail queue drops");
+    assert!(f.goodput_kbps > 9_000.0, "goodput {}", f.goodput_kbps);
+    let rtt = f.rtt_ms_mean.expect("rtt");
+    assert!((40.0..90.0).contains(&rtt), "RTT {rtt} ms = 40 ms + queue");
+}
+
+#[test]
+fn two_flows_of_one_kind_share_fairly() {
+    for cc in ["reno", "cubic"] {
+        let flows = bulk(cc, "name = \"a\"") + &bulk(cc, "name = \"b\"\nstart = \"1s\"");
+        let out = run(&dumbbell(60, "\"50kB\"", &flows));
+        let a = mean_over(&out, Some(0), "goodput_kbps", 5.0, 60.0);
+        let b = mean_over(&out, Some(1), "goodput_kbps", 5.0, 60.0);
+        let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+        assert!(jain >= 0.95, "{cc}: {a:.0} vs {b:.0} kbps, Jain {jain:.3}");
+        assert!(a + b > 9_000.0, "{cc}: together {:.0} kbps", a + b);
+    }
+}
+
+/// Mathis et al. 1997: rate = MSS/RTT · sqrt(3/2)/sqrt(p). Linux counts
+/// acknowledged segments (not ACKs) when growing the window, so delayed
+/// ACKs leave the constant at sqrt(3/2).
+#[test]
+fn reno_under_random_loss_follows_the_mathis_law() {
+    for (p, secs) in [(0.001f64, 300), (0.005, 120), (0.02, 120)] {
+        let text = format!(
+            "duration = \"{secs}s\"\n[link]\ncapacity = \"500Mbps\"\ndelay = \"20ms\"\nqueue = \"10MB\"\n\
+             loss = {p}\n[record]\npackets = false\n{}",
+            bulk("reno", "")
+        );
+        let out = run(&text);
+        let f = &out.summary.flows[0];
+        let rtt = 0.040;
+        let mathis = 1448.0 * 8.0 / rtt * (1.5f64).sqrt() / p.sqrt() / 1e3;
+        let ratio = f.goodput_kbps / mathis;
+        assert!((0.7..=1.3).contains(&ratio), "p = {p}: {:.0} kbps vs Mathis {mathis:.0} ({ratio:.2})", f.goodput_kbps);
+    }
+}
+
+#[test]
+fn udp_sends_its_rate_and_web_flows_report_completion_times() {
+    let flows = "[[flow]]\nname = \"cbr\"\nkind = \"udp\"\nrate = \"2Mbps\"\n\
+                 [[flow]]\nname = \"onoff\"\nkind = \"udp\"\nrate = \"2Mbps\"\non_time = \"1s\"\noff_time = \"1s\"\n\
+                 [[flow]]\nname = \"web\"\nkind = \"web\"\nthink_time = \"1s\"\n";
+    let out = run(&dumbbell(120, "\"50kB\"", flows));
+    let s = &out.summary.flows;
+    assert!((s[0].goodput_kbps / (2000.0 * 1472.0 / 1500.0) - 1.0).abs() < 0.01, "cbr {}", s[0].goodput_kbps);
+    assert!((s[1].goodput_kbps / (1000.0 * 1472.0 / 1500.0) - 1.0).abs() < 0.2, "on/off {}", s[1].goodput_kbps);
+    let w = &s[2];
+    assert_eq!(w.kind, "web");
+    // About one 40 kB download per (think + completion) ≈ 1.1 s.
+    assert!(w.objects_completed > 60, "{} downloads", w.objects_completed);
+    assert!(w.objects_started - w.objects_completed <= 1);
+    let fct = w.fct_ms_mean.expect("completion times");
+    // 28 segments from IW10: three rounds of 40 ms at least.
+    assert!((100.0..1000.0).contains(&fct), "FCT {fct} ms");
+    assert!(w.fct_ms_p95.unwrap() >= w.fct_ms_p50.unwrap());
+    let by = &out.summary.link.utilization_by_kind;
+    assert!(by["udp"] > 0.25 && by["web"] > 0.0 && by["tcp"] == 0.0, "{by:?}");
+}
+
+#[test]
+fn a_reverse_tcp_flow_shares_the_feedback_path() {
+    let text = "duration = \"30s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\nreverse_capacity = \"1Mbps\"\n\
+                reverse_queue = \"30kB\"\n[record]\npackets = false\n\
+                [[flow]]\nname = \"call\"\ncontroller = \"gcc\"\nencoder = \"ideal\"\n\
+                [[flow]]\nname = \"upload\"\nkind = \"tcp\"\ndirection = \"reverse\"\nstart = \"10s\"\n";
+    let out = run(text);
+    let rev = out.summary.reverse_link.as_ref().expect("reverse link");
+    // The upload fills the 1 Mbps reverse link; the call's reports queue behind it.
+    assert!(rev.utilization_by_kind["tcp"] > 0.5, "{rev:?}");
+    assert!(rev.utilization_by_kind["feedback"] > 0.0);
+    let up = &out.summary.flows[1];
+    assert_eq!(up.direction, "reverse");
+    assert!(up.goodput_kbps > 800.0 * 20.0 / 30.0 * 0.9, "upload {}", up.goodput_kbps);
+    // Its ACKs cross the forward bottleneck as feedback.
+    assert!(out.summary.link.utilization_by_kind["feedback"] > 0.0);
+    let call = &out.summary.flows[0];
+    assert!(call.reports_sent > 0 && call.goodput_kbps > 500.0, "{call:?}");
+}
+
+#[test]
+fn gcc_call_against_one_cubic_flow_gets_a_measured_share() {
+    // PIBES §V: WebRTC held about 24 % of a 4 Mbps link against one Cubic flow.
+    let text = "duration = \"60s\"\n[link]\ncapacity = \"4Mbps\"\ndelay = \"20ms\"\nqueue = \"100kB\"\n\
+                [record]\npackets = false\n\
+                [[flow]]\nname = \"call\"\ncontroller = \"gcc\"\nencoder = \"ideal\"\n\
+                [[flow]]\nname = \"bulk\"\nkind = \"tcp\"\ncc = \"cubic\"\nstart = \"5s\"\n";
+    let out = run(text);
+    let call = mean_over(&out, Some(0), "goodput_kbps", 15.0, 60.0);
+    let tcp = mean_over(&out, Some(1), "goodput_kbps", 15.0, 60.0);
+    let share = call / 4000.0;
+    // Delay-based GCC yields to a loss-based flow that keeps the queue full.
+    assert!(share < 0.5 && tcp > call, "call {call:.0} kbps ({share:.2}), cubic {tcp:.0}");
+    assert!(call + tcp > 3_400.0, "link used {:.0}", call + tcp);
+}
+
+#[test]
+fn cross_traffic_is_deterministic_for_a_seed() {
+    let flows = bulk("cubic", "") + "[[flow]]\nkind = \"web\"\nthink_time = \"500ms\"\n[[flow]]\nkind = \"udp\"\non_time = \"1s\"\noff_time = \"2s\"\n";
+    let text = dumbbell(20, "\"30kB\"", &flows);
+    let a = run(&text).summary;
+    let b = run(&text).summary;
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.link, b.link);
+}
+
+#[test]
+fn bad_cross_traffic_fields_are_refused_by_name() {
+    let cases = [
+        ("kind = \"tcp\"\ncc = \"vegas\"\n", "flow[0].cc"),
+        ("kind = \"tcp\"\nrate = \"1Mbps\"\n", "flow[0].rate"),
+        ("kind = \"udp\"\ncc = \"cubic\"\n", "flow[0].cc"),
+        ("kind = \"udp\"\non_time = \"1s\"\n", "flow[0].off_time"),
+        ("kind = \"web\"\nobject_size = \"zipf\"\n", "flow[0].object_size"),
+        ("kind = \"web\"\nobject_size = \"pareto\"\nobject_shape = 1.0\n", "flow[0].object_shape"),
+        ("kind = \"tcp\"\ndirection = \"reverse\"\n", "flow[0].direction"),
+        ("kind = \"tcp\"\ndirection = \"up\"\n", "flow[0].direction"),
+        ("kind = \"ftp\"\n", "flow[0].kind"),
+        ("kind = \"tcp\"\nfps = 30\n", "flow[0].fps"),
+        ("kind = 3\n", "flow[0].kind"),
+        ("kind = \"tcp\"\nstart = \"20s\"\n", "flow[0].start"),
+    ];
+    for (flow, field) in cases {
+        let text = format!("duration = \"10s\"\n[link]\ncapacity = \"10Mbps\"\n[[flow]]\n{flow}");
+        let e = match Scenario::parse(&text, "bad.toml") {
+            Ok(_) => panic!("accepted: {flow}"),
+            Err(e) => e,
+        };
+        assert_eq!(e.field, field, "{flow}: {e}");
+        assert!(e.to_string().starts_with(&format!("bad.toml: {field}: ")), "{e}");
+    }
+}
