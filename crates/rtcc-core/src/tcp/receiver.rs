@@ -53,6 +53,8 @@ pub struct TcpReceiver {
     delack_at: Option<Time>,
     quickacks: u32,
     started: bool,
+    /// The latest input's time: an immediate ACK is due then.
+    last_now: Time,
     delivered_segments: u64,
     delivered_bytes: u64,
     duplicates: u64,
@@ -72,6 +74,7 @@ impl TcpReceiver {
             delack_at: None,
             quickacks: 0,
             started: false,
+            last_now: Time::ZERO,
             delivered_segments: 0,
             delivered_bytes: 0,
             duplicates: 0,
@@ -79,6 +82,7 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+        self.last_now = now;
         if !self.started {
             self.started = true;
             self.quickacks = self.cfg.quickacks;
@@ -169,9 +173,11 @@ impl TcpReceiver {
         r
     }
 
+    /// When `poll_ack` has something: at once for an immediate ACK, else
+    /// the delayed-ACK timer.
     pub fn poll_timeout(&self) -> Option<Time> {
         if self.ack_now {
-            return None;
+            return Some(self.last_now);
         }
         self.delack_at
     }
@@ -208,5 +214,98 @@ impl TcpReceiver {
     /// Next segment expected.
     pub fn rcv_nxt(&self) -> u32 {
         self.rcv_nxt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::DataSize;
+
+    fn seg(seq: u32, ts_ms: i64) -> Segment {
+        Segment { seq, len: DataSize::from_bytes(1000), retransmit: false, ts: Time::from_millis(ts_ms) }
+    }
+    fn blocks(a: &Ack) -> Vec<(u32, u32)> {
+        a.sacks().iter().map(|b| (b.start, b.end)).collect()
+    }
+    fn no_quickack() -> TcpReceiver {
+        TcpReceiver::new(TcpReceiverConfig { quickacks: 0, ..TcpReceiverConfig::default() })
+    }
+
+    #[test]
+    fn tcp_receiver_acks_every_second_segment() {
+        let mut rx = no_quickack();
+        let t = Time::from_millis(10);
+        rx.handle_segment(t, &seg(0, 1));
+        assert_eq!(rx.poll_ack(t), None);
+        assert_eq!(rx.poll_timeout(), Some(t + Duration::from_millis(40)));
+        rx.handle_segment(t, &seg(1, 2));
+        let a = rx.poll_ack(t).expect("second segment ACKed at once");
+        assert_eq!((a.cum, a.sack_n, a.rwnd), (2, 0, 2172));
+        // RFC 7323 §4.3 (1): the echo is of the earlier unacknowledged segment.
+        assert_eq!(a.ts_echo, Time::from_millis(1));
+        assert_eq!(rx.poll_timeout(), None);
+    }
+
+    #[test]
+    fn tcp_receiver_delays_a_lone_segment_40ms() {
+        let mut rx = no_quickack();
+        let t = Time::from_millis(100);
+        rx.handle_segment(t, &seg(0, 90));
+        assert_eq!(rx.poll_ack(t + Duration::from_micros(39_999)), None);
+        let a = rx.poll_ack(t + Duration::from_millis(40)).expect("delayed ACK");
+        assert_eq!((a.cum, a.ts_echo), (1, Time::from_millis(90)));
+    }
+
+    #[test]
+    fn tcp_receiver_quickacks_the_first_16() {
+        let mut rx = TcpReceiver::new(TcpReceiverConfig::default());
+        let t = Time::ZERO;
+        for i in 0..16 {
+            rx.handle_segment(t, &seg(i, 0));
+            assert_eq!(rx.poll_ack(t).map(|a| a.cum), Some(i + 1));
+        }
+        rx.handle_segment(t, &seg(16, 0));
+        assert_eq!(rx.poll_ack(t), None);
+    }
+
+    #[test]
+    fn tcp_receiver_sack_blocks_follow_rfc2018() {
+        let mut rx = no_quickack();
+        let t = Time::ZERO;
+        let put = |rx: &mut TcpReceiver, s: u32| {
+            rx.handle_segment(t, &seg(s, s as i64));
+            rx.poll_ack(t).expect("out-of-order data is ACKed at once")
+        };
+        rx.handle_segment(t, &seg(0, 0));
+        rx.handle_segment(t, &seg(1, 1));
+        assert_eq!(rx.poll_ack(t).unwrap().cum, 2);
+        let a = put(&mut rx, 3);
+        assert_eq!((a.cum, blocks(&a)), (2, vec![(3, 4)]));
+        let a = put(&mut rx, 5);
+        assert_eq!(blocks(&a), [(5, 6), (3, 4)]);
+        let a = put(&mut rx, 6);
+        assert_eq!(blocks(&a), [(5, 7), (3, 4)]);
+        let a = put(&mut rx, 8);
+        assert_eq!(blocks(&a), [(8, 9), (5, 7), (3, 4)]);
+        let a = put(&mut rx, 10);
+        assert_eq!(blocks(&a), [(10, 11), (8, 9), (5, 7)]);
+        // Out-of-order arrivals do not move TS.Recent (RFC 7323 §4.3): it
+        // still holds segment 0's, the first of the last ACKed pair.
+        assert_eq!(a.ts_echo, Time::ZERO);
+        // Filling the first hole: cum jumps over [3, 4), ACKed at once.
+        let a = put(&mut rx, 2);
+        assert_eq!((a.cum, blocks(&a)), (4, vec![(10, 11), (8, 9), (5, 7)]));
+        assert_eq!(a.ts_echo, Time::from_millis(2));
+        let a = put(&mut rx, 4);
+        assert_eq!((a.cum, blocks(&a)), (7, vec![(10, 11), (8, 9)]));
+        let a = put(&mut rx, 4);
+        assert_eq!(a.cum, 7);
+        assert_eq!(rx.duplicate_segments(), 1);
+        assert_eq!((rx.delivered_segments(), rx.delivered_bytes()), (7, 7000));
+        put(&mut rx, 7);
+        let a = put(&mut rx, 9);
+        assert_eq!((a.cum, blocks(&a)), (11, vec![]));
+        assert_eq!(rx.delivered_bytes(), 11_000);
     }
 }
