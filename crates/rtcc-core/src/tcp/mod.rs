@@ -121,3 +121,24 @@ impl Ack {
         HEADER + DataSize::from_bytes(sack)
     }
 }
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    fn err(name: &str, params: &[(&str, f64)]) -> String {
+        congestion_control(name, params).err().expect("refused")
+    }
+
+    #[test]
+    fn tcp_registry_builds_and_refuses() {
+        for name in CC_NAMES {
+            assert_eq!(congestion_control(name, &[]).unwrap().name(), *name);
+        }
+        assert!(congestion_control("cubic", &[("beta", 0.5), ("hystart", 0.0)]).is_ok());
+        assert!(err("cubic", &[("beta", 1.5)]).contains("out of range"));
+        assert!(err("cubic", &[("gamma", 1.0)]).contains("no parameter"));
+        assert!(congestion_control("reno", &[("c", 1.0)]).is_err());
+        assert!(err("vegas", &[]).contains("reno, cubic"));
+    }
+}

@@ -754,6 +754,24 @@ impl TcpSender {
     }
 }
 
+#[cfg(test)]
+impl TcpSender {
+    /// The scoreboard counters agree with the per-segment flags.
+    pub(crate) fn check_scoreboard(&self) {
+        let count = |f: fn(&Sent) -> bool| self.segs.iter().filter(|s| f(s)).count() as u32;
+        assert_eq!(self.segs.len() as u32, self.packets_out());
+        assert_eq!(count(|s| s.lost), self.lost_out);
+        assert_eq!(count(|s| s.retrans), self.retrans_out);
+        assert!(self.segs.iter().all(|s| !(s.sacked && (s.lost || s.retrans))));
+        assert!(self.segs.iter().all(|s| !s.retrans || s.lost));
+        if self.cfg.sack {
+            assert_eq!(count(|s| s.sacked), self.sacked_out);
+        }
+        assert!(self.in_flight() <= self.packets_out() + self.retrans_out);
+        assert!(self.w.cwnd >= 1);
+    }
+}
+
 impl std::fmt::Debug for TcpSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpSender")

@@ -123,6 +123,12 @@ impl Net {
         }
     }
 
+    /// Lose each ACK with probability `p` (its own stream).
+    fn ack_loss(&mut self, p: f64, seed: u64) {
+        let mut rng = Rng::new(seed);
+        self.drop_ack = Box::new(move |_| rng.chance(p));
+    }
+
     fn run(&mut self, end: Time, obs: &mut dyn FnMut(&Obs)) {
         loop {
             self.pump();
@@ -152,11 +158,13 @@ impl Net {
                 let (_, ack) = self.rev.pop_front().unwrap();
                 let b = before(&self.tx);
                 self.tx.handle_ack(now, &ack);
+                self.tx.check_scoreboard();
                 obs(&Obs { now, before: b, tx: &self.tx });
             }
             if self.tx.poll_timeout().is_some_and(|t| t <= now) {
                 let b = before(&self.tx);
                 self.tx.handle_timeout(now);
+                self.tx.check_scoreboard();
                 obs(&Obs { now, before: b, tx: &self.tx });
             }
         }
@@ -571,4 +579,26 @@ fn tcp_hystart_leaves_slow_start_before_loss() {
     let (w, recoveries, drops) = run(0.0);
     eprintln!("plain slow start: {w:?}, {recoveries} recoveries, {drops} drops");
     assert!(recoveries >= 1 && drops > 100);
+}
+
+#[test]
+fn tcp_delivers_everything_through_heavy_loss() {
+    for (i, sack) in [true, false].into_iter().enumerate() {
+        for (j, cc) in ["reno", "cubic"].into_iter().enumerate() {
+            let rate = DataRate::from_mbps(20);
+            let cfg = TcpConfig { sack, ..TcpConfig::default() };
+            let mut net = Net::new(cc, cfg, rate, ms(10), bdp(rate, ms(20)));
+            net.loss = 0.05;
+            net.rng = Rng::new(11 + i as u64 * 2 + j as u64);
+            net.ack_loss(0.2, 99 + j as u64);
+            let end = net.write(3_000_000);
+            net.run(at(60.0), &mut |_| {});
+            let s = net.tx.stats();
+            eprintln!("{cc} sack {sack}: done at {}, {s:?}", net.tx.cum_acked());
+            assert_eq!(net.tx.cum_acked(), end, "{cc} sack {sack}");
+            assert_eq!(net.rx.delivered_bytes(), 3_000_000);
+            assert!(net.tx.is_idle());
+            assert!(s.fast_recoveries > 20 && s.retransmits > 50);
+        }
+    }
 }
