@@ -18,11 +18,20 @@ pub struct TcpReceiverConfig {
     /// Segments ACKed at once when data starts (Linux `tcp_incr_quickack`
     /// with `TCP_MAX_QUICKACKS` = 16 on the first data segment).
     pub quickacks: u32,
+    /// A silence longer than this before a segment refills the quick ACKs
+    /// (Linux `tcp_event_data_recv`: gap > `icsk_rto`, which for a receiver
+    /// whose handshake RTT is short sits at the 200 ms `TCP_RTO_MIN`).
+    pub idle_quickack_gap: Duration,
 }
 
 impl Default for TcpReceiverConfig {
     fn default() -> Self {
-        TcpReceiverConfig { rwnd: 2172, delack: Duration::from_millis(40), quickacks: 16 }
+        TcpReceiverConfig {
+            rwnd: 2172,
+            delack: Duration::from_millis(40),
+            quickacks: 16,
+            idle_quickack_gap: Duration::from_millis(200),
+        }
     }
 }
 
@@ -82,11 +91,11 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
-        self.last_now = now;
-        if !self.started {
+        if !self.started || now - self.last_now > self.cfg.idle_quickack_gap {
             self.started = true;
             self.quickacks = self.cfg.quickacks;
         }
+        self.last_now = now;
         // RFC 7323 §4.3 (2): remember TSval of the segment at the left edge.
         if seg.seq <= self.last_ack_sent && seg.ts >= self.ts_recent {
             self.ts_recent = seg.ts;
@@ -267,6 +276,10 @@ mod tests {
         }
         rx.handle_segment(t, &seg(16, 0));
         assert_eq!(rx.poll_ack(t), None);
+        // After a silence longer than the gap, quick ACKs again.
+        let later = t + Duration::from_millis(300);
+        rx.handle_segment(later, &seg(17, 0));
+        assert_eq!(rx.poll_ack(later).map(|a| a.cum), Some(18));
     }
 
     #[test]

@@ -553,7 +553,8 @@ impl TcpSender {
         }
         if advanced > 0 {
             if let Some(at) = self.rto_at.take() {
-                // Eifel (RFC 3522 §3.2): the echo predates the retransmission.
+                // Eifel (RFC 3522 §3.2): the echo predates the latest RTO's
+                // retransmission, so an earlier transmission arrived.
                 if ack.ts_echo < at {
                     self.stats.spurious_rtos += 1;
                 }
@@ -618,8 +619,11 @@ impl TcpSender {
             self.cc.on_ack(&mut self.w, &sample);
         } else if self.state == CaState::Recovery {
             self.prr(delivered, newly_lost, advanced > 0);
-        } else if delivered > 0 {
-            // Linux tcp_cong_avoid outside cwnd reduction (Open and Loss).
+        } else if advanced > 0 {
+            // Linux tcp_cong_avoid outside cwnd reduction (Open, and Loss
+            // where slow start regrows the window), only for ACKs of new
+            // data (tcp_may_raise_cwnd: FLAG_DATA_ACKED); `acked` counts
+            // what this ACK delivered, SACKed segments included.
             self.cc.on_ack(&mut self.w, &sample);
         }
         self.w.cwnd = self.w.cwnd.max(1);
