@@ -8,9 +8,11 @@
 
 pub mod cc;
 pub mod cubic;
+mod prr;
 mod rate;
 pub mod receiver;
 pub mod reno;
+mod rtt;
 pub mod sender;
 #[cfg(test)]
 mod tests;

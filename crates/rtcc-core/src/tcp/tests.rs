@@ -289,6 +289,7 @@ fn tcp_rto_backs_off_when_acks_vanish() {
             last_ack = o.now;
         }
     });
+    eprintln!("RTOs (time, rto after): {rtos:?}, last ACK {last_ack}");
     assert!(rtos.len() >= 3, "{rtos:?}");
     let first = rtos[0].0 - last_ack;
     assert!(first >= ms(200), "first RTO after {first}");
