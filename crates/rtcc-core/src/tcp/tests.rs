@@ -604,3 +604,22 @@ fn tcp_delivers_everything_through_heavy_loss() {
         }
     }
 }
+
+#[test]
+fn tcp_app_limited_flow_does_not_grow_its_window() {
+    for cc in ["reno", "cubic"] {
+        let rate = DataRate::from_mbps(10);
+        let mut net = Net::new(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+        let mut t = 0.0;
+        while t < 3.0 {
+            // 14 segments every 100 ms: 1.1 Mbit/s on a 10 Mbit/s path.
+            net.write(20_000);
+            t += 0.1;
+            net.run(at(t), &mut |_| {});
+        }
+        // Linux tcp_is_cwnd_limited: slow start only up to twice what was used.
+        let w = net.tx.window();
+        assert!(w.cwnd <= 28, "{cc}: {w:?}");
+        assert_eq!(net.tx.acked_bytes(), 600_000);
+    }
+}
