@@ -303,8 +303,9 @@ impl TcpSender {
     /// RFC 6298 §5.4–5.7 with Linux `tcp_retransmit_timer` → `tcp_enter_loss`.
     fn on_rto(&mut self, now: Time) {
         self.stats.rtos += 1;
-        // A repeated RTO for the same data keeps ssthresh (tcp_enter_loss).
-        if self.state != CaState::Loss {
+        // ssthresh is cut once per window of data: not again in fast
+        // recovery or on a repeated RTO (tcp_enter_loss).
+        if self.state == CaState::Open {
             self.w.ssthresh = self.cc.ssthresh(&self.w, now).max(2);
         }
         if !self.cc.owns_window() {

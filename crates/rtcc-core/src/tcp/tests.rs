@@ -35,6 +35,8 @@ struct Net {
     rng: Rng,
     drop: DropFn,
     drop_ack: Box<dyn FnMut(Time) -> bool>,
+    /// ACKs sent in this span are held until its end (a reverse-path stall).
+    ack_hold: (Time, Time),
     queue_drops: u64,
     /// Wire bytes leaving the bottleneck within `measure`.
     measure: (Time, Time),
@@ -65,6 +67,7 @@ impl Net {
             rng: Rng::new(7),
             drop: Box::new(|_, _| false),
             drop_ack: Box::new(|_| false),
+            ack_hold: (Time::ZERO, Time::ZERO),
             queue_drops: 0,
             measure: (Time::ZERO, Time::ZERO),
             measured: DataSize::ZERO,
@@ -118,7 +121,9 @@ impl Net {
     fn acks(&mut self) {
         while let Some(a) = self.rx.poll_ack(self.now) {
             if !(self.drop_ack)(self.now) {
-                self.rev.push_back((self.now + self.delay, a));
+                let (a0, a1) = self.ack_hold;
+                let sent = if self.now >= a0 && self.now < a1 { a1 } else { self.now };
+                self.rev.push_back((sent + self.delay, a));
             }
         }
     }
@@ -622,4 +627,18 @@ fn tcp_app_limited_flow_does_not_grow_its_window() {
         assert!(w.cwnd <= 28, "{cc}: {w:?}");
         assert_eq!(net.tx.acked_bytes(), 600_000);
     }
+}
+
+#[test]
+fn tcp_spurious_rto_is_detected_by_timestamps() {
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
+    net.tx.set_unlimited();
+    // The reverse path stalls for 600 ms, longer than the ~270 ms RTO; the
+    // ACKs then arrive, echoing the original transmissions (RFC 3522).
+    net.ack_hold = (at(2.0), at(2.6));
+    net.run(at(4.0), &mut |_| {});
+    let s = net.tx.stats();
+    assert_eq!((s.rtos, s.spurious_rtos), (1, 1), "{s:?}");
+    assert!(net.rx.duplicate_segments() >= 1);
 }
