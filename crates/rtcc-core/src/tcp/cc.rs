@@ -73,15 +73,29 @@ pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;
     /// Every ACK that delivers data, outside loss recovery unless
     /// `owns_window` (Linux: `cong_avoid`, or `cong_control` for BBR).
+    ///
+    /// `TcpSender` calls it, unless `owns_window`, for ACKs that advance
+    /// the cumulative ACK outside fast recovery: in the open state and in
+    /// the go-back-N after an RTO, where slow start regrows the window
+    /// (Linux `tcp_may_raise_cwnd`). With `owns_window` it calls it on
+    /// every ACK, in every state.
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample);
     /// The slow-start threshold on entering loss recovery (Linux: `ssthresh`).
     fn ssthresh(&mut self, w: &Window, now: Time) -> u32;
     /// Recovery ended; the sender has set `cwnd = ssthresh` unless `owns_window`.
+    /// Also called when the go-back-N after an RTO completes (Linux
+    /// `TCP_CA_Loss` → `TCP_CA_Open`); the window is then left as slow
+    /// start grew it.
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
     /// A retransmission timeout (RFC 6298 §5.5); the sender has set
     /// `ssthresh` from `ssthresh()` and `cwnd = 1` unless `owns_window`.
+    /// (`ssthresh()` is asked on the first RTO of a loss episode from the
+    /// open state, also when `owns_window`, as Linux `tcp_enter_loss`.)
     fn on_rto(&mut self, _w: &mut Window, _now: Time) {}
     /// Restart after idle (RFC 5681 §4.1, Linux `tcp_slow_start_after_idle`).
+    /// `TcpSender` calls it when it sends again with nothing in flight after
+    /// more than an RTO of silence and `slow_start_after_idle` is set;
+    /// it has cut the window first unless `owns_window`.
     fn on_idle_restart(&mut self, _w: &mut Window, _now: Time) {}
     /// The congestion control sets the window itself on every ACK, also in
     /// recovery (BBR), so the sender applies no PRR and no cwnd reset.

@@ -262,3 +262,52 @@ impl CongestionControl for Cubic {
         put("css", self.in_css() as u8 as f64);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_cubic_decrease_and_fast_convergence() {
+        let mut c = Cubic::default();
+        let w = Window { cwnd: 100, ssthresh: u32::MAX };
+        // RFC 9438 §4.6: ssthresh = β·cwnd; W_max = cwnd on the first loss.
+        assert_eq!(c.ssthresh(&w, Time::ZERO), 70);
+        assert_eq!(c.w_max(), 100.0);
+        // §4.7: a loss below W_max sets W_max = cwnd·(1 + β)/2.
+        assert_eq!(c.ssthresh(&Window { cwnd: 80, ssthresh: 70 }, Time::ZERO), 56);
+        assert!((c.w_max() - 68.0).abs() < 1e-9);
+        let mut slow = Cubic::new(CubicConfig { fast_convergence: false, ..CubicConfig::default() });
+        slow.ssthresh(&w, Time::ZERO);
+        slow.ssthresh(&Window { cwnd: 80, ssthresh: 70 }, Time::ZERO);
+        assert_eq!(slow.w_max(), 80.0);
+    }
+
+    #[test]
+    fn tcp_cubic_k_and_curve() {
+        let mut c = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::default() });
+        let mut w = Window { cwnd: 100, ssthresh: u32::MAX };
+        w.ssthresh = c.ssthresh(&w, Time::ZERO);
+        w.cwnd = w.ssthresh;
+        let ack = AckSample {
+            now: Time::from_secs_f64(1.0),
+            acked: 1,
+            lost: 0,
+            prior_in_flight: 70,
+            in_flight: 70,
+            rtt: None,
+            srtt: None,
+            min_rtt: None,
+            rate: Default::default(),
+            in_recovery: false,
+            cwnd_limited: true,
+            segment: crate::units::DataSize::from_bytes(1500),
+        };
+        c.on_ack(&mut w, &ack);
+        // RFC 9438 eq. 2: K = cbrt((100 − 70) / 0.4) = 4.217 s.
+        assert!((c.k() - 75f64.cbrt()).abs() < 1e-9);
+        assert!((c.w_cubic(0.0) - 70.0).abs() < 1e-9);
+        assert!((c.w_cubic(c.k()) - 100.0).abs() < 1e-9);
+        assert!((c.w_cubic(c.k() + 2.0) - 103.2).abs() < 1e-9);
+    }
+}

@@ -8,9 +8,11 @@
 
 pub mod cc;
 pub mod cubic;
+mod prr;
 mod rate;
 pub mod receiver;
 pub mod reno;
+mod rtt;
 pub mod sender;
 #[cfg(test)]
 mod tests;
@@ -119,5 +121,26 @@ impl Ack {
     pub fn wire_size(&self) -> DataSize {
         let sack = if self.sack_n > 0 { 4 + 8 * self.sack_n as u64 } else { 0 };
         HEADER + DataSize::from_bytes(sack)
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    fn err(name: &str, params: &[(&str, f64)]) -> String {
+        congestion_control(name, params).err().expect("refused")
+    }
+
+    #[test]
+    fn tcp_registry_builds_and_refuses() {
+        for name in CC_NAMES {
+            assert_eq!(congestion_control(name, &[]).unwrap().name(), *name);
+        }
+        assert!(congestion_control("cubic", &[("beta", 0.5), ("hystart", 0.0)]).is_ok());
+        assert!(err("cubic", &[("beta", 1.5)]).contains("out of range"));
+        assert!(err("cubic", &[("gamma", 1.0)]).contains("no parameter"));
+        assert!(congestion_control("reno", &[("c", 1.0)]).is_err());
+        assert!(err("vegas", &[]).contains("reno, cubic"));
     }
 }

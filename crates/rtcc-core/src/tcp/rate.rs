@@ -7,7 +7,7 @@ use super::cc::RateSample;
 use crate::units::{Duration, Time};
 
 /// The connection's delivery state (draft §2.2: `C.delivered`, …).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct RateState {
     /// Segments delivered so far (`C.delivered`).
     pub delivered: u64,
@@ -18,6 +18,16 @@ pub(crate) struct RateState {
     /// `C.app_limited`: the `delivered` mark that ends an app-limited
     /// period; 0 when not app-limited.
     pub app_limited: u64,
+}
+
+/// Linux `tcp_init_sock` sets `app_limited = ~0U`: the first flight is
+/// app-limited, and the first ACK ends it.
+const START: u64 = u64::MAX;
+
+impl Default for RateState {
+    fn default() -> Self {
+        RateState { delivered: 0, delivered_time: Time::ZERO, first_sent_time: Time::ZERO, app_limited: START }
+    }
 }
 
 /// One transmission's stamp (draft §2.3: `P.delivered`, …).
@@ -77,7 +87,7 @@ impl RateState {
     /// The sample for this ACK (draft §3.3, Linux `tcp_rate_gen`).
     pub fn finish(&mut self, acc: &RateAcc, now: Time, min_rtt: Option<Duration>) -> RateSample {
         // The app-limited period ends once its last packet is delivered.
-        if self.app_limited != 0 && self.delivered > self.app_limited {
+        if self.app_limited == START || (self.app_limited != 0 && self.delivered > self.app_limited) {
             self.app_limited = 0;
         }
         let Some((p, _)) = acc.chosen else {

@@ -18,11 +18,20 @@ pub struct TcpReceiverConfig {
     /// Segments ACKed at once when data starts (Linux `tcp_incr_quickack`
     /// with `TCP_MAX_QUICKACKS` = 16 on the first data segment).
     pub quickacks: u32,
+    /// A silence longer than this before a segment refills the quick ACKs
+    /// (Linux `tcp_event_data_recv`: gap > `icsk_rto`, which for a receiver
+    /// whose handshake RTT is short sits at the 200 ms `TCP_RTO_MIN`).
+    pub idle_quickack_gap: Duration,
 }
 
 impl Default for TcpReceiverConfig {
     fn default() -> Self {
-        TcpReceiverConfig { rwnd: 2172, delack: Duration::from_millis(40), quickacks: 16 }
+        TcpReceiverConfig {
+            rwnd: 2172,
+            delack: Duration::from_millis(40),
+            quickacks: 16,
+            idle_quickack_gap: Duration::from_millis(200),
+        }
     }
 }
 
@@ -53,6 +62,8 @@ pub struct TcpReceiver {
     delack_at: Option<Time>,
     quickacks: u32,
     started: bool,
+    /// The latest input's time: an immediate ACK is due then.
+    last_now: Time,
     delivered_segments: u64,
     delivered_bytes: u64,
     duplicates: u64,
@@ -72,6 +83,7 @@ impl TcpReceiver {
             delack_at: None,
             quickacks: 0,
             started: false,
+            last_now: Time::ZERO,
             delivered_segments: 0,
             delivered_bytes: 0,
             duplicates: 0,
@@ -79,10 +91,11 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
-        if !self.started {
+        if !self.started || now - self.last_now > self.cfg.idle_quickack_gap {
             self.started = true;
             self.quickacks = self.cfg.quickacks;
         }
+        self.last_now = now;
         // RFC 7323 §4.3 (2): remember TSval of the segment at the left edge.
         if seg.seq <= self.last_ack_sent && seg.ts >= self.ts_recent {
             self.ts_recent = seg.ts;
@@ -169,9 +182,11 @@ impl TcpReceiver {
         r
     }
 
+    /// When `poll_ack` has something: at once for an immediate ACK, else
+    /// the delayed-ACK timer.
     pub fn poll_timeout(&self) -> Option<Time> {
         if self.ack_now {
-            return None;
+            return Some(self.last_now);
         }
         self.delack_at
     }
@@ -208,5 +223,102 @@ impl TcpReceiver {
     /// Next segment expected.
     pub fn rcv_nxt(&self) -> u32 {
         self.rcv_nxt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::DataSize;
+
+    fn seg(seq: u32, ts_ms: i64) -> Segment {
+        Segment { seq, len: DataSize::from_bytes(1000), retransmit: false, ts: Time::from_millis(ts_ms) }
+    }
+    fn blocks(a: &Ack) -> Vec<(u32, u32)> {
+        a.sacks().iter().map(|b| (b.start, b.end)).collect()
+    }
+    fn no_quickack() -> TcpReceiver {
+        TcpReceiver::new(TcpReceiverConfig { quickacks: 0, ..TcpReceiverConfig::default() })
+    }
+
+    #[test]
+    fn tcp_receiver_acks_every_second_segment() {
+        let mut rx = no_quickack();
+        let t = Time::from_millis(10);
+        rx.handle_segment(t, &seg(0, 1));
+        assert_eq!(rx.poll_ack(t), None);
+        assert_eq!(rx.poll_timeout(), Some(t + Duration::from_millis(40)));
+        rx.handle_segment(t, &seg(1, 2));
+        let a = rx.poll_ack(t).expect("second segment ACKed at once");
+        assert_eq!((a.cum, a.sack_n, a.rwnd), (2, 0, 2172));
+        // RFC 7323 §4.3 (1): the echo is of the earlier unacknowledged segment.
+        assert_eq!(a.ts_echo, Time::from_millis(1));
+        assert_eq!(rx.poll_timeout(), None);
+    }
+
+    #[test]
+    fn tcp_receiver_delays_a_lone_segment_40ms() {
+        let mut rx = no_quickack();
+        let t = Time::from_millis(100);
+        rx.handle_segment(t, &seg(0, 90));
+        assert_eq!(rx.poll_ack(t + Duration::from_micros(39_999)), None);
+        let a = rx.poll_ack(t + Duration::from_millis(40)).expect("delayed ACK");
+        assert_eq!((a.cum, a.ts_echo), (1, Time::from_millis(90)));
+    }
+
+    #[test]
+    fn tcp_receiver_quickacks_the_first_16() {
+        let mut rx = TcpReceiver::new(TcpReceiverConfig::default());
+        let t = Time::ZERO;
+        for i in 0..16 {
+            rx.handle_segment(t, &seg(i, 0));
+            assert_eq!(rx.poll_ack(t).map(|a| a.cum), Some(i + 1));
+        }
+        rx.handle_segment(t, &seg(16, 0));
+        assert_eq!(rx.poll_ack(t), None);
+        // After a silence longer than the gap, quick ACKs again.
+        let later = t + Duration::from_millis(300);
+        rx.handle_segment(later, &seg(17, 0));
+        assert_eq!(rx.poll_ack(later).map(|a| a.cum), Some(18));
+    }
+
+    #[test]
+    fn tcp_receiver_sack_blocks_follow_rfc2018() {
+        let mut rx = no_quickack();
+        let t = Time::ZERO;
+        let put = |rx: &mut TcpReceiver, s: u32| {
+            rx.handle_segment(t, &seg(s, s as i64));
+            rx.poll_ack(t).expect("out-of-order data is ACKed at once")
+        };
+        rx.handle_segment(t, &seg(0, 0));
+        rx.handle_segment(t, &seg(1, 1));
+        assert_eq!(rx.poll_ack(t).unwrap().cum, 2);
+        let a = put(&mut rx, 3);
+        assert_eq!((a.cum, blocks(&a)), (2, vec![(3, 4)]));
+        let a = put(&mut rx, 5);
+        assert_eq!(blocks(&a), [(5, 6), (3, 4)]);
+        let a = put(&mut rx, 6);
+        assert_eq!(blocks(&a), [(5, 7), (3, 4)]);
+        let a = put(&mut rx, 8);
+        assert_eq!(blocks(&a), [(8, 9), (5, 7), (3, 4)]);
+        let a = put(&mut rx, 10);
+        assert_eq!(blocks(&a), [(10, 11), (8, 9), (5, 7)]);
+        // Out-of-order arrivals do not move TS.Recent (RFC 7323 §4.3): it
+        // still holds segment 0's, the first of the last ACKed pair.
+        assert_eq!(a.ts_echo, Time::ZERO);
+        // Filling the first hole: cum jumps over [3, 4), ACKed at once.
+        let a = put(&mut rx, 2);
+        assert_eq!((a.cum, blocks(&a)), (4, vec![(10, 11), (8, 9), (5, 7)]));
+        assert_eq!(a.ts_echo, Time::from_millis(2));
+        let a = put(&mut rx, 4);
+        assert_eq!((a.cum, blocks(&a)), (7, vec![(10, 11), (8, 9)]));
+        let a = put(&mut rx, 4);
+        assert_eq!(a.cum, 7);
+        assert_eq!(rx.duplicate_segments(), 1);
+        assert_eq!((rx.delivered_segments(), rx.delivered_bytes()), (7, 7000));
+        put(&mut rx, 7);
+        let a = put(&mut rx, 9);
+        assert_eq!((a.cum, blocks(&a)), (11, vec![]));
+        assert_eq!(rx.delivered_bytes(), 11_000);
     }
 }

@@ -10,7 +10,9 @@
 use std::collections::VecDeque;
 
 use super::cc::{AckSample, CongestionControl, Window};
+use super::prr::Prr;
 use super::rate::{RateAcc, RateState, TxStamp};
+use super::rtt::RttEstimator;
 use super::{Ack, Segment, DEFAULT_MSS, HEADER};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
@@ -120,17 +122,8 @@ pub struct TcpSender {
     dupacks: u32,
 
     recovery_point: u32,
-    /// PRR (RFC 6937): RecoverFS as Linux takes it (`prior_cwnd`), and counts.
-    prior_cwnd: u32,
-    prr_delivered: u32,
-    prr_out: u32,
-
-    srtt: Option<Duration>,
-    rttvar: Duration,
-    min_rtt: Option<Duration>,
-    /// RTO before backoff.
-    rto: Duration,
-    backoff: u32,
+    prr: Prr,
+    rtt: RttEstimator,
     rto_deadline: Option<Time>,
     /// When the last RTO fired, for Eifel detection.
     rto_at: Option<Time>,
@@ -167,14 +160,8 @@ impl TcpSender {
             rtx_hint: 0,
             dupacks: 0,
             recovery_point: 0,
-            prior_cwnd: 0,
-            prr_delivered: 0,
-            prr_out: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
-            min_rtt: None,
-            rto: cfg.initial_rto,
-            backoff: 0,
+            prr: Prr::default(),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_deadline: None,
             rto_at: None,
             peer_rwnd: cfg.initial_rwnd,
@@ -246,18 +233,14 @@ impl TcpSender {
         self.state
     }
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        self.rtt.srtt()
     }
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        self.rtt.min_rtt()
     }
     /// The current RTO, backoff included.
     pub fn rto(&self) -> Duration {
-        let mut r = self.rto;
-        for _ in 0..self.backoff.min(32) {
-            r = (r * 2).min(self.cfg.max_rto);
-        }
-        r
+        self.rtt.rto()
     }
     /// Segments in flight: RFC 6675 pipe, as Linux `tcp_packets_in_flight`
     /// (out − sacked − lost + retransmitted).
@@ -320,8 +303,9 @@ impl TcpSender {
     /// RFC 6298 §5.4–5.7 with Linux `tcp_retransmit_timer` → `tcp_enter_loss`.
     fn on_rto(&mut self, now: Time) {
         self.stats.rtos += 1;
-        // A repeated RTO for the same data keeps ssthresh (tcp_enter_loss).
-        if self.state != CaState::Loss {
+        // ssthresh is cut once per window of data: not again in fast
+        // recovery or on a repeated RTO (tcp_enter_loss).
+        if self.state == CaState::Open {
             self.w.ssthresh = self.cc.ssthresh(&self.w, now).max(2);
         }
         if !self.cc.owns_window() {
@@ -345,10 +329,9 @@ impl TcpSender {
         self.rtx_hint = self.snd_una;
         self.recovery_point = self.snd_nxt;
         self.state = CaState::Loss;
-        self.prr_out = 0;
-        self.prr_delivered = 0;
+        self.prr = Prr::default();
         // §5.5 back off, §5.6 restart the timer.
-        self.backoff += 1;
+        self.rtt.back_off();
         self.rto_at = Some(now);
         self.rto_deadline = Some(now + self.rto());
         self.cc.on_rto(&mut self.w, now);
@@ -436,7 +419,7 @@ impl TcpSender {
             self.pace_next = self.pace_next.max(now) + seg.wire_size() / rate;
         }
         if self.state == CaState::Recovery {
-            self.prr_out += 1;
+            self.prr.on_sent();
         }
         self.last_send = Some(now);
         // RFC 6298 §5.1: the timer runs while data is outstanding.
@@ -549,11 +532,12 @@ impl TcpSender {
         // needed for sampling).
         let rtt = (advanced > 0).then(|| now - ack.ts_echo).filter(|r| r.is_positive());
         if let Some(r) = rtt {
-            self.update_rtt(r);
+            self.rtt.sample(r);
         }
         if advanced > 0 {
             if let Some(at) = self.rto_at.take() {
-                // Eifel (RFC 3522 §3.2): the echo predates the retransmission.
+                // Eifel (RFC 3522 §3.2): the echo predates the latest RTO's
+                // retransmission, so an earlier transmission arrived.
                 if ack.ts_echo < at {
                     self.stats.spurious_rtos += 1;
                 }
@@ -598,7 +582,7 @@ impl TcpSender {
         }
 
         let delivered = (self.rate.delivered - prior_delivered) as u32;
-        let rs = self.rate.finish(&acc, now, self.min_rtt);
+        let rs = self.rate.finish(&acc, now, self.rtt.min_rtt());
         let sample = AckSample {
             now,
             acked: delivered,
@@ -606,8 +590,8 @@ impl TcpSender {
             prior_in_flight,
             in_flight: self.in_flight(),
             rtt,
-            srtt: self.srtt,
-            min_rtt: self.min_rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
             rate: rs,
             in_recovery: self.state != CaState::Open,
             cwnd_limited,
@@ -617,9 +601,15 @@ impl TcpSender {
             // Linux cong_control: every ACK, in any state.
             self.cc.on_ack(&mut self.w, &sample);
         } else if self.state == CaState::Recovery {
-            self.prr(delivered, newly_lost, advanced > 0);
-        } else if delivered > 0 {
-            // Linux tcp_cong_avoid outside cwnd reduction (Open and Loss).
+            let (pipe, ssthresh) = (self.in_flight(), self.w.ssthresh);
+            if let Some(cwnd) = self.prr.cwnd(delivered, newly_lost, advanced > 0, pipe, ssthresh) {
+                self.w.cwnd = cwnd;
+            }
+        } else if advanced > 0 {
+            // Linux tcp_cong_avoid outside cwnd reduction (Open, and Loss
+            // where slow start regrows the window), only for ACKs of new
+            // data (tcp_may_raise_cwnd: FLAG_DATA_ACKED); `acked` counts
+            // what this ACK delivered, SACKed segments included.
             self.cc.on_ack(&mut self.w, &sample);
         }
         self.w.cwnd = self.w.cwnd.max(1);
@@ -700,57 +690,26 @@ impl TcpSender {
         self.stats.fast_recoveries += 1;
         self.recovery_point = self.snd_nxt;
         self.w.ssthresh = self.cc.ssthresh(&self.w, now).max(2);
-        self.prior_cwnd = self.w.cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
+        self.prr = Prr::start(self.w.cwnd);
         self.state = CaState::Recovery;
     }
+}
 
-    /// PRR (RFC 6937 §3) as Linux `tcp_cwnd_reduction`: proportional while
-    /// pipe exceeds ssthresh, slow-start reduction bound (SSRB) below it.
-    fn prr(&mut self, delivered: u32, newly_lost: u32, una_advanced: bool) {
-        if delivered == 0 || self.prior_cwnd == 0 {
-            return;
+#[cfg(test)]
+impl TcpSender {
+    /// The scoreboard counters agree with the per-segment flags.
+    pub(crate) fn check_scoreboard(&self) {
+        let count = |f: fn(&Sent) -> bool| self.segs.iter().filter(|s| f(s)).count() as u32;
+        assert_eq!(self.segs.len() as u32, self.packets_out());
+        assert_eq!(count(|s| s.lost), self.lost_out);
+        assert_eq!(count(|s| s.retrans), self.retrans_out);
+        assert!(self.segs.iter().all(|s| !(s.sacked && (s.lost || s.retrans))));
+        assert!(self.segs.iter().all(|s| !s.retrans || s.lost));
+        if self.cfg.sack {
+            assert_eq!(count(|s| s.sacked), self.sacked_out);
         }
-        self.prr_delivered += delivered;
-        let pipe = self.in_flight() as i64;
-        let ssthresh = self.w.ssthresh as i64;
-        let delta = ssthresh - pipe;
-        let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
-        let mut sndcnt = if delta < 0 {
-            (ssthresh * prr_delivered + self.prior_cwnd as i64 - 1) / self.prior_cwnd as i64 - prr_out
-        } else {
-            let mut n = (prr_delivered - prr_out).max(delivered as i64);
-            if una_advanced && newly_lost == 0 {
-                n += 1;
-            }
-            n.min(delta)
-        };
-        // Force the fast retransmit on entering recovery.
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.w.cwnd = (pipe + sndcnt).clamp(1, u32::MAX as i64) as u32;
-    }
-
-    /// RFC 6298 §2.2–2.3 for srtt/rttvar; the RTO as Linux `tcp_set_rto`:
-    /// srtt + max(4·rttvar, TCP_RTO_MIN), so the floor bounds the variance
-    /// term, not the whole RTO (RFC 6298 §2.4 would floor srtt + 4·rttvar).
-    fn update_rtt(&mut self, r: Duration) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(s) => {
-                let err = if s > r { s - r } else { r - s };
-                self.rttvar = (self.rttvar * 3 + err) / 4;
-                self.srtt = Some((s * 7 + r) / 8);
-            }
-        }
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-        let srtt = self.srtt.unwrap_or(r);
-        self.rto = (srtt + (self.rttvar * 4).max(self.cfg.min_rto)).min(self.cfg.max_rto);
-        // RFC 6298 §5.7: a fresh sample ends the backoff.
-        self.backoff = 0;
+        assert!(self.in_flight() <= self.packets_out() + self.retrans_out);
+        assert!(self.w.cwnd >= 1);
     }
 }
 

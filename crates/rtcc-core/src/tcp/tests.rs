@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::cc::{CongestionControl, Window};
+use super::cc::{AckSample, CongestionControl, Window};
 use super::sender::{CaState, TcpConfig, TcpSender};
 use super::{congestion_control, Ack, Segment, TcpReceiver, TcpReceiverConfig};
 use crate::rng::Rng;
@@ -35,6 +35,8 @@ struct Net {
     rng: Rng,
     drop: DropFn,
     drop_ack: Box<dyn FnMut(Time) -> bool>,
+    /// ACKs sent in this span are held until its end (a reverse-path stall).
+    ack_hold: (Time, Time),
     queue_drops: u64,
     /// Wire bytes leaving the bottleneck within `measure`.
     measure: (Time, Time),
@@ -65,6 +67,7 @@ impl Net {
             rng: Rng::new(7),
             drop: Box::new(|_, _| false),
             drop_ack: Box::new(|_| false),
+            ack_hold: (Time::ZERO, Time::ZERO),
             queue_drops: 0,
             measure: (Time::ZERO, Time::ZERO),
             measured: DataSize::ZERO,
@@ -105,6 +108,10 @@ impl Net {
         self.fwd.push_back((depart + self.delay, seg));
     }
 
+    fn write(&mut self, bytes: u64) -> u32 {
+        self.tx.write(bytes)
+    }
+
     fn pump(&mut self) {
         while let Some(seg) = self.tx.poll_transmit(self.now) {
             self.enqueue(seg);
@@ -114,9 +121,17 @@ impl Net {
     fn acks(&mut self) {
         while let Some(a) = self.rx.poll_ack(self.now) {
             if !(self.drop_ack)(self.now) {
-                self.rev.push_back((self.now + self.delay, a));
+                let (a0, a1) = self.ack_hold;
+                let sent = if self.now >= a0 && self.now < a1 { a1 } else { self.now };
+                self.rev.push_back((sent + self.delay, a));
             }
         }
+    }
+
+    /// Lose each ACK with probability `p` (its own stream).
+    fn ack_loss(&mut self, p: f64, seed: u64) {
+        let mut rng = Rng::new(seed);
+        self.drop_ack = Box::new(move |_| rng.chance(p));
     }
 
     fn run(&mut self, end: Time, obs: &mut dyn FnMut(&Obs)) {
@@ -148,11 +163,13 @@ impl Net {
                 let (_, ack) = self.rev.pop_front().unwrap();
                 let b = before(&self.tx);
                 self.tx.handle_ack(now, &ack);
+                self.tx.check_scoreboard();
                 obs(&Obs { now, before: b, tx: &self.tx });
             }
             if self.tx.poll_timeout().is_some_and(|t| t <= now) {
                 let b = before(&self.tx);
                 self.tx.handle_timeout(now);
+                self.tx.check_scoreboard();
                 obs(&Obs { now, before: b, tx: &self.tx });
             }
         }
@@ -277,6 +294,7 @@ fn tcp_rto_backs_off_when_acks_vanish() {
             last_ack = o.now;
         }
     });
+    eprintln!("RTOs (time, rto after): {rtos:?}, last ACK {last_ack}");
     assert!(rtos.len() >= 3, "{rtos:?}");
     let first = rtos[0].0 - last_ack;
     assert!(first >= ms(200), "first RTO after {first}");
@@ -375,4 +393,252 @@ fn tcp_runs_are_deterministic() {
     let a = run();
     assert_eq!(a, run());
     assert!(a.1.retransmits > 10);
+}
+
+/// A congestion control that records what it is told; optionally owns a
+/// fixed window and paces.
+struct Probe {
+    owns: Option<u32>,
+    pace: Option<DataRate>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<AckSample>>>,
+}
+
+impl CongestionControl for Probe {
+    fn name(&self) -> &'static str {
+        "probe"
+    }
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        self.log.lock().unwrap().push(*ack);
+        if let Some(c) = self.owns {
+            w.cwnd = c;
+        } else {
+            super::reno::slow_start(w, ack.acked);
+        }
+    }
+    fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
+        (w.cwnd / 2).max(2)
+    }
+    fn owns_window(&self) -> bool {
+        self.owns.is_some()
+    }
+    fn pacing_rate(&self) -> Option<DataRate> {
+        self.pace
+    }
+}
+
+type Log = std::sync::Arc<std::sync::Mutex<Vec<AckSample>>>;
+
+fn probe(owns: Option<u32>, pace: Option<DataRate>) -> (Box<dyn CongestionControl>, Log) {
+    let log = Log::default();
+    (Box::new(Probe { owns, pace, log: log.clone() }), log)
+}
+
+#[test]
+fn tcp_sender_paces_at_the_cc_rate() {
+    // 1500 wire bytes at 12 Mbit/s: one segment per millisecond.
+    let (cc, _) = probe(Some(100), Some(DataRate::from_mbps(12)));
+    let mut tx = TcpSender::new(TcpConfig { initial_window: 100, ..TcpConfig::default() }, cc);
+    tx.set_unlimited();
+    let mut sent = Vec::new();
+    let mut now = Time::ZERO;
+    while sent.len() < 20 {
+        while let Some(s) = tx.poll_transmit(now) {
+            sent.push((now, s.seq));
+        }
+        now = tx.poll_timeout().unwrap().max(now);
+    }
+    for (i, &(t, seq)) in sent.iter().enumerate() {
+        assert_eq!((t, seq), (Time::from_millis(i as i64), i as u32));
+    }
+}
+
+#[test]
+fn tcp_sender_leaves_an_owned_window_alone() {
+    let (cc, log) = probe(Some(40), None);
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+    net.drop_first(&[100]);
+    net.write(400_000);
+    let mut acks = 0;
+    let mut windows = std::collections::BTreeSet::new();
+    net.run(at(3.0), &mut |o| {
+        if o.before.2 == o.tx.stats().rtos {
+            acks += 1;
+        }
+        windows.insert(o.tx.window().cwnd);
+    });
+    let s = net.tx.stats();
+    assert_eq!((s.fast_recoveries, s.rtos, s.retransmits), (1, 0, 1));
+    // on_ack on every ACK, in recovery too; no PRR, no reset to ssthresh.
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), acks);
+    assert!(log.iter().filter(|a| a.in_recovery).count() >= 10);
+    assert_eq!(windows.into_iter().collect::<Vec<_>>(), [40]);
+    assert_eq!(net.tx.window().ssthresh, 20, "ssthresh() still asked on entering recovery");
+}
+
+#[test]
+fn tcp_rate_samples_measure_the_bottleneck() {
+    let (cc, log) = probe(Some(60), None);
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+    net.tx.set_unlimited();
+    net.run(at(3.0), &mut |_| {});
+    let seg = TcpConfig::default().mss + super::HEADER;
+    let log = log.lock().unwrap();
+    let mut rates: Vec<f64> =
+        log.iter().filter(|a| a.now > at(1.0)).filter_map(|a| a.rate.rate(seg)).map(|r| r.bps() as f64 / 1e6).collect();
+    rates.sort_by(f64::total_cmp);
+    let (median, max) = (rates[rates.len() / 2], rates[rates.len() - 1]);
+    eprintln!("delivery rate samples: {} valid, median {median:.3} Mbps, max {max:.3} Mbps", rates.len());
+    assert!(rates.len() > 500);
+    assert!((median - 10.0).abs() < 0.2, "median {median}");
+    assert!(max < 10.6, "max {max}");
+    // Only the first flight is app-limited (Linux tcp_init_sock: app_limited = ~0U).
+    assert!(log.iter().filter(|a| a.now > at(0.2)).all(|a| !a.rate.is_app_limited));
+}
+
+#[test]
+fn tcp_rate_samples_flag_app_limited() {
+    let (cc, log) = probe(Some(60), None);
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(
+        cc,
+        TcpConfig { initial_window: 60, ..TcpConfig::default() },
+        rate,
+        ms(20),
+        DataSize::from_bytes(4_000_000),
+    );
+    let mut t = 0.0;
+    while t < 2.0 {
+        net.write(20_000);
+        t += 0.1;
+        net.run(at(t), &mut |_| {});
+    }
+    let log = log.lock().unwrap();
+    let valid: Vec<_> = log.iter().filter(|a| a.rate.is_valid()).collect();
+    assert!(valid.iter().all(|a| a.rate.is_app_limited), "200 kbit/s of writes never fill 10 Mbit/s");
+    assert!(valid.len() > 50);
+    assert_eq!(net.tx.unsent_bytes(), 0);
+    assert_eq!(net.tx.acked_bytes(), 400_000);
+}
+
+#[test]
+fn tcp_write_reports_its_last_segment() {
+    let (cc, _) = probe(None, None);
+    let mut tx = TcpSender::new(TcpConfig::default(), cc);
+    assert_eq!(tx.write(1448), 1);
+    assert_eq!(tx.write(1449), 3);
+    assert_eq!(tx.write(0), 3);
+    assert_eq!(tx.unsent_bytes(), 2897);
+    let lens: Vec<u64> = std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).map(|s| s.len.bytes()).collect();
+    assert_eq!(lens, [1448, 1448, 1]);
+    assert_eq!(tx.unsent_bytes(), 0);
+    assert!(!tx.is_idle());
+}
+
+#[test]
+fn tcp_idle_restart_returns_to_initial_window() {
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+    net.drop_first(&[40]);
+    net.write(600_000);
+    net.run(at(3.0), &mut |_| {});
+    assert!(net.tx.is_idle());
+    let before = net.tx.window();
+    assert!(before.cwnd > 20 && before.ssthresh < 100, "{before:?}");
+    // Idle for seconds, many RTOs: cwnd halves per idle RTO down to IW;
+    // ssthresh keeps 3/4 of the old window (tcp_cwnd_restart).
+    net.write(100_000);
+    net.run(at(3.000_001), &mut |_| {});
+    let w = net.tx.window();
+    let three_quarters = (before.cwnd >> 1) + (before.cwnd >> 2);
+    assert_eq!(w, Window { cwnd: 10, ssthresh: before.ssthresh.max(three_quarters) });
+    assert_eq!(net.tx.in_flight(), 10);
+    // With the option off the window survives idle.
+    let cfg = TcpConfig { slow_start_after_idle: false, ..TcpConfig::default() };
+    let mut net = Net::new("reno", cfg, rate, ms(20), DataSize::from_bytes(4_000_000));
+    net.drop_first(&[40]);
+    net.write(600_000);
+    net.run(at(3.0), &mut |_| {});
+    let before = net.tx.window();
+    net.write(100_000);
+    net.run(at(3.000_001), &mut |_| {});
+    assert_eq!(net.tx.window(), before);
+}
+
+#[test]
+fn tcp_hystart_leaves_slow_start_before_loss() {
+    let rate = DataRate::from_mbps(10);
+    let run = |hystart: f64| {
+        let cubic = congestion_control("cubic", &[("hystart", hystart)]).unwrap();
+        let mut net = Net::with(cubic, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(1_000_000));
+        net.tx.set_unlimited();
+        net.run(at(4.0), &mut |_| {});
+        (net.tx.window(), net.tx.stats().fast_recoveries, net.queue_drops)
+    };
+    let (w, recoveries, drops) = run(1.0);
+    eprintln!("HyStart++: {w:?}, {recoveries} recoveries, {drops} drops");
+    // BDP is 33 segments; the buffer holds 660 more.
+    assert_eq!((recoveries, drops), (0, 0));
+    // Delay rise near cwnd 40–60, then five CSS rounds at 1.25× each.
+    assert!(w.ssthresh < 300, "{w:?}");
+    let (w, recoveries, drops) = run(0.0);
+    eprintln!("plain slow start: {w:?}, {recoveries} recoveries, {drops} drops");
+    assert!(recoveries >= 1 && drops > 100);
+}
+
+#[test]
+fn tcp_delivers_everything_through_heavy_loss() {
+    for (i, sack) in [true, false].into_iter().enumerate() {
+        for (j, cc) in ["reno", "cubic"].into_iter().enumerate() {
+            let rate = DataRate::from_mbps(20);
+            let cfg = TcpConfig { sack, ..TcpConfig::default() };
+            let mut net = Net::new(cc, cfg, rate, ms(10), bdp(rate, ms(20)));
+            net.loss = 0.05;
+            net.rng = Rng::new(11 + i as u64 * 2 + j as u64);
+            net.ack_loss(0.2, 99 + j as u64);
+            let end = net.write(3_000_000);
+            net.run(at(60.0), &mut |_| {});
+            let s = net.tx.stats();
+            eprintln!("{cc} sack {sack}: done at {}, {s:?}", net.tx.cum_acked());
+            assert_eq!(net.tx.cum_acked(), end, "{cc} sack {sack}");
+            assert_eq!(net.rx.delivered_bytes(), 3_000_000);
+            assert!(net.tx.is_idle());
+            assert!(s.fast_recoveries > 20 && s.retransmits > 50);
+        }
+    }
+}
+
+#[test]
+fn tcp_app_limited_flow_does_not_grow_its_window() {
+    for cc in ["reno", "cubic"] {
+        let rate = DataRate::from_mbps(10);
+        let mut net = Net::new(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+        let mut t = 0.0;
+        while t < 3.0 {
+            // 14 segments every 100 ms: 1.1 Mbit/s on a 10 Mbit/s path.
+            net.write(20_000);
+            t += 0.1;
+            net.run(at(t), &mut |_| {});
+        }
+        // Linux tcp_is_cwnd_limited: slow start only up to twice what was used.
+        let w = net.tx.window();
+        assert!(w.cwnd <= 28, "{cc}: {w:?}");
+        assert_eq!(net.tx.acked_bytes(), 600_000);
+    }
+}
+
+#[test]
+fn tcp_spurious_rto_is_detected_by_timestamps() {
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
+    net.tx.set_unlimited();
+    // The reverse path stalls for 600 ms, longer than the ~270 ms RTO; the
+    // ACKs then arrive, echoing the original transmissions (RFC 3522).
+    net.ack_hold = (at(2.0), at(2.6));
+    net.run(at(4.0), &mut |_| {});
+    let s = net.tx.stats();
+    assert_eq!((s.rtos, s.spurious_rtos), (1, 1), "{s:?}");
+    assert!(net.rx.duplicate_segments() >= 1);
 }
