@@ -168,6 +168,12 @@ impl Bbr {
         &self.cfg
     }
 
+    /// Bytes per packet from now on (TCP learns its segment size from the
+    /// first ACK); the window stays in bytes.
+    pub fn set_packet(&mut self, packet: DataSize) {
+        self.cfg.packet = packet;
+    }
+
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -303,11 +309,7 @@ impl Bbr {
         self.idle_restart = true;
         match self.mode {
             Mode::ProbeBw => self.set_pacing_rate(self.bw(), 1.0, None),
-            Mode::ProbeRtt => {
-                if self.probe_rtt.is_done(now) {
-                    self.exit_probe_rtt(now);
-                }
-            }
+            Mode::ProbeRtt if self.probe_rtt.is_done(now) => self.exit_probe_rtt(now),
             _ => {}
         }
     }

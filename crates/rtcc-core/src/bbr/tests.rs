@@ -219,7 +219,7 @@ fn startup_exits_three_rounds_after_growth_stops_and_drain_empties_queue() {
     // DRAIN ends at the first ACK with in-flight ≤ BDP (+ quantisation).
     let target = inflight_target(probe.btl_bw, probe.min_rtt.unwrap());
     assert!(probe.in_flight <= target, "{} > {}", probe.in_flight, target);
-    let before = tr.iter().filter(|r| r.mode == Mode::Drain).last().unwrap();
+    let before = tr.iter().rfind(|r| r.mode == Mode::Drain).unwrap();
     assert!(before.in_flight > inflight_target(before.btl_bw, before.min_rtt.unwrap()));
     // Draining the 1.9 BDP STARTUP queued at 1 − 0.35 of R: about 3 min_rtt.
     let drain_time = probe.t - drain.t;
@@ -311,7 +311,7 @@ fn min_rtt_expiry_enters_probe_rtt_then_returns_to_probe_bw() {
     s.base_rtt = Duration::from_millis(50);
     s.run_until(ms(12_000));
     let tr = &s.trace;
-    let last_min = tr.iter().filter(|r| r.rtt <= r.min_rtt.unwrap()).map(|r| r.t).filter(|&t| t < ms(1000)).last();
+    let last_min = tr.iter().filter(|r| r.rtt <= r.min_rtt.unwrap()).map(|r| r.t).rfind(|&t| t < ms(1000));
     let enter = first(tr, |r| r.mode == Mode::ProbeRtt).expect("entered PROBE_RTT");
     let leave = first(tr, |r| r.t > enter.t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
     let inside: Vec<&Rec> = tr.iter().filter(|r| r.t >= enter.t && r.t < leave.t).collect();
