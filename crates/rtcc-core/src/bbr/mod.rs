@@ -533,7 +533,7 @@ impl Bbr {
         };
         let mut cwnd = self.cwnd;
         if ack.lost > DataSize::ZERO {
-            cwnd = (cwnd - ack.lost).max(DataSize::from_bytes(1).max(self.cfg.packet));
+            cwnd = (cwnd - ack.lost).max(self.cfg.packet);
         }
         if state == CaState::Recovery && self.prev_ca != CaState::Recovery {
             self.packet_conservation = true;
