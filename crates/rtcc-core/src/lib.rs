@@ -6,6 +6,7 @@
 pub mod controller;
 pub mod encoder;
 pub use controller::estimator;
+pub mod bbr;
 pub mod fec;
 pub mod feedback;
 pub mod pacer;

@@ -6,6 +6,7 @@
 //! (`reno`, `cubic`, `bbr`). Sequence numbers count segments, as Linux
 //! counts its window: a segment is up to one MSS of payload.
 
+pub mod bbr;
 pub mod cc;
 pub mod cubic;
 mod prr;
