@@ -24,7 +24,9 @@ from rtcc.tables import format_number, format_table
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
 # at most 120 s of wall time.
-BENCH_TARGETS = {"fixed": 10_000.0, "gcc": 2_000.0, "vp8": 1.0}
+# tcp: one Cubic flow on 10 Mbps / 20 ms for 120 s (rtcc.benchtcp.TARGET; why 1,000x
+# is there); `--workload tcp --ns3 PYTHON` also times bare ns-3 on the same flow.
+BENCH_TARGETS = {"fixed": 10_000.0, "gcc": 2_000.0, "vp8": 1.0, "tcp": 1_000.0}
 EXIT_USAGE = 2
 _MAX_SEED = 2**64 - 1
 
@@ -271,6 +273,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise CliError("argument --repeat: must be at least 1")
     if args.workload == "flows":
         return _bench_flows(args)
+    if args.workload == "tcp":
+        return _bench_tcp(args)
     workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
     rows, below = [], []
     codecs = rtcc.native().codecs() if "vp8" in workloads else {}
@@ -337,6 +341,42 @@ def _bench_flows(args: argparse.Namespace) -> int:
     )
     over = [r["flows"] for r in rows if r["cost_ratio"] > benchflows.COST_LIMIT]
     return 1 if (over and args.strict) else 0
+
+
+def _bench_tcp(args: argparse.Namespace) -> int:
+    from rtcc import benchtcp
+
+    script = None
+    if args.ns3:
+        script = Path(args.ns3_script) if args.ns3_script else benchtcp.default_script()
+        if not script.is_file():
+            raise CliError(f"{script}: ns-3 TCP script not found (give --ns3-script)")
+    try:
+        r = benchtcp.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
+    except RuntimeError as e:
+        raise CliError(str(e)) from None
+    target = BENCH_TARGETS["tcp"]
+    ok = r["speedup"] >= target
+    header = ["workload", "sim s", "wall s", "sim s / wall s", "target", "result", "goodput Mbps"]
+    line = [
+        "tcp",
+        format_number(r["sim_s"], 1, 0),
+        format_number(r["wall_s"], 1, 3),
+        format_number(r["speedup"]),
+        format_number(target),
+        "PASS" if ok else "BELOW TARGET",
+        format_number(r["goodput_mbps"], 1, 2),
+    ]
+    if args.ns3:
+        header += ["bare ns-3 wall s", "ns-3 goodput Mbps", "rtcc faster by"]
+        line += [
+            format_number(r["ns3_wall_s"], 1, 3),
+            format_number(r["ns3_goodput_mbps"], 1, 2),
+            f"{r['faster_than_ns3']:.1f}x",
+        ]
+    print(format_table(header, [line]))
+    print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; {benchtcp.PATH_TEXT}")
+    return 1 if (not ok and args.strict) else 0
 
 
 def _shared_bench() -> Path:
@@ -518,17 +558,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--workload",
         choices=[*BENCH_TARGETS, "all", "flows"],
         default="all",
-        help="a single-call workload, all of them, or 'flows': 1-1000 flows sharing a link",
+        help="a single-flow workload (tcp: one Cubic TCP flow on 10 Mbps / 20 ms), all of "
+        "them, or 'flows': 1-1000 flows sharing a link",
     )
     bench.add_argument(
         "--ns3",
         metavar="PYTHON",
-        help="with --workload flows: a Python that has the ns3 wheel; bare ns-3 runs the same work",
+        help="with --workload flows or tcp: a Python that has the ns3 wheel; bare ns-3 runs "
+        "the same work in the same run",
     )
     bench.add_argument(
         "--ns3-script",
         metavar="FILE",
-        help="the ns-3 reference script (default: ../shared/bench/ns3_multiflow_udp.py)",
+        help="the ns-3 reference script (default: ../shared/bench/ns3_multiflow_udp.py for "
+        "flows, the repository's scripts/ns3_tcp.py for tcp)",
     )
     bench.add_argument(
         "--repeat",

@@ -289,7 +289,7 @@ def codecs() -> dict[str, str | None]:
 
 
 def bench(workload: str) -> dict[str, Any]:
-    speed = {"fixed": 25_000.0, "gcc": 1_500.0, "vp8": 8.0}[workload]
+    speed = {"fixed": 25_000.0, "gcc": 1_500.0, "vp8": 8.0, "tcp": 3_000.0}[workload]
     return {
         "workload": workload,
         "sim_s": 120.0,
@@ -298,4 +298,5 @@ def bench(workload: str) -> dict[str, Any]:
         "packets": 36_000,
         "packets_per_s": 36_000 * speed / 120.0,
         "events": 100_000,
+        "goodput_mbps": 9.5 if workload == "tcp" else 3.0,
     }

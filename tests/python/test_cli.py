@@ -158,6 +158,94 @@ def test_bench(capsys):
     assert code == 0 and "gcc" not in out
 
 
+def _fake_ns3(tmp_path: Path, body: str) -> Path:
+    """An executable standing in for a Python with the ns3 wheel: it records its
+    arguments and runs ``body`` (shell)."""
+    python = tmp_path / "ns3-python"
+    python.write_text(f'#!/bin/sh\necho "$@" > "{tmp_path}/ns3-args"\n{body}\n', encoding="utf-8")
+    python.chmod(0o755)
+    return python
+
+
+def test_bench_tcp_against_ns3(capsys, tmp_path: Path):
+    # The wheel's loader chatters on stderr; only run_s= and goodput_mbps= count.
+    python = _fake_ns3(
+        tmp_path,
+        "echo '[runStaticInitializersOnce]: Failed to materialize symbols' >&2\n"
+        "echo run_s=6.000\necho goodput_mbps=9.567\necho sim_s=120 speedup=20.0x",
+    )
+    script = tmp_path / "ns3_tcp.py"
+    script.write_text("# stand-in\n", encoding="utf-8")
+    code, out, err = run(
+        capsys,
+        "bench",
+        "--workload",
+        "tcp",
+        "--repeat",
+        "2",
+        "--ns3",
+        python,
+        "--ns3-script",
+        script,
+    )
+    assert code == 0, err
+    header, _, row = out.splitlines()[:3]
+    assert "bare ns-3 wall s" in header and "rtcc faster by" in header
+    # fake rtcc: 120 s in 0.04 s (3,000x); ns-3: 6 s, so rtcc is 150x faster.
+    assert row.split() == [
+        "tcp",
+        "120",
+        "0.040",
+        "3,000",
+        "1,000",
+        "PASS",
+        "9.50",
+        "6.000",
+        "9.57",
+        "150.0x",
+    ]
+    assert "best of 2 runs; 1 Cubic flow, 10 Mbps / 20 ms" in out
+    assert (tmp_path / "ns3-args").read_text().split() == [str(script), "120"]
+    # Without --ns3, rtcc alone; `all` includes tcp.
+    code, out, _ = run(capsys, "bench", "--workload", "tcp", "--strict")
+    assert code == 0 and "ns-3" not in out and "PASS" in out
+    code, out, _ = run(capsys, "bench", "--repeat", "1")
+    assert any(line.startswith("tcp ") and line.endswith("PASS") for line in out.splitlines())
+
+
+def test_bench_tcp_default_script_is_the_repository_one(capsys, tmp_path: Path):
+    from rtcc import benchtcp
+
+    assert (
+        benchtcp.default_script() == Path(__file__).resolve().parents[2] / "scripts" / "ns3_tcp.py"
+    )
+    python = _fake_ns3(tmp_path, "echo run_s=1.2\necho goodput_mbps=9.5")
+    code, out, err = run(capsys, "bench", "--workload", "tcp", "--repeat", "1", "--ns3", python)
+    assert code == 0, err
+    assert out.splitlines()[2].endswith("30.0x")
+    assert (tmp_path / "ns3-args").read_text().split() == [str(benchtcp.default_script()), "120"]
+
+
+def test_bench_tcp_ns3_failures_are_one_line(capsys, tmp_path: Path):
+    python = _fake_ns3(
+        tmp_path,
+        "echo 'noise' >&2\n"
+        "echo 'ns3_tcp.py: cannot import ns-3 (pip install ns3): no module' >&2\nexit 1",
+    )
+    code, _, err = run(capsys, "bench", "--workload", "tcp", "--repeat", "1", "--ns3", python)
+    assert_one_line_error(code, err, "ns-3", "exit status 1", "cannot import ns-3")
+    python = _fake_ns3(tmp_path, "echo hello")
+    code, _, err = run(capsys, "bench", "--workload", "tcp", "--repeat", "1", "--ns3", python)
+    assert_one_line_error(code, err, "ns-3", "no run_s=/goodput_mbps=", "hello")
+    code, _, err = run(capsys, "bench", "--workload", "tcp", "--ns3", tmp_path / "no-python")
+    assert_one_line_error(code, err, "ns-3", "no-python")
+    missing = tmp_path / "nowhere.py"
+    code, _, err = run(
+        capsys, "bench", "--workload", "tcp", "--ns3", python, "--ns3-script", missing
+    )
+    assert_one_line_error(code, err, str(missing), "ns-3 TCP script not found")
+
+
 def test_format_table_aligns():
     text = tables.format_table(["a", "bb"], [["long name", "1"], ["x", "1,000"]])
     assert text.splitlines() == [

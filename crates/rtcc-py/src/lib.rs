@@ -188,7 +188,7 @@ fn default_scenario() -> &'static str {
     rtcc_sim::DEFAULT_SCENARIO
 }
 
-/// Run one standard speed workload ("fixed", "gcc", "vp8", "flows-N").
+/// Run one standard speed workload ("fixed", "gcc", "vp8", "tcp", "flows-N").
 #[pyfunction(name = "bench")]
 fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict>> {
     let r = rtcc_sim::bench::run_workload(workload).map_err(to_py_err)?;
@@ -202,6 +202,7 @@ fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict
     d.set_item("events", r.events)?;
     d.set_item("flows", r.flows)?;
     d.set_item("ns_per_packet", r.ns_per_packet)?;
+    d.set_item("goodput_mbps", r.goodput_mbps)?;
     d.set_item("rss_per_flow_bytes", r.rss_per_flow_bytes)?;
     Ok(d)
 }

@@ -8,11 +8,16 @@
 //! / 25 ms link for 30 s — the packet volume of bare ns-3's
 //! `ns3_multiflow_udp.py N` (`../shared/bench`), so the two compare in one
 //! run; per-packet cost should not grow with N.
+//!
+//! `tcp`: one Cubic TCP bulk flow for 120 s over a 10 Mbps / 20 ms link
+//! (RTT 40 ms, BDP 50 kB) with a drop-tail queue of 33 packets (49.5 kB of
+//! 1500 B packets, 1 BDP) — the path of bare ns-3's `scripts/ns3_tcp.py`,
+//! so the two compare in one run (`rtcc bench --workload tcp --ns3 PYTHON`).
 
 use crate::scenario::{Scenario, ScenarioError, MAX_FLOWS};
 use crate::sim::Simulation;
 
-pub const WORKLOADS: &[&str] = &["fixed", "gcc", "vp8"];
+pub const WORKLOADS: &[&str] = &["fixed", "gcc", "vp8", "tcp"];
 
 /// Every workload records streamed metrics only, as sweeps do.
 macro_rules! record_off {
@@ -94,6 +99,21 @@ resolution = "360p"
 content = "talking-head"
 "#
         ),
+        // Not `workload!`: its own link (10 Mbps / 20 ms, 1 BDP drop-tail)
+        // and a TCP flow instead of a call.
+        "tcp" => concat!(
+            r#"name = "bench-tcp"
+duration = "120s"
+[link]
+capacity = "10Mbps"
+delay = "20ms"
+queue = "33pkt"
+[[flow]]
+kind = "tcp"
+cc = "cubic"
+"#,
+            record_off!()
+        ),
         _ => return None,
     })
 }
@@ -110,6 +130,8 @@ pub struct BenchResult {
     pub flows: usize,
     /// Wall time per packet sent, in nanoseconds.
     pub ns_per_packet: f64,
+    /// Goodput summed over the flows, Mbps (the flows' `goodput_kbps`).
+    pub goodput_mbps: f64,
     /// Resident memory the built and finished run added, per flow (Linux
     /// `/proc/self/status` VmRSS; `None` elsewhere).
     pub rss_per_flow_bytes: Option<f64>,
@@ -152,6 +174,39 @@ pub fn run_workload(name: &str) -> Result<BenchResult, ScenarioError> {
         events: sim.events(),
         flows,
         ns_per_packet: wall * 1e9 / packets.max(1) as f64,
+        goodput_mbps: out.summary.flows.iter().map(|f| f.goodput_kbps).sum::<f64>() / 1e3,
         rss_per_flow_bytes: rss0.zip(rss1).map(|(a, b)| (b - a).max(0.0) / flows as f64),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_workload_is_one_cubic_flow_on_a_1_bdp_link() {
+        let t: toml::Table = toml::from_str(workload_scenario("tcp").unwrap()).unwrap();
+        assert_eq!(t["name"].as_str(), Some("bench-tcp"));
+        assert_eq!(t["duration"].as_str(), Some("120s"));
+        let link = t["link"].as_table().unwrap();
+        assert_eq!(link["capacity"].as_str(), Some("10Mbps"));
+        assert_eq!(link["delay"].as_str(), Some("20ms"));
+        // 10 Mbps x 40 ms RTT = 50 kB = 33.3 packets of 1500 B.
+        assert_eq!(link["queue"].as_str(), Some("33pkt"));
+        let flows = t["flow"].as_array().unwrap();
+        assert_eq!(flows.len(), 1);
+        assert_eq!(flows[0]["kind"].as_str(), Some("tcp"));
+        assert_eq!(flows[0]["cc"].as_str(), Some("cubic"));
+        assert_eq!(t["record"]["packets"].as_bool(), Some(false));
+        assert!(WORKLOADS.contains(&"tcp"));
+    }
+
+    #[test]
+    #[ignore = "needs TCP flows ([[flow]] kind = \"tcp\") in the scenario format"]
+    fn tcp_workload_runs() {
+        let r = run_workload("tcp").unwrap();
+        assert_eq!(r.sim_s, 120.0);
+        assert_eq!(r.flows, 1);
+        assert!(r.packets > 50_000, "{r:?}");
+    }
 }
