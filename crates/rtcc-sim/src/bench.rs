@@ -202,7 +202,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "needs TCP flows ([[flow]] kind = \"tcp\") in the scenario format"]
     fn tcp_workload_runs() {
         let r = run_workload("tcp").unwrap();
         assert_eq!(r.sim_s, 120.0);

@@ -247,12 +247,15 @@ pub fn build(
     spec: &TrafficSpec,
     start: Time,
     stop: Option<Time>,
-    rng: Rng,
+    mut rng: Rng,
 ) -> Result<Box<dyn Endpoints>, String> {
     Ok(match spec {
-        TrafficSpec::Tcp { cc, tcp } => Box::new(TcpFlow::new(flow, cc, tcp, None, start, stop)?),
+        TrafficSpec::Tcp { cc, tcp } => Box::new(TcpFlow::new(flow, cc, tcp, None, start, stop, rng.next_u64())?),
         TrafficSpec::Web { cc, tcp, web } => {
-            Box::new(TcpFlow::new(flow, cc, tcp, Some(WebSource::new(web.clone(), start, stop, rng)), start, stop)?)
+            let mut rng = rng;
+            let seed = rng.next_u64();
+            let web = Some(WebSource::new(web.clone(), start, stop, rng));
+            Box::new(TcpFlow::new(flow, cc, tcp, web, start, stop, seed)?)
         }
         TrafficSpec::Udp(cfg) => Box::new(UdpFlow::new(flow, cfg.clone(), start, stop, rng)),
     })
@@ -293,8 +296,9 @@ impl TcpFlow {
         web: Option<WebSource>,
         start: Time,
         stop: Option<Time>,
+        seed: u64,
     ) -> Result<TcpFlow, String> {
-        let cc = tcp::congestion_control(cc, &[])?;
+        let cc = tcp::congestion_control_seeded(cc, &[], seed)?;
         Ok(TcpFlow {
             flow,
             tx: TcpSender::new(cfg.clone(), cc),

@@ -192,3 +192,35 @@ fn bad_cross_traffic_fields_are_refused_by_name() {
         assert!(e.to_string().starts_with(&format!("bad.toml: {field}: ")), "{e}");
     }
 }
+
+#[test]
+fn bbr_alone_fills_the_link_and_keeps_the_queue_near_one_bdp() {
+    // A deep buffer (10 BDP) that a loss-based flow would fill.
+    let out = run(&dumbbell(40, "\"500kB\"", &bulk("bbr", "")));
+    let util = mean_over(&out, None, "delivered_kbps", 5.0, 40.0) / 10_000.0;
+    assert!(util >= 0.90, "utilisation {util:.3}");
+    // In flight ≤ 2 BDP (cwnd gain 2): the standing queue stays ≤ 1 BDP (40 ms).
+    let q = mean_over(&out, None, "queue_ms", 5.0, 40.0);
+    assert!(q <= 45.0, "mean queue {q:.1} ms");
+    let f = &out.summary.flows[0];
+    assert_eq!(f.packets_dropped, 0, "BBR never overflows 10 BDP");
+    let ts = &out.timeseries;
+    assert!(ts.f64("btl_bw_kbps").is_some() && ts.f64("mode").is_some(), "BBR's state is in the time series");
+}
+
+/// Hock et al. 2017 and Ware et al. 2019: against Cubic, BBR v1 takes
+/// most of a shallow buffer's link and loses in a deep one.
+#[test]
+fn bbr_against_cubic_depends_on_the_buffer() {
+    let flows = bulk("bbr", "name = \"bbr\"") + &bulk("cubic", "name = \"cubic\"");
+    let share = |queue: &str| {
+        let out = run(&dumbbell(60, queue, &flows));
+        let b = mean_over(&out, Some(0), "goodput_kbps", 10.0, 60.0);
+        let c = mean_over(&out, Some(1), "goodput_kbps", 10.0, 60.0);
+        (b, c)
+    };
+    let (b, c) = share("\"12kB\"");
+    assert!(b > c, "shallow (¼ BDP): bbr {b:.0} vs cubic {c:.0} kbps");
+    let (b, c) = share("\"1MB\"");
+    assert!(c > b, "deep (20 BDP): bbr {b:.0} vs cubic {c:.0} kbps");
+}

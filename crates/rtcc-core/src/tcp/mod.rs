@@ -28,13 +28,22 @@ use crate::units::{DataSize, Time};
 
 /// Names `congestion_control` accepts.
 pub const CC_NAMES: &[&str] = &[
-    "reno", "cubic",
-    // "bbr" is added here with its factory arm below.
+    "reno", "cubic", "bbr",
 ];
 
 /// Build a congestion control by name. `params` are (name, value) pairs;
 /// flags take 0 or 1. Unknown names and parameters are refused.
 pub fn congestion_control(name: &str, params: &[(&str, f64)]) -> Result<Box<dyn CongestionControl>, String> {
+    congestion_control_seeded(name, params, 0)
+}
+
+/// `congestion_control`, with the seed of a congestion control that draws
+/// random numbers (BBR's first PROBE_BW phase).
+pub fn congestion_control_seeded(
+    name: &str,
+    params: &[(&str, f64)],
+    seed: u64,
+) -> Result<Box<dyn CongestionControl>, String> {
     let flag = |v: f64| v != 0.0;
     match name {
         "reno" => {
@@ -58,7 +67,16 @@ pub fn congestion_control(name: &str, params: &[(&str, f64)]) -> Result<Box<dyn 
             }
             Ok(Box::new(Cubic::new(cfg)))
         }
-        // ---- "bbr": its arm goes here (owner: the BBR implementation). ----
+        "bbr" => {
+            let mut cfg = crate::bbr::BbrConfig { seed, ..crate::bbr::BbrConfig::default() };
+            for &(p, v) in params {
+                match p {
+                    "lt_sampling" => cfg.lt_sampling = flag(v),
+                    _ => return Err(format!("bbr has no parameter `{p}`")),
+                }
+            }
+            Ok(Box::new(bbr::TcpBbr::new(cfg)))
+        }
         _ => Err(format!("unknown congestion control `{name}` (known: {})", CC_NAMES.join(", "))),
     }
 }
