@@ -54,9 +54,9 @@ def _finished(packets, frames) -> dict:
 
 def test_kind_and_status_become_categoricals_keeping_codes():
     packets = {
-        "flow": col([0] * 7, "i64"),
-        "kind": col([0, 1, 2, 3, 4, 5, 9], "u8"),
-        "size": col([1200] * 7, "i64"),
+        "flow": col([0] * 9, "i64"),
+        "kind": col([0, 1, 2, 3, 4, 5, 6, 7, 9], "u8"),
+        "size": col([1200] * 9, "i64"),
     }
     frames = {"flow": col([0] * 5, "i64"), "status": col([0, 1, 2, 3, 4], "u8")}
     result = Result.from_native(_finished(packets, frames), "x = 1\n", "src.toml")
@@ -65,9 +65,9 @@ def test_kind_and_status_become_categoricals_keeping_codes():
     assert list(p.columns) == ["flow", "kind", "kind_code", "size"]
     assert isinstance(p["kind"].dtype, pd.CategoricalDtype)
     assert list(p["kind"].cat.categories) == list(PACKET_KINDS)
-    assert p["kind"].tolist()[:6] == list(PACKET_KINDS)
-    assert pd.isna(p["kind"].iloc[6])  # an unknown code is missing, not an error
-    assert p["kind_code"].tolist() == [0, 1, 2, 3, 4, 5, 9]
+    assert p["kind"].tolist()[:8] == list(PACKET_KINDS)
+    assert pd.isna(p["kind"].iloc[8])  # an unknown code is missing, not an error
+    assert p["kind_code"].tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 9]
 
     f = result.frames
     assert f["status"].tolist() == list(FRAME_STATUS)
@@ -81,7 +81,7 @@ def test_kind_and_status_become_categoricals_keeping_codes():
     assert result.source == "src.toml"
     assert result.timeseries.empty and result.link.empty
     assert repr(result) == (
-        "<Result 's' seed=5 flows=[call] rows: packets=7, frames=5, timeseries=0, link=0>"
+        "<Result 's' seed=5 flows=[call] rows: packets=9, frames=5, timeseries=0, link=0>"
     )
 
 

@@ -152,7 +152,7 @@ impl Simulation {
                 }
                 Some(t) => {
                     // Its own stream, so cross traffic leaves the video flows' draws alone.
-                    let stream = Rng::new(ctx.seed).fork(0x7AFF_1C);
+                    let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
                     let ends = traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(
                         |reason| ScenarioError {
                             source_name: scenario.source.clone(),
