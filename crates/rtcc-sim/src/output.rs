@@ -247,7 +247,12 @@ impl Recorder {
         let c = &f.counters;
         let kbps = |b: u64| b as f64 * 8.0 / active / 1e3;
         let st = &f.stats;
-        let cap = self.link.capacity.bytes_between(start, stop);
+        // A reverse flow's share is of the bottleneck it crosses.
+        let capacity = match (&self.reverse, f.label.direction) {
+            (Some(r), "reverse") => &r.capacity,
+            _ => &self.link.capacity,
+        };
+        let cap = capacity.bytes_between(start, stop);
         let media_recv = st.recv_bytes[PacketKind::Media as usize]
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];

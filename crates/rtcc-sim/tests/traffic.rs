@@ -134,6 +134,8 @@ fn a_reverse_tcp_flow_shares_the_feedback_path() {
     let up = &out.summary.flows[1];
     assert_eq!(up.direction, "reverse");
     assert!(up.goodput_kbps > 800.0 * 20.0 / 30.0 * 0.9, "upload {}", up.goodput_kbps);
+    // Its share is of the 1 Mbps it crosses, not of the forward 3 Mbps.
+    assert!(up.utilization > 0.5, "upload utilisation {}", up.utilization);
     // Its ACKs cross the forward bottleneck as feedback.
     assert!(out.summary.link.utilization_by_kind["feedback"] > 0.0);
     let call = &out.summary.flows[0];
