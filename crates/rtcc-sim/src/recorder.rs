@@ -156,6 +156,10 @@ pub(crate) struct FlowRec {
     settled: Option<u32>,
     /// Cross traffic's totals and distributions.
     pub traffic: TrafficRec,
+    /// Its index in `KIND_NAMES`, and whether its data takes the reverse
+    /// bottleneck (looked up once, not per packet).
+    class: usize,
+    reverse: bool,
 }
 
 /// A cross-traffic flow's accumulators.
@@ -281,7 +285,6 @@ impl Recorder {
     /// Add a flow (numbered in order) with its frame accounting.
     pub fn add_flow(&mut self, label: FlowLabel, frames: FrameLog) {
         self.flows.push(FlowRec {
-            label,
             stats: FlowStats::default(),
             frames,
             series: Series::default(),
@@ -297,6 +300,9 @@ impl Recorder {
             received_high: None,
             settled: None,
             traffic: TrafficRec::default(),
+            class: kind_index(label.kind),
+            reverse: label.direction == "reverse",
+            label,
         });
     }
 
@@ -312,8 +318,7 @@ impl Recorder {
             Event::PacketDropped { seq } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_dropped(seq);
-                let reverse = f.label.direction == "reverse";
-                match (&mut self.reverse, reverse) {
+                match (&mut self.reverse, f.reverse) {
                     (Some(r), true) => r.drops += 1,
                     _ => {
                         self.link.bin_drops += 1;
@@ -331,7 +336,7 @@ impl Recorder {
                     }
                 };
                 l.delivered_bytes += packet.size.bytes();
-                l.by_kind[kind_index(f.label.kind)] += packet.size.bytes();
+                l.by_kind[f.class] += packet.size.bytes();
                 f.stats.on_departed(packet, queued, lost);
             }
             Event::BackDeparted { size, reverse } => {

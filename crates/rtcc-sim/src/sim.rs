@@ -91,13 +91,11 @@ pub struct Simulation {
     pub(crate) now: Time,
     pub(crate) end: Time,
     pub(crate) link: Link,
-    /// Beyond the bottleneck to the receivers, and back to the senders.
-    fwd: Path<Packet>,
-    rev: Path<Back>,
-    /// The same two directions for reverse flows: their data over the
-    /// reverse path, what they send back over the forward one.
-    rev_data: Path<Packet>,
-    fwd_back: Path<Back>,
+    /// Beyond the bottleneck to the receivers, and back to the senders,
+    /// indexed by the flow's `reverse`: [forward path, reverse path] for
+    /// data, [reverse path, forward path] for what is sent back.
+    data: [Path<Packet>; 2],
+    back: [Path<Back>; 2],
     /// Flows' next (time, stage), one entry each.
     schedule: Schedule<Key>,
     /// The link's next departure: due for every packet, so kept beside the
@@ -198,10 +196,8 @@ impl Simulation {
             recorder.set_reverse(r.capacity().clone());
         }
         let mut sim = Simulation {
-            fwd,
-            rev,
-            rev_data,
-            fwd_back,
+            data: [fwd, rev_data],
+            back: [rev, fwd_back],
             schedule: Schedule::new(flows.len()),
             link_due: None,
             rev_link,
@@ -252,11 +248,9 @@ impl Simulation {
         match stage {
             Stage::Link => self.link.poll_timeout(),
             Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
-            Stage::Deliver if self.flows[flow].reverse => self.rev_data.poll_timeout(flow),
-            Stage::Deliver => self.fwd.poll_timeout(flow),
+            Stage::Deliver => self.data[self.flows[flow].reverse as usize].poll_timeout(flow),
             Stage::Receiver => self.flows[flow].ends.receiver_timeout(),
-            Stage::Feedback if self.flows[flow].reverse => self.fwd_back.poll_timeout(flow),
-            Stage::Feedback => self.rev.poll_timeout(flow),
+            Stage::Feedback => self.back[self.flows[flow].reverse as usize].poll_timeout(flow),
             Stage::Sender => self.flows[flow].ends.sender_timeout(),
         }
     }
@@ -415,9 +409,9 @@ impl Simulation {
             let queued = d.service_start - d.enqueued;
             self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost: d.lost, reverse: false });
             if d.lost {
-                self.fwd.discard();
+                self.data[0].discard();
             } else {
-                self.fwd.send(d.departed, i, d.packet);
+                self.data[0].send(d.departed, i, d.packet);
                 self.arm(Stage::Deliver, i);
             }
         }
@@ -426,7 +420,7 @@ impl Simulation {
 
     fn serve_deliveries(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        let path = if f.reverse { &mut self.rev_data } else { &mut self.fwd };
+        let path = &mut self.data[f.reverse as usize];
         while let Some((at, p)) = path.poll_arrival(i, t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketArrived { at, packet: &p });
@@ -443,8 +437,8 @@ impl Simulation {
         let reverse = f.reverse;
         let (path, link) = match reverse {
             // A reverse flow answers over the forward bottleneck.
-            true => (&mut self.fwd_back, Some(&mut self.link)),
-            false => (&mut self.rev, self.rev_link.as_mut()),
+            true => (&mut self.back[1], Some(&mut self.link)),
+            false => (&mut self.back[0], self.rev_link.as_mut()),
         };
         if path.lose() {
             self.recorder.record(i, Event::ReportSent { lost: true });
@@ -487,12 +481,12 @@ impl Simulation {
             }
             let queued = d.service_start - d.enqueued;
             // The reverse path's loss applies to everything that crosses it.
-            let lost = d.lost || self.rev_data.lose();
+            let lost = d.lost || self.data[1].lose();
             self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse: true });
             if lost {
-                self.rev_data.discard();
+                self.data[1].discard();
             } else {
-                self.rev_data.send(d.departed, i, d.packet);
+                self.data[1].send(d.departed, i, d.packet);
                 self.arm(Stage::Deliver, i);
             }
         }
@@ -515,7 +509,7 @@ impl Simulation {
             self.recorder.record(i, Event::ReportLost);
             return;
         }
-        let path = if f.reverse { &mut self.fwd_back } else { &mut self.rev };
+        let path = &mut self.back[f.reverse as usize];
         path.send(at, i, back);
         self.arm(Stage::Feedback, i);
     }
@@ -525,8 +519,11 @@ impl Simulation {
     /// something sent back.
     fn link_drops(&mut self, reverse: bool) {
         loop {
-            let link = if reverse { self.rev_link.as_mut() } else { Some(&mut self.link) };
-            let Some((p, _)) = link.and_then(|l| l.poll_drop()) else { break };
+            let drop = match reverse {
+                true => self.rev_link.as_mut().and_then(Link::poll_drop),
+                false => self.link.poll_drop(),
+            };
+            let Some((p, _)) = drop else { break };
             let i = p.flow as usize;
             if p.kind == PacketKind::Feedback {
                 self.flows[i].backs.retain(|r| r.0 != p.seq);
@@ -539,7 +536,7 @@ impl Simulation {
 
     fn serve_feedback(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        let path = if f.reverse { &mut self.fwd_back } else { &mut self.rev };
+        let path = &mut self.back[f.reverse as usize];
         while let Some((_, back)) = path.poll_arrival(i, t) {
             self.events += 1;
             f.ends.handle_back(t, &back);
