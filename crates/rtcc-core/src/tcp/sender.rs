@@ -124,6 +124,8 @@ pub struct TcpSender {
     recovery_point: u32,
     prr: Prr,
     rtt: RttEstimator,
+    /// The RTT sample the last ACK gave, if it gave one.
+    last_rtt: Option<Duration>,
     rto_deadline: Option<Time>,
     /// When the last RTO fired, for Eifel detection.
     rto_at: Option<Time>,
@@ -162,6 +164,7 @@ impl TcpSender {
             recovery_point: 0,
             prr: Prr::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            last_rtt: None,
             rto_deadline: None,
             rto_at: None,
             peer_rwnd: cfg.initial_rwnd,
@@ -234,6 +237,11 @@ impl TcpSender {
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
+    }
+    /// The RTT sample of the last ACK: only ACKs of new data give one
+    /// (RFC 7323 §4.3; a duplicate ACK echoes an old timestamp).
+    pub fn last_rtt_sample(&self) -> Option<Duration> {
+        self.last_rtt
     }
     pub fn min_rtt(&self) -> Option<Duration> {
         self.rtt.min_rtt()
@@ -531,6 +539,7 @@ impl TcpSender {
         // §4.3, valid also for retransmissions, so Karn's rule is not
         // needed for sampling).
         let rtt = (advanced > 0).then(|| now - ack.ts_echo).filter(|r| r.is_positive());
+        self.last_rtt = rtt;
         if let Some(r) = rtt {
             self.rtt.sample(r);
         }
