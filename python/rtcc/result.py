@@ -137,7 +137,10 @@ class Result:
     ) -> float:
         """Jain's fairness index (Σx)²/(n·Σx²) of the flows' mean ``metric``
         (a time-series column) over ``[start, end)`` seconds; all flows and
-        the whole run by default. A flow with no bins in the window counts 0."""
+        the whole run by default. A flow with no bins in the window counts 0;
+        a window with no bins at all is refused."""
+        if start is not None and end is not None and start >= end:
+            raise ValueError(f"the window is empty: start {start:g} s is not before end {end:g} s")
         names = self.flow_names()
         chosen = list(names) if flows is None else []
         for name in flows or []:
@@ -154,12 +157,15 @@ class Result:
             inside &= ts["t_s"] > start
         if end is not None:
             inside &= ts["t_s"] <= end
+        if not inside.any():
+            raise ValueError("no time-series bins in the window (the run has none there)")
         xs = []
         for i in chosen:
             values = ts.loc[inside & (ts["flow"] == i), metric].dropna()
             xs.append(float(values.mean()) if len(values) else 0.0)
         total, squares = sum(xs), sum(x * x for x in xs)
-        return 1.0 if not xs or squares == 0 else total * total / (len(xs) * squares)
+        # All zero: nobody got anything, which is equal shares.
+        return 1.0 if squares == 0 else total * total / (len(xs) * squares)
 
     def save(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
         """Write summary.json, the four tables as Parquet, PNG plots and report.html.

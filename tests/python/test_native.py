@@ -337,3 +337,63 @@ def test_byte_order_mark_is_accepted(run_cli, tmp_path: Path):
     proc = run_cli("validate", path)
     assert proc.returncode == 0, proc.stderr
     assert "2 flows" in proc.stdout
+
+
+CROSS_TRAFFIC = """
+name = "cross"
+duration = "20s"
+[link]
+capacity = "10Mbps"
+delay = "20ms"
+queue = "50kB"
+[[flow]]
+name = "call"
+controller = "gcc"
+encoder = "ideal"
+[[flow]]
+name = "a"
+kind = "tcp"
+cc = "cubic"
+[[flow]]
+name = "b"
+kind = "tcp"
+cc = "cubic"
+start = "10s"
+[[flow]]
+name = "web"
+kind = "web"
+think_time = "1s"
+"""
+
+
+def test_cross_traffic_rows_and_fairness_over_chosen_flows(capsys, tmp_path: Path):
+    from rtcc import cli
+    from rtcc.result import Result
+
+    res = rtcc.simulate(CROSS_TRAFFIC, source="cross.toml")
+    flows = {f["name"]: f for f in res.summary["flows"]}
+    assert [flows[n]["kind"] for n in ("call", "a", "b", "web")] == ["video", "tcp", "tcp", "web"]
+    assert flows["a"]["cc"] == "cubic" and flows["a"]["freeze_ratio"] is None
+    assert flows["a"]["rtt_ms_mean"] > 40 and flows["web"]["objects_completed"] > 3
+    shares = res.summary["link"]["utilization_by_kind"]
+    assert shares["tcp"] > shares["video"] > 0 and shares["web"] > 0
+    assert not np.isnan(res.timeseries.loc[res.timeseries.flow == 1, "cwnd_bytes"]).all()
+    res.save(tmp_path / "out", plots=False)
+
+    loaded = Result.load(tmp_path / "out")
+    whole = loaded.jain(flows=["a", "b"])
+    late = loaded.jain(flows=["a", "b"], start=12.0)
+    # b starts at 10 s: unfair over the run, close to fair once both run.
+    assert whole < late and late > 0.9, (whole, late)
+    with pytest.raises(ValueError, match="not in this run"):
+        loaded.jain(flows=["a", "nobody"])
+    with pytest.raises(ValueError, match="window"):
+        loaded.jain(start=30.0)
+    with pytest.raises(ValueError, match="empty"):
+        loaded.jain(start=5.0, end=5.0)
+
+    assert cli.main(["fairness", str(tmp_path / "out"), "--flows", "a,b", "--from", "12"]) == 0
+    out = capsys.readouterr().out
+    assert f"{late:.4f}" in out and "a, b" in out
+    assert cli.main(["fairness", str(tmp_path / "out"), "--flows", "zz"]) == 2
+    assert "'zz' is not in this run" in capsys.readouterr().err

@@ -42,6 +42,10 @@ pub struct UdpSender {
     rng: Rng,
     /// When the next datagram is due.
     next: Time,
+    /// Start of the current on period and datagrams sent in it: send times
+    /// are counted from there, so microsecond rounding never accumulates.
+    period_start: Time,
+    period_sent: u64,
     /// End of the current on period (`Time::MAX` without on/off).
     on_until: Time,
     stop: Option<Time>,
@@ -56,7 +60,17 @@ impl UdpSender {
             Some((on, _)) => start + exponential(&mut rng, on),
             None => Time::MAX,
         };
-        UdpSender { cfg, rng, next: start, on_until, stop, packets_sent: 0, bytes_sent: 0 }
+        UdpSender {
+            cfg,
+            rng,
+            next: start,
+            period_start: start,
+            period_sent: 0,
+            on_until,
+            stop,
+            packets_sent: 0,
+            bytes_sent: 0,
+        }
     }
 
     pub fn config(&self) -> &UdpConfig {
@@ -77,9 +91,14 @@ impl UdpSender {
             let resume = self.on_until + exponential(&mut self.rng, off);
             self.on_until = resume + exponential(&mut self.rng, on);
             self.next = resume;
+            self.period_start = resume;
+            self.period_sent = 0;
             return None;
         }
-        self.next += self.cfg.packet / self.cfg.rate;
+        self.period_sent += 1;
+        let bits = self.period_sent as u128 * self.cfg.packet.bits() as u128;
+        let us = (bits * 1_000_000).div_ceil(self.cfg.rate.bps() as u128);
+        self.next = self.period_start + Duration::from_micros(us.min(i64::MAX as u128 / 4) as i64);
         self.packets_sent += 1;
         self.bytes_sent += self.cfg.packet.bytes();
         Some(self.cfg.packet)
@@ -218,6 +237,18 @@ mod tests {
         assert_eq!(sent.len(), 200);
         assert_eq!(sent[1] - sent[0], Duration::from_millis(10));
         assert_eq!(u.bytes_sent, 300_000);
+    }
+
+    #[test]
+    fn fast_udp_keeps_its_rate_below_a_microsecond_per_packet() {
+        // 700 Mbps of 200 B packets is one per 2.29 µs.
+        let cfg = UdpConfig { rate: DataRate::from_kbps(700_000), packet: DataSize::from_bytes(200), on_off: None };
+        let mut u = UdpSender::new(cfg, Time::ZERO, Some(Time::from_secs_f64(0.1)), Rng::new(1));
+        while let Some(t) = u.poll_timeout() {
+            u.poll_transmit(t);
+        }
+        let mbps = u.bytes_sent as f64 * 8.0 / 0.1 / 1e6;
+        assert!((mbps / 700.0 - 1.0).abs() < 0.001, "{mbps} Mbps");
     }
 
     #[test]

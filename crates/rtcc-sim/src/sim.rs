@@ -162,6 +162,14 @@ impl Simulation {
                 }
             };
             let reverse = spec.direction == Direction::Reverse;
+            if reverse && rev_link.is_none() {
+                // Parsing refuses this too; a scenario built in code may not have been parsed.
+                return Err(ScenarioError {
+                    source_name: scenario.source.clone(),
+                    field: format!("flow[{i}].direction"),
+                    reason: "a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity".into(),
+                });
+            }
             flows.push(Flow {
                 name: spec.name.clone(),
                 due: [Time::MAX; 4],
@@ -551,7 +559,7 @@ impl Simulation {
             f.ends.handle_sender_timeout(t);
         }
         let link = match f.reverse {
-            true => self.rev_link.as_mut().expect("a reverse flow needs the reverse bottleneck (checked when parsed)"),
+            true => self.rev_link.as_mut().expect("a reverse flow has a reverse bottleneck (checked in new)"),
             false => &mut self.link,
         };
         while let Some(p) = f.ends.poll_transmit(t) {

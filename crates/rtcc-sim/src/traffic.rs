@@ -261,6 +261,10 @@ pub fn build(
     })
 }
 
+/// Segment numbers a connection may use before they would wrap (about
+/// 6 TB of payload), less a receive window's margin.
+const SEQ_LIMIT: u32 = u32::MAX - (1 << 20);
+
 /// A TCP connection: the sender at one end, the receiver at the other.
 /// `stop` ends it abruptly (as a reset would): nothing is sent after it.
 pub struct TcpFlow {
@@ -278,12 +282,16 @@ pub struct TcpFlow {
     web: Option<WebSource>,
     /// The download under way: the segment after its last, and the object.
     object: Option<(u32, Object)>,
+    /// When the client received all of it (the server has yet to learn).
+    received: Option<Time>,
     /// Downloads completed since the recorder last heard, with when.
     done: Vec<(Object, Time)>,
     rtts: Vec<Duration>,
     /// An ACK arrived at this instant: the window may let segments out now
     /// (the sender has no timer for that, only for pacing and the RTO).
     poke: Option<Time>,
+    /// The connection ran out of segment numbers (`SEQ_LIMIT`).
+    exhausted: bool,
     /// A segment arrived at this instant: an ACK may be due at once.
     rx_poke: Option<Time>,
 }
@@ -311,11 +319,19 @@ impl TcpFlow {
             sent_bytes: 0,
             web,
             object: None,
+            received: None,
             done: Vec::new(),
             rtts: Vec::new(),
             poke: None,
+            exhausted: false,
             rx_poke: None,
         })
+    }
+
+    /// Data delivered in order, on the wire basis video goodput uses
+    /// (payload and headers of each segment, once).
+    fn delivered_wire(&self) -> u64 {
+        self.rx.delivered_bytes() + self.rx.delivered_segments() * tcp::HEADER.bytes()
     }
 
     /// Ask for the next download if one is due and none is under way.
@@ -373,6 +389,13 @@ impl Endpoints for TcpFlow {
             self.poke = None;
             return None;
         };
+        if s.seq >= SEQ_LIMIT {
+            // Segment numbers are 32-bit: end the connection, and say so,
+            // rather than let them wrap.
+            self.stopped = true;
+            self.exhausted = true;
+            return None;
+        }
         let p = Packet {
             flow: self.flow,
             kind: PacketKind::Data,
@@ -393,17 +416,20 @@ impl Endpoints for TcpFlow {
         if self.stopped {
             return;
         }
-        // RFC 7323 §4.3: the echoed timestamp gives an RTT sample per ACK.
-        self.rtts.push(now - ack.ts_echo);
         self.tx.handle_ack(now, ack);
+        // The sender's own sample: ACKs of new data only (RFC 7323 §4.3).
+        if let Some(rtt) = self.tx.last_rtt_sample() {
+            self.rtts.push(rtt);
+        }
         self.poke = Some(now);
-        if let Some((end, o)) = self.object {
+        if let (Some((end, _)), Some(done)) = (self.object, self.received) {
             if self.tx.cum_acked() >= end {
-                // Complete when the sender has its last byte acknowledged.
+                // The server learns of the completion here; the client's
+                // think time began when its last byte arrived.
                 self.object = None;
-                self.done.push((o, now));
+                self.received = None;
                 if let Some(w) = &mut self.web {
-                    w.complete(now);
+                    w.complete(done);
                 }
                 self.request(now);
             }
@@ -423,6 +449,13 @@ impl Endpoints for TcpFlow {
             ts: p.send_time,
         };
         self.rx.handle_segment(now, &seg);
+        if let Some((end, o)) = self.object {
+            if self.received.is_none() && self.rx.delivered_segments() >= end as u64 {
+                // Complete when the client has every byte, in order.
+                self.received = Some(now);
+                self.done.push((o, now));
+            }
+        }
     }
 
     fn poll_back(&mut self, now: Time) -> Option<Back> {
@@ -447,7 +480,7 @@ impl Endpoints for TcpFlow {
         let w = self.tx.window();
         let sample = TrafficSample {
             sent_bytes: self.sent_bytes,
-            delivered_bytes: self.rx.delivered_bytes(),
+            delivered_bytes: self.delivered_wire(),
             retransmits: self.tx.stats().retransmits,
             cwnd: Some(DataSize::from_bytes(w.cwnd as u64 * seg.bytes())),
             in_flight: Some(DataSize::from_bytes(self.tx.in_flight() as u64 * seg.bytes())),
@@ -459,11 +492,15 @@ impl Endpoints for TcpFlow {
         rec.record(flow, Event::Traffic { at, sample: &sample });
     }
 
+    fn failure(&self) -> Option<String> {
+        self.exhausted.then(|| format!("TCP ran out of 32-bit segment numbers after {SEQ_LIMIT} segments and stopped"))
+    }
+
     fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
         let seg = self.tx.config().mss + tcp::HEADER;
         let sample = TrafficSample {
             sent_bytes: self.sent_bytes,
-            delivered_bytes: self.rx.delivered_bytes(),
+            delivered_bytes: self.delivered_wire(),
             retransmits: self.tx.stats().retransmits,
             objects: self.web.as_ref().map(|w| (w.started, w.completed)),
             cwnd: Some(DataSize::from_bytes(self.tx.window().cwnd as u64 * seg.bytes())),
@@ -510,7 +547,8 @@ impl Endpoints for UdpFlow {
         None
     }
     fn handle_packet(&mut self, _now: Time, p: &Packet) {
-        self.delivered += (p.size - rtcc_core::traffic::UDP_HEADER).bytes();
+        // Wire bytes, as video goodput counts them.
+        self.delivered += p.size.bytes();
     }
     fn poll_back(&mut self, _now: Time) -> Option<Back> {
         None

@@ -61,14 +61,21 @@ fn one_cubic_flow_fills_a_drop_tail_link_and_its_queue() {
     assert_eq!(f.cc.as_deref(), Some("cubic"));
     assert!(f.retransmits > 0 && f.packets_dropped > 0, "a full drop-tail queue drops");
     assert!(f.goodput_kbps > 9_000.0, "goodput {}", f.goodput_kbps);
+    // RTT samples from ACKs of new data: 40 ms + queue (≤ 40 ms) + a delayed ACK (≤ 40 ms).
     let rtt = f.rtt_ms_mean.expect("rtt");
-    assert!((40.0..90.0).contains(&rtt), "RTT {rtt} ms = 40 ms + queue");
+    let p95 = f.rtt_ms_p95.expect("rtt");
+    assert!((40.0..90.0).contains(&rtt) && p95 <= 121.0, "RTT {rtt} ms, p95 {p95} ms");
+    // The time series' smoothed RTT agrees with the samples.
+    let srtt = mean_over(&out, Some(0), "rtt_ms", 5.0, 40.0);
+    assert!((srtt / rtt - 1.0).abs() < 0.15, "srtt {srtt} vs samples {rtt}");
 }
 
 #[test]
 fn two_flows_of_one_kind_share_fairly() {
-    for cc in ["reno", "cubic"] {
-        let flows = bulk(cc, "name = \"a\"") + &bulk(cc, "name = \"b\"\nstart = \"1s\"");
+    // NewReno proper (RFC 6582, no SACK), Linux's SACK path, and Cubic.
+    for (cc, sack) in [("reno", "false"), ("reno", "true"), ("cubic", "true")] {
+        let flow = |name: &str, extra: &str| bulk(cc, &format!("name = \"{name}\"\nsack = {sack}\n{extra}"));
+        let flows = flow("a", "") + &flow("b", "start = \"1s\"");
         let out = run(&dumbbell(60, "\"50kB\"", &flows));
         let a = mean_over(&out, Some(0), "goodput_kbps", 5.0, 60.0);
         let b = mean_over(&out, Some(1), "goodput_kbps", 5.0, 60.0);
@@ -105,16 +112,18 @@ fn udp_sends_its_rate_and_web_flows_report_completion_times() {
                  [[flow]]\nname = \"web\"\nkind = \"web\"\nthink_time = \"1s\"\n";
     let out = run(&dumbbell(120, "\"50kB\"", flows));
     let s = &out.summary.flows;
-    assert!((s[0].goodput_kbps / (2000.0 * 1472.0 / 1500.0) - 1.0).abs() < 0.01, "cbr {}", s[0].goodput_kbps);
-    assert!((s[1].goodput_kbps / (1000.0 * 1472.0 / 1500.0) - 1.0).abs() < 0.2, "on/off {}", s[1].goodput_kbps);
+    // Goodput counts wire bytes, as video's does.
+    assert!((s[0].goodput_kbps / 2000.0 - 1.0).abs() < 0.01, "cbr {}", s[0].goodput_kbps);
+    assert!((s[1].goodput_kbps / 1000.0 - 1.0).abs() < 0.2, "on/off {}", s[1].goodput_kbps);
     let w = &s[2];
     assert_eq!(w.kind, "web");
     // About one 40 kB download per (think + completion) ≈ 1.1 s.
     assert!(w.objects_completed > 60, "{} downloads", w.objects_completed);
     assert!(w.objects_started - w.objects_completed <= 1);
     let fct = w.fct_ms_mean.expect("completion times");
-    // 28 segments from IW10: three rounds of 40 ms at least.
-    assert!((100.0..1000.0).contains(&fct), "FCT {fct} ms");
+    // 30–50 kB is 21–35 segments: at least IW10's round trip (40 ms), the
+    // rest's serialisation (1.2 ms each) and the last one's 20 ms trip.
+    assert!((70.0..1000.0).contains(&fct), "FCT {fct} ms");
     assert!(w.fct_ms_p95.unwrap() >= w.fct_ms_p50.unwrap());
     let by = &out.summary.link.utilization_by_kind;
     assert!(by["udp"] > 0.25 && by["web"] > 0.0 && by["tcp"] == 0.0, "{by:?}");
@@ -153,8 +162,10 @@ fn gcc_call_against_one_cubic_flow_gets_a_measured_share() {
     let call = mean_over(&out, Some(0), "goodput_kbps", 15.0, 60.0);
     let tcp = mean_over(&out, Some(1), "goodput_kbps", 15.0, 60.0);
     let share = call / 4000.0;
-    // Delay-based GCC yields to a loss-based flow that keeps the queue full.
-    assert!(share < 0.5 && tcp > call, "call {call:.0} kbps ({share:.2}), cubic {tcp:.0}");
+    // Delay-based GCC yields to a loss-based flow that keeps the queue full,
+    // but is not starved (measured: 14 %; the paper's testbed, 24 %).
+    eprintln!("GCC call's share against one Cubic flow: {:.1} % (cubic {:.1} %)", share * 100.0, tcp / 40.0);
+    assert!((0.05..0.5).contains(&share) && tcp > call, "call {call:.0} kbps ({share:.2}), cubic {tcp:.0}");
     assert!(call + tcp > 3_400.0, "link used {:.0}", call + tcp);
 }
 
@@ -225,4 +236,36 @@ fn bbr_against_cubic_depends_on_the_buffer() {
     assert!(b > c, "shallow (¼ BDP): bbr {b:.0} vs cubic {c:.0} kbps");
     let (b, c) = share("\"1MB\"");
     assert!(c > b, "deep (20 BDP): bbr {b:.0} vs cubic {c:.0} kbps");
+}
+
+#[test]
+fn stop_ends_cross_traffic_and_web_downloads_complete_at_the_client() {
+    let flows = "[[flow]]\nname = \"tcp\"\nkind = \"tcp\"\nstop = \"10s\"\n\
+                 [[flow]]\nname = \"udp\"\nkind = \"udp\"\nrate = \"1Mbps\"\nstart = \"2s\"\nstop = \"12s\"\n\
+                 [[flow]]\nname = \"web\"\nkind = \"web\"\nobject_size = \"pareto\"\nobject_mean = \"200kB\"\n\
+                 think_time = \"300ms\"\nstop = \"15s\"\n";
+    let out = run(&dumbbell(20, "\"50kB\"", flows));
+    for (flow, stop) in [(0, 10.0), (1, 12.0), (2, 15.0)] {
+        let after = mean_over(&out, Some(flow), "send_kbps", stop + 0.1, 20.0);
+        assert_eq!(after, 0.0, "flow {flow} sends after its stop");
+        assert!(mean_over(&out, Some(flow), "send_kbps", 2.0, stop) > 100.0, "flow {flow} before its stop");
+    }
+    let udp = &out.summary.flows[1];
+    // 10 s of 1 Mbps over its active time.
+    assert!((udp.goodput_kbps / 1000.0 - 1.0).abs() < 0.01, "{}", udp.goodput_kbps);
+    let web = &out.summary.flows[2];
+    assert!(web.objects_completed >= 5, "{web:?}");
+    // A download's completion time includes at least one RTT (40 ms) plus its transfer.
+    assert!(web.fct_ms_p50.unwrap() >= 40.0, "{web:?}");
+}
+
+#[test]
+fn a_reverse_flow_built_in_code_without_a_reverse_link_is_refused() {
+    let text = dumbbell(5, "\"50kB\"", &bulk("cubic", ""));
+    let mut sc = Scenario::parse(&text, "code.toml").unwrap();
+    sc.flows[0].direction = rtcc_sim::scenario::Direction::Reverse;
+    match Simulation::new(sc, None) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => assert_eq!(e.field, "flow[0].direction"),
+    }
 }
