@@ -371,9 +371,16 @@ _SWEEP_COLUMNS = (
 
 
 def summary_text(table: pd.DataFrame) -> str:
-    """What `rtcc sweep` prints: per-configuration means over seeds (and flows)."""
+    """What `rtcc sweep` prints: per-configuration means over seeds (and flows).
+
+    Cross traffic (TCP, web, UDP rows) is left out of the means when a run
+    also has video flows: the columns shown are the video's metrics."""
     if table.empty:
         return "no runs"
+    if "kind" in table.columns:
+        video = table["kind"].fillna("video") == "video"
+        if video.any():
+            table = table[video]
     # Label columns come first, up to the summary's flow name (failed runs: up to "run").
     columns = list(table.columns)
     end = columns.index("flow_name") if "flow_name" in columns else columns.index("run")
