@@ -18,22 +18,27 @@ COST_LIMIT = 2.0
 NS3_SCRIPT = "ns3_multiflow_udp.py"
 
 
-def ns3_seconds(python: str, script: Path, flows: int, seconds: float = 30.0) -> float:
-    """Wall seconds bare ns-3 needs for ``flows`` UDP flows over ``seconds``."""
+def run_ns3(
+    python: str, script: Path, args: list[str]
+) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """Run an ns-3 reference script: its command line (for messages) and the finished process."""
+    cmd = " ".join([python, script.name, *args])
     try:
         done = subprocess.run(
-            [python, str(script), str(flows), str(seconds)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=3600,
+            [python, str(script), *args], capture_output=True, text=True, check=False, timeout=3600
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise RuntimeError(f"ns-3 ({python}): {e}") from None
+        raise RuntimeError(f"ns-3 ({cmd}): {e}") from None
+    return cmd, done
+
+
+def ns3_seconds(python: str, script: Path, flows: int, seconds: float = 30.0) -> float:
+    """Wall seconds bare ns-3 needs for ``flows`` UDP flows over ``seconds``."""
+    cmd, done = run_ns3(python, script, [str(flows), str(seconds)])
     m = re.search(r"run_s=([0-9.]+)", done.stdout)
     if done.returncode != 0 or not m:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"ns-3 ({python} {script.name} {flows}): {tail[0]}")
+        raise RuntimeError(f"ns-3 ({cmd}): {tail[0]}")
     return float(m.group(1))
 
 
@@ -54,7 +59,9 @@ def run(
             "speedup": float(best["speedup"]),
             "ns_per_packet": float(best["ns_per_packet"]),
             "rss_per_flow_kb": (
-                None if best["rss_per_flow_bytes"] is None else float(best["rss_per_flow_bytes"]) / 1e3
+                None
+                if best["rss_per_flow_bytes"] is None
+                else float(best["rss_per_flow_bytes"]) / 1e3
             ),
         }
         if ns3_python and ns3_script:

@@ -6,11 +6,11 @@ same flow on the same path in the same run (``scripts/ns3_tcp.py``)."""
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import rtcc
+from rtcc import benchflows
 
 WORKLOAD = "tcp"
 SECONDS = 120.0
@@ -29,17 +29,7 @@ def _number(name: str, text: str) -> float | None:
 
 def ns3_run(python: str, script: Path, seconds: float = SECONDS) -> dict[str, float]:
     """Bare ns-3's wall seconds (``run_s``) and goodput (``goodput_mbps``) for the flow."""
-    cmd = f"{python} {script.name} {seconds:g}"
-    try:
-        done = subprocess.run(
-            [python, str(script), f"{seconds:g}"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=3600,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise RuntimeError(f"ns-3 ({cmd}): {e}") from None
+    cmd, done = benchflows.run_ns3(python, script, [f"{seconds:g}"])
     run_s = _number("run_s", done.stdout)
     goodput = _number("goodput_mbps", done.stdout)
     if done.returncode != 0 or run_s is None or goodput is None:

@@ -128,8 +128,9 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
     for i, f in enumerate(summary.get("flows", [])):
         if f.get("kind") in ("tcp", "web"):
             lines.append(
-                f"{f.get('name', i)} ({_scheme(f)}): RTT {format_number(f.get('rtt_ms_mean'), 1, 1)} ms "
-                f"mean, {format_number(f.get('rtt_ms_p95'), 1, 1)} ms p95; "
+                f"{f.get('name', i)} ({_scheme(f)}): "
+                f"RTT {format_number(f.get('rtt_ms_mean'), 1, 1)} ms mean, "
+                f"{format_number(f.get('rtt_ms_p95'), 1, 1)} ms p95; "
                 f"{f.get('retransmits', 0)} retransmissions"
                 + (
                     f"; {f.get('objects_completed', 0)} of {f.get('objects_started', 0)} downloads "
@@ -310,7 +311,9 @@ def _bench_flows(args: argparse.Namespace) -> int:
 
     script = None
     if args.ns3:
-        script = Path(args.ns3_script) if args.ns3_script else _shared_bench() / benchflows.NS3_SCRIPT
+        script = (
+            Path(args.ns3_script) if args.ns3_script else _shared_bench() / benchflows.NS3_SCRIPT
+        )
         if not script.is_file():
             raise CliError(f"{script}: ns-3 reference script not found (give --ns3-script)")
     try:
@@ -593,7 +596,9 @@ def build_parser() -> argparse.ArgumentParser:
     fair.add_argument("--from", dest="start", type=float, metavar="S", help="window start, seconds")
     fair.add_argument("--to", dest="end", type=float, metavar="S", help="window end, seconds")
     fair.add_argument(
-        "--metric", default="goodput_kbps", help="time-series column to compare (default goodput_kbps)"
+        "--metric",
+        default="goodput_kbps",
+        help="time-series column to compare (default goodput_kbps)",
     )
     fair.set_defaults(func=cmd_fairness)
 

@@ -146,7 +146,9 @@ class Result:
         for name in flows or []:
             ids = [i for i, n in names.items() if n == name]
             if not ids:
-                raise ValueError(f"flow '{name}' is not in this run (flows: {', '.join(names.values())})")
+                raise ValueError(
+                    f"flow '{name}' is not in this run (flows: {', '.join(names.values())})"
+                )
             chosen.extend(ids)
         ts = self.timeseries
         if metric not in ts.columns:
