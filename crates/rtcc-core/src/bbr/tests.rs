@@ -311,7 +311,10 @@ fn min_rtt_expiry_enters_probe_rtt_then_returns_to_probe_bw() {
     s.base_rtt = Duration::from_millis(50);
     s.run_until(ms(12_000));
     let tr = &s.trace;
-    let last_min = tr.iter().filter(|r| r.rtt <= r.min_rtt.unwrap()).map(|r| r.t).rfind(|&t| t < ms(1000));
+    // The stamp is when min_rtt was last lowered: equal samples do not
+    // refresh it (Linux 4.16+ `<`), so on a steady path it still expires.
+    let lowered = std::iter::once(tr[0].t).chain(tr.windows(2).filter(|w| w[1].min_rtt < w[0].min_rtt).map(|w| w[1].t));
+    let last_min = lowered.filter(|&t| t < ms(1000)).last();
     let enter = first(tr, |r| r.mode == Mode::ProbeRtt).expect("entered PROBE_RTT");
     let leave = first(tr, |r| r.t > enter.t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
     let inside: Vec<&Rec> = tr.iter().filter(|r| r.t >= enter.t && r.t < leave.t).collect();
