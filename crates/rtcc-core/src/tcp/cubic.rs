@@ -276,6 +276,18 @@ impl CongestionControl for Cubic {
         self.epoch = None;
     }
 
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`, RFC 9438 §5.8: after
+    /// an application-limited pause the epoch moves forward by the idle
+    /// time (never past now), so the curve does not run on through time
+    /// nothing was sent.
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
+        if let Some(e) = self.epoch.as_mut() {
+            if idle.is_positive() {
+                *e = (*e + idle).min(now);
+            }
+        }
+    }
+
     fn state(&self, put: &mut dyn FnMut(&str, f64)) {
         put("w_max", self.w_max);
         put("k", self.k);
@@ -368,6 +380,52 @@ mod tests {
             }
         }
         css
+    }
+
+    #[test]
+    fn tcp_cubic_idle_shifts_the_epoch() {
+        // After a loss at W_max 100 (cwnd 70, K = 4.2 s), ten rounds of a
+        // window of ACKs 40 ms apart, each followed by 100 ms of idle
+        // (below the RTO): with the epoch shifted by each pause (Linux
+        // CA_EVENT_TX_START, RFC 9438 §5.8) the window follows the curve
+        // in sending time, as a twin that never paused.
+        let run = |pause: bool| {
+            let mut c = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::default() });
+            let mut w = Window { cwnd: 100, ssthresh: u32::MAX };
+            w.ssthresh = c.ssthresh(&w, Time::ZERO);
+            w.cwnd = w.ssthresh;
+            let mut now = Time::from_secs_f64(1.0);
+            for _ in 0..10 {
+                let n = w.cwnd;
+                for i in 0..n {
+                    let ack = AckSample {
+                        now: now + Duration::from_millis(40) * i as i64 / n as i64,
+                        acked: 1,
+                        lost: 0,
+                        prior_in_flight: n,
+                        in_flight: n,
+                        rtt: Some(Duration::from_millis(40)),
+                        srtt: Some(Duration::from_millis(40)),
+                        min_rtt: Some(Duration::from_millis(40)),
+                        rate: RateSample::default(),
+                        in_recovery: false,
+                        cwnd_limited: true,
+                        segment: crate::units::DataSize::from_bytes(1500),
+                    };
+                    c.on_ack(&mut w, &ack);
+                }
+                now = now + Duration::from_millis(40);
+                if pause {
+                    // The last send was at the end of the round.
+                    now = now + Duration::from_millis(100);
+                    c.on_tx_start(&mut w, now, Duration::from_millis(100));
+                }
+            }
+            w.cwnd
+        };
+        let (busy, paused) = (run(false), run(true));
+        eprintln!("cubic after 10 rounds: {busy} without pauses, {paused} with 10 × 100 ms idle");
+        assert_eq!(busy, paused);
     }
 
     #[test]

@@ -370,6 +370,13 @@ impl TcpSender {
         if self.cc.pacing_rate().is_some() && now < self.pace_next {
             return None;
         }
+        // Linux tcp_event_data_sent: a transmission with nothing in flight
+        // is CA_EVENT_TX_START, idle counted from the last send (lsndtime).
+        if self.in_flight() == 0 {
+            if let Some(last) = self.last_send {
+                self.cc.on_tx_start(&mut self.w, now, now - last);
+            }
+        }
         let seg = if rtx { self.retransmit(now) } else { self.send_new(now) };
         self.on_sent(now, &seg);
         Some(seg)

@@ -642,3 +642,56 @@ fn tcp_spurious_rto_is_detected_by_timestamps() {
     assert_eq!((s.rtos, s.spurious_rtos), (1, 1), "{s:?}");
     assert!(net.rx.duplicate_segments() >= 1);
 }
+
+/// Reno that records `on_tx_start` calls (time, idle).
+struct TxStartLog {
+    inner: super::Reno,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(Time, Duration)>>>,
+}
+
+impl CongestionControl for TxStartLog {
+    fn name(&self) -> &'static str {
+        "tx-start-log"
+    }
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        self.inner.on_ack(w, ack)
+    }
+    fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
+        self.inner.ssthresh(w, now)
+    }
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
+        self.log.lock().unwrap().push((now, idle));
+    }
+}
+
+#[test]
+fn tcp_sender_reports_tx_start_after_a_pause() {
+    // Linux tcp_event_data_sent: CA_EVENT_TX_START when a segment leaves
+    // with nothing in flight, idle = now − lsndtime; here a pause shorter
+    // than the RTO, so no idle restart.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let cc = Box::new(TxStartLog { inner: super::Reno::new(), log: log.clone() });
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+    let sends = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = sends.clone();
+    net.drop = Box::new(move |t, _| {
+        s2.lock().unwrap().push(t);
+        false
+    });
+    net.write(40_000);
+    net.run(at(0.2), &mut |_| {});
+    assert!(net.tx.is_idle());
+    // The first flight is no restart, nor any send with data in flight.
+    assert!(log.lock().unwrap().is_empty());
+    let last_send = *sends.lock().unwrap().last().unwrap();
+    let window = net.tx.window();
+    net.write(40_000);
+    net.run(at(0.3), &mut |_| {});
+    let got = log.lock().unwrap().clone();
+    eprintln!("last send {last_send}, tx_start {got:?}, rto {}", net.tx.rto());
+    assert_eq!(got, [(at(0.2), at(0.2) - last_send)]);
+    assert!(got[0].1 > ms(100) && got[0].1 < net.tx.rto());
+    // Shorter than the RTO: the window survives (no idle restart).
+    assert!(net.tx.window().cwnd >= window.cwnd, "{:?} vs {window:?}", net.tx.window());
+}
