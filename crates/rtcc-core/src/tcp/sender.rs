@@ -122,6 +122,9 @@ pub struct TcpSender {
     dupacks: u32,
 
     recovery_point: u32,
+    /// RACK.xmit_ts (RFC 8985 §6.2): latest transmission time of a segment
+    /// delivered so far, for detecting lost retransmissions.
+    rack_xmit: Option<Time>,
     prr: Prr,
     rtt: RttEstimator,
     /// The RTT sample the last ACK gave, if it gave one.
@@ -162,6 +165,7 @@ impl TcpSender {
             rtx_hint: 0,
             dupacks: 0,
             recovery_point: 0,
+            rack_xmit: None,
             prr: Prr::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             last_rtt: None,
@@ -496,6 +500,9 @@ impl TcpSender {
         let advanced = ack.cum - self.snd_una;
 
         let mut newly_sacked = false;
+        // The latest transmission this ACK newly delivers (RACK).
+        let mut rack_delivered: Option<Time> = None;
+        let min_rtt = self.rtt.min_rtt();
         if self.cfg.sack {
             for b in ack.sacks() {
                 let (lo, hi) = (b.start.max(ack.cum), b.end.min(self.snd_nxt));
@@ -509,6 +516,7 @@ impl TcpSender {
                     self.sacked_out += 1;
                     self.lost_out -= s.lost as u32;
                     self.retrans_out -= s.retrans as u32;
+                    rack_delivered = rack_delivered.max(Self::rack_sent(s, now, min_rtt));
                     s.lost = false;
                     s.retrans = false;
                     RateState::take(&mut acc, &s.tx, seq);
@@ -527,6 +535,7 @@ impl TcpSender {
             } else {
                 cum_newly += 1;
                 RateState::take(&mut acc, &s.tx, self.snd_una + k);
+                rack_delivered = rack_delivered.max(Self::rack_sent(&s, now, min_rtt));
             }
             self.lost_out -= s.lost as u32;
             self.retrans_out -= s.retrans as u32;
@@ -561,11 +570,12 @@ impl TcpSender {
         }
 
         let newly_lost = if self.cfg.sack {
-            if newly_sacked {
-                self.mark_lost_sack()
-            } else {
-                0
+            let mut n = if newly_sacked { self.mark_lost_sack() } else { 0 };
+            if rack_delivered.is_some() {
+                self.rack_xmit = self.rack_xmit.max(rack_delivered);
+                n += self.rack_mark_lost_retrans();
             }
+            n
         } else {
             0
         };
@@ -697,6 +707,42 @@ impl TcpSender {
             }
         }
         self.lost_out += newly;
+        newly
+    }
+
+    /// The transmission time RACK may take from a newly delivered segment
+    /// (Linux `tcp_rack_advance`): for a segment marked lost, whose
+    /// retransmission may be what arrived, an RTT below min_rtt means the
+    /// ACK is for an earlier transmission, so its time is unknown.
+    fn rack_sent(s: &Sent, now: Time, min_rtt: Option<Duration>) -> Option<Time> {
+        if s.lost && min_rtt.is_none_or(|m| now - s.tx.sent < m) {
+            return None;
+        }
+        Some(s.tx.sent)
+    }
+
+    /// RACK-lite for retransmissions (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`; before 4.18 `tcp_mark_lost_retrans`): a
+    /// retransmission still in flight is lost when a segment sent more
+    /// than a reordering window (min_rtt/4, RFC 8985 §6.2) after it has
+    /// been delivered. Its `retrans` flag is cleared, so it goes out again
+    /// in this recovery instead of waiting for the RTO. Returns how many
+    /// (new losses for the congestion control, as Linux `tcp_sum_lost`).
+    fn rack_mark_lost_retrans(&mut self) -> u32 {
+        let (Some(xmit), Some(min_rtt)) = (self.rack_xmit, self.rtt.min_rtt()) else { return 0 };
+        if self.retrans_out == 0 {
+            return 0;
+        }
+        let reo_wnd = min_rtt / 4;
+        let mut newly = 0;
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if s.retrans && xmit > s.tx.sent + reo_wnd {
+                s.retrans = false;
+                newly += 1;
+                self.rtx_hint = self.rtx_hint.min(self.snd_una + i as u32);
+            }
+        }
+        self.retrans_out -= newly;
         newly
     }
 

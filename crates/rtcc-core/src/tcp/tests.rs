@@ -695,3 +695,39 @@ fn tcp_sender_reports_tx_start_after_a_pause() {
     // Shorter than the RTO: the window survives (no idle restart).
     assert!(net.tx.window().cwnd >= window.cwnd, "{:?} vs {window:?}", net.tx.window());
 }
+
+#[test]
+fn tcp_lost_retransmission_is_recovered_without_rto() {
+    // Segment 300 and its first retransmission are both lost. RACK (RFC
+    // 8985 §6.2, Linux tcp_rack_detect_loss) sees segments sent after the
+    // retransmission delivered and sends it again within the recovery.
+    let rate = DataRate::from_mbps(100);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), DataSize::from_bytes(8_000_000));
+    let mut n = 0;
+    net.drop = Box::new(move |_, s| {
+        if s.seq == 300 && n < 2 {
+            n += 1;
+            return true;
+        }
+        false
+    });
+    let end = net.write(2_000_000);
+    let mut states = Vec::new();
+    net.run(at(5.0), &mut |o| {
+        if o.tx.state() != o.before.1 {
+            states.push((o.now, o.tx.state()));
+        }
+    });
+    let s = net.tx.stats();
+    assert_eq!(net.tx.cum_acked(), end);
+    assert_eq!(net.rx.delivered_bytes(), 2_000_000);
+    let took = states[1].0 - states[0].0;
+    let srtt = net.tx.srtt().unwrap();
+    eprintln!("lost retransmission: {s:?}, states {states:?}, recovery took {took} (srtt {srtt})");
+    assert_eq!((s.fast_recoveries, s.rtos, s.retransmits), (1, 0, 2), "{s:?}");
+    assert_eq!(states.iter().map(|s| s.1).collect::<Vec<_>>(), [CaState::Recovery, CaState::Open]);
+    // About two round trips (40 ms base): the retransmission, then the
+    // second one a reordering window later; an RTO would take ≥ 200 ms.
+    assert!(took < ms(120), "{took}");
+    assert_eq!(net.rx.duplicate_segments(), 0);
+}
