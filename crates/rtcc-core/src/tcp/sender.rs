@@ -4,6 +4,17 @@
 //! `tcp_enter_loss`), RTT from timestamps (RFC 7323), delivery-rate samples
 //! and pacing for a congestion control that asks for it.
 //!
+//! Loss detection differs from Linux's. Linux detects losses by time with
+//! RACK-TLP (RFC 8985): RACK on by default since 4.4, and since 4.18 ("tcp:
+//! disable RFC6675 loss detection") the only detection unless
+//! `net.ipv4.tcp_recovery` = 0; Tail Loss Probes (since 3.10) turn a lost
+//! tail into a fast recovery instead of an RTO. Implemented here: RFC 6675
+//! DupThresh marking for first transmissions (`mark_lost_sack`), plus a
+//! RACK-lite for retransmissions (`rack_mark_lost_retrans`: a
+//! retransmission is lost once a segment sent min_rtt/4 after it is
+//! delivered). No RACK reordering timer and no TLP: a lost tail, or a hole
+//! with fewer than DupThresh segments SACKed above it, waits for the RTO.
+//!
 //! Per-segment state lives in a ring indexed by `seq - snd_una`, so memory
 //! follows the window, never the connection's length.
 
@@ -685,7 +696,8 @@ impl TcpSender {
     }
 
     /// RFC 6675 §4 IsLost: a segment with at least DupThresh SACKed
-    /// segments above it is lost. Walks down from the top; stops at the
+    /// segments above it is lost. (Linux 4.18+ uses RACK's time rule
+    /// instead, `tcp_rack_detect_loss`; see the module doc.) Walks down from the top; stops at the
     /// first segment already marked (all below it were marked with it).
     fn mark_lost_sack(&mut self) -> u32 {
         let thresh = self.cfg.dupthresh.max(1);
