@@ -313,8 +313,9 @@ fn min_rtt_expiry_enters_probe_rtt_then_returns_to_probe_bw() {
     let tr = &s.trace;
     // The stamp is when min_rtt was last lowered: equal samples do not
     // refresh it (Linux 4.16+ `<`), so on a steady path it still expires.
-    let lowered = std::iter::once(tr[0].t).chain(tr.windows(2).filter(|w| w[1].min_rtt < w[0].min_rtt).map(|w| w[1].t));
-    let last_min = lowered.filter(|&t| t < ms(1000)).last();
+    let mut lowered =
+        std::iter::once(tr[0].t).chain(tr.windows(2).filter(|w| w[1].min_rtt < w[0].min_rtt).map(|w| w[1].t));
+    let last_min = lowered.rfind(|&t| t < ms(1000));
     let enter = first(tr, |r| r.mode == Mode::ProbeRtt).expect("entered PROBE_RTT");
     let leave = first(tr, |r| r.t > enter.t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
     let inside: Vec<&Rec> = tr.iter().filter(|r| r.t >= enter.t && r.t < leave.t).collect();
@@ -422,7 +423,7 @@ fn probe_rtt_saves_the_larger_of_prior_and_current_window() {
     s.bbr.prior_cwnd = saved;
     let mut t = ms(9_000);
     while s.bbr.mode() != Mode::ProbeRtt && t < ms(12_000) {
-        t = t + Duration::from_millis(1);
+        t += Duration::from_millis(1);
         s.run_until(t);
     }
     assert_eq!(s.bbr.mode(), Mode::ProbeRtt, "entered PROBE_RTT");

@@ -414,10 +414,10 @@ mod tests {
                     };
                     c.on_ack(&mut w, &ack);
                 }
-                now = now + Duration::from_millis(40);
+                now += Duration::from_millis(40);
                 if pause {
                     // The last send was at the end of the round.
-                    now = now + Duration::from_millis(100);
+                    now += Duration::from_millis(100);
                     c.on_tx_start(&mut w, now, Duration::from_millis(100));
                 }
             }
