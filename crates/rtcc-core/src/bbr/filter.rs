@@ -86,13 +86,18 @@ impl MinRttFilter {
         self.stamp.is_some_and(|s| now > s + window)
     }
 
-    /// Take an RTT sample: it replaces the minimum if not above it (Linux
-    /// `<=`, so equal samples refresh the stamp) or if the window expired
-    /// (`bbr_update_min_rtt`). Returns whether the window had expired.
+    /// Take an RTT sample: it replaces the minimum if strictly below it or
+    /// if the window expired (`bbr_update_min_rtt`; ALGORITHMS.md §3.4).
+    /// Linux 4.9–4.15 used `<=`, so equal samples refreshed the stamp and a
+    /// steady path never entered PROBE_RTT; since 4.16 ("tcp: avoid min RTT
+    /// bloat by skipping RTT from delayed-ACK in BBR") it is `<`, and an
+    /// expired window takes a sample only if `!rs->is_ack_delayed` (not
+    /// modelled: no delayed-ACK flag reaches the model). Returns whether
+    /// the window had expired.
     pub fn update(&mut self, now: Time, rtt: Option<Duration>, window: Duration) -> bool {
         let expired = self.expired(now, window);
         if let Some(rtt) = rtt {
-            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
+            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
                 self.min_rtt = Some(rtt);
                 self.stamp = Some(now);
             }
@@ -145,5 +150,20 @@ mod tests {
         assert_eq!(f.get(), Some(Duration::from_millis(40)));
         assert!(f.update(Time::from_millis(10_001), Some(Duration::from_millis(50)), w));
         assert_eq!(f.get(), Some(Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn min_rtt_equal_samples_do_not_refresh_the_window() {
+        // Linux 4.16+ `rs->rtt_us < bbr->min_rtt_us`: an equal sample
+        // leaves the stamp, so the window still expires 10 s after the
+        // minimum was set.
+        let w = Duration::from_secs(10);
+        let mut f = MinRttFilter::default();
+        f.update(Time::ZERO, Some(Duration::from_millis(40)), w);
+        assert!(!f.update(Time::from_millis(9000), Some(Duration::from_millis(40)), w));
+        assert!(f.update(Time::from_millis(10_001), Some(Duration::from_millis(40)), w));
+        // A lower sample does refresh it.
+        f.update(Time::from_millis(11_000), Some(Duration::from_millis(39)), w);
+        assert!(!f.update(Time::from_millis(20_500), Some(Duration::from_millis(39)), w));
     }
 }

@@ -394,8 +394,11 @@ impl Bbr {
     fn update_min_rtt(&mut self, ack: &BbrAck) {
         let expired = self.min_rtt.update(ack.now, ack.rtt, self.cfg.min_rtt_window);
         if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.save_cwnd();
+            // Linux sets the mode before `bbr_save_cwnd`, so the save keeps
+            // max(prior_cwnd, cwnd): a window saved at an earlier recovery
+            // that is larger than today's survives PROBE_RTT.
             self.mode = Mode::ProbeRtt;
+            self.save_cwnd();
             self.probe_rtt.enter();
             self.probe_rtt_app_limited = (ack.delivered_total, ack.delivered_total);
         }

@@ -311,7 +311,11 @@ fn min_rtt_expiry_enters_probe_rtt_then_returns_to_probe_bw() {
     s.base_rtt = Duration::from_millis(50);
     s.run_until(ms(12_000));
     let tr = &s.trace;
-    let last_min = tr.iter().filter(|r| r.rtt <= r.min_rtt.unwrap()).map(|r| r.t).rfind(|&t| t < ms(1000));
+    // The stamp is when min_rtt was last lowered: equal samples do not
+    // refresh it (Linux 4.16+ `<`), so on a steady path it still expires.
+    let mut lowered =
+        std::iter::once(tr[0].t).chain(tr.windows(2).filter(|w| w[1].min_rtt < w[0].min_rtt).map(|w| w[1].t));
+    let last_min = lowered.rfind(|&t| t < ms(1000));
     let enter = first(tr, |r| r.mode == Mode::ProbeRtt).expect("entered PROBE_RTT");
     let leave = first(tr, |r| r.t > enter.t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
     let inside: Vec<&Rec> = tr.iter().filter(|r| r.t >= enter.t && r.t < leave.t).collect();
@@ -402,4 +406,33 @@ fn pacing_starts_from_initial_window_over_srtt() {
     b.on_ack(&ack);
     let want = 15_000.0 * 8.0 / 0.040 * 2.0 / std::f64::consts::LN_2 * 0.99;
     assert!((b.pacing_rate().bps() as f64 - want).abs() / want < 1e-6, "{}", b.pacing_rate());
+}
+
+#[test]
+fn probe_rtt_saves_the_larger_of_prior_and_current_window() {
+    // Linux `bbr_update_min_rtt` sets mode = PROBE_RTT before
+    // `bbr_save_cwnd`, which then keeps max(prior_cwnd, cwnd).
+    let mut s = base();
+    s.run_until(ms(500));
+    s.base_rtt = Duration::from_millis(50);
+    s.run_until(ms(9_000));
+    assert_eq!(s.bbr.mode(), Mode::ProbeBw);
+    // As if an earlier recovery had saved a larger window than today's.
+    let saved = PKT.mul_f64(200.0);
+    assert!(s.bbr.cwnd() < saved);
+    s.bbr.prior_cwnd = saved;
+    let mut t = ms(9_000);
+    while s.bbr.mode() != Mode::ProbeRtt && t < ms(12_000) {
+        t += Duration::from_millis(1);
+        s.run_until(t);
+    }
+    assert_eq!(s.bbr.mode(), Mode::ProbeRtt, "entered PROBE_RTT");
+    println!("PROBE_RTT at {}: prior_cwnd {}, cwnd {}", s.now, s.bbr.prior_cwnd, s.bbr.cwnd());
+    // Saved on entry: the larger of the two (the old order kept today's).
+    assert_eq!(s.bbr.prior_cwnd, saved);
+    // On leaving, the window is restored towards it (then capped at the
+    // PROBE_BW target by `bbr_set_cwnd`, as in Linux).
+    s.run_until(ms(12_000));
+    let leave = first(&s.trace, |r| r.t > t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
+    assert!(leave.cwnd > PKT.mul_f64(4.0));
 }

@@ -97,6 +97,12 @@ pub trait CongestionControl: Send {
     /// more than an RTO of silence and `slow_start_after_idle` is set;
     /// it has cut the window first unless `owns_window`.
     fn on_idle_restart(&mut self, _w: &mut Window, _now: Time) {}
+    /// Sending resumes with nothing in flight (Linux `tcp_event_data_sent`
+    /// → `tcp_ca_event(CA_EVENT_TX_START)`), after any idle restart.
+    /// `idle` is the time since the last transmission (`now − lsndtime`).
+    /// `TcpSender` calls it for any segment sent with an empty pipe once
+    /// something was sent before, however short the pause.
+    fn on_tx_start(&mut self, _w: &mut Window, _now: Time, _idle: Duration) {}
     /// The congestion control sets the window itself on every ACK, also in
     /// recovery (BBR), so the sender applies no PRR and no cwnd reset.
     fn owns_window(&self) -> bool {

@@ -74,11 +74,24 @@ pub struct Cubic {
     /// Fractional window growth not yet applied.
     frac: f64,
     hy: HyStart,
+    /// Still in the initial slow start (ssthresh at its initial, infinite
+    /// value): the only one HyStart++ runs in (RFC 9406 §4.2).
+    initial_slow_start: bool,
 }
 
 impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
-        Cubic { cfg, w_max: 0.0, epoch: None, k: 0.0, origin: 0.0, w_est: 0.0, frac: 0.0, hy: HyStart::default() }
+        Cubic {
+            cfg,
+            w_max: 0.0,
+            epoch: None,
+            k: 0.0,
+            origin: 0.0,
+            w_est: 0.0,
+            frac: 0.0,
+            hy: HyStart::default(),
+            initial_slow_start: true,
+        }
     }
 
     /// W_cubic(t) = C·(t − K)³ + W_max (RFC 9438 eq. 1), t in seconds
@@ -143,6 +156,7 @@ impl Cubic {
             // RFC 9406 §4.2: enter congestion avoidance at the current window.
             w.ssthresh = w.cwnd;
             hy.css_baseline = None;
+            self.initial_slow_start = false;
         }
         leave
     }
@@ -211,7 +225,12 @@ impl CongestionControl for Cubic {
         }
         let mut acked = ack.acked;
         if w.cwnd < w.ssthresh {
-            if self.cfg.hystart {
+            // RFC 9406 §4.2: HyStart++ only in the initial slow start (a
+            // SHOULD); later slow starts (after an RTO) stop at the ssthresh
+            // the loss set. Linux's classic HyStart differs: it runs in any
+            // slow start once cwnd >= hystart_low_window (16) and resets on
+            // TCP_CA_Loss (`cubictcp_acked`, `cubictcp_state`).
+            if self.cfg.hystart && self.initial_slow_start {
                 acked = acked.min(L_UNPACED);
                 if !self.hystart(w, ack) && self.in_css() {
                     // RFC 9406 §4.2: CSS grows by acked / CSS_GROWTH_DIVISOR.
@@ -233,6 +252,7 @@ impl CongestionControl for Cubic {
         self.epoch = None;
         self.frac = 0.0;
         self.hy.css_baseline = None;
+        self.initial_slow_start = false;
         // Fast convergence: below the last maximum, release more.
         self.w_max =
             if self.cfg.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.cfg.beta) / 2.0 } else { cwnd };
@@ -245,6 +265,7 @@ impl CongestionControl for Cubic {
         self.epoch = None;
         self.frac = 0.0;
         self.hy = HyStart::default();
+        self.initial_slow_start = false;
     }
 
     /// A new epoch after an idle restart, so the curve does not run on
@@ -253,6 +274,18 @@ impl CongestionControl for Cubic {
     /// window a fresh epoch is the closer fit).
     fn on_idle_restart(&mut self, _w: &mut Window, _now: Time) {
         self.epoch = None;
+    }
+
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`, RFC 9438 §5.8: after
+    /// an application-limited pause the epoch moves forward by the idle
+    /// time (never past now), so the curve does not run on through time
+    /// nothing was sent.
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
+        if let Some(e) = self.epoch.as_mut() {
+            if idle.is_positive() {
+                *e = (*e + idle).min(now);
+            }
+        }
     }
 
     fn state(&self, put: &mut dyn FnMut(&str, f64)) {
@@ -266,6 +299,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::cc::RateSample;
 
     #[test]
     fn tcp_cubic_decrease_and_fast_convergence() {
@@ -309,5 +343,104 @@ mod tests {
         assert!((c.w_cubic(0.0) - 70.0).abs() < 1e-9);
         assert!((c.w_cubic(c.k()) - 100.0).abs() < 1e-9);
         assert!((c.w_cubic(c.k() + 2.0) - 103.2).abs() < 1e-9);
+    }
+
+    /// Slow-start rounds of one ACK per segment whose RTT rises 10 ms per
+    /// round (a queue building); whether Conservative Slow Start began.
+    fn rising_delay_rounds(c: &mut Cubic, w: &mut Window, rounds: u32) -> bool {
+        let mut delivered = 0u64;
+        let mut css = false;
+        for r in 0..rounds {
+            let start = delivered;
+            for _ in 0..w.cwnd {
+                delivered += 1;
+                let rtt = Duration::from_millis(40 + 10 * r as i64);
+                let ack = AckSample {
+                    now: Time::from_millis(100 * r as i64),
+                    acked: 1,
+                    lost: 0,
+                    prior_in_flight: w.cwnd,
+                    in_flight: w.cwnd,
+                    rtt: Some(rtt),
+                    srtt: Some(rtt),
+                    min_rtt: Some(Duration::from_millis(40)),
+                    rate: RateSample {
+                        delivered: 1,
+                        interval: rtt,
+                        prior_delivered: start,
+                        delivered_total: delivered,
+                        is_app_limited: false,
+                    },
+                    in_recovery: false,
+                    cwnd_limited: true,
+                    segment: crate::units::DataSize::from_bytes(1500),
+                };
+                c.on_ack(w, &ack);
+                css |= c.in_css();
+            }
+        }
+        css
+    }
+
+    #[test]
+    fn tcp_cubic_idle_shifts_the_epoch() {
+        // After a loss at W_max 100 (cwnd 70, K = 4.2 s), ten rounds of a
+        // window of ACKs 40 ms apart, each followed by 100 ms of idle
+        // (below the RTO): with the epoch shifted by each pause (Linux
+        // CA_EVENT_TX_START, RFC 9438 §5.8) the window follows the curve
+        // in sending time, as a twin that never paused.
+        let run = |pause: bool| {
+            let mut c = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::default() });
+            let mut w = Window { cwnd: 100, ssthresh: u32::MAX };
+            w.ssthresh = c.ssthresh(&w, Time::ZERO);
+            w.cwnd = w.ssthresh;
+            let mut now = Time::from_secs_f64(1.0);
+            for _ in 0..10 {
+                let n = w.cwnd;
+                for i in 0..n {
+                    let ack = AckSample {
+                        now: now + Duration::from_millis(40) * i as i64 / n as i64,
+                        acked: 1,
+                        lost: 0,
+                        prior_in_flight: n,
+                        in_flight: n,
+                        rtt: Some(Duration::from_millis(40)),
+                        srtt: Some(Duration::from_millis(40)),
+                        min_rtt: Some(Duration::from_millis(40)),
+                        rate: RateSample::default(),
+                        in_recovery: false,
+                        cwnd_limited: true,
+                        segment: crate::units::DataSize::from_bytes(1500),
+                    };
+                    c.on_ack(&mut w, &ack);
+                }
+                now += Duration::from_millis(40);
+                if pause {
+                    // The last send was at the end of the round.
+                    now += Duration::from_millis(100);
+                    c.on_tx_start(&mut w, now, Duration::from_millis(100));
+                }
+            }
+            w.cwnd
+        };
+        let (busy, paused) = (run(false), run(true));
+        eprintln!("cubic after 10 rounds: {busy} without pauses, {paused} with 10 × 100 ms idle");
+        assert_eq!(busy, paused);
+    }
+
+    #[test]
+    fn tcp_cubic_hystart_only_in_the_initial_slow_start() {
+        // The initial slow start: the delay rise starts CSS.
+        let mut c = Cubic::default();
+        let mut w = Window { cwnd: 10, ssthresh: u32::MAX };
+        assert!(rising_delay_rounds(&mut c, &mut w, 4), "{w:?}");
+        // After an RTO (RFC 9406 §4.2): plain slow start, up to ssthresh.
+        let mut c = Cubic::default();
+        let mut w = Window { cwnd: 400, ssthresh: u32::MAX };
+        w.ssthresh = c.ssthresh(&w, Time::ZERO);
+        c.on_rto(&mut w, Time::ZERO);
+        w.cwnd = 10;
+        assert!(!rising_delay_rounds(&mut c, &mut w, 4), "{w:?}");
+        assert_eq!(w.cwnd, 160, "doubling per round");
     }
 }

@@ -4,6 +4,17 @@
 //! `tcp_enter_loss`), RTT from timestamps (RFC 7323), delivery-rate samples
 //! and pacing for a congestion control that asks for it.
 //!
+//! Loss detection differs from Linux's. Linux detects losses by time with
+//! RACK-TLP (RFC 8985): RACK on by default since 4.4, and since 4.18 ("tcp:
+//! disable RFC6675 loss detection") the only detection unless
+//! `net.ipv4.tcp_recovery` = 0; Tail Loss Probes (since 3.10) turn a lost
+//! tail into a fast recovery instead of an RTO. Implemented here: RFC 6675
+//! DupThresh marking for first transmissions (`mark_lost_sack`), plus a
+//! RACK-lite for retransmissions (`rack_mark_lost_retrans`: a
+//! retransmission is lost once a segment sent min_rtt/4 after it is
+//! delivered). No RACK reordering timer and no TLP: a lost tail, or a hole
+//! with fewer than DupThresh segments SACKed above it, waits for the RTO.
+//!
 //! Per-segment state lives in a ring indexed by `seq - snd_una`, so memory
 //! follows the window, never the connection's length.
 
@@ -122,6 +133,9 @@ pub struct TcpSender {
     dupacks: u32,
 
     recovery_point: u32,
+    /// RACK.xmit_ts (RFC 8985 §6.2): latest transmission time of a segment
+    /// delivered so far, for detecting lost retransmissions.
+    rack_xmit: Option<Time>,
     prr: Prr,
     rtt: RttEstimator,
     /// The RTT sample the last ACK gave, if it gave one.
@@ -162,6 +176,7 @@ impl TcpSender {
             rtx_hint: 0,
             dupacks: 0,
             recovery_point: 0,
+            rack_xmit: None,
             prr: Prr::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             last_rtt: None,
@@ -370,6 +385,13 @@ impl TcpSender {
         if self.cc.pacing_rate().is_some() && now < self.pace_next {
             return None;
         }
+        // Linux tcp_event_data_sent: a transmission with nothing in flight
+        // is CA_EVENT_TX_START, idle counted from the last send (lsndtime).
+        if self.in_flight() == 0 {
+            if let Some(last) = self.last_send {
+                self.cc.on_tx_start(&mut self.w, now, now - last);
+            }
+        }
         let seg = if rtx { self.retransmit(now) } else { self.send_new(now) };
         self.on_sent(now, &seg);
         Some(seg)
@@ -489,6 +511,9 @@ impl TcpSender {
         let advanced = ack.cum - self.snd_una;
 
         let mut newly_sacked = false;
+        // The latest transmission this ACK newly delivers (RACK).
+        let mut rack_delivered: Option<Time> = None;
+        let min_rtt = self.rtt.min_rtt();
         if self.cfg.sack {
             for b in ack.sacks() {
                 let (lo, hi) = (b.start.max(ack.cum), b.end.min(self.snd_nxt));
@@ -502,6 +527,7 @@ impl TcpSender {
                     self.sacked_out += 1;
                     self.lost_out -= s.lost as u32;
                     self.retrans_out -= s.retrans as u32;
+                    rack_delivered = rack_delivered.max(Self::rack_sent(s, now, min_rtt));
                     s.lost = false;
                     s.retrans = false;
                     RateState::take(&mut acc, &s.tx, seq);
@@ -520,6 +546,7 @@ impl TcpSender {
             } else {
                 cum_newly += 1;
                 RateState::take(&mut acc, &s.tx, self.snd_una + k);
+                rack_delivered = rack_delivered.max(Self::rack_sent(&s, now, min_rtt));
             }
             self.lost_out -= s.lost as u32;
             self.retrans_out -= s.retrans as u32;
@@ -554,11 +581,12 @@ impl TcpSender {
         }
 
         let newly_lost = if self.cfg.sack {
-            if newly_sacked {
-                self.mark_lost_sack()
-            } else {
-                0
+            let mut n = if newly_sacked { self.mark_lost_sack() } else { 0 };
+            if rack_delivered.is_some() {
+                self.rack_xmit = self.rack_xmit.max(rack_delivered);
+                n += self.rack_mark_lost_retrans();
             }
+            n
         } else {
             0
         };
@@ -668,7 +696,8 @@ impl TcpSender {
     }
 
     /// RFC 6675 §4 IsLost: a segment with at least DupThresh SACKed
-    /// segments above it is lost. Walks down from the top; stops at the
+    /// segments above it is lost. (Linux 4.18+ uses RACK's time rule
+    /// instead, `tcp_rack_detect_loss`; see the module doc.) Walks down from the top; stops at the
     /// first segment already marked (all below it were marked with it).
     fn mark_lost_sack(&mut self) -> u32 {
         let thresh = self.cfg.dupthresh.max(1);
@@ -690,6 +719,42 @@ impl TcpSender {
             }
         }
         self.lost_out += newly;
+        newly
+    }
+
+    /// The transmission time RACK may take from a newly delivered segment
+    /// (Linux `tcp_rack_advance`): for a segment marked lost, whose
+    /// retransmission may be what arrived, an RTT below min_rtt means the
+    /// ACK is for an earlier transmission, so its time is unknown.
+    fn rack_sent(s: &Sent, now: Time, min_rtt: Option<Duration>) -> Option<Time> {
+        if s.lost && min_rtt.is_none_or(|m| now - s.tx.sent < m) {
+            return None;
+        }
+        Some(s.tx.sent)
+    }
+
+    /// RACK-lite for retransmissions (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`; before 4.18 `tcp_mark_lost_retrans`): a
+    /// retransmission still in flight is lost when a segment sent more
+    /// than a reordering window (min_rtt/4, RFC 8985 §6.2) after it has
+    /// been delivered. Its `retrans` flag is cleared, so it goes out again
+    /// in this recovery instead of waiting for the RTO. Returns how many
+    /// (new losses for the congestion control, as Linux `tcp_sum_lost`).
+    fn rack_mark_lost_retrans(&mut self) -> u32 {
+        let (Some(xmit), Some(min_rtt)) = (self.rack_xmit, self.rtt.min_rtt()) else { return 0 };
+        if self.retrans_out == 0 {
+            return 0;
+        }
+        let reo_wnd = min_rtt / 4;
+        let mut newly = 0;
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if s.retrans && xmit > s.tx.sent + reo_wnd {
+                s.retrans = false;
+                newly += 1;
+                self.rtx_hint = self.rtx_hint.min(self.snd_una + i as u32);
+            }
+        }
+        self.retrans_out -= newly;
         newly
     }
 

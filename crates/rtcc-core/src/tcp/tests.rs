@@ -642,3 +642,92 @@ fn tcp_spurious_rto_is_detected_by_timestamps() {
     assert_eq!((s.rtos, s.spurious_rtos), (1, 1), "{s:?}");
     assert!(net.rx.duplicate_segments() >= 1);
 }
+
+/// Reno that records `on_tx_start` calls (time, idle).
+struct TxStartLog {
+    inner: super::Reno,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(Time, Duration)>>>,
+}
+
+impl CongestionControl for TxStartLog {
+    fn name(&self) -> &'static str {
+        "tx-start-log"
+    }
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        self.inner.on_ack(w, ack)
+    }
+    fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
+        self.inner.ssthresh(w, now)
+    }
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
+        self.log.lock().unwrap().push((now, idle));
+    }
+}
+
+#[test]
+fn tcp_sender_reports_tx_start_after_a_pause() {
+    // Linux tcp_event_data_sent: CA_EVENT_TX_START when a segment leaves
+    // with nothing in flight, idle = now − lsndtime; here a pause shorter
+    // than the RTO, so no idle restart.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let cc = Box::new(TxStartLog { inner: super::Reno::new(), log: log.clone() });
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
+    let sends = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = sends.clone();
+    net.drop = Box::new(move |t, _| {
+        s2.lock().unwrap().push(t);
+        false
+    });
+    net.write(40_000);
+    net.run(at(0.2), &mut |_| {});
+    assert!(net.tx.is_idle());
+    // The first flight is no restart, nor any send with data in flight.
+    assert!(log.lock().unwrap().is_empty());
+    let last_send = *sends.lock().unwrap().last().unwrap();
+    let window = net.tx.window();
+    net.write(40_000);
+    net.run(at(0.3), &mut |_| {});
+    let got = log.lock().unwrap().clone();
+    eprintln!("last send {last_send}, tx_start {got:?}, rto {}", net.tx.rto());
+    assert_eq!(got, [(at(0.2), at(0.2) - last_send)]);
+    assert!(got[0].1 > ms(100) && got[0].1 < net.tx.rto());
+    // Shorter than the RTO: the window survives (no idle restart).
+    assert!(net.tx.window().cwnd >= window.cwnd, "{:?} vs {window:?}", net.tx.window());
+}
+
+#[test]
+fn tcp_lost_retransmission_is_recovered_without_rto() {
+    // Segment 300 and its first retransmission are both lost. RACK (RFC
+    // 8985 §6.2, Linux tcp_rack_detect_loss) sees segments sent after the
+    // retransmission delivered and sends it again within the recovery.
+    let rate = DataRate::from_mbps(100);
+    let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), DataSize::from_bytes(8_000_000));
+    let mut n = 0;
+    net.drop = Box::new(move |_, s| {
+        if s.seq == 300 && n < 2 {
+            n += 1;
+            return true;
+        }
+        false
+    });
+    let end = net.write(2_000_000);
+    let mut states = Vec::new();
+    net.run(at(5.0), &mut |o| {
+        if o.tx.state() != o.before.1 {
+            states.push((o.now, o.tx.state()));
+        }
+    });
+    let s = net.tx.stats();
+    assert_eq!(net.tx.cum_acked(), end);
+    assert_eq!(net.rx.delivered_bytes(), 2_000_000);
+    let took = states[1].0 - states[0].0;
+    let srtt = net.tx.srtt().unwrap();
+    eprintln!("lost retransmission: {s:?}, states {states:?}, recovery took {took} (srtt {srtt})");
+    assert_eq!((s.fast_recoveries, s.rtos, s.retransmits), (1, 0, 2), "{s:?}");
+    assert_eq!(states.iter().map(|s| s.1).collect::<Vec<_>>(), [CaState::Recovery, CaState::Open]);
+    // About two round trips (40 ms base): the retransmission, then the
+    // second one a reordering window later; an RTO would take ≥ 200 ms.
+    assert!(took < ms(120), "{took}");
+    assert_eq!(net.rx.duplicate_segments(), 0);
+}
