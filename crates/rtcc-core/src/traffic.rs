@@ -254,8 +254,11 @@ mod tests {
     #[test]
     fn on_off_udp_is_on_for_its_share() {
         let ms = Duration::from_millis;
-        let cfg =
-            UdpConfig { rate: DataRate::from_kbps(1200), packet: DataSize::from_bytes(1500), on_off: Some((ms(500), ms(1500))) };
+        let cfg = UdpConfig {
+            rate: DataRate::from_kbps(1200),
+            packet: DataSize::from_bytes(1500),
+            on_off: Some((ms(500), ms(1500))),
+        };
         let end = Time::from_secs_f64(20_000.0);
         let mut u = UdpSender::new(cfg, Time::ZERO, Some(end), Rng::new(7));
         while let Some(t) = u.poll_timeout() {

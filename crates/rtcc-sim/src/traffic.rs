@@ -137,7 +137,8 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
             let size_dist = match dist {
                 "uniform" => {
                     unused("object_mean", f.object_mean.is_some())?;
-                    let (lo, hi) = (size(&f.object_min, "object_min", 30_000)?, size(&f.object_max, "object_max", 50_000)?);
+                    let (lo, hi) =
+                        (size(&f.object_min, "object_min", 30_000)?, size(&f.object_max, "object_max", 50_000)?);
                     if hi < lo {
                         return Err(e("object_max", format!("{hi} is below object_min {lo}")));
                     }
@@ -158,7 +159,10 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
                         "pareto" => {
                             let shape = f.object_shape.unwrap_or(1.2);
                             if !(shape > 1.0 && shape <= 10.0) {
-                                return Err(e("object_shape", format!("{shape} is outside (1, 10]: the mean must exist")));
+                                return Err(e(
+                                    "object_shape",
+                                    format!("{shape} is outside (1, 10]: the mean must exist"),
+                                ));
                             }
                             SizeDist::Pareto { mean, shape }
                         }
@@ -192,7 +196,10 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
                 cfg.packet = size_of(q).map_err(|r| e("packet_size", r))?;
             }
             if !(29..=65_535).contains(&cfg.packet.bytes()) {
-                return Err(e("packet_size", format!("{} is outside 29B..65535B (IP and UDP headers are 28 B)", cfg.packet)));
+                return Err(e(
+                    "packet_size",
+                    format!("{} is outside 29B..65535B (IP and UDP headers are 28 B)", cfg.packet),
+                ));
             }
             cfg.on_off = match (dur(&f.on_time, "on_time")?, dur(&f.off_time, "off_time")?) {
                 (None, None) => None,
@@ -218,9 +225,16 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
 #[derive(Clone, Debug)]
 pub enum TrafficSpec {
     /// A bulk TCP transfer: always has data from start to stop.
-    Tcp { cc: String, tcp: TcpConfig },
+    Tcp {
+        cc: String,
+        tcp: TcpConfig,
+    },
     /// Web-like downloads over one persistent TCP connection.
-    Web { cc: String, tcp: TcpConfig, web: WebConfig },
+    Web {
+        cc: String,
+        tcp: TcpConfig,
+        web: WebConfig,
+    },
     Udp(UdpConfig),
 }
 
@@ -538,7 +552,14 @@ impl Endpoints for UdpFlow {
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         // An off period starting returns nothing but moves the next send on.
         let size = self.tx.poll_transmit(now)?;
-        let p = Packet { flow: self.flow, kind: PacketKind::Data, seq: self.sent, size, send_time: now, ..Packet::default() };
+        let p = Packet {
+            flow: self.flow,
+            kind: PacketKind::Data,
+            seq: self.sent,
+            size,
+            send_time: now,
+            ..Packet::default()
+        };
         self.sent += 1;
         Some(p)
     }

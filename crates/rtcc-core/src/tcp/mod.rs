@@ -27,9 +27,7 @@ pub use sender::{CaState, TcpConfig, TcpSender, TcpStats};
 use crate::units::{DataSize, Time};
 
 /// Names `congestion_control` accepts.
-pub const CC_NAMES: &[&str] = &[
-    "reno", "cubic", "bbr",
-];
+pub const CC_NAMES: &[&str] = &["reno", "cubic", "bbr"];
 
 /// Build a congestion control by name. `params` are (name, value) pairs;
 /// flags take 0 or 1. Unknown names and parameters are refused.
