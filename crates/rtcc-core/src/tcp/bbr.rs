@@ -4,7 +4,7 @@
 
 use super::cc::{AckSample, CongestionControl, Window};
 use crate::bbr::{Bbr, BbrAck, BbrConfig};
-use crate::units::{DataRate, DataSize, Time};
+use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// Linux's `TCP_INFINITE_SSTHRESH`: no slow-start threshold.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -97,6 +97,15 @@ impl CongestionControl for TcpBbr {
         self.write(w);
     }
 
+    /// Sending resumes with nothing in flight: after an application-limited
+    /// pause (Linux `bbr_cwnd_event` on `CA_EVENT_TX_START` when app-limited;
+    /// with nothing in flight the sender had nothing to send), PROBE_BW
+    /// paces at the estimated bandwidth rather than a probing gain.
+    fn on_tx_start(&mut self, w: &mut Window, now: Time, _idle: Duration) {
+        self.model.on_idle_restart(now);
+        self.write(w);
+    }
+
     fn owns_window(&self) -> bool {
         true
     }
@@ -160,6 +169,26 @@ mod tests {
         let r = cc.pacing_rate().unwrap();
         // 3 Mbit/s × 2.885 × 0.99.
         assert!((r.bps() as f64 / 3.0e6 - 2.0 / std::f64::consts::LN_2 * 0.99).abs() < 0.01, "{r}");
+    }
+
+    #[test]
+    fn sending_after_an_app_limited_pause_paces_at_the_estimate() {
+        let mut cc = TcpBbr::new(BbrConfig::DEFAULT);
+        let mut w = Window { cwnd: 10, ssthresh: INFINITE_SSTHRESH };
+        // A steady 3 Mbit/s until PROBE_BW is in a probing (1.25) phase.
+        let mut t = 40;
+        while !(cc.model().mode() == Mode::ProbeBw && cc.model().pacing_gain() > 1.0) {
+            t += 1;
+            assert!(t < 20_000, "never reached PROBE_BW's probing phase");
+            cc.on_ack(&mut w, &ack(t, t as u64 / 4, 10));
+        }
+        let probing = cc.pacing_rate().unwrap();
+        cc.on_tx_start(&mut w, Time::from_millis(t + 100), Duration::from_millis(100));
+        let resumed = cc.pacing_rate().unwrap();
+        // bbr_cwnd_event: pacing gain 1 on the estimate (less the 1 % margin).
+        let bw = cc.model().bw().bps() as f64;
+        assert!((resumed.bps() as f64 / (bw * 0.99) - 1.0).abs() < 0.01, "{resumed} vs bw {bw}");
+        assert!(resumed < probing, "{resumed} !< {probing}");
     }
 
     #[test]
