@@ -29,7 +29,7 @@ from pathlib import Path
 __all__ = [
     "MAX_INPUT_BYTES", "MAX_NAME_LENGTH", "MAX_NESTING", "MAX_RUNS", "InputError",
     "atomic_path", "check_file_name", "check_nesting", "check_output_dir", "file_name_error",
-    "nesting_depth", "read_limited", "safe_file_name", "write_atomic",
+    "nesting_depth", "read_limited", "safe_file_name", "too_deep", "write_atomic",
 ]  # fmt: skip
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -107,8 +107,6 @@ _TOKENS = re.compile(r'"""|\'\'\'|"|\'|#|[\[\]{}]|\n')
 
 def nesting_depth(text: str) -> int:
     """The deepest nesting of ``[``/``{`` in TOML text, outside strings and comments."""
-    if text.count("[") + text.count("{") <= MAX_NESTING:
-        return text.count("[") + text.count("{")  # an upper bound; cheap for normal files
     depth = deepest = 0
     pos = 0
     n = len(text)
@@ -144,9 +142,17 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
+def too_deep(text: str) -> bool:
+    """Whether TOML text nests more than :data:`MAX_NESTING` deep (cheap for normal text:
+    fewer brackets than the limit cannot nest deeper than it)."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    return nesting_depth(text) > MAX_NESTING
+
+
 def check_nesting(text: str, source: str) -> None:
     """Refuse TOML nested deeper than :data:`MAX_NESTING` (before any parser recurses)."""
-    if nesting_depth(text) > MAX_NESTING:
+    if too_deep(text):
         raise InputError(
             f"{source}: arrays or inline tables nested more than {MAX_NESTING} deep "
             "(the limit for scenarios and sweep specs)"

@@ -92,10 +92,10 @@ def peek(text: str) -> dict[str, Any]:
     files); the native parser validates it and reports errors. Empty when no
     TOML reader is installed, the text is not TOML or nested too deeply to read
     here (the native parser refuses it with a message)."""
-    from rtcc.limits import MAX_NESTING, nesting_depth
+    from rtcc.limits import too_deep
 
     toml = toml_module()
-    if toml is None or nesting_depth(text) > MAX_NESTING:
+    if toml is None or too_deep(text):
         return {}
     try:
         data: dict[str, Any] = toml.loads(text)

@@ -16,9 +16,10 @@ it stopped; ``fresh=True`` (``--fresh``) recomputes anyway. Runs never keep pack
 and keep frames only when convergence needs them.
 See :mod:`rtcc.sweepspec` for the spec format.
 
-One folder holds one sweep: ``OUT/sweep.json`` records the sweep's name and spec file,
-and a different sweep into the same folder is refused (the same spec, edited, may
-extend it: only new runs are computed). A sweep holds ``OUT/sweep.lock`` (``flock``)
+One folder holds one sweep: ``OUT/sweep.json`` records the sweep's name (its ``name``,
+else the spec file's stem), and a sweep of another name into the same folder is refused;
+the same sweep, edited (as a file, text or dict), may extend it: only new runs are
+computed and ``table.csv`` is the edited spec's. A sweep holds ``OUT/sweep.lock`` (``flock``)
 while it runs, so a second process writing into the folder at the same time is refused
 instead of interleaving its table with the first one's. ``table.csv`` is written to a
 temporary file and renamed into place.
@@ -399,12 +400,10 @@ LOCK_FILE = "sweep.lock"
 
 
 def _identity(spec: SweepSpec) -> dict[str, Any]:
-    """What makes a sweep the same sweep: its name and its spec file (text and dict specs
-    have no file: their name alone)."""
-    source = spec.source
-    if not (source.startswith("<") and source.endswith(">")):
-        source = str(Path(source).resolve())
-    return {"name": spec.name, "spec": source}
+    """What makes a sweep the same sweep: its name. Not its content (an edited spec
+    extends its sweep, reusing the cached runs) nor its file (the same spec may be given
+    as text or a dict)."""
+    return {"name": spec.name}
 
 
 def _claim(folder: Path, spec: SweepSpec) -> None:
@@ -419,11 +418,11 @@ def _claim(folder: Path, spec: SweepSpec) -> None:
         raise SweepError(f"{path}: unreadable ({exc}); remove it to reuse the folder") from None
     if isinstance(theirs, dict) and {k: theirs.get(k) for k in mine} != mine:
         raise SweepError(
-            f"{folder}: holds sweep '{theirs.get('name')}' ({theirs.get('spec')}), not "
-            f"'{mine['name']}' ({mine['spec']}); one folder holds one sweep: give another "
-            f"--out (or delete {path} to take the folder and its cached runs over)"
+            f"{folder}: holds sweep '{theirs.get('name')}' (from {theirs.get('spec')}), not "
+            f"'{mine['name']}'; one folder holds one sweep: give another --out (or delete "
+            f"{path} to take the folder and its cached runs over)"
         )
-    record = {**mine, "runs": len(spec.runs), "version": CACHE_VERSION}
+    record = {**mine, "spec": spec.source, "runs": len(spec.runs), "version": CACHE_VERSION}
     if theirs != record:
         write_atomic(path, json.dumps(record, indent=2) + "\n")
 

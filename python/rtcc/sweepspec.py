@@ -41,8 +41,8 @@ from rtcc.limits import (
     MAX_RUNS,
     InputError,
     file_name_error,
-    nesting_depth,
     safe_file_name,
+    too_deep,
 )
 from rtcc.scenario import read_text, toml_module
 
@@ -100,15 +100,15 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
     toml = toml_module()
     if toml is None:
         raise SweepError(f"{source}: reading TOML needs Python 3.11+ or the tomli package")
-    too_deep = f"{source}: arrays or inline tables nested more than {MAX_NESTING} deep"
-    if nesting_depth(text) > MAX_NESTING:
-        raise SweepError(too_deep)
+    deep = f"{source}: arrays or inline tables nested more than {MAX_NESTING} deep"
+    if too_deep(text):
+        raise SweepError(deep)
     try:
         data: dict[str, Any] = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise SweepError(f"{source}: {exc}") from None
     except RecursionError:
-        raise SweepError(too_deep) from None
+        raise SweepError(deep) from None
     return data
 
 
