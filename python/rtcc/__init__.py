@@ -131,9 +131,20 @@ def simulate(
     from rtcc import media
     from rtcc.result import Result
 
+    seed = _check_seed(seed)
+    if not isinstance(record_packets, bool):
+        raise TypeError(f"record_packets must be True or False, not {_kind(record_packets)}")
+    if not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(
+            f"progress must be True, False or a callable (simulated_s, duration_s), "
+            f"not {_kind(progress)}"
+        )
+    if save_video is not None and not isinstance(save_video, (str, os.PathLike)):
+        raise TypeError(f"save_video must be a folder path or None, not {_kind(save_video)}")
     loaded = load_scenario(scenario, source)
     video_dir = None
     if save_video is not None:
+        _check_video_names(loaded)
         video_dir = Path(save_video)
         video_dir.mkdir(parents=True, exist_ok=True)
     sim = native().Simulation(
@@ -178,3 +189,40 @@ def simulate(
         # <flow>.received.h264 -> <flow>.received.mp4
         media.to_mp4(raw, raw.with_suffix(".mp4"), fps)
     return result
+
+
+_MAX_SEED = 2**64 - 1
+
+
+def _kind(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _check_seed(seed: object) -> int | None:
+    """``seed`` as an int in 0..2^64-1 (None: the scenario's); bools and floats are refused."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise TypeError(f"seed must be an integer in 0..2^64-1 or None, not {_kind(seed)}")
+    value = int(seed.__index__())
+    if not 0 <= value <= _MAX_SEED:
+        raise ValueError(f"seed must be in 0..2^64-1, not {value}")
+    return value
+
+
+def _check_video_names(loaded: Any) -> None:
+    """Saved videos are named after their flows (``<flow>.received.mp4``): every flow
+    name must be file-name safe, so no file lands outside the video folder."""
+    from rtcc.limits import file_name_error
+    from rtcc.scenario import peek, toml_module
+
+    if toml_module() is None:
+        raise ValueError("saving video needs Python 3.11+ or the tomli package")
+    flows = peek(loaded.text).get("flow", [])
+    for i, flow in enumerate(flows if isinstance(flows, list) else [flows]):
+        if isinstance(flow, dict) and "name" in flow:
+            why = file_name_error(flow["name"])
+            if why is not None:
+                raise ValueError(
+                    f"{loaded.source}: flow[{i}].name: {why}; saved videos are named after flows"
+                )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import rtcc
+from rtcc.limits import MAX_INPUT_BYTES, MAX_RUNS, check_nesting, check_output_dir, safe_file_name
 from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, load_scenario, peek
 from rtcc.tables import format_number, format_table
@@ -56,7 +57,11 @@ def _read_scenario(path_text: str | None) -> ScenarioInput:
     if path_text is None:
         return ScenarioInput(rtcc.default_scenario(), "demo", "demo")
     if path_text == "-":
-        return ScenarioInput(sys.stdin.read(), "<stdin>", "stdin")
+        text = sys.stdin.read(MAX_INPUT_BYTES + 1)
+        if len(text) > MAX_INPUT_BYTES:
+            raise CliError(f"<stdin>: above the {MAX_INPUT_BYTES // 2**20} MiB input limit")
+        check_nesting(text, "<stdin>")
+        return ScenarioInput(text, "<stdin>", "stdin")
     try:
         return load_scenario(Path(path_text), path_text)
     except UnicodeDecodeError as exc:
@@ -194,7 +199,7 @@ def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _read_scenario(args.scenario)
-    out = _out_dir(args.out, Path("results") / (scenario.stem or "scenario"))
+    out = _out_dir(args.out, Path("results") / safe_file_name(scenario.stem or "", "scenario"))
     bar = None if args.quiet else ProgressBar(label=scenario.stem or "")
     started = time.perf_counter()
     try:
@@ -402,9 +407,11 @@ def _jobs(text: str) -> int:
 
 
 def _out_dir(text: str | None, default: Path) -> Path:
+    """The results folder, checked writable before any work (not after the runs)."""
     out = Path(text) if text else default
-    if out.exists() and not out.is_dir():  # fail before the runs, not after them
+    if out.exists() and not out.is_dir():
         raise CliError(f"{out}: not a directory")
+    check_output_dir(out)
     return out
 
 
@@ -447,7 +454,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rtcc import sweeprun
     from rtcc.sweepspec import load_spec
 
-    spec = load_spec(Path(args.spec))  # a Path: never mistaken for TOML text
+    if args.max_runs < 1:
+        raise CliError("argument --max-runs: must be at least 1")
+    # A Path: never mistaken for TOML text. The spec's name is file-name safe (checked).
+    spec = load_spec(Path(args.spec), max_runs=args.max_runs)
     out = _out_dir(args.out, Path("results") / spec.name)
     table = sweeprun.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
     if not args.quiet:
@@ -609,6 +619,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: CPU count)"
     )
     sweep.add_argument("--fresh", action="store_true", help="recompute runs already cached")
+    sweep.add_argument(
+        "--max-runs",
+        type=int,
+        default=MAX_RUNS,
+        metavar="N",
+        help=f"refuse a spec that expands to more runs (default {MAX_RUNS:,})",
+    )
     sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     sweep.set_defaults(func=cmd_sweep)
 

@@ -172,20 +172,24 @@ class Result:
     def save(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
         """Write summary.json, the four tables as Parquet, PNG plots and report.html.
 
-        Returns the files written, in the order written.
+        Returns the files written, in the order written. Each file is written to a
+        temporary file beside it and renamed into place, so a failed write (a full disk)
+        leaves no half-written file; the ``OSError`` names the file.
         """
         from rtcc import report  # imported late: matplotlib is slow to load
+        from rtcc.limits import atomic_path, write_atomic
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
 
         summary_path = out / "summary.json"
-        summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        write_atomic(summary_path, json.dumps(self.summary, indent=2) + "\n")
         written.append(summary_path)
         for name in TABLES:
             path = out / f"{name}.parquet"
-            getattr(self, name).to_parquet(path, index=False)
+            with atomic_path(path) as tmp:
+                getattr(self, name).to_parquet(tmp, index=False)
             written.append(path)
 
         images: dict[str, bytes] = {}
@@ -195,10 +199,10 @@ class Result:
             images = plotting.render_all(self)
             for filename, png in images.items():
                 path = out / filename
-                path.write_bytes(png)
+                write_atomic(path, png)
                 written.append(path)
 
         report_path = out / "report.html"
-        report_path.write_text(report.render(self, images), encoding="utf-8")
+        write_atomic(report_path, report.render(self, images))
         written.append(report_path)
         return written

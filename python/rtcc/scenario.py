@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rtcc.limits import check_nesting, read_limited
+
 __all__ = [
     "ScenarioInput", "ScenarioLike", "dumps_toml", "load_scenario", "peek", "read_text",
     "toml_module",
@@ -40,25 +42,39 @@ def load_scenario(scenario: ScenarioLike, source: str | None = None) -> Scenario
 
     A ``str`` is TOML text when it contains a newline or ``=``; otherwise it is a
     path. Reading a path raises ``FileNotFoundError``/``IsADirectoryError``/
-    ``UnicodeDecodeError`` as usual.
+    ``UnicodeDecodeError`` as usual. A file that is not a regular file or is larger
+    than :data:`rtcc.limits.MAX_INPUT_BYTES`, and TOML nested deeper than
+    :data:`rtcc.limits.MAX_NESTING`, are refused with a ``ValueError`` naming the source.
     """
+    if source is not None and not isinstance(source, str):
+        raise TypeError(f"source must be a string, not {type(source).__name__}")
     if isinstance(scenario, ScenarioInput):
-        return scenario if source is None else ScenarioInput(scenario.text, source, scenario.stem)
-    if isinstance(scenario, Mapping):
-        return ScenarioInput(dumps_toml(scenario), source or "<dict>")
-    if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
-        return ScenarioInput(scenario, source or "<scenario>")
-    if isinstance(scenario, (str, os.PathLike)):
+        loaded = scenario if source is None else ScenarioInput(scenario.text, source, scenario.stem)
+    elif isinstance(scenario, Mapping):
+        try:
+            text = dumps_toml(scenario)
+        except RecursionError:
+            raise ValueError(f"{source or '<dict>'}: nested too deeply") from None
+        loaded = ScenarioInput(text, source or "<dict>")
+    elif isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
+        loaded = ScenarioInput(scenario, source or "<scenario>")
+    elif isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         text = read_text(path)
-        return ScenarioInput(text, source or str(path), path.stem)
-    raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+        loaded = ScenarioInput(text, source or str(path), path.stem)
+    else:
+        raise TypeError(
+            f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}"
+        )
+    check_nesting(loaded.text, loaded.source)
+    return loaded
 
 
 def read_text(path: Path) -> str:
     """A scenario or spec file's text; a byte-order mark some editors write is
-    not TOML and is dropped."""
-    return path.read_text(encoding="utf-8-sig")
+    not TOML and is dropped. Devices, pipes and files above the input size limit
+    (:data:`rtcc.limits.MAX_INPUT_BYTES`, 16 MiB) are refused before reading."""
+    return read_limited(path).decode("utf-8-sig")
 
 
 def toml_module() -> Any:
@@ -74,13 +90,16 @@ def toml_module() -> Any:
 def peek(text: str) -> dict[str, Any]:
     """Best-effort parse of scenario text for the Python side (display, media
     files); the native parser validates it and reports errors. Empty when no
-    TOML reader is installed or the text is not TOML."""
+    TOML reader is installed, the text is not TOML or nested too deeply to read
+    here (the native parser refuses it with a message)."""
+    from rtcc.limits import too_deep
+
     toml = toml_module()
-    if toml is None:
+    if toml is None or too_deep(text):
         return {}
     try:
         data: dict[str, Any] = toml.loads(text)
-    except toml.TOMLDecodeError:
+    except (toml.TOMLDecodeError, RecursionError):
         return {}
     return data
 

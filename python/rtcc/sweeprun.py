@@ -15,6 +15,14 @@ A sweep therefore never recomputes a finished run, and an interrupted one resume
 it stopped; ``fresh=True`` (``--fresh``) recomputes anyway. Runs never keep packets,
 and keep frames only when convergence needs them.
 See :mod:`rtcc.sweepspec` for the spec format.
+
+One folder holds one sweep: ``OUT/sweep.json`` records the sweep's name (its ``name``,
+else the spec file's stem), and a sweep of another name into the same folder is refused;
+the same sweep, edited (as a file, text or dict), may extend it: only new runs are
+computed and ``table.csv`` is the edited spec's. A sweep holds ``OUT/sweep.lock`` (``flock``)
+while it runs, so a second process writing into the folder at the same time is refused
+instead of interleaving its table with the first one's. ``table.csv`` is written to a
+temporary file and renamed into place.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from rtcc.limits import MAX_RUNS, atomic_path, write_atomic
 from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, dumps_toml
 from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
@@ -230,6 +239,7 @@ def execute(
     analysis = analysis or Analysis()
     if on_error not in ("raise", "skip"):
         raise ValueError("on_error must be 'raise' or 'skip'")
+    _check_options(jobs, out, progress, fresh)
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise SweepError("jobs: must be at least 1")
@@ -286,6 +296,18 @@ def execute(
     return result
 
 
+def _check_options(jobs: object, out: object, progress: object, fresh: object) -> None:
+    """Clear errors for wrongly typed arguments (``jobs="2"``, ``fresh="no"``)."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
+        raise TypeError(f"jobs must be a whole number of processes or None, not {jobs!r}")
+    if out is not None and not isinstance(out, str | os.PathLike):
+        raise TypeError(f"out must be a folder path or None, not {type(out).__name__}")
+    if not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(f"progress must be True, False or a callable, not {progress!r}")
+    if not isinstance(fresh, bool):
+        raise TypeError(f"fresh must be True or False, not {fresh!r}")
+
+
 def _pool(tasks: list[Any], jobs: int, finish: Callable[..., None]) -> None:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures: set[Future[Any]] = {pool.submit(_one, *task) for task in tasks}
@@ -339,22 +361,105 @@ def sweep(
     progress: bool = False,
     fresh: bool = False,
     on_error: str = "raise",
+    max_runs: int = MAX_RUNS,
 ) -> pd.DataFrame:
     """Run a sweep spec (path, TOML text, dict or :class:`SweepSpec`) and return its table.
 
     With ``out``, each run is cached under ``out/runs`` and the table is also written to
     ``out/table.csv``. ``table.attrs`` holds ``executed``/``cached``/``failed`` counts.
+    A spec of more than ``max_runs`` runs is refused before any is built. ``out`` holds
+    one sweep: another sweep (another name or spec file) into it is refused, and so is a
+    second process writing into it while this one runs.
     """
-    loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec)
-    result = execute(
-        loaded.runs, loaded.analysis, out, jobs,
-        progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
-    )  # fmt: skip
-    table = result.table()
-    if out is not None:
-        table.to_csv(Path(out) / "table.csv", index=False)
+    _check_options(jobs, out, progress, fresh)
+    loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec, max_runs=max_runs)
+    if out is None:
+        result = execute(
+            loaded.runs, loaded.analysis, None, jobs,
+            progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
+        )  # fmt: skip
+        table = result.table()
+    else:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        with _FolderLock(folder):
+            _claim(folder, loaded)
+            result = execute(
+                loaded.runs, loaded.analysis, folder, jobs,
+                progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
+            )  # fmt: skip
+            table = result.table()
+            with atomic_path(folder / "table.csv") as tmp:
+                table.to_csv(tmp, index=False)
     table.attrs["wall_s"] = result.wall_s
     return table
+
+
+IDENTITY_FILE = "sweep.json"
+LOCK_FILE = "sweep.lock"
+
+
+def _identity(spec: SweepSpec) -> dict[str, Any]:
+    """What makes a sweep the same sweep: its name. Not its content (an edited spec
+    extends its sweep, reusing the cached runs) nor its file (the same spec may be given
+    as text or a dict)."""
+    return {"name": spec.name}
+
+
+def _claim(folder: Path, spec: SweepSpec) -> None:
+    """Record this sweep as the folder's, or refuse when the folder holds another one."""
+    mine = _identity(spec)
+    path = folder / IDENTITY_FILE
+    try:
+        theirs = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        theirs = None
+    except (OSError, ValueError) as exc:
+        raise SweepError(f"{path}: unreadable ({exc}); remove it to reuse the folder") from None
+    if isinstance(theirs, dict) and {k: theirs.get(k) for k in mine} != mine:
+        raise SweepError(
+            f"{folder}: holds sweep '{theirs.get('name')}' (from {theirs.get('spec')}), not "
+            f"'{mine['name']}'; one folder holds one sweep: give another --out (or delete "
+            f"{path} to take the folder and its cached runs over)"
+        )
+    record = {**mine, "spec": spec.source, "runs": len(spec.runs), "version": CACHE_VERSION}
+    if theirs != record:
+        write_atomic(path, json.dumps(record, indent=2) + "\n")
+
+
+class _FolderLock:
+    """An exclusive ``flock`` on ``folder/sweep.lock`` for as long as the sweep runs;
+    refused at once (not waited for) when another process holds it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / LOCK_FILE
+        self.fd: int | None = None
+
+    def __enter__(self) -> _FolderLock:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            return self
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
+            os.close(self.fd)
+            self.fd = None
+            raise SweepError(
+                f"{self.path.parent}: another sweep is writing into this folder"
+                + (f" (process {holder})" if holder.isdigit() else "")
+                + "; wait for it to finish or give another --out"
+            ) from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = None
 
 
 # Columns `rtcc sweep` prints (mean over seeds), as (column, heading, scale, digits).

@@ -20,6 +20,11 @@ Relative paths (``base``, ``traces``, a base scenario's trace file) resolve agai
 file that names them. Controllers replace every flow's controller unless
 ``controller_flows = [0, ...]`` picks some; traces replace ``link.capacity``.
 A list-valued override setting is a list of lists. Errors name the file and field.
+
+Limits (:mod:`rtcc.limits`): a spec expands to at most ``MAX_RUNS`` (100,000) runs unless
+``max_runs`` raises it (counted before any run is built); ``name`` names the results
+folder, so it is made of ASCII letters, digits, ``-``, ``_`` and ``.`` (not starting
+with ``.``, at most 64 characters); spec and base files are at most 16 MiB.
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtcc.limits import (
+    MAX_NESTING,
+    MAX_RUNS,
+    InputError,
+    file_name_error,
+    safe_file_name,
+    too_deep,
+)
 from rtcc.scenario import read_text, toml_module
 
 __all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml", "set_dotted"]
@@ -87,10 +100,15 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
     toml = toml_module()
     if toml is None:
         raise SweepError(f"{source}: reading TOML needs Python 3.11+ or the tomli package")
+    deep = f"{source}: arrays or inline tables nested more than {MAX_NESTING} deep"
+    if too_deep(text):
+        raise SweepError(deep)
     try:
         data: dict[str, Any] = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise SweepError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise SweepError(deep) from None
     return data
 
 
@@ -101,6 +119,8 @@ def _read(path: Path, source: str, field_: str) -> str:
         raise SweepError(f"{source}: {field_}: {path}: no such file") from None
     except IsADirectoryError:
         raise SweepError(f"{source}: {field_}: {path}: is a directory") from None
+    except InputError as exc:  # not a regular file, or above the size limit
+        raise SweepError(f"{source}: {field_}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SweepError(f"{source}: {field_}: {path}: {exc}") from None
 
@@ -239,11 +259,13 @@ def _glob(folder: Path, pattern: str) -> list[Path]:
     return sorted(p for p in anchor.glob(relative) if p.is_file())
 
 
-def _seeds(raw: Any, source: str) -> list[int]:
+def _seeds(raw: Any, source: str) -> Sequence[int]:
     if isinstance(raw, int) and not isinstance(raw, bool):
         if raw < 1:
             raise SweepError(f"{source}: seeds: a count must be at least 1")
-        return list(range(1, raw + 1))
+        if raw > _MAX_SEED:
+            raise SweepError(f"{source}: seeds: a count must be at most 2^64-1")
+        return range(1, raw + 1)  # not a list: the run count is checked before expanding
     if isinstance(raw, list) and raw:
         for i, seed in enumerate(raw):
             if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
@@ -271,10 +293,16 @@ def _analysis(data: Mapping[str, Any], source: str) -> Analysis:
 
 
 def load_spec(
-    spec: str | os.PathLike[str] | Mapping[str, Any], source: str | None = None
+    spec: str | os.PathLike[str] | Mapping[str, Any],
+    source: str | None = None,
+    *,
+    max_runs: int = MAX_RUNS,
 ) -> SweepSpec:
     """Expand a spec (path, TOML text or dict) into runs: bases x controllers x traces x
-    override axes x seeds, in that nesting order."""
+    override axes x seeds, in that nesting order. A spec of more than ``max_runs`` runs
+    is refused before any run is built."""
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise TypeError(f"max_runs must be a positive integer, not {max_runs!r}")
     if isinstance(spec, Mapping):
         data, src, folder, stem = dict(spec), source or "<sweep>", Path.cwd(), "sweep"
     elif isinstance(spec, str) and ("\n" in spec or "=" in spec):
@@ -284,6 +312,7 @@ def load_spec(
         path = Path(spec)
         src = source or str(path)
         data, folder, stem = loads_toml(_read(path, src, "spec"), src), path.parent, path.stem
+    name = _name(data, stem, src)
     unknown = sorted(set(data) - set(_KNOWN))
     if unknown:
         raise SweepError(f"{src}: {unknown[0]}: unknown field (known: {', '.join(_KNOWN)})")
@@ -299,6 +328,17 @@ def load_spec(
         not isinstance(picked, list) or not all(isinstance(i, int) and i >= 0 for i in picked)
     ):
         raise SweepError(f"{src}: controller_flows: must be a list of flow indices")
+    if picked is not None:
+        for label, base, base_source in bases:
+            flows = base.get("flow")
+            count = len(flows) if isinstance(flows, list) else 0
+            missing = [i for i in picked if i >= count]
+            if missing and count:
+                raise SweepError(
+                    f"{src}: controller_flows: flow {missing[0]} does not exist: base "
+                    f"'{label}' ({base_source}) has {count} flow{'s' if count != 1 else ''} "
+                    f"(indices 0..{count - 1})"
+                )
     overrides = data.get("overrides", {})
     if not isinstance(overrides, Mapping):
         raise SweepError(f"{src}: overrides: must be a table of dotted keys")
@@ -307,6 +347,17 @@ def load_spec(
     for key, values in axes.items():
         if not values:
             raise SweepError(f"{src}: overrides.{key}: an empty list gives no runs")
+    total = len(bases) * len(controllers) * len(traces) * (len(seeds) if seeds else 1)
+    for values in axes.values():
+        total *= len(values)
+    if total > max_runs:
+        sizes = [f"{len(bases)} base", f"{len(controllers)} controller", f"{len(traces)} trace"]
+        sizes += [f"{len(v)} {k}" for k, v in axes.items()]
+        sizes.append(f"{len(seeds) if seeds else 1} seed")
+        raise SweepError(
+            f"{src}: {total:,} runs ({' x '.join(sizes)}) is above the limit of "
+            f"{max_runs:,} runs (raise it with --max-runs or max_runs=)"
+        )
 
     runs = []
     for (label, base, base_source), ctrl, trace, combo in itertools.product(
@@ -337,7 +388,18 @@ def load_spec(
             runs.append(
                 Run(labels, scenario, run_seed, base_source, tuple(picked) if picked else None)
             )
-    return SweepSpec(str(data.get("name", stem)), runs, analysis, src)
+    return SweepSpec(name, runs, analysis, src)
+
+
+def _name(data: Mapping[str, Any], stem: str, source: str) -> str:
+    """The sweep's name; it names the default results folder, so it must be file-name
+    safe (a name derived from the spec file's stem is made safe instead)."""
+    if "name" not in data:
+        return safe_file_name(stem, "sweep")
+    why = file_name_error(data["name"])
+    if why is not None:
+        raise SweepError(f"{source}: name: {why}; it names the results folder")
+    return str(data["name"])
 
 
 def _capacity_label(scenario: Mapping[str, Any]) -> str:
