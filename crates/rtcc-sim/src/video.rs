@@ -316,6 +316,18 @@ pub struct SaveVideo {
 impl SaveVideo {
     /// Streams `<dir>/<flow>.received.*` and `<dir>/<flow>.side_by_side.*`.
     pub fn create(dir: &Path, flow: &str, size: (u32, u32), fps: f64, label: &str) -> Result<SaveVideo, String> {
+        // The flow's name becomes a file name inside `dir`: nothing that
+        // could leave it (the rule the Python package documents).
+        let safe = !flow.is_empty()
+            && flow.len() <= 64
+            && !flow.starts_with('.')
+            && flow.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !safe {
+            return Err(format!(
+                "flow name '{}' cannot be used in a file name (letters, digits, '-', '_', '.', not starting with '.', at most 64)",
+                flow.escape_default()
+            ));
+        }
         let (w, h) = size;
         Ok(SaveVideo {
             received: Stream::create(dir, &format!("{flow}.received"), w, h, fps)?,
@@ -353,5 +365,20 @@ impl ScreenSink for SaveVideo {
             s.out.flush().map_err(|e| format!("{}: {e}", s.path.display()))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_video_names_stay_inside_the_folder() {
+        let dir = std::env::temp_dir().join(format!("rtcc-video-names-{}", std::process::id()));
+        for bad in ["../x", "/etc/x", "a/b", ".hidden", "", "x\u{0}y", &"a".repeat(65)] {
+            let e = SaveVideo::create(&dir, bad, (64, 64), 30.0, "l").err().expect("refused");
+            assert!(e.contains("cannot be used in a file name"), "{bad}: {e}");
+        }
+        assert!(!dir.exists(), "nothing written for refused names");
     }
 }
