@@ -3,6 +3,7 @@
 //! it, so memory stays flat however long the call; the frame table keeps a
 //! row per frame only when asked (`record.frames`).
 
+use rtcc_core::packet::NO_FRAME;
 use rtcc_core::quality::{ssim_db, QualityModel};
 use rtcc_core::receiver::{FrameStatus, RecvFrame};
 use rtcc_core::sender::SentFrame;
@@ -202,7 +203,9 @@ impl FrameLog {
         if let Some(rows) = &mut self.rows {
             let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t.as_secs_f64());
             rows.flow.push(flow as i64);
-            rows.frame.push(s.frame as i64);
+            // -1 for a skipped capture (no frame id), as the packets
+            // table's `frame` column: no sentinel u32::MAX in the output.
+            rows.frame.push(if s.frame == NO_FRAME { -1 } else { s.frame as i64 });
             rows.capture.push(s.capture.as_secs_f64());
             rows.size.push(s.size.bytes() as i64);
             rows.key.push(s.key as u8);
@@ -244,6 +247,8 @@ impl FrameLog {
     }
 }
 
+/// The frames table: one row per capture. `frame` is the encoded frame id,
+/// -1 for a skipped capture (as the packets table's `frame`).
 #[derive(Default, Clone)]
 pub struct FrameCols {
     flow: Vec<i64>,

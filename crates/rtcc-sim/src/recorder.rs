@@ -6,10 +6,10 @@
 //! events (the simulator; a runtime on real sockets, joining the sender's
 //! and the receiver's frame records by frame id) gets the same outputs.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use rtcc_core::controller::Controller;
-use rtcc_core::packet::Packet;
+use rtcc_core::packet::{Packet, NO_FRAME};
 use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
@@ -70,8 +70,8 @@ pub struct TrafficSample<'a> {
 pub enum Event<'a> {
     /// A packet left its sender.
     PacketSent(&'a Packet),
-    /// The bottleneck dropped it (tail drop or AQM).
-    PacketDropped { seq: u64 },
+    /// The bottleneck dropped it (tail drop or AQM); `frame` as in the packet.
+    PacketDropped { seq: u64, frame: u32 },
     /// It left the bottleneck after `queued` in the queue; `lost`: random
     /// loss after the bottleneck. `reverse`: the reverse bottleneck (a
     /// flow whose data runs from the receiving side).
@@ -154,6 +154,11 @@ pub(crate) struct FlowRec {
     /// settled: a receiver record at or below it comes too late to join.
     received_high: Option<u32>,
     settled: Option<u32>,
+    /// Per unsettled frame id: its packets sent, and those still in the
+    /// network (sent, not yet dropped, lost or arrived). At the end of the
+    /// run a frame not shown is in flight only if some of its packets are
+    /// (or some were never sent); otherwise it is lost.
+    frame_packets: HashMap<u32, (u32, u32)>,
     /// Cross traffic's totals and distributions.
     pub traffic: TrafficRec,
     /// Its index in `KIND_NAMES`, and whether its data takes the reverse
@@ -192,6 +197,27 @@ impl FlowRec {
         }
     }
 
+    /// A packet of `frame` was sent (`sent`) or left the network.
+    fn frame_packet(&mut self, frame: u32, sent: bool) {
+        if frame == NO_FRAME || self.settled.is_some_and(|s| frame <= s) {
+            return;
+        }
+        let e = self.frame_packets.entry(frame).or_default();
+        if sent {
+            e.0 += 1;
+            e.1 += 1;
+        } else {
+            e.1 = e.1.saturating_sub(1);
+        }
+    }
+
+    /// Whether `s` may still arrive: some of its packets are in the network
+    /// or were never sent.
+    fn in_flight(&self, s: &SentFrame) -> bool {
+        let (sent, out) = self.frame_packets.get(&s.frame).copied().unwrap_or_default();
+        out > 0 || sent < s.packets as u32
+    }
+
     /// Settle frames in capture order once both records are in (a skipped
     /// capture has only the sender's). Records may come in any order; a
     /// frame the receiver has reported past without a record of its own is
@@ -210,14 +236,19 @@ impl FlowRec {
                 break;
             };
             let s = self.sent.pop_front().expect("front exists");
+            let (rec, next, end) = r.unwrap_or((RecvFrame::default(), None, at_end));
+            // Cut off by the end only if it could still arrive; a frame
+            // whose every packet was dropped or lost is lost, at any loss rate.
+            let end = end && (s.skipped || self.in_flight(&s));
             if !s.skipped {
                 self.settled = Some(s.frame);
+                self.frame_packets.remove(&s.frame);
             }
-            let (rec, next, end) = r.unwrap_or((RecvFrame::default(), None, at_end));
             self.frames.settle(flow, &s, &rec, next, end);
         }
         if at_end {
             self.received.clear();
+            self.frame_packets.clear();
         }
     }
 }
@@ -299,6 +330,7 @@ impl Recorder {
             received: BTreeMap::new(),
             received_high: None,
             settled: None,
+            frame_packets: HashMap::new(),
             traffic: TrafficRec::default(),
             class: kind_index(label.kind),
             reverse: label.direction == "reverse",
@@ -314,10 +346,15 @@ impl Recorder {
     #[inline]
     pub fn record(&mut self, flow: usize, e: Event) {
         match e {
-            Event::PacketSent(p) => self.flows[flow].stats.on_sent(p, self.record_packets),
-            Event::PacketDropped { seq } => {
+            Event::PacketSent(p) => {
+                let f = &mut self.flows[flow];
+                f.stats.on_sent(p, self.record_packets);
+                f.frame_packet(p.frame, true);
+            }
+            Event::PacketDropped { seq, frame } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_dropped(seq);
+                f.frame_packet(frame, false);
                 match (&mut self.reverse, f.reverse) {
                     (Some(r), true) => r.drops += 1,
                     _ => {
@@ -338,6 +375,9 @@ impl Recorder {
                 l.delivered_bytes += packet.size.bytes();
                 l.by_kind[f.class] += packet.size.bytes();
                 f.stats.on_departed(packet, queued, lost);
+                if lost {
+                    f.frame_packet(packet.frame, false);
+                }
             }
             Event::BackDeparted { size, reverse } => {
                 let l = match (&mut self.reverse, reverse) {
@@ -354,7 +394,11 @@ impl Recorder {
             Event::TrafficEnd(sample) => self.traffic_sample(flow, None, sample),
             Event::Rtt(d) => self.flows[flow].traffic.rtt.add(d),
             Event::ObjectDone { fct, .. } => self.flows[flow].traffic.fct.add(fct),
-            Event::PacketArrived { at, packet } => self.flows[flow].stats.on_arrived(at, packet),
+            Event::PacketArrived { at, packet } => {
+                let f = &mut self.flows[flow];
+                f.stats.on_arrived(at, packet);
+                f.frame_packet(packet.frame, false);
+            }
             Event::ReportSent { lost } => {
                 let f = &mut self.flows[flow];
                 f.reports_sent += 1;

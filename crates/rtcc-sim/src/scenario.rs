@@ -7,13 +7,16 @@ use std::path::{Path, PathBuf};
 use rtcc_core::controller::{self, ControllerContext, Param, ParamInfo, ParamValue, Params};
 use rtcc_core::encoder::EncoderConfig;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use rtcc_core::fec::FecConfig;
-use rtcc_core::quality::QualityModel;
-use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::pacer::PacerConfig;
+use rtcc_core::quality::QualityModel;
 use rtcc_core::receiver::ReceiverConfig;
+use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::sender::{AudioConfig, RateCap, SenderConfig};
 
 use crate::link::{Link, LinkConfig};
@@ -26,18 +29,124 @@ use rtcc_video::real::VideoSpec;
 /// configuration error, with the scenario's file as its source.
 pub use rtcc_core::controller::ConfigError as ScenarioError;
 
-#[derive(Deserialize, Debug)]
-#[serde(untagged)]
+/// A quantity as written: a number (in the base unit) or a string with a
+/// unit. Anything else is refused in plain words ("expected a number or a
+/// string with a unit …, got a table").
+#[derive(Debug)]
 pub enum Quantity {
     Num(f64),
     Str(String),
 }
 
-#[derive(Deserialize, Debug)]
-#[serde(untagged)]
+/// A name (`controller = "gcc"`) or a table of parameters.
+#[derive(Debug)]
 pub enum Spec {
     Name(String),
     Table(toml::Table),
+}
+
+/// "expected …, got …": a value of the wrong TOML type, in plain words.
+fn wrong_type<E: de::Error>(expected: &str, got: &str) -> E {
+    E::custom(format!("expected {expected}, got {got}"))
+}
+
+/// What a map from the TOML reader is: a table, or a date (which reaches
+/// serde as a one-entry map with a private key).
+fn map_kind<'de, A: MapAccess<'de>>(mut map: A) -> &'static str {
+    match map.next_key::<String>() {
+        Ok(Some(k)) if k.contains("datetime") => "a date",
+        _ => "a table",
+    }
+}
+
+/// Implements the `visit_*` methods that refuse a TOML type with
+/// [`wrong_type`]; `$exp` says what was expected.
+macro_rules! refuse {
+    (bool, $exp:expr) => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            Err(wrong_type($exp, &format!("a boolean ({v})")))
+        }
+    };
+    (num, $exp:expr) => {
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Err(wrong_type($exp, &format!("a number ({v})")))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Err(wrong_type($exp, &format!("a number ({v})")))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Err(wrong_type($exp, &format!("a number ({v})")))
+        }
+    };
+    (str, $exp:expr) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(wrong_type($exp, "a string"))
+        }
+    };
+    (seq, $exp:expr) => {
+        fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(wrong_type($exp, "an array"))
+        }
+    };
+    (map, $exp:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Err(wrong_type($exp, map_kind(map)))
+        }
+    };
+}
+
+const QUANTITY_EXPECTED: &str = "a number or a string with a unit such as \"25ms\", \"3Mbps\" or \"1500B\"";
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(QUANTITY_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Quantity, E> {
+                Ok(Quantity::Str(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(Quantity::Num(v as f64))
+            }
+            refuse!(bool, QUANTITY_EXPECTED);
+            refuse!(seq, QUANTITY_EXPECTED);
+            refuse!(map, QUANTITY_EXPECTED);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+const SPEC_EXPECTED: &str = "a name (a string such as \"gcc\") or a table of parameters";
+
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Spec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(SPEC_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Spec, E> {
+                Ok(Spec::Name(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Spec, A::Error> {
+                toml::Table::deserialize(de::value::MapAccessDeserializer::new(map)).map(Spec::Table)
+            }
+            refuse!(bool, SPEC_EXPECTED);
+            refuse!(num, SPEC_EXPECTED);
+            refuse!(seq, SPEC_EXPECTED);
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize, Debug)]
@@ -100,11 +209,68 @@ pub struct FlowFile {
 }
 
 /// `false`, `true` (defaults) or a table of parameters.
-#[derive(Deserialize, Debug)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub enum Toggle {
     On(bool),
     Table(toml::Table),
+}
+
+const TOGGLE_EXPECTED: &str = "true, false or a table of parameters";
+
+impl<'de> Deserialize<'de> for Toggle {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Toggle;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(TOGGLE_EXPECTED)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Toggle, E> {
+                Ok(Toggle::On(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Toggle, A::Error> {
+                toml::Table::deserialize(de::value::MapAccessDeserializer::new(map)).map(Toggle::Table)
+            }
+            refuse!(str, TOGGLE_EXPECTED);
+            refuse!(num, TOGGLE_EXPECTED);
+            refuse!(seq, TOGGLE_EXPECTED);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A serde message in plain words: "invalid type: map, expected f64"
+/// becomes "expected a number, got a table"; Rust type names become what a
+/// TOML writer knows.
+pub fn plain_message(msg: &str) -> String {
+    let msg = msg.trim();
+    if msg.starts_with("data did not match any variant of untagged enum") {
+        return "has the wrong type".to_string();
+    }
+    let Some(rest) = msg.strip_prefix("invalid type: ") else { return msg.to_string() };
+    let Some((got, expected)) = rest.split_once(", expected ") else { return msg.to_string() };
+    let got = match got.split_once(' ') {
+        _ if got == "map" => "a table".to_string(),
+        _ if got == "sequence" => "an array".to_string(),
+        Some(("boolean", v)) => format!("a boolean ({})", v.trim_matches('`')),
+        Some(("integer", v)) | Some(("floating", v)) => {
+            format!("a number ({})", v.trim_start_matches("point ").trim_matches('`'))
+        }
+        Some(("string", v)) => format!("a string ({})", crate::trace::excerpt(v)),
+        _ => got.to_string(),
+    };
+    let expected = match expected {
+        "f64" | "f32" => "a number",
+        "u64" | "u32" | "u16" | "u8" | "usize" => "a whole number, at least 0",
+        "i64" | "i32" => "a whole number",
+        "bool" | "a boolean" => "true or false",
+        "a string" | "string" => "a string",
+        "a sequence" => "an array",
+        "a map" => "a table",
+        e if e.starts_with("struct ") => "a table",
+        e => e,
+    };
+    format!("expected {expected}, got {got}")
 }
 
 /// Which way a flow's data runs over the link.
@@ -212,7 +378,7 @@ impl Scenario {
         let file: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            let msg = inner.message().trim().to_string();
+            let msg = plain_message(inner.message());
             let at = inner
                 .span()
                 .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
@@ -329,7 +495,7 @@ fn typed<T: serde::de::DeserializeOwned>(t: &toml::Table, at: &str) -> Result<T,
     serde_path_to_error::deserialize(toml::Value::Table(t.clone())).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { "kind".into() } else { path };
-        (field, format!("{}{at}", e.into_inner().message().trim()))
+        (field, format!("{}{at}", plain_message(e.into_inner().message())))
     })
 }
 
@@ -378,8 +544,7 @@ fn read_flow(
                 traffic: Some(traffic),
                 direction: common.direction,
                 params: Params::new(),
-                encoder: EncoderConfig::from_params("ideal", &Params::new())
-                    .map_err(|er| config_err("encoder", er))?,
+                encoder: EncoderConfig::from_params("ideal", &Params::new()).map_err(|er| config_err("encoder", er))?,
                 access_delay: common.access_delay,
                 sender: SenderConfig {
                     flow: i as u16,
@@ -447,13 +612,47 @@ fn flow_spec(
     if let Some(r) = opt_rate(&f.max_rate, "max_rate")? {
         ctx.max_rate = r;
     }
+    for (name, r) in [("start_rate", ctx.start_rate), ("min_rate", ctx.min_rate), ("max_rate", ctx.max_rate)] {
+        if r > MAX_FLOW_RATE {
+            return Err(e(name, above_max_rate(r)));
+        }
+    }
     if ctx.max_rate == DataRate::ZERO || ctx.min_rate > ctx.max_rate {
         return Err(e(
             "max_rate",
             format!("max_rate {} must be positive and >= min_rate {}", ctx.max_rate, ctx.min_rate),
         ));
     }
-    controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
+    let ctrl = controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
+    if controller == "fixed" {
+        // The encoder's target never leaves [min_rate, max_rate] while the
+        // pacer follows `rate`: refused rather than run inconsistent (a
+        // 5 kbps pacer under a 30 kbps encoder skips most frames).
+        let d = ctrl.decision();
+        let rate = d.target_rate;
+        let field = if params.0.contains_key("rate") { "controller.rate" } else { "min_rate" };
+        if d.pacing_rate > MAX_FLOW_RATE {
+            let field = if params.0.contains_key("pacing_factor") { "controller.pacing_factor" } else { field };
+            let what = match d.pacing_rate == rate {
+                true => above_max_rate(rate),
+                false => format!("pacing at rate × pacing_factor: {}", above_max_rate(d.pacing_rate)),
+            };
+            return Err(e(field, what));
+        }
+        if d.padding_rate > MAX_FLOW_RATE {
+            return Err(e("controller.padding", above_max_rate(d.padding_rate)));
+        }
+        if rate < ctx.min_rate {
+            return Err(e(
+                field,
+                format!(
+                    "the fixed rate {rate} is below the flow's min_rate {}: the encoder never goes below min_rate, \
+                     so the pacer could not keep up; raise controller.rate or lower min_rate",
+                    ctx.min_rate
+                ),
+            ));
+        }
+    }
     let (enc_kind, enc_params) = match &f.encoder {
         None => ("lagging".to_string(), Params::new()),
         Some(Spec::Name(k)) => (k.clone(), Params::new()),
@@ -512,12 +711,12 @@ fn flow_spec(
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
     let fec = match &f.fec {
-            None | Some(Toggle::On(false)) => None,
-            Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
-            Some(Toggle::Table(t)) => {
-                let p = plain_params(t, None).map_err(|(k, r)| e(&format!("fec.{k}"), r))?;
-                Some(FecConfig::from_params(&p).map_err(|er| config_err("fec", er))?)
-            }
+        None | Some(Toggle::On(false)) => None,
+        Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
+        Some(Toggle::Table(t)) => {
+            let p = plain_params(t, None).map_err(|(k, r)| e(&format!("fec.{k}"), r))?;
+            Some(FecConfig::from_params(&p).map_err(|er| config_err("fec", er))?)
+        }
     };
     let queue_time_limit = match &f.queue_time_limit {
         Some(Quantity::Str(s)) if s == "off" => None,
@@ -622,6 +821,16 @@ fn flow_spec(
         },
         video,
     })
+}
+
+/// Highest rate a flow may ask for: the simulator's clock ticks in whole
+/// µs, and one 1200-byte packet per µs is 9.6 Gbps, so faster cannot be
+/// paced; beyond it a run only fills memory with queued packets (a fixed
+/// 50 Gbps sender on a 3 Mbps link took 1.4 GB in 5 s).
+pub const MAX_FLOW_RATE: DataRate = DataRate::from_mbps(10_000);
+
+fn above_max_rate(r: DataRate) -> String {
+    format!("{r} is above {MAX_FLOW_RATE}, the most one flow may send (the simulator's clock ticks in whole µs)")
 }
 
 /// A controller or encoder config error as (field, reason).

@@ -18,13 +18,13 @@ use rtcc_core::units::{Duration, Time};
 use crate::call::VideoCall;
 use crate::endpoint::{Back, Endpoints};
 use crate::frames::FrameLog;
-use crate::scenario::Direction;
-use crate::traffic;
 use crate::link::Link;
 use crate::path::Path;
 use crate::recorder::{Event, FlowLabel, Recorder};
-use crate::schedule::Schedule;
+use crate::scenario::Direction;
 use crate::scenario::{Scenario, ScenarioError};
+use crate::schedule::Schedule;
+use crate::traffic;
 
 pub(crate) struct Flow {
     name: String,
@@ -130,12 +130,8 @@ impl Simulation {
         let mut link_rng = rng.fork(0xC0FFEE);
         let (link, paths) = scenario.build_link(&mut link_rng)?;
         let rev_link = scenario.build_reverse_link()?;
-        let mut recorder = Recorder::new(
-            link.capacity().clone(),
-            scenario.bin,
-            scenario.record_packets,
-            scenario.record_timeseries,
-        );
+        let mut recorder =
+            Recorder::new(link.capacity().clone(), scenario.bin, scenario.record_packets, scenario.record_timeseries);
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
         // Controller seeds come from a stream of their own, so they leave
@@ -151,13 +147,14 @@ impl Simulation {
                 Some(t) => {
                     // Its own stream, so cross traffic leaves the video flows' draws alone.
                     let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
-                    let ends = traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(
-                        |reason| ScenarioError {
-                            source_name: scenario.source.clone(),
-                            field: format!("flow[{i}].cc"),
-                            reason,
-                        },
-                    )?;
+                    let ends =
+                        traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(|reason| {
+                            ScenarioError {
+                                source_name: scenario.source.clone(),
+                                field: format!("flow[{i}].cc"),
+                                reason,
+                            }
+                        })?;
                     (ends, FrameLog::new(false, Default::default(), spec.ctx.frame_interval, None, spec.sender.stop))
                 }
             };
@@ -537,7 +534,7 @@ impl Simulation {
                 self.flows[i].backs.retain(|r| r.0 != p.seq);
                 self.recorder.record(i, Event::ReportLost);
             } else {
-                self.recorder.record(i, Event::PacketDropped { seq: p.seq });
+                self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame });
             }
         }
     }
@@ -565,9 +562,9 @@ impl Simulation {
         while let Some(p) = f.ends.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
-            let seq = p.seq;
+            let (seq, frame) = (p.seq, p.frame);
             if !link.enqueue(t, p) {
-                self.recorder.record(i, Event::PacketDropped { seq });
+                self.recorder.record(i, Event::PacketDropped { seq, frame });
             }
         }
         let reverse = f.reverse;

@@ -17,6 +17,40 @@ use rtcc_core::units::{DataRate, Duration, Time};
 /// Bytes one Mahimahi opportunity carries (one MTU).
 pub const OPPORTUNITY_BYTES: u64 = 1500;
 
+/// Largest trace file read: 64 MiB, about 20 times the largest Mahimahi
+/// trace shipped (TMobile-LTE-driving.down, 3.4 MB). At two bytes a line at
+/// least, its timestamps take at most 256 MiB in memory.
+pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+
+fn too_big(len: u64) -> String {
+    format!(
+        "{len} bytes is more than a trace may hold ({} MiB, about 20 times the largest Mahimahi trace)",
+        MAX_TRACE_BYTES >> 20
+    )
+}
+
+/// Longest piece of a bad line echoed in an error: enough to find the line,
+/// too little to turn a trace error into a way of reading some other file.
+const EXCERPT_CHARS: usize = 20;
+
+/// `s` cut to [`EXCERPT_CHARS`] characters (`…` marks the cut), control
+/// characters escaped, so an error never prints much of an arbitrary file.
+pub fn excerpt(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == EXCERPT_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || c == '\u{feff}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Timestamps above this (about 31 years) are refused so that µs arithmetic
 /// never overflows.
 const MAX_TIMESTAMP_MS: u64 = 1_000_000_000_000;
@@ -50,15 +84,44 @@ impl MahimahiTrace {
         Self::parse_named(text, "<trace>")
     }
 
-    /// Reads and parses a trace file; errors name `path`.
+    /// Reads and parses a trace file; errors name `path`. Only a regular
+    /// file of at most [`MAX_TRACE_BYTES`] is read, and the size is checked
+    /// before reading, so a device (`/dev/zero`), a FIFO or a huge file is
+    /// refused at once rather than read until memory runs out. A UTF-8
+    /// byte-order mark at the start is skipped.
     pub fn load(path: &Path) -> Result<Self, TraceError> {
+        use std::io::Read;
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError {
-            path: name.clone(),
-            line: None,
-            reason: format!("cannot read: {e}"),
-        })?;
-        Self::parse_named(&text, &name)
+        let err = |reason: String| TraceError { path: name.clone(), line: None, reason };
+        let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            let what = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
+            return Err(err(format!("is {what}; a trace must be a text file of timestamps")));
+        }
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(err(too_big(meta.len())));
+        }
+        let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        // The size may change between the check and the read (or be
+        // reported as 0, as /proc files are): read one byte past the limit
+        // at most.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_TRACE_BYTES {
+            return Err(err(too_big(bytes.len() as u64)));
+        }
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+                return Err(TraceError {
+                    path: name.clone(),
+                    line: Some(line),
+                    reason: "not text (invalid UTF-8); a trace is one integer number of ms per line".to_string(),
+                });
+            }
+        };
+        Self::parse_named(text, &name)
     }
 
     /// Parses trace text, naming it `name` in errors.
@@ -66,6 +129,8 @@ impl MahimahiTrace {
         let err = |line: Option<usize>, reason: String| TraceError { path: name.to_string(), line, reason };
         let mut times_ms: Vec<u64> = Vec::new();
         let mut last_line = 0;
+        // A UTF-8 byte-order mark (some editors write one) is not content.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, raw) in text.lines().enumerate() {
             let s = raw.trim();
             if s.is_empty() {
@@ -75,12 +140,12 @@ impl MahimahiTrace {
             let t: u64 = match s.parse() {
                 Ok(t) => t,
                 Err(_) if s.starts_with('-') && s[1..].parse::<u64>().is_ok() => {
-                    return Err(err(Some(lineno), format!("negative timestamp '{s}'")))
+                    return Err(err(Some(lineno), format!("negative timestamp '{}'", excerpt(s))))
                 }
                 Err(_) => {
                     return Err(err(
                         Some(lineno),
-                        format!("'{s}' is not a timestamp (expected a non-negative integer number of ms)"),
+                        format!("'{}' is not a timestamp (expected a non-negative integer number of ms)", excerpt(s)),
                     ))
                 }
             };
@@ -333,6 +398,28 @@ impl Capacity {
                 let x = t.as_micros() + tc.offset.as_micros();
                 let n = tc.trace.count_periodic(x - half, x + half);
                 let bits = (n * tc.bytes_per_opportunity * 8) as f64;
+                DataRate::from_bps_f64(bits / TRACE_RATE_WINDOW.as_secs_f64())
+            }
+        }
+    }
+
+    /// Highest rate the link ever has as [`rate_at`](Self::rate_at) sees
+    /// it (a trace: the busiest 100 ms window of one loop).
+    pub fn peak_rate(&self) -> DataRate {
+        match self {
+            Capacity::Constant(r) => *r,
+            Capacity::Piecewise(s) => s.points().iter().map(|p| p.1).max().unwrap_or(DataRate::ZERO),
+            Capacity::Trace(tc) => {
+                let t = tc.trace.times_ms();
+                let w = (TRACE_RATE_WINDOW.as_micros() / 1000) as u64;
+                let (mut lo, mut most) = (0, 0);
+                for (hi, &x) in t.iter().enumerate() {
+                    while t[lo] + w <= x {
+                        lo += 1;
+                    }
+                    most = most.max(hi + 1 - lo);
+                }
+                let bits = (most as u64 * tc.bytes_per_opportunity * 8) as f64;
                 DataRate::from_bps_f64(bits / TRACE_RATE_WINDOW.as_secs_f64())
             }
         }
@@ -679,6 +766,78 @@ mod tests {
             format!("{}:2: 'x' is not a timestamp (expected a non-negative integer number of ms)", f.display())
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn load_refuses_what_is_not_a_small_regular_file_before_reading() {
+        // A device would be read forever: refused from its metadata, at once.
+        let t0 = std::time::Instant::now();
+        let e = MahimahiTrace::load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: is not a regular file (a device, FIFO or socket); a trace must be a text file of timestamps"
+        );
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+        let dir = std::env::temp_dir().join(format!("rtcc-trace-kinds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = MahimahiTrace::load(&dir).unwrap_err();
+        assert!(e.reason.starts_with("is a directory"), "{e}");
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo");
+            let ok = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+            if ok {
+                // Opening a FIFO with no writer would block: never opened.
+                let e = MahimahiTrace::load(&fifo).unwrap_err();
+                assert!(e.reason.starts_with("is not a regular file"), "{e}");
+            }
+        }
+        // Above the limit: refused from the size alone (a sparse file).
+        let big = dir.join("big.down");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_TRACE_BYTES + 1).unwrap();
+        let e = MahimahiTrace::load(&big).unwrap_err();
+        assert!(e.reason.contains("64 MiB"), "{e}");
+        // Not UTF-8: said so, with no bytes echoed.
+        let bin = dir.join("bin.down");
+        std::fs::write(&bin, b"1\n2\n\xff\xfe\x00garbage\n").unwrap();
+        let e = MahimahiTrace::load(&bin).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.reason.starts_with("not text (invalid UTF-8)"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let t = MahimahiTrace::parse("\u{feff}1\n2\n").unwrap();
+        assert_eq!(t.times_ms(), &[1, 2]);
+        let dir = std::env::temp_dir().join(format!("rtcc-trace-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bom.down");
+        std::fs::write(&f, b"\xef\xbb\xbf1\r\n5\r\n").unwrap();
+        assert_eq!(MahimahiTrace::load(&f).unwrap().times_ms(), &[1, 5]);
+        std::fs::remove_dir_all(&dir).ok();
+        // Only at the start: elsewhere it is an error, shown escaped.
+        let e = MahimahiTrace::parse("1\n\u{feff}2\n").unwrap_err();
+        assert!(e.reason.starts_with("'\\u{feff}2' is not a timestamp"), "{e}");
+    }
+
+    #[test]
+    fn errors_echo_only_a_short_escaped_excerpt() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+        let e = MahimahiTrace::parse(passwd).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert_eq!(
+            e.reason,
+            "'root:x:0:0:root:/roo…' is not a timestamp (expected a non-negative integer number of ms)"
+        );
+        assert!(!e.to_string().contains("/bin/bash"));
+        let e = MahimahiTrace::parse("1\nab\u{1b}[31mcd\u{7}\n").unwrap_err();
+        assert!(e.reason.starts_with("'ab\\u{1b}[31mcd\\u{7}' is not"), "{e}");
+        assert!(!e.reason.chars().any(|c| c.is_control()));
+        let long = format!("-{}", "9".repeat(500));
+        let e = MahimahiTrace::parse(&long).unwrap_err();
+        assert!(e.reason.chars().count() < 100, "{e}");
     }
 
     #[test]

@@ -10,9 +10,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::Link;
-use crate::path::PathSpec;
 use crate::loss::LossModel;
-use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit};
+use crate::path::PathSpec;
+use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit, MIN_QUEUE_BYTES};
 use crate::trace::{Capacity, MahimahiTrace};
 
 /// A refused config value: `field` is a dotted path such as
@@ -526,6 +526,7 @@ impl LinkConfig {
         let capacity = build_capacity(&self.capacity, base_dir, &f("capacity"))?;
         self.path_spec(prefix)?;
         let queue = self.queue.build(&f("queue"))?;
+        holds_a_packet(&queue, &capacity, &self.queue, &f("queue"))?;
         let loss: LossModel = self.loss.build(&f("loss"))?;
         if self.reverse_queue.is_some() && self.reverse_capacity.is_none() {
             return Err(FieldError::new(f("reverse_queue"), "needs reverse_capacity (without it nothing queues)"));
@@ -556,9 +557,36 @@ impl LinkConfig {
         let Some(cap) = &self.reverse_capacity else { return Ok(None) };
         let f = |k: &str| format!("{prefix}.{k}");
         let capacity = build_capacity(cap, base_dir, &f("reverse_capacity"))?;
-        let queue = self.reverse_queue.as_ref().unwrap_or(&default_queue()).build(&f("reverse_queue"))?;
+        let spec = self.reverse_queue.clone().unwrap_or_else(default_queue);
+        let queue = spec.build(&f("reverse_queue"))?;
+        holds_a_packet(&queue, &capacity, &spec, &f("reverse_queue"))?;
         Ok(Some(Link::new(capacity, queue, LossModel::None, Rng::new(0))))
     }
+}
+
+/// A time limit must hold one MTU-sized packet ([`MIN_QUEUE_BYTES`]) at the
+/// link's peak capacity, or every full-sized packet is dropped (byte
+/// limits are checked when parsed).
+fn holds_a_packet(q: &QueueDiscipline, cap: &Capacity, spec: &QueueSpec, field: &str) -> Result<(), FieldError> {
+    let QueueLimit::Time(t) = q.limit() else { return Ok(()) };
+    let peak = cap.peak_rate();
+    let holds = peak.bps() as f64 * t.as_secs_f64() / 8.0;
+    if holds >= MIN_QUEUE_BYTES.bytes() as f64 {
+        return Ok(());
+    }
+    let field = match spec {
+        QueueSpec::Table(_) => format!("{field}.limit"),
+        QueueSpec::Limit(_) => field.to_string(),
+    };
+    let need = Duration::from_secs_f64(MIN_QUEUE_BYTES.bytes() as f64 * 8.0 / peak.bps().max(1) as f64);
+    Err(FieldError::new(
+        field,
+        format!(
+            "queue limit {t} holds {holds:.0} B at the link's peak capacity {peak}, less than one {}-byte packet \
+             (one MTU), so every packet would be dropped; use at least {need}",
+            MIN_QUEUE_BYTES.bytes()
+        ),
+    ))
 }
 
 fn positive(field: &str, d: Duration) -> Result<Duration, FieldError> {
@@ -576,6 +604,9 @@ fn not_all_zero(field: &str, rates: &[DataRate]) -> Result<(), FieldError> {
         Ok(())
     }
 }
+
+/// Largest trace `scale`: 1500 kB per opportunity.
+const MAX_TRACE_SCALE: f64 = 1000.0;
 
 fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<Capacity, FieldError> {
     let f = |k: &str| format!("{field}.{k}");
@@ -644,8 +675,17 @@ fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<C
         CapacityTable::Trace { file, scale, offset } => {
             let path = base_dir.join(file);
             let trace = MahimahiTrace::load(&path).map_err(|e| FieldError::new(f("file"), e.to_string()))?;
-            if !(scale.is_finite() && *scale > 0.0 && *scale * 1500.0 >= 0.5) {
-                return Err(FieldError::new(f("scale"), format!("scale {scale} must be positive")));
+            // Each opportunity carries round(1500 B × scale) bytes: at
+            // least 1 byte (scale ≥ 1/3000), at most 1500 kB (scale 1000,
+            // 12 Gbps per line per ms), so byte counts cannot overflow.
+            if !(scale.is_finite() && *scale * 1500.0 >= 0.5 && *scale <= MAX_TRACE_SCALE) {
+                return Err(FieldError::new(
+                    f("scale"),
+                    format!(
+                        "scale {scale} is outside 1/3000 (0.00033…) to {MAX_TRACE_SCALE}: each opportunity \
+                         carries 1500 B × scale, which must round to at least 1 byte and at most 1500 kB"
+                    ),
+                ));
             }
             let offset = offset.duration(&f("offset"))?;
             Capacity::trace(Arc::new(trace), offset, *scale)
@@ -763,6 +803,22 @@ mod tests {
         let e = trace("", "missing.down").unwrap_err();
         assert!(e.starts_with("link.capacity.file: ") && e.contains("missing.down: cannot read"), "{e}");
         assert!(trace(", scale = 0", "one.down").unwrap_err().starts_with("link.capacity.scale:"));
+        // The real bounds are named, not "must be positive".
+        let e = trace(", scale = 0.000001", "one.down").unwrap_err();
+        assert!(e.starts_with("link.capacity.scale: scale 0.000001 is outside 1/3000 (0.00033…) to 1000: "), "{e}");
+        assert!(trace(", scale = 0.0004", "one.down").is_ok());
+        assert!(trace(", scale = 1e30", "one.down").unwrap_err().starts_with("link.capacity.scale: scale 1000000"));
+        // A trace pointed at an arbitrary file echoes a short excerpt only.
+        std::fs::write(dir.join("traces/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        let e = trace("", "passwd").unwrap_err();
+        assert!(
+            e.ends_with(
+                "passwd:1: 'root:x:0:0:root:/roo…' is not a timestamp (expected a non-negative integer number of ms)"
+            ),
+            "{e}"
+        );
+        let e = build("[link]\ncapacity = { kind = \"trace\", file = \"/dev/zero\" }\n").unwrap_err();
+        assert!(e.starts_with("link.capacity.file: /dev/zero: is not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

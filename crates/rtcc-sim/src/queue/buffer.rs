@@ -8,9 +8,22 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 /// A buffered packet and the time it was enqueued.
 pub type Queued = (Packet, Time);
 
+/// Smallest byte (or time) limit a buffer may have: one MTU-sized packet,
+/// 1500 B (Ethernet's MTU). A drop-tail buffer admits a packet only if it
+/// fits whole, so a smaller one drops every full-sized packet; "0pkt" is
+/// refused for the same reason.
+pub const MIN_QUEUE_BYTES: DataSize = DataSize::from_bytes(1500);
+
+/// What "unlimited" holds at most: one million packets, over 50 minutes of
+/// queue at 3 Mbps with 1200-byte packets and far beyond any real buffer,
+/// so no experiment notices; it keeps a run's memory bounded (about 100 MB
+/// of queued packets) when a sender far outruns its link.
+pub const UNLIMITED_PACKETS: usize = 1_000_000;
+
 /// How much the bottleneck buffer holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueLimit {
+    /// No limit a scenario sets; [`UNLIMITED_PACKETS`] at most, to bound memory.
     #[default]
     Unlimited,
     /// Total bytes buffered, the arriving packet included.
@@ -55,6 +68,12 @@ impl QueueLimit {
         match limit {
             QueueLimit::Packets(0) => Err(format!("queue limit '{s}' must hold at least one packet")),
             QueueLimit::Bytes(b) if b == DataSize::ZERO => Err(format!("queue limit '{s}' must be positive")),
+            QueueLimit::Bytes(b) if b < MIN_QUEUE_BYTES => Err(format!(
+                "queue limit '{s}' holds less than one {}-byte packet (one MTU), so every packet would be dropped; \
+                 use at least \"{}B\" or a packet count such as \"1pkt\"",
+                MIN_QUEUE_BYTES.bytes(),
+                MIN_QUEUE_BYTES.bytes()
+            )),
             QueueLimit::Time(t) if t == Duration::ZERO => Err(format!("queue limit '{s}' must be positive")),
             l => Ok(l),
         }
@@ -73,7 +92,7 @@ impl QueueLimit {
     /// outage from the sender's delay signal.
     pub fn admits(&self, bytes: DataSize, packets: usize, size: DataSize, rate: DataRate) -> bool {
         match *self {
-            QueueLimit::Unlimited => true,
+            QueueLimit::Unlimited => packets < UNLIMITED_PACKETS,
             QueueLimit::Bytes(max) => bytes + size <= max,
             QueueLimit::Packets(max) => packets < max,
             QueueLimit::Time(max) => {
@@ -123,6 +142,11 @@ mod tests {
         assert!(QueueLimit::parse("1.5pkt").is_err());
         assert!(QueueLimit::parse("10 furlongs").is_err());
         assert!(QueueLimit::parse("lots").is_err());
+        // Less than one MTU-sized packet is refused, as "0pkt" is.
+        let e = QueueLimit::parse("1B").unwrap_err();
+        assert!(e.starts_with("queue limit '1B' holds less than one 1500-byte packet (one MTU)"), "{e}");
+        assert!(QueueLimit::parse("1.4kB").is_err());
+        assert_eq!(QueueLimit::parse("1500B"), Ok(QueueLimit::Bytes(DataSize::from_bytes(1500))));
         for s in ["unlimited", "100ms", "64000B", "7pkt"] {
             assert_eq!(QueueLimit::parse(s).unwrap().to_string(), s);
         }

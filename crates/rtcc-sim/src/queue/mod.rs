@@ -34,7 +34,7 @@ use std::fmt;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataRate, DataSize, Time};
 
-pub use self::buffer::{QueueLimit, Queued};
+pub use self::buffer::{QueueLimit, Queued, MIN_QUEUE_BYTES};
 pub use self::codel::{
     control_law, Codel, CodelParams, CodelState, CODEL_INTERVAL, CODEL_LIMIT, CODEL_MTU, CODEL_TARGET,
 };
