@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -311,16 +311,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if (below and args.strict) else 0
 
 
+def _ns3_script(args: argparse.Namespace, default: Callable[[], Path], what: str) -> Path | None:
+    """With --ns3: the reference script (--ns3-script, else ``default()``), which must exist."""
+    if not args.ns3:
+        return None
+    script = Path(args.ns3_script) if args.ns3_script else default()
+    if not script.is_file():
+        raise CliError(f"{script}: ns-3 {what} script not found (give --ns3-script)")
+    return script
+
+
 def _bench_flows(args: argparse.Namespace) -> int:
     from rtcc import benchflows
 
-    script = None
-    if args.ns3:
-        script = (
-            Path(args.ns3_script) if args.ns3_script else _shared_bench() / benchflows.NS3_SCRIPT
-        )
-        if not script.is_file():
-            raise CliError(f"{script}: ns-3 reference script not found (give --ns3-script)")
+    script = _ns3_script(args, lambda: _shared_bench() / benchflows.NS3_SCRIPT, "reference")
     try:
         rows = benchflows.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
     except RuntimeError as e:
@@ -354,11 +358,7 @@ def _bench_flows(args: argparse.Namespace) -> int:
 def _bench_tcp(args: argparse.Namespace) -> int:
     from rtcc import benchtcp
 
-    script = None
-    if args.ns3:
-        script = Path(args.ns3_script) if args.ns3_script else benchtcp.default_script()
-        if not script.is_file():
-            raise CliError(f"{script}: ns-3 TCP script not found (give --ns3-script)")
+    script = _ns3_script(args, benchtcp.default_script, "TCP")
     try:
         r = benchtcp.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
     except RuntimeError as e:
