@@ -189,14 +189,6 @@ FOREIGN_VALUE = {"cc": '"reno"', "rate": '"1Mbps"', "think_time": '"1s"', "direc
 
 # Known defects (issue 15), recorded here rather than hidden: case id -> what is wrong.
 KNOWN = {
-    "flow-video-name-empty": 'a flow name "" is accepted (it labels table rows and output files)',
-    "flow-video-start_rate-zero": "start_rate 0 bps (below min_rate 30 kbps) is accepted and "
-    "silently clamped instead of refused",
-    "start-rate-above-max-rate": "start_rate above max_rate is accepted and silently clamped",
-    "scenario-seed-negative": "serde jargon: 'seed: invalid value: integer `-1`, expected u64'",
-    "flow-tcp-initial_window-negative": "serde jargon: 'invalid value: integer `-1`, expected u32'",
-    "flow-tcp-initial_window-huge": "serde jargon: 'invalid value: integer `1000000000000`, "
-    "expected u32' (no limit named)",
     "trace-scale-string": "the error names link.capacity, not link.capacity.scale",
     "trace-file-number": "the error names link.capacity, not link.capacity.file",
 }
@@ -260,7 +252,6 @@ def scenario_cases() -> Iterator[Case]:
         "start-rate-above-max-rate",
         scenario(flow='start_rate = "10Mbps"\nmax_rate = "1Mbps"\n'),
         "start_rate",
-        xfail=KNOWN["start-rate-above-max-rate"],
     )
     yield validate("duplicate-flow-names", scenario() + FLOWS["video"], "name")
     yield validate("no-flows", HEAD + LINK, "flow")

@@ -247,6 +247,19 @@ pub fn plain_message(msg: &str) -> String {
     if msg.starts_with("data did not match any variant of untagged enum") {
         return "has the wrong type".to_string();
     }
+    // "invalid value: integer `-1`, expected u64": a number outside the type's range.
+    if let Some(rest) = msg.strip_prefix("invalid value: integer ") {
+        let (v, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        let (v, at) = (v.trim_matches('`'), expected.find(" (").map_or("", |i| &expected[i..]));
+        let range = match expected.split(' ').next().unwrap_or("") {
+            "u64" => format!("0 to {}", u64::MAX),
+            "u32" => format!("0 to {}", u32::MAX),
+            "u16" => format!("0 to {}", u16::MAX),
+            "u8" => format!("0 to {}", u8::MAX),
+            _ => return msg.to_string(),
+        };
+        return format!("{v} is outside {range}{at}");
+    }
     let Some(rest) = msg.strip_prefix("invalid type: ") else { return msg.to_string() };
     let Some((got, expected)) = rest.split_once(", expected ") else { return msg.to_string() };
     let got = match got.split_once(' ') {
@@ -425,6 +438,9 @@ impl Scenario {
                     &fld("direction"),
                     format!("a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity{at}"),
                 ));
+            }
+            if flow.name.trim().is_empty() {
+                return Err(err(&fld("name"), "must not be empty (it labels the flow's rows and files)".into()));
             }
             if flows.iter().any(|o: &FlowSpec| o.name == flow.name) {
                 return Err(err(&fld("name"), format!("'{}' is used by another flow", flow.name)));
@@ -621,6 +637,13 @@ fn flow_spec(
         return Err(e(
             "max_rate",
             format!("max_rate {} must be positive and >= min_rate {}", ctx.max_rate, ctx.min_rate),
+        ));
+    }
+    // A start rate the controller would only clamp is a mistake to say, not to hide.
+    if f.start_rate.is_some() && (ctx.start_rate < ctx.min_rate || ctx.start_rate > ctx.max_rate) {
+        return Err(e(
+            "start_rate",
+            format!("{} is outside min_rate {} .. max_rate {}", ctx.start_rate, ctx.min_rate, ctx.max_rate),
         ));
     }
     let ctrl = controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
