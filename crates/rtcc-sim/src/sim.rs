@@ -402,25 +402,7 @@ impl Simulation {
     }
 
     fn serve_link(&mut self, t: Time) {
-        while let Some(d) = self.link.poll_departure(t) {
-            self.events += 1;
-            let i = d.packet.flow as usize;
-            if d.packet.kind == PacketKind::Feedback {
-                // A reverse flow's ACK or report.
-                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse: false });
-                self.back_departed(i, d.packet.seq, d.departed, d.lost);
-                continue;
-            }
-            let queued = d.service_start - d.enqueued;
-            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost: d.lost, reverse: false });
-            if d.lost {
-                self.data[0].discard();
-            } else {
-                self.data[0].send(d.departed, i, d.packet);
-                self.arm(Stage::Deliver, i);
-            }
-        }
-        self.link_drops(false);
+        self.serve_bottleneck(t, false);
     }
 
     fn serve_deliveries(&mut self, t: Time, i: usize) {
@@ -473,29 +455,37 @@ impl Simulation {
         self.arm(if reverse { Stage::Link } else { Stage::ReverseLink }, 0);
     }
 
-    /// Departures from the reverse bottleneck: reports and ACKs go on over
-    /// the reverse path, a reverse flow's data to its receiving end.
     fn serve_reverse_link(&mut self, t: Time) {
-        while let Some(d) = self.rev_link.as_mut().and_then(|l| l.poll_departure(t)) {
+        self.serve_bottleneck(t, true);
+    }
+
+    /// Departures from a bottleneck (`reverse`: the reverse one). Data goes
+    /// on over its path to the receiving end; what a flow sent back (reports,
+    /// ACKs) goes on to its sending end. A path's own loss (the reverse
+    /// path's `reverse_loss`) applies to everything that crosses it.
+    fn serve_bottleneck(&mut self, t: Time, reverse: bool) {
+        let r = reverse as usize;
+        loop {
+            let link = if reverse { self.rev_link.as_mut() } else { Some(&mut self.link) };
+            let Some(d) = link.and_then(|l| l.poll_departure(t)) else { break };
             self.events += 1;
             let i = d.packet.flow as usize;
             if d.packet.kind == PacketKind::Feedback {
-                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse: true });
+                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse });
                 self.back_departed(i, d.packet.seq, d.departed, d.lost);
                 continue;
             }
             let queued = d.service_start - d.enqueued;
-            // The reverse path's loss applies to everything that crosses it.
-            let lost = d.lost || self.data[1].lose();
-            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse: true });
+            let lost = d.lost || self.data[r].lose();
+            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse });
             if lost {
-                self.data[1].discard();
+                self.data[r].discard();
             } else {
-                self.data[1].send(d.departed, i, d.packet);
+                self.data[r].send(d.departed, i, d.packet);
                 self.arm(Stage::Deliver, i);
             }
         }
-        self.link_drops(true);
+        self.link_drops(reverse);
     }
 
     /// Something flow `i` sent back (packet `seq`) left a bottleneck at
