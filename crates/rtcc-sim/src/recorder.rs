@@ -6,7 +6,7 @@
 //! events (the simulator; a runtime on real sockets, joining the sender's
 //! and the receiver's frame records by frame id) gets the same outputs.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use rtcc_core::controller::Controller;
 use rtcc_core::packet::{Packet, NO_FRAME};
@@ -158,7 +158,10 @@ pub(crate) struct FlowRec {
     /// network (sent, not yet dropped, lost or arrived). At the end of the
     /// run a frame not shown is in flight only if some of its packets are
     /// (or some were never sent); otherwise it is lost.
-    frame_packets: HashMap<u32, (u32, u32)>,
+    /// Indexed by frame id from `packets_base` (the first unsettled one):
+    /// ids rise and settle in order, so no hashing per packet.
+    frame_packets: VecDeque<(u32, u32)>,
+    packets_base: u32,
     /// Cross traffic's totals and distributions.
     pub traffic: TrafficRec,
     /// Its index in `KIND_NAMES`, and whether its data takes the reverse
@@ -199,10 +202,17 @@ impl FlowRec {
 
     /// A packet of `frame` was sent (`sent`) or left the network.
     fn frame_packet(&mut self, frame: u32, sent: bool) {
-        if frame == NO_FRAME || self.settled.is_some_and(|s| frame <= s) {
+        if frame == NO_FRAME || frame < self.packets_base {
             return;
         }
-        let e = self.frame_packets.entry(frame).or_default();
+        let i = (frame - self.packets_base) as usize;
+        if i >= self.frame_packets.len() {
+            if !sent {
+                return;
+            }
+            self.frame_packets.resize(i + 1, (0, 0));
+        }
+        let e = &mut self.frame_packets[i];
         if sent {
             e.0 += 1;
             e.1 += 1;
@@ -214,7 +224,8 @@ impl FlowRec {
     /// Whether `s` may still arrive: some of its packets are in the network
     /// or were never sent.
     fn in_flight(&self, s: &SentFrame) -> bool {
-        let (sent, out) = self.frame_packets.get(&s.frame).copied().unwrap_or_default();
+        let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
+        let (sent, out) = at.and_then(|i| self.frame_packets.get(i)).copied().unwrap_or_default();
         out > 0 || sent < s.packets as u32
     }
 
@@ -242,7 +253,10 @@ impl FlowRec {
             let end = end && (s.skipped || self.in_flight(&s));
             if !s.skipped {
                 self.settled = Some(s.frame);
-                self.frame_packets.remove(&s.frame);
+                // Counts up to this frame are done with.
+                let done = (s.frame + 1).saturating_sub(self.packets_base) as usize;
+                self.frame_packets.drain(..done.min(self.frame_packets.len()));
+                self.packets_base = self.packets_base.max(s.frame + 1);
             }
             self.frames.settle(flow, &s, &rec, next, end);
         }
@@ -330,7 +344,8 @@ impl Recorder {
             received: BTreeMap::new(),
             received_high: None,
             settled: None,
-            frame_packets: HashMap::new(),
+            frame_packets: VecDeque::new(),
+            packets_base: 0,
             traffic: TrafficRec::default(),
             class: kind_index(label.kind),
             reverse: label.direction == "reverse",

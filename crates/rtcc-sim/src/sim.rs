@@ -402,7 +402,7 @@ impl Simulation {
     }
 
     fn serve_link(&mut self, t: Time) {
-        self.serve_bottleneck(t, false);
+        self.serve_bottleneck::<false>(t);
     }
 
     fn serve_deliveries(&mut self, t: Time, i: usize) {
@@ -456,15 +456,17 @@ impl Simulation {
     }
 
     fn serve_reverse_link(&mut self, t: Time) {
-        self.serve_bottleneck(t, true);
+        self.serve_bottleneck::<true>(t);
     }
 
     /// Departures from a bottleneck (`reverse`: the reverse one). Data goes
     /// on over its path to the receiving end; what a flow sent back (reports,
     /// ACKs) goes on to its sending end. A path's own loss (the reverse
     /// path's `reverse_loss`) applies to everything that crosses it.
-    fn serve_bottleneck(&mut self, t: Time, reverse: bool) {
-        let r = reverse as usize;
+    /// Generic over the direction so each loop compiles to what it was when
+    /// written twice (the forward one is every packet's path).
+    fn serve_bottleneck<const REVERSE: bool>(&mut self, t: Time) {
+        let (reverse, r) = (REVERSE, REVERSE as usize);
         loop {
             let link = if reverse { self.rev_link.as_mut() } else { Some(&mut self.link) };
             let Some(d) = link.and_then(|l| l.poll_departure(t)) else { break };
