@@ -92,18 +92,15 @@ impl CongestionControl for TcpBbr {
     }
 
     /// `bbr_cwnd_event(CA_EVENT_TX_START)`.
-    fn on_idle_restart(&mut self, w: &mut Window, now: Time) {
-        self.model.on_idle_restart(now);
-        self.write(w);
-    }
-
     /// Sending resumes with nothing in flight: after an application-limited
     /// pause (Linux `bbr_cwnd_event` on `CA_EVENT_TX_START` when app-limited;
     /// with nothing in flight the sender had nothing to send), PROBE_BW
     /// paces at the estimated bandwidth rather than a probing gain.
-    fn on_tx_start(&mut self, w: &mut Window, now: Time, _idle: Duration) {
-        self.model.on_idle_restart(now);
-        self.write(w);
+    fn on_tx_start(&mut self, w: &mut Window, now: Time, _idle: Duration, app_limited: bool) {
+        if app_limited {
+            self.model.on_idle_restart(now);
+            self.write(w);
+        }
     }
 
     fn owns_window(&self) -> bool {
@@ -183,7 +180,10 @@ mod tests {
             cc.on_ack(&mut w, &ack(t, t as u64 / 4, 10));
         }
         let probing = cc.pacing_rate().unwrap();
-        cc.on_tx_start(&mut w, Time::from_millis(t + 100), Duration::from_millis(100));
+        // Not after a loss: the pipe emptied by an RTO is no pause.
+        cc.on_tx_start(&mut w, Time::from_millis(t + 100), Duration::from_millis(100), false);
+        assert_eq!(cc.pacing_rate().unwrap(), probing);
+        cc.on_tx_start(&mut w, Time::from_millis(t + 100), Duration::from_millis(100), true);
         let resumed = cc.pacing_rate().unwrap();
         // bbr_cwnd_event: pacing gain 1 on the estimate (less the 1 % margin).
         let bw = cc.model().bw().bps() as f64;

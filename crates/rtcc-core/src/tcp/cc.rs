@@ -101,8 +101,10 @@ pub trait CongestionControl: Send {
     /// → `tcp_ca_event(CA_EVENT_TX_START)`), after any idle restart.
     /// `idle` is the time since the last transmission (`now − lsndtime`).
     /// `TcpSender` calls it for any segment sent with an empty pipe once
-    /// something was sent before, however short the pause.
-    fn on_tx_start(&mut self, _w: &mut Window, _now: Time, _idle: Duration) {}
+    /// something was sent before, however short the pause. `app_limited`:
+    /// the application, not loss, emptied the pipe (Linux `tp->app_limited`;
+    /// after an RTO everything is marked lost and the pipe is empty too).
+    fn on_tx_start(&mut self, _w: &mut Window, _now: Time, _idle: Duration, _app_limited: bool) {}
     /// The congestion control sets the window itself on every ACK, also in
     /// recovery (BBR), so the sender applies no PRR and no cwnd reset.
     fn owns_window(&self) -> bool {

@@ -280,7 +280,7 @@ impl CongestionControl for Cubic {
     /// an application-limited pause the epoch moves forward by the idle
     /// time (never past now), so the curve does not run on through time
     /// nothing was sent.
-    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration, _app_limited: bool) {
         if let Some(e) = self.epoch.as_mut() {
             if idle.is_positive() {
                 *e = (*e + idle).min(now);
@@ -418,7 +418,7 @@ mod tests {
                 if pause {
                     // The last send was at the end of the round.
                     now += Duration::from_millis(100);
-                    c.on_tx_start(&mut w, now, Duration::from_millis(100));
+                    c.on_tx_start(&mut w, now, Duration::from_millis(100), true);
                 }
             }
             w.cwnd

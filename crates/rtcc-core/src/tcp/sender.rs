@@ -389,7 +389,8 @@ impl TcpSender {
         // is CA_EVENT_TX_START, idle counted from the last send (lsndtime).
         if self.in_flight() == 0 {
             if let Some(last) = self.last_send {
-                self.cc.on_tx_start(&mut self.w, now, now - last);
+                let app_limited = self.rate.app_limited != 0 && self.state == CaState::Open;
+                self.cc.on_tx_start(&mut self.w, now, now - last, app_limited);
             }
         }
         let seg = if rtx { self.retransmit(now) } else { self.send_new(now) };
@@ -475,24 +476,27 @@ impl TcpSender {
     /// initial window. Not for a congestion control that owns the window
     /// (Linux skips it when `cong_control` is set).
     fn idle_restart(&mut self, now: Time) {
+        // tcp_slow_start_after_idle_check: not for a congestion control
+        // that sets the window itself (BBR hears the restart as a TX start).
+        if self.cc.owns_window() {
+            return;
+        }
         let Some(last) = self.last_send else { return };
         let idle = now - last;
         if !self.cfg.slow_start_after_idle || idle <= self.rto() {
             return;
         }
-        if !self.cc.owns_window() {
-            let cwnd = self.w.cwnd;
-            // tcp_current_ssthresh.
-            self.w.ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
-            let restart = self.cfg.initial_window.min(cwnd);
-            let mut c = cwnd;
-            let mut d = idle - self.rto();
-            while d.is_positive() && c > restart {
-                c >>= 1;
-                d -= self.rto();
-            }
-            self.w.cwnd = c.max(restart);
+        let cwnd = self.w.cwnd;
+        // tcp_current_ssthresh.
+        self.w.ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        let restart = self.cfg.initial_window.min(cwnd);
+        let mut c = cwnd;
+        let mut d = idle - self.rto();
+        while d.is_positive() && c > restart {
+            c >>= 1;
+            d -= self.rto();
         }
+        self.w.cwnd = c.max(restart);
         self.cc.on_idle_restart(&mut self.w, now);
     }
 

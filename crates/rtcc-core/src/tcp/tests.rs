@@ -643,10 +643,10 @@ fn tcp_spurious_rto_is_detected_by_timestamps() {
     assert!(net.rx.duplicate_segments() >= 1);
 }
 
-/// Reno that records `on_tx_start` calls (time, idle).
+/// Reno that records `on_tx_start` calls (time, idle, app-limited).
 struct TxStartLog {
     inner: super::Reno,
-    log: std::sync::Arc<std::sync::Mutex<Vec<(Time, Duration)>>>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(Time, Duration, bool)>>>,
 }
 
 impl CongestionControl for TxStartLog {
@@ -659,8 +659,8 @@ impl CongestionControl for TxStartLog {
     fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
         self.inner.ssthresh(w, now)
     }
-    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration) {
-        self.log.lock().unwrap().push((now, idle));
+    fn on_tx_start(&mut self, _w: &mut Window, now: Time, idle: Duration, app_limited: bool) {
+        self.log.lock().unwrap().push((now, idle, app_limited));
     }
 }
 
@@ -690,10 +690,28 @@ fn tcp_sender_reports_tx_start_after_a_pause() {
     net.run(at(0.3), &mut |_| {});
     let got = log.lock().unwrap().clone();
     eprintln!("last send {last_send}, tx_start {got:?}, rto {}", net.tx.rto());
-    assert_eq!(got, [(at(0.2), at(0.2) - last_send)]);
+    assert_eq!(got, [(at(0.2), at(0.2) - last_send, true)]);
     assert!(got[0].1 > ms(100) && got[0].1 < net.tx.rto());
     // Shorter than the RTO: the window survives (no idle restart).
     assert!(net.tx.window().cwnd >= window.cwnd, "{:?} vs {window:?}", net.tx.window());
+}
+
+#[test]
+fn tcp_tx_start_after_an_rto_is_not_app_limited() {
+    // Everything outstanding is marked lost on an RTO, so the pipe is empty
+    // when the first retransmission leaves: a TX start, but not a pause the
+    // application made (BBR must not treat it as one).
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let cc = Box::new(TxStartLog { inner: super::Reno::new(), log: log.clone() });
+    let rate = DataRate::from_mbps(10);
+    let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
+    net.tx.set_unlimited();
+    net.drop_ack = Box::new(|t| t >= at(1.0) && t < at(2.0));
+    net.run(at(3.0), &mut |_| {});
+    assert!(net.tx.stats().rtos >= 1, "{:?}", net.tx.stats());
+    let got = log.lock().unwrap().clone();
+    assert!(!got.is_empty(), "the retransmission after the RTO is a TX start");
+    assert!(got.iter().all(|e| !e.2), "{got:?}");
 }
 
 #[test]
