@@ -10,9 +10,6 @@
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
-/// IPv4 (20) + UDP (8): the header a UDP datagram adds.
-pub const UDP_HEADER: DataSize = DataSize::from_bytes(28);
-
 /// An exponentially distributed duration with mean `mean` (inverse CDF).
 pub fn exponential(rng: &mut Rng, mean: Duration) -> Duration {
     let u = rng.uniform();
@@ -96,9 +93,8 @@ impl UdpSender {
             return None;
         }
         self.period_sent += 1;
-        let bits = self.period_sent as u128 * self.cfg.packet.bits() as u128;
-        let us = (bits * 1_000_000).div_ceil(self.cfg.rate.bps() as u128);
-        self.next = self.period_start + Duration::from_micros(us.min(i64::MAX as u128 / 4) as i64);
+        let sent = DataSize::from_bytes(self.period_sent * self.cfg.packet.bytes());
+        self.next = self.period_start + sent / self.cfg.rate;
         self.packets_sent += 1;
         self.bytes_sent += self.cfg.packet.bytes();
         Some(self.cfg.packet)

@@ -27,11 +27,7 @@ impl PathSpec {
     /// forked from `rng`: turning jitter on does not change which reports
     /// are lost, nor which packets the bottleneck loses.
     pub fn build<F, R>(&self, rng: &mut Rng) -> (Path<F>, Path<R>) {
-        let jitter_rng = rng.fork(2);
-        let reverse_rng = rng.fork(3);
-        let fwd = Path::new(self.delay, self.jitter, LossModel::None, jitter_rng, Rng::new(0));
-        let rev = Path::new(self.reverse_delay, Duration::ZERO, self.reverse_loss.clone(), Rng::new(0), reverse_rng);
-        (fwd, rev)
+        self.build_forked(rng, 2, 3)
     }
 
     /// The paths of flows whose data runs from the receiving side: what
@@ -39,8 +35,12 @@ impl PathSpec {
     /// data over the reverse one (its delay and loss). Streams forked after
     /// `build`'s, so they change none of its draws.
     pub fn build_crossed<F, R>(&self, rng: &mut Rng) -> (Path<F>, Path<R>) {
-        let jitter_rng = rng.fork(4);
-        let reverse_rng = rng.fork(5);
+        self.build_forked(rng, 4, 5)
+    }
+
+    fn build_forked<F, R>(&self, rng: &mut Rng, jitter: u64, loss: u64) -> (Path<F>, Path<R>) {
+        let jitter_rng = rng.fork(jitter);
+        let reverse_rng = rng.fork(loss);
         let fwd = Path::new(self.delay, self.jitter, LossModel::None, jitter_rng, Rng::new(0));
         let rev = Path::new(self.reverse_delay, Duration::ZERO, self.reverse_loss.clone(), Rng::new(0), reverse_rng);
         (fwd, rev)

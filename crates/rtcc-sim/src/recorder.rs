@@ -79,6 +79,9 @@ pub enum Event<'a> {
     /// Something sent back (report, ACK) left a bottleneck: the forward
     /// one for a reverse flow, else the reverse one.
     BackDeparted { size: DataSize, reverse: bool },
+    /// Something sent back was dropped at a bottleneck (the reverse one
+    /// when `reverse`): it counts among that link's drops.
+    BackDropped { reverse: bool },
     /// It reached its receiver.
     PacketArrived { at: Time, packet: &'a Packet },
     /// A receiver report was sent; `lost` on the way back.
@@ -405,6 +408,13 @@ impl Recorder {
                 l.delivered_bytes += size.bytes();
                 l.by_kind[FEEDBACK] += size.bytes();
             }
+            Event::BackDropped { reverse } => match (&mut self.reverse, reverse) {
+                (Some(r), true) => r.drops += 1,
+                _ => {
+                    self.link.bin_drops += 1;
+                    self.link.drops += 1;
+                }
+            },
             Event::Traffic { at, sample } => self.traffic_sample(flow, Some(at), sample),
             Event::TrafficEnd(sample) => self.traffic_sample(flow, None, sample),
             Event::Rtt(d) => self.flows[flow].traffic.rtt.add(d),

@@ -451,6 +451,9 @@ impl Simulation {
             f.backs.push_back((seq, back));
         }
         self.recorder.record(i, Event::ReportSent { lost: !queued });
+        if !queued {
+            self.recorder.record(i, Event::BackDropped { reverse: !reverse });
+        }
         self.link_drops(!reverse);
         self.arm(if reverse { Stage::Link } else { Stage::ReverseLink }, 0);
     }
@@ -525,6 +528,7 @@ impl Simulation {
             if p.kind == PacketKind::Feedback {
                 self.flows[i].backs.retain(|r| r.0 != p.seq);
                 self.recorder.record(i, Event::ReportLost);
+                self.recorder.record(i, Event::BackDropped { reverse });
             } else {
                 self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame });
             }

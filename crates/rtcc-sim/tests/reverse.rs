@@ -46,6 +46,11 @@ fn a_slow_reverse_bottleneck_delivers_reports_at_its_rate_and_drops_the_rest() {
     let most = 20.0 * 5_000.0 / (8.0 * 48.0) + 4.0;
     assert!(delivered <= most, "{delivered} reports crossed a 5 kbps path in 20 s (at most {most})");
     assert!(f.reports_lost as f64 > 0.3 * f.reports_sent as f64, "{} of {} lost", f.reports_lost, f.reports_sent);
+    // Every report lost here was dropped at the reverse bottleneck, and is
+    // counted there; the forward link dropped nothing.
+    let rl = out.summary.reverse_link.as_ref().expect("reverse link");
+    assert_eq!(rl.drops, f.reports_lost);
+    assert_eq!(out.summary.link.drops, 0);
     // The forward direction does not care.
     assert!((f.goodput_kbps - 2000.0).abs() < 30.0, "{}", f.goodput_kbps);
 }
