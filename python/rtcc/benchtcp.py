@@ -14,10 +14,6 @@ from rtcc import benchflows
 
 WORKLOAD = "tcp"
 SECONDS = 120.0
-# Simulated seconds per wall second. One 10 Mbps flow is ~830 data packets and ~415
-# ACKs per simulated second, ~2.7x the packets of the 3 Mbps `gcc` call (target 2,000x)
-# plus a per-ACK congestion-control update: 1,000x is the gcc budget per packet, halved.
-TARGET = 1_000.0
 NS3_SCRIPT = "ns3_tcp.py"
 PATH_TEXT = "1 Cubic flow, 10 Mbps / 20 ms, 33-packet drop-tail queue (1 BDP), 120 s"
 

@@ -25,8 +25,10 @@ from rtcc.tables import format_number, format_table
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
 # at most 120 s of wall time.
-# tcp: one Cubic flow on 10 Mbps / 20 ms for 120 s (rtcc.benchtcp.TARGET; why 1,000x
-# is there); `--workload tcp --ns3 PYTHON` also times bare ns-3 on the same flow.
+# tcp: one Cubic flow on 10 Mbps / 20 ms for 120 s: ~830 data packets and ~415 ACKs
+# per simulated second, ~2.7x the gcc call's packets plus a per-ACK congestion-control
+# update, so the gcc budget per packet, halved; `--workload tcp --ns3 PYTHON` also
+# times bare ns-3 on the same flow.
 BENCH_TARGETS = {"fixed": 10_000.0, "gcc": 2_000.0, "vp8": 1.0, "tcp": 1_000.0}
 EXIT_USAGE = 2
 _MAX_SEED = 2**64 - 1
@@ -438,7 +440,9 @@ def cmd_fairness(args: argparse.Namespace) -> int:
 
     try:
         result = Result.load(args.results)
-        flows = [f for f in args.flows.split(",") if f] if args.flows else None
+        flows = [f.strip() for f in args.flows.split(",")] if args.flows is not None else None
+        if flows is not None and not all(flows):
+            raise ValueError(f"--flows {args.flows!r}: give flow names separated by commas")
         index = result.jain(flows=flows, start=args.start, end=args.end, metric=args.metric)
     except ValueError as e:
         raise CliError(str(e)) from None

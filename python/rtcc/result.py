@@ -142,6 +142,8 @@ class Result:
         if start is not None and end is not None and start >= end:
             raise ValueError(f"the window is empty: start {start:g} s is not before end {end:g} s")
         names = self.flow_names()
+        if flows is not None and not flows:
+            raise ValueError("no flows chosen: give at least one flow name")
         chosen = list(names) if flows is None else []
         for name in flows or []:
             ids = [i for i, n in names.items() if n == name]

@@ -397,3 +397,16 @@ def test_cross_traffic_rows_and_fairness_over_chosen_flows(capsys, tmp_path: Pat
     assert f"{late:.4f}" in out and "a, b" in out
     assert cli.main(["fairness", str(tmp_path / "out"), "--flows", "zz"]) == 2
     assert "'zz' is not in this run" in capsys.readouterr().err
+    assert cli.main(["fairness", str(tmp_path / "out"), "--flows", ","]) == 2
+    assert "--flows" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no flows chosen"):
+        loaded.jain(flows=[])
+
+    # What `rtcc run` prints for cross traffic: the scheme column, each TCP
+    # flow's RTT and downloads, the link's share by kind.
+    text = cli.summary_text(res.summary)
+    assert "tcp cubic" in text and "web cubic" in text
+    web = flows["web"]
+    assert f"{web['objects_completed']} of {web['objects_started']} downloads" in text
+    link = next(line for line in text.splitlines() if line.startswith("link:"))
+    assert f"tcp {shares['tcp'] * 100:.1f} %" in link and "video" in link
