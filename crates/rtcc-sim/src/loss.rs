@@ -3,6 +3,7 @@
 //! The `loss = ...` config forms ([`LossSpec`](crate::link::LossSpec)) are in [`crate::link::config`].
 
 use rtcc_core::rng::Rng;
+use rtcc_core::units::Time;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum LossModel {
@@ -14,6 +15,8 @@ pub enum LossModel {
     /// bad→good with `p_bg`; then the packet is lost with the probability of
     /// the state it is in. `bad` is the current state (starts good).
     GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64, bad: bool },
+    /// `inner`, for packets at or after `start`; nothing is drawn before.
+    From { start: Time, inner: Box<LossModel> },
 }
 
 impl LossModel {
@@ -29,10 +32,20 @@ impl LossModel {
         LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad: false }
     }
 
-    /// Draws the fate of one packet.
-    pub fn lose(&mut self, rng: &mut Rng) -> bool {
+    /// This model from `start` on (`Time::ZERO`: unchanged).
+    pub fn starting(self, start: Time) -> Self {
+        match self {
+            LossModel::None => LossModel::None,
+            m if start == Time::ZERO => m,
+            m => LossModel::From { start, inner: Box::new(m) },
+        }
+    }
+
+    /// Draws the fate of one packet leaving at `now`.
+    pub fn lose(&mut self, now: Time, rng: &mut Rng) -> bool {
         match self {
             LossModel::None => false,
+            LossModel::From { start, inner } => now >= *start && inner.lose(now, rng),
             LossModel::Bernoulli { p } => rng.chance(*p),
             LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
                 let flip = if *bad { *p_bg } else { *p_gb };
@@ -44,11 +57,12 @@ impl LossModel {
         }
     }
 
-    /// Long-run loss rate. Gilbert–Elliott: stationary P(bad) =
-    /// p_gb / (p_gb + p_bg); with both zero the chain stays in its state.
+    /// Long-run loss rate (once started). Gilbert–Elliott: stationary
+    /// P(bad) = p_gb / (p_gb + p_bg); with both zero the chain stays in its state.
     pub fn mean_loss(&self) -> f64 {
         match *self {
             LossModel::None => 0.0,
+            LossModel::From { ref inner, .. } => inner.mean_loss(),
             LossModel::Bernoulli { p } => p,
             LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
                 let pi_bad = if p_gb + p_bg > 0.0 {
@@ -69,16 +83,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn loss_starts_at_its_start_and_draws_nothing_before() {
+        let start = Time::from_millis(10_000);
+        let mut m = LossModel::bernoulli(1.0).starting(start);
+        let mut rng = Rng::new(1);
+        let mut twin = rng.clone();
+        assert!(!m.lose(Time::from_millis(9_999), &mut rng));
+        assert_eq!(rng.next_u64(), twin.next_u64(), "no draw before the start");
+        assert!(m.lose(start, &mut rng));
+        assert_eq!(m.mean_loss(), 1.0);
+        assert_eq!(LossModel::bernoulli(0.2).starting(Time::ZERO), LossModel::Bernoulli { p: 0.2 });
+        assert_eq!(LossModel::None.starting(start), LossModel::None);
+    }
+
+    #[test]
     fn bernoulli_one_percent() {
         let mut m = LossModel::bernoulli(0.01);
         let mut rng = Rng::new(1);
         let n = 100_000;
-        let lost = (0..n).filter(|_| m.lose(&mut rng)).count();
+        let lost = (0..n).filter(|_| m.lose(Time::ZERO, &mut rng)).count();
         let rate = lost as f64 / n as f64;
         assert!((0.009..=0.011).contains(&rate), "rate {rate}");
         assert_eq!(m.mean_loss(), 0.01);
         assert_eq!(LossModel::bernoulli(0.0), LossModel::None);
-        assert!(!LossModel::None.lose(&mut rng));
+        assert!(!LossModel::None.lose(Time::ZERO, &mut rng));
     }
 
     #[test]
@@ -93,7 +121,7 @@ mod tests {
         let mut bursts = 0;
         let mut prev = false;
         for _ in 0..n {
-            let l = m.lose(&mut rng);
+            let l = m.lose(Time::ZERO, &mut rng);
             lost += l as usize;
             bursts += (l && !prev) as usize;
             prev = l;

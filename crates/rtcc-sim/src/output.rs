@@ -115,6 +115,11 @@ pub struct LinkSummary {
     /// Share of capacity used by each kind of traffic (`video`, `tcp`,
     /// `web`, `udp`, and `feedback`: reports and ACKs sent back).
     pub utilization_by_kind: std::collections::BTreeMap<String, f64>,
+    /// Bytes every flow through this bottleneck got at its receiver, over
+    /// the capacity of the whole run (Cross eq. 6: Σ sum_length_i / C·T);
+    /// unlike `utilization`, what random loss after the queue took is not
+    /// counted.
+    pub utilization_received: f64,
 }
 
 /// The reverse bottleneck (`[link] reverse_capacity`).
@@ -125,6 +130,8 @@ pub struct ReverseLinkSummary {
     pub delivered_kbps: f64,
     pub drops: u64,
     pub utilization_by_kind: std::collections::BTreeMap<String, f64>,
+    /// As [`LinkSummary::utilization_received`], for the reverse flows.
+    pub utilization_received: f64,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -201,6 +208,15 @@ impl Recorder {
         }
         let l = &self.link;
         let cap_bytes = l.capacity.bytes_between(Time::ZERO, end);
+        // Bytes received by the flows crossing each bottleneck (eq. 6 of Cross).
+        let received = |reverse: bool| -> u64 {
+            self.flows
+                .iter()
+                .filter(|f| (f.reverse && self.reverse.is_some()) == reverse)
+                .map(|f| f.stats.total_recv_bytes())
+                .sum()
+        };
+        let share = |bytes: u64, cap: f64| if cap > 0.0 { bytes as f64 / cap } else { 0.0 };
         let secs = (end - Time::ZERO).as_secs_f64().max(1e-9);
         let link = LinkSummary {
             capacity_kbps_mean: cap_bytes * 8.0 / secs / 1e3,
@@ -210,6 +226,7 @@ impl Recorder {
             queue_ms_max: l.queue_ms_max,
             drops: l.drops,
             utilization_by_kind: by_kind(l, cap_bytes),
+            utilization_received: share(received(false), cap_bytes),
         };
         let reverse_link = self.reverse.as_ref().map(|r| {
             let cap = r.capacity.bytes_between(Time::ZERO, end);
@@ -219,6 +236,7 @@ impl Recorder {
                 delivered_kbps: r.delivered_bytes as f64 * 8.0 / secs / 1e3,
                 drops: r.drops,
                 utilization_by_kind: by_kind(r, cap),
+                utilization_received: share(received(true), cap),
             }
         });
         let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_kbps).collect();

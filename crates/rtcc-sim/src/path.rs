@@ -92,9 +92,10 @@ impl<T> Path<T> {
         &self.loss
     }
 
-    /// Whether the next message is lost on this path (drawn once per message).
-    pub fn lose(&mut self) -> bool {
-        self.loss.lose(&mut self.loss_rng)
+    /// Whether the next message, sent at `now`, is lost on this path (drawn
+    /// once per message).
+    pub fn lose(&mut self, now: Time) -> bool {
+        self.loss.lose(now, &mut self.loss_rng)
     }
 
     /// Extra one-way delay for one packet: |N(0, jitter²)| (half-normal, mean
@@ -185,7 +186,7 @@ mod tests {
                     if discard {
                         p.discard();
                     }
-                    p.lose()
+                    p.lose(Time::ZERO)
                 })
                 .collect::<Vec<bool>>()
         };
@@ -194,6 +195,6 @@ mod tests {
         assert!(f.iter().any(|&x| x) && f.iter().any(|&x| !x));
         let mut quiet: Path<()> = Path::new(ms(0), Duration::ZERO, LossModel::None, Rng::new(1), Rng::new(2));
         assert_eq!(quiet.jitter_sample(), Duration::ZERO);
-        assert!(!quiet.lose());
+        assert!(!quiet.lose(Time::ZERO));
     }
 }

@@ -170,7 +170,7 @@ pub(crate) struct FlowRec {
     /// Its index in `KIND_NAMES`, and whether its data takes the reverse
     /// bottleneck (looked up once, not per packet).
     class: usize,
-    reverse: bool,
+    pub(crate) reverse: bool,
 }
 
 /// A cross-traffic flow's accumulators.

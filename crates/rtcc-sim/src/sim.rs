@@ -427,7 +427,7 @@ impl Simulation {
             true => (&mut self.back[1], Some(&mut self.link)),
             false => (&mut self.back[0], self.rev_link.as_mut()),
         };
-        if path.lose() {
+        if path.lose(t) {
             self.recorder.record(i, Event::ReportSent { lost: true });
             return;
         }
@@ -481,7 +481,7 @@ impl Simulation {
                 continue;
             }
             let queued = d.service_start - d.enqueued;
-            let lost = d.lost || self.data[r].lose();
+            let lost = d.lost || self.data[r].lose(d.departed);
             self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse });
             if lost {
                 self.data[r].discard();

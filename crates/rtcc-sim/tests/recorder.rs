@@ -177,3 +177,32 @@ fn outputs_come_from_events_alone() {
     let frames = out.frames.get("frame").unwrap();
     assert_eq!(frames.len(), 81);
 }
+
+/// Cross eq. 6 counts what the receivers got: loss after the queue used the
+/// link (`utilization`) but is not received (`utilization_received`), and
+/// a loss with a `start` leaves the time before it alone.
+#[test]
+fn received_utilization_leaves_out_what_random_loss_took() {
+    let text = |loss: &str| {
+        format!(
+            r#"duration = "20s"
+[link]
+capacity = "2Mbps"
+queue = "100ms"
+loss = {loss}
+[[flow]]
+controller = {{ name = "fixed", rate = "2.5Mbps" }}
+encoder = "ideal"
+nack = false
+"#
+        )
+    };
+    let clean = run(&text("0.0")).summary.link;
+    assert!(clean.utilization > 0.97, "{clean:?}");
+    assert!((clean.utilization_received - clean.utilization).abs() < 0.01, "{clean:?}");
+    let lossy = run(&text("{ kind = \"bernoulli\", p = 0.1, start = \"10s\" }")).summary.link;
+    assert!(lossy.utilization > 0.97, "{lossy:?}");
+    // Half the run at 10 % loss: about 5 % of the capacity not received.
+    let missing = lossy.utilization - lossy.utilization_received;
+    assert!((0.035..0.065).contains(&missing), "{missing} of {lossy:?}");
+}

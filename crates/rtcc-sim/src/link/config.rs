@@ -429,8 +429,12 @@ impl Default for LossSpec {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossTable {
     None,
+    /// `start`: no loss before this time (a run that lets controllers
+    /// find the capacity first, as Cross §VI-B starts its loss at 10 s).
     Bernoulli {
         p: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start: Option<UnitValue>,
     },
     GilbertElliott {
         p_gb: f64,
@@ -439,6 +443,8 @@ pub enum LossTable {
         loss_good: f64,
         #[serde(default = "one")]
         loss_bad: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start: Option<UnitValue>,
     },
 }
 
@@ -475,6 +481,13 @@ fn probability(field: &str, name: &str, v: f64) -> Result<f64, FieldError> {
     }
 }
 
+fn loss_start(v: &Option<UnitValue>, field: &str) -> Result<Time, FieldError> {
+    match v {
+        None => Ok(Time::ZERO),
+        Some(v) => Ok(Time::ZERO + v.duration(field)?),
+    }
+}
+
 impl LossSpec {
     /// Validates into a model; `field` names this entry in errors
     /// (e.g. `"link.loss"`).
@@ -483,14 +496,17 @@ impl LossSpec {
         Ok(match self {
             LossSpec::Probability(p) => LossModel::bernoulli(probability(field, "loss", *p)?),
             LossSpec::Table(LossTable::None) => LossModel::None,
-            LossSpec::Table(LossTable::Bernoulli { p }) => LossModel::bernoulli(probability(&sub("p"), "p", *p)?),
-            LossSpec::Table(LossTable::GilbertElliott { p_gb, p_bg, loss_good, loss_bad }) => {
+            LossSpec::Table(LossTable::Bernoulli { p, start }) => {
+                LossModel::bernoulli(probability(&sub("p"), "p", *p)?).starting(loss_start(start, &sub("start"))?)
+            }
+            LossSpec::Table(LossTable::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, start }) => {
                 LossModel::gilbert_elliott(
                     probability(&sub("p_gb"), "p_gb", *p_gb)?,
                     probability(&sub("p_bg"), "p_bg", *p_bg)?,
                     probability(&sub("loss_good"), "loss_good", *loss_good)?,
                     probability(&sub("loss_bad"), "loss_bad", *loss_bad)?,
                 )
+                .starting(loss_start(start, &sub("start"))?)
             }
         })
     }
@@ -836,6 +852,10 @@ mod tests {
         assert_eq!(l.queue_limit(), QueueLimit::Packets(100));
         assert_eq!(l.loss(), &LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0));
         assert_eq!(l.reverse_loss(), &LossModel::Bernoulli { p: 0.05 });
+        let l = build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"10s\" }\n").unwrap();
+        assert_eq!(l.loss(), &LossModel::bernoulli(0.1).starting(Time::from_millis(10_000)));
+        let e = build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"soon\" }\n").unwrap_err();
+        assert!(e.contains("link.loss.start"), "{e}");
         let q = |s: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = \"{s}\"\n")).map(|l| l.queue_limit());
         assert_eq!(q("100ms"), Ok(QueueLimit::Time(Duration::from_millis(100))));
         assert_eq!(q("64kB"), Ok(QueueLimit::Bytes(b(64_000))));

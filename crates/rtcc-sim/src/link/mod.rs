@@ -113,7 +113,7 @@ impl Link {
         let (packet, enqueued) = self.queue.finish().expect("a packet in service is queued");
         self.last_departure = departed;
         self.start_service(departed);
-        let lost = self.loss.lose(&mut self.loss_rng);
+        let lost = self.loss.lose(departed, &mut self.loss_rng);
         Some(Departure { packet, enqueued, service_start, departed, lost })
     }
 
