@@ -125,7 +125,9 @@ def bin_series(result: Result, flow: int = 0) -> pd.DataFrame:
     if ts.empty or "flow" not in ts.columns:
         raise ValueError("convergence needs the per-bin time series ([record] timeseries = true)")
     part = ts[ts["flow"] == flow]
-    keep = ["t_s", "recv_kbps", "send_kbps", "video_kbps", "padding_kbps", "target_kbps"]
+    keep = [
+        "t_s", "recv_kbps", "send_kbps", "video_kbps", "padding_kbps", "target_kbps", "owd_ms",
+    ]  # fmt: skip
     out = part[[c for c in keep if c in part.columns]].reset_index(drop=True)
     link = result.link.set_index("t_s")["capacity_kbps"] if not result.link.empty else None
     out["capacity_kbps"] = (

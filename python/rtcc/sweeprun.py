@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rtcc.limits import MAX_RUNS, atomic_path, write_atomic
@@ -131,13 +132,34 @@ def run_key(run: Run, analysis: Analysis, text: str | None = None) -> str:
             "version": CACHE_VERSION,
             "scenario": text if text is not None else dumps_toml(prepare(run, analysis)),
             "seed": run.seed,
-            "analysis": asdict(analysis),
+            "analysis": _analysis_key(analysis),
             "files": files,
             "simulator": _simulator_digest(),
         },
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _analysis_key(analysis: Analysis) -> dict[str, Any]:
+    """The analysis options in a cache key; ``series_s`` only when set, so runs cached
+    before it existed keep their keys."""
+    options = asdict(analysis)
+    if options["series_s"] is None:
+        del options["series_s"]
+    return options
+
+
+def resample(series: pd.DataFrame, seconds: float) -> pd.DataFrame:
+    """A per-bin series (``t_s`` = bin end) averaged into bins of ``seconds``, each row
+    stamped with its bin's end; NaN cells are left out of the means."""
+    if series.empty:
+        return series
+    t = series["t_s"].to_numpy(dtype=float)
+    group = np.ceil(t / seconds - 1e-9).astype(np.int64)
+    out = series.drop(columns="t_s").groupby(group).mean()
+    out.insert(0, "t_s", out.index.to_numpy(dtype=float) * seconds)
+    return out.reset_index(drop=True)
 
 
 def _clean(value: Any) -> Any:
@@ -166,12 +188,13 @@ def analyse(result: Any, analysis: Analysis) -> dict[str, Any]:
     for i in picked:
         series = conv.bin_series(result, i)
         entry: dict[str, Any] = {}
+        kept = series if analysis.series_s is None else resample(series, analysis.series_s)
         if analysis.convergence:
             entry["convergence"] = conv.convergence(
                 series, steady_window_s=analysis.steady_window_s, smooth_s=analysis.smooth_s
             )
         if analysis.series:
-            entry["series"] = {c: series[c].round(3).tolist() for c in series.columns}
+            entry["series"] = {c: kept[c].round(3).tolist() for c in kept.columns}
         if analysis.distributions:
             util = (series["recv_kbps"] / series["capacity_kbps"]).where(
                 series["capacity_kbps"] > 0

@@ -69,6 +69,8 @@ class Analysis:
     distributions: bool = False  # quantiles of per-bin utilisation (and frame latency)
     steady_window_s: float = 10.0
     smooth_s: float = 1.0
+    # Kept series averaged into bins of this many seconds (None: the run's own bins).
+    series_s: float | None = None
 
     @property
     def needs_timeseries(self) -> bool:
@@ -289,6 +291,11 @@ def _analysis(data: Mapping[str, Any], source: str) -> Analysis:
             if not isinstance(data[key], int | float) or data[key] < 0:
                 raise SweepError(f"{source}: {key}: must be a non-negative number of seconds")
             values[key] = float(data[key])
+    if "series_s" in data:
+        value = data["series_s"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise SweepError(f"{source}: series_s: must be a positive number of seconds")
+        values["series_s"] = float(value)
     return Analysis(**values)
 
 

@@ -1,8 +1,8 @@
 """Reproductions of the papers' experiments: ``rtcc reproduce NAME``.
 
-One sub-package per paper (:mod:`rtcc.reproduce.dumbo`), each with a ``run(out, ...)``
-writing ``table.csv`` and ``report.html`` under ``out``. What every paper shares lives
-here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
+One sub-package per paper (:mod:`rtcc.reproduce.dumbo`, :mod:`rtcc.reproduce.cross`), each
+with a ``run(out, ...)`` writing ``table.csv`` and ``report.html`` under ``out``. What
+every paper shares lives here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
 :mod:`~rtcc.reproduce.figures` (scheme colours, rendering in rtcc's style) and
 :mod:`~rtcc.reproduce.page` (the report page and its rtcc-vs-paper tables).
 """
@@ -12,4 +12,8 @@ from __future__ import annotations
 __all__ = ["EXPERIMENTS"]
 
 # Name -> sub-package under rtcc.reproduce (imported on demand: they pull in pandas/matplotlib).
-EXPERIMENTS = {"dumbo": "Dumbo thesis: pulse-link convergence and Mahimahi cellular traces"}
+EXPERIMENTS = {
+    "dumbo": "Dumbo thesis: pulse-link convergence and Mahimahi cellular traces",
+    "cross": "Cross paper: Table III links, random loss, fast adaptation, RTT fairness, "
+    "BBR vs RBBR, online stand-in",
+}

@@ -1,0 +1,475 @@
+"""The Cross reproduction's runs: the experiments of §IV and §VI and their metrics.
+
+Reproduces Zhang & Yang, "Cross: A Delay Based Congestion Control Method for RTP Media"
+(../shared/papers/cross.txt) in simulation:
+
+- ``VI-A case N``: Table III's eight links, three flows of one algorithm (0-300 s,
+  35-200 s, 80-300 s), for cross, gcc, copa, vivace, rbbr, nada, nadar (Figs. 5-12).
+- ``VI-B loss P%``: Case 6 with random loss P from t = 10 s, one flow (Figs. 13-14).
+- ``VI-C``: one cross flow, 10 -> 4 -> 10 Mbps at 40/80 s, fast bandwidth adaptation on
+  (with acceleration, Fig. 15) and off (without, Fig. 16).
+- ``VI-D``: 15 Mbps, flow 1 at 40 ms RTT from 0 s, flow 2 at 80 ms RTT from 40 s, 150 s,
+  for rbbr, nadar, cross (Fig. 17).
+- ``Table II case N``: WebRTC-style bbr vs rbbr on Table I's links, loss rate.
+- ``VI-E case N``: a stand-in for the online evaluation, cross vs bbr on the six
+  bandwidth scripts, freeze-duration ratio by WebRTC's rule (Figs. 18-19).
+
+The paper's simulated encoder "output[s] data based on target rate" (§III), so every
+simulated-link run uses rtcc's ``ideal`` encoder; the online stand-in uses the default
+lagging encoder, as the service ran a real H.264 encoder. GCC runs with the classic
+2 %/10 % loss rule (``loss = "classic"``), as WebRTC had it when the paper was written.
+Every flow's ``max_rate`` is 20 Mbps, above the largest link (the paper targets 10-35
+Mbps services); the online stand-in's is 6 Mbps, the service's maximum.
+Where the paper does not give a setting (durations of VI-B/VI-C, queues of VI-C/VI-D/VI-E,
+the flows of Table II), the choice is stated beside the constant below.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rtcc.reproduce.cross import paper
+from rtcc.sweeprun import SweepResult, execute
+from rtcc.sweepspec import Analysis, Run
+from rtcc.tables import format_number, format_table
+
+__all__ = [
+    "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "run",
+    "spike_seconds", "summary_text",
+]  # fmt: skip
+
+SEED = 1
+MAX_RATE = "20Mbps"
+ONLINE_MAX_RATE = "6Mbps"  # §VI-E: "The maximum bitrate of the service is approximate 6Mbps"
+# §VI-E lifts the limit for 30 s; 100 Mbps is far above the 6 Mbps service.
+LIFTED = "100Mbps"
+# Queues the paper does not give: Case 6's rule (capacity x 200 ms) for VI-C and VI-E,
+# Table I's 15 Mbps rule (x 100 ms) for VI-D.
+ADAPT_QUEUE_MS = 200
+RTT_QUEUE_MS = 100
+ONLINE_QUEUE_MS = 200
+ONLINE_OWD_MS = 25  # not given (a LAN router in front of a cloud service); rtcc's default
+SPIKE_MS = 100.0  # §VI-C's "large latency spike": one-way delay above its minimum + 100 ms
+
+
+@dataclass(frozen=True)
+class Scheme:
+    label: str
+    controller: str | Mapping[str, Any]
+
+    def flow(self, name: str, **extra: Any) -> dict[str, Any]:
+        flow: dict[str, Any] = {"name": name, "controller": self.controller}
+        flow.update(extra)
+        return flow
+
+    @property
+    def name(self) -> str:
+        c = self.controller
+        return c if isinstance(c, str) else str(c["name"])
+
+
+SCHEMES = {
+    s.label: s
+    for s in (
+        Scheme("cross", "cross"),
+        Scheme("gcc", {"name": "gcc", "loss": "classic"}),
+        Scheme("copa", "copa"),
+        Scheme("vivace", "vivace"),
+        Scheme("rbbr", "rbbr"),
+        Scheme("nada", "nada"),
+        Scheme("nadar", "nadar"),
+        Scheme("bbr", "bbr"),
+        # §VI-C: Fig. 16 has the subroutine and rate acceleration off, fast reduce on.
+        Scheme("cross (no fast adaptation)",
+               {"name": "cross", "fast_adaptation": False, "acceleration": False}),
+    )
+}  # fmt: skip
+VI_A_SCHEMES = ("cross", "gcc", "copa", "vivace", "rbbr", "nada", "nadar")
+RTT_SCHEMES = ("rbbr", "nadar", "cross")
+ADAPT_SCHEMES = ("cross", "cross (no fast adaptation)")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    cases: tuple[int, ...]
+    fairness_s: int
+    schedule: tuple[tuple[int, int], ...]  # (start, stop) s of VI-A's three flows
+    loss_schemes: tuple[str, ...]
+    losses: tuple[int, ...]  # percent
+    loss_s: int
+    adapt: tuple[int, int, int]  # drop, recovery, end (s)
+    rtt: tuple[int, int, int]  # second flow's start, end, Jain window start (s)
+    table1_cases: tuple[int, ...]
+    online_cases: tuple[int, ...]
+    online_period_s: int  # one trough (and one lifted stretch)
+
+
+FULL = Variant(
+    "full", cases=tuple(paper.CASES), fairness_s=300, schedule=((0, 300), (35, 200), (80, 300)),
+    loss_schemes=VI_A_SCHEMES, losses=(0, 2, 4, 6, 8, 10),
+    loss_s=120,  # not given: 10 s clean, then 110 s of loss
+    adapt=(40, 80, 120), rtt=(40, 150, 60), table1_cases=(1, 2, 3),
+    online_cases=(1, 2, 3, 4, 5, 6), online_period_s=30,
+)  # fmt: skip
+# Shortened for tests: the claims' cases, time scaled so each event still happens.
+SHORT = Variant(
+    "short", cases=(4, 6), fairness_s=100, schedule=((0, 100), (12, 67), (27, 100)),
+    loss_schemes=("cross", "gcc"), losses=(8, 10), loss_s=60,
+    adapt=(30, 60, 75), rtt=(20, 90, 40), table1_cases=(2,),
+    online_cases=(1, 4), online_period_s=20,
+)  # fmt: skip
+
+
+def _queue(mbps: float, ms: float) -> str:
+    """Table III's "C x T" queue length in bytes."""
+    return f"{round(mbps * 1e6 / 8 * ms / 1e3)}B"
+
+
+def _scenario(
+    name: str, duration_s: int, link: Mapping[str, Any], flows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    # §VI-A: "Every 25 milliseconds, the WebRTC sender reads target transfer rate".
+    return {
+        "name": name, "duration": f"{duration_s}s", "seed": SEED, "link": dict(link),
+        "record": {"bin": "25ms"}, "flow": flows,
+    }  # fmt: skip
+
+
+def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any]) -> Run:
+    return Run({"experiment": experiment, "scheme": scheme.label}, scenario, SEED, "<cross>")
+
+
+def _video(scheme: Scheme, name: str, **extra: Any) -> dict[str, Any]:
+    return scheme.flow(name, encoder="ideal", max_rate=MAX_RATE, **extra)
+
+
+def fairness_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    runs = []
+    for case in v.cases:
+        mbps, owd, queue_ms = paper.CASES[case]
+        link = {"capacity": f"{mbps}Mbps", "delay": f"{owd}ms", "queue": _queue(mbps, queue_ms)}
+        for s in schemes:
+            flows = [
+                _video(s, f"flow{k + 1}", start=f"{a}s", stop=f"{b}s")
+                for k, (a, b) in enumerate(v.schedule)
+            ]
+            runs.append(
+                _run(f"VI-A case {case}", s, _scenario("cross-vi-a", v.fairness_s, link, flows))
+            )
+    return runs
+
+
+def loss_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    mbps, owd, queue_ms = paper.CASES[6]
+    runs = []
+    for percent in v.losses:
+        # §VI-B: loss "at timepoint 10s", after the algorithms found the capacity.
+        loss: Any = {"kind": "bernoulli", "p": percent / 100, "start": "10s"} if percent else 0.0
+        link = {
+            "capacity": f"{mbps}Mbps", "delay": f"{owd}ms", "queue": _queue(mbps, queue_ms),
+            "loss": loss,
+        }  # fmt: skip
+        for s in schemes:
+            scenario = _scenario("cross-vi-b", v.loss_s, link, [_video(s, "flow1")])
+            runs.append(_run(f"VI-B loss {percent}%", s, scenario))
+    return runs
+
+
+def adapt_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    drop, back, end = v.adapt
+    steps = [["0s", "10Mbps"], [f"{drop}s", "4Mbps"], [f"{back}s", "10Mbps"]]
+    link = {
+        "capacity": {"kind": "step", "steps": steps}, "delay": "50ms",
+        "queue": _queue(10, ADAPT_QUEUE_MS),
+    }  # fmt: skip
+    return [
+        _run("VI-C", s, _scenario("cross-vi-c", end, link, [_video(s, "flow1")])) for s in schemes
+    ]
+
+
+def rtt_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    second, end, _ = v.rtt
+    # 40 ms vs 80 ms round-trip propagation: 20 ms each way on the link, 20 ms more
+    # each way on the second flow's access.
+    link = {"capacity": "15Mbps", "delay": "20ms", "queue": _queue(15, RTT_QUEUE_MS)}
+    runs = []
+    for s in schemes:
+        flows = [
+            _video(s, "rtt40"),
+            _video(s, "rtt80", start=f"{second}s", access_delay="20ms"),
+        ]
+        runs.append(_run("VI-D", s, _scenario("cross-vi-d", end, link, flows)))
+    return runs
+
+
+def table1_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    # Table I gives no flows: VI-A's three-flow schedule, as Fig. 3 shows several flows.
+    runs = []
+    for case in v.table1_cases:
+        mbps, owd, queue_ms = paper.TABLE_I[case]
+        link = {"capacity": f"{mbps}Mbps", "delay": f"{owd}ms", "queue": _queue(mbps, queue_ms)}
+        for s in schemes:
+            flows = [
+                _video(s, f"flow{k + 1}", start=f"{a}s", stop=f"{b}s")
+                for k, (a, b) in enumerate(v.schedule)
+            ]
+            runs.append(
+                _run(
+                    f"Table II case {case}",
+                    s,
+                    _scenario("cross-table-i", v.fairness_s, link, flows),
+                )
+            )
+    return runs
+
+
+def online_capacity(case: int, period_s: int) -> tuple[Any, int]:
+    """§VI-E's scripts: cases 1-3 a square wave between 3/4/6 Mbps troughs and a lifted
+    limit (three troughs, Fig. 18), cases 4-6 constant 3/4/6 Mbps; and the duration."""
+    base = {1: 3, 2: 4, 3: 6, 4: 3, 5: 4, 6: 6}[case]
+    duration = 5 * period_s  # trough, lifted, trough, lifted, trough
+    if case > 3:
+        return f"{base}Mbps", duration
+    steps = [[f"{k * period_s}s", f"{base}Mbps" if k % 2 == 0 else LIFTED] for k in range(5)]
+    return {"kind": "step", "steps": steps}, duration
+
+
+def online_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    runs = []
+    for case in v.online_cases:
+        capacity, duration = online_capacity(case, v.online_period_s)
+        base = {1: 3, 2: 4, 3: 6, 4: 3, 5: 4, 6: 6}[case]
+        link = {
+            "capacity": capacity, "delay": f"{ONLINE_OWD_MS}ms",
+            "queue": _queue(base, ONLINE_QUEUE_MS),
+        }  # fmt: skip
+        for s in schemes:
+            flow = s.flow("call", max_rate=ONLINE_MAX_RATE)
+            runs.append(
+                _run(f"VI-E case {case}", s, _scenario("cross-vi-e", duration, link, [flow]))
+            )
+    return runs
+
+
+# --- metrics -------------------------------------------------------------------------
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0 or not np.any(x):
+        return math.nan
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+
+def spike_seconds(series: pd.DataFrame, start_s: float, end_s: float) -> float:
+    """Seconds in [start_s, end_s) whose one-way delay is above the run's minimum + 100 ms
+    (§VI-C's "large latency spike"), from a per-bin series (``t_s`` = bin end)."""
+    owd = series["owd_ms"].astype(float)
+    if owd.notna().sum() == 0:
+        return math.nan
+    t = series["t_s"].to_numpy(dtype=float)
+    width = float(np.median(np.diff(t))) if len(t) > 1 else float(t[0])
+    inside = (t > start_s) & (t <= end_s)
+    above = owd.to_numpy() > np.nanmin(owd.to_numpy()) + SPIKE_MS
+    return float(np.count_nonzero(inside & above) * width)
+
+
+def _series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:
+    data = record.get("flows", {}).get(str(flow), {}).get("series")
+    return pd.DataFrame(data) if data else None
+
+
+def _window_mean(series: pd.DataFrame | None, column: str, start_s: float, end_s: float) -> float:
+    if series is None or column not in series:
+        return 0.0
+    t = series["t_s"].to_numpy(dtype=float)
+    part = series.loc[(t > start_s) & (t <= end_s), column]
+    return float(part.fillna(0.0).mean()) if len(part) else 0.0
+
+
+def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str, Any]:
+    """One run's row: the link's eq. 6 utilisation, flows' mean one-way delay, aggregate
+    loss rate, summed goodput, WebRTC freeze ratio; per experiment, §VI-C's spike and
+    §VI-D's window fairness."""
+    summary = record["summary"]
+    flows = summary["flows"]
+    link = summary["link"]
+    sent = sum(f["packets_sent"] for f in flows)
+    owd = [f["owd_ms_mean"] for f in flows if f.get("owd_ms_mean") is not None]
+    freeze = [f["freeze_ratio_webrtc"] for f in flows if f.get("freeze_ratio_webrtc") is not None]
+    row: dict[str, Any] = {
+        "utilization_received": link["utilization_received"],
+        "utilization": link["utilization"],
+        "owd_ms_mean": float(np.mean(owd)) if owd else math.nan,
+        "queue_ms_mean": link.get("queue_ms_mean"),
+        "loss_rate": sum(f["loss_rate"] * f["packets_sent"] for f in flows) / sent
+        if sent
+        else math.nan,
+        "goodput_kbps": sum(f["goodput_kbps"] for f in flows),
+        "target_kbps_mean": float(
+            np.nanmean([f.get("target_kbps_mean") or math.nan for f in flows])
+        ),
+        "freeze_ratio_webrtc": float(np.mean(freeze)) if freeze else math.nan,
+        "jain_index": summary.get("jain_index"),
+    }
+    if experiment == "VI-C":
+        drop, back, _ = v.adapt
+        series = _series(record, 0)
+        row["spike_s"] = spike_seconds(series, drop, back) if series is not None else math.nan
+        row["recovery_s"] = _recovery(series, drop, back) if series is not None else math.nan
+    if experiment == "VI-D":
+        _, end, window = v.rtt
+        parts = [_series(record, i) for i in range(2)]
+        rates = [_window_mean(s, "recv_kbps", window, end) for s in parts]
+        row["jain_window"] = jain(rates)
+        row["rtt40_kbps"], row["rtt80_kbps"] = rates
+    return row
+
+
+def _recovery(series: pd.DataFrame, drop_s: float, back_s: float) -> float:
+    """Seconds after the capacity came back until the target rate is within 90 % of its
+    mean over the 10 s before the drop; NaN if it never is."""
+    t = series["t_s"].to_numpy(dtype=float)
+    target = series["target_kbps"].to_numpy(dtype=float)
+    before = target[(t > drop_s - 10) & (t <= drop_s)]
+    if not len(before):
+        return math.nan
+    goal = 0.9 * float(np.nanmean(before))
+    after = np.flatnonzero((t > back_s) & (target >= goal))
+    return float(t[after[0]] - back_s) if len(after) else math.nan
+
+
+# --- the run ---------------------------------------------------------------------------
+
+
+def probe(scheme: Scheme) -> str | None:
+    """Why the scheme cannot run here (its controller is not registered), or None."""
+    import rtcc
+
+    names = {c["name"] for c in rtcc.controllers()}
+    return None if scheme.name in names else f"controller '{scheme.name}' is not registered"
+
+
+@dataclass
+class Outcome:
+    """Everything the report needs; ``table`` is table.csv."""
+
+    variant: Variant
+    table: pd.DataFrame
+    results: dict[str, SweepResult]
+    skipped: dict[str, str]
+    wall_s: float = 0.0
+    controllers: list[str] = field(default_factory=list)
+
+    def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
+        """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
+        out = []
+        for result in self.results.values():
+            for run, record in zip(result.runs, result.records, strict=True):
+                if run.labels["experiment"] != experiment or not record:
+                    continue
+                count = len(record["summary"]["flows"])
+                parts = [_series(record, i) for i in range(count)]
+                out.append((str(run.labels["scheme"]), [p for p in parts if p is not None]))
+        return out
+
+
+def run(
+    out: str | Path,
+    jobs: int | None = None,
+    *,
+    short: bool = False,
+    fresh: bool = False,
+    progress: bool = False,
+) -> Outcome:
+    """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
+    Finished runs are cached under OUT/runs (``fresh`` recomputes them)."""
+    import rtcc
+    from rtcc.reproduce.cross import figures, page
+
+    started = time.perf_counter()
+    v = SHORT if short else FULL
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    skipped = {label: why for label, s in SCHEMES.items() if (why := probe(s)) is not None}
+
+    def pick(labels: Iterable[str]) -> list[Scheme]:
+        return [SCHEMES[label] for label in labels if label not in skipped]
+
+    groups = {
+        # flows' 1 s series: rates for the figures, §VI-D's window fairness
+        "rates": (
+            fairness_runs(v, pick(VI_A_SCHEMES))
+            + rtt_runs(v, pick(RTT_SCHEMES))
+            + table1_runs(v, pick(("bbr", "rbbr"))),
+            Analysis(flows="all", series=True, series_s=1.0),
+        ),
+        # 100 ms series: the length of §VI-C's delay spike
+        "adapt": (adapt_runs(v, pick(ADAPT_SCHEMES)), Analysis(series=True, series_s=0.1)),
+        "summary": (
+            loss_runs(v, pick(v.loss_schemes)) + online_runs(v, pick(("cross", "bbr"))),
+            Analysis(),
+        ),
+    }
+    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    results = {
+        name: execute(runs, analysis, out, progress=progress, label=name, **common)
+        for name, (runs, analysis) in groups.items()
+        if runs
+    }
+    rows = []
+    for result in results.values():
+        for r, record, error in zip(result.runs, result.records, result.errors, strict=True):
+            row: dict[str, Any] = dict(r.labels)
+            if record is not None:
+                row.update(metrics(record, str(r.labels["experiment"]), v))
+            row["error"] = error
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    outcome = Outcome(
+        v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()]
+    )
+    table.to_csv(out / "table.csv", index=False)
+    images = figures.render_all(outcome)
+    for name, (png, _) in images.items():
+        (out / name).write_bytes(png)
+    outcome.wall_s = time.perf_counter() - started
+    (out / "report.html").write_text(page.render(outcome, images), encoding="utf-8")
+    outcome.wall_s = time.perf_counter() - started
+    return outcome
+
+
+def _pick(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
+    part = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
+    if part.empty or column not in part or pd.isna(part[column].iloc[0]):
+        return math.nan
+    return float(part[column].iloc[0])
+
+
+def summary_text(table: pd.DataFrame) -> str:
+    """What `rtcc reproduce cross` prints: per experiment and scheme, the headline metrics."""
+    if table.empty or "utilization_received" not in table:
+        return "no runs"
+    rows = []
+    for _, r in table.iterrows():
+        rows.append([
+            str(r["experiment"]), str(r["scheme"]),
+            format_number(r.get("utilization_received"), 100, 1),
+            format_number(r.get("owd_ms_mean"), 1, 0),
+            format_number(r.get("loss_rate"), 100, 2),
+            format_number(r.get("freeze_ratio_webrtc"), 100, 2),
+            format_number(r.get("spike_s"), 1, 1),
+            format_number(r.get("jain_window"), 1, 3),
+        ])  # fmt: skip
+    header = ["experiment", "scheme", "util %", "owd ms", "loss %", "freeze %", "spike s", "jain"]
+    return format_table(header, rows)
