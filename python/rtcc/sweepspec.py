@@ -51,6 +51,7 @@ __all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_tom
 _KNOWN = (
     "name", "base", "controllers", "controller_flows", "traces", "seeds", "flows",
     "convergence", "series", "overrides", "steady_window_s", "smooth_s",
+    "series_s",
 )  # fmt: skip
 _MAX_SEED = 2**64 - 1
 

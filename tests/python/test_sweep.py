@@ -244,3 +244,22 @@ def test_cli_sweep(run_cli, spec: Path, tmp_path: Path):
         assert failed.returncode == 2
         assert len(failed.stderr.splitlines()) == 1, failed.stderr
         assert failed.stderr.startswith("rtcc: error: ") and "Traceback" not in failed.stderr
+
+
+def test_series_are_kept_resampled_and_series_s_is_checked(tmp_path: Path):
+    from rtcc.sweeprun import resample
+
+    series = pd.DataFrame({"t_s": [0.1, 0.2, 0.3, 0.4], "owd_ms": [10.0, float("nan"), 30.0, 50.0]})
+    out = resample(series, 0.2)
+    assert out["t_s"].tolist() == pytest.approx([0.2, 0.4])
+    assert out["owd_ms"].tolist() == pytest.approx([10.0, 40.0])  # NaN left out of the mean
+    path = tmp_path / "s.toml"
+    for bad in ("0", "-1", "true", '"1s"'):
+        extra = f"seeds = [1, 2]\nseries = true\nseries_s = {bad}\n"
+        text = SPEC.replace("seeds = [1, 2]\n", extra)
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(SweepError, match=r"series_s: must be a positive number"):
+            load_spec(path)
+    text = SPEC.replace("seeds = [1, 2]\n", "seeds = [1, 2]\nseries = true\nseries_s = 2\n")
+    path.write_text(text, encoding="utf-8")
+    assert load_spec(path).analysis.series_s == 2.0
