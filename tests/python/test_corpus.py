@@ -188,10 +188,7 @@ FOREIGN_VALUE = {"cc": '"reno"', "rate": '"1Mbps"', "think_time": '"1s"', "direc
 
 
 # Known defects (issue 15), recorded here rather than hidden: case id -> what is wrong.
-KNOWN = {
-    "trace-scale-string": "the error names link.capacity, not link.capacity.scale",
-    "trace-file-number": "the error names link.capacity, not link.capacity.file",
-}
+KNOWN: dict[str, str] = {}
 
 
 def validate(name: str, text: str | bytes, *needles: str, xfail: str | None = None) -> Case:
@@ -335,8 +332,8 @@ def trace_cases() -> Iterator[Case]:
         "trace-scale-string",
         "1\n2\n",
         "scale",
+        "link.capacity.scale",
         extra=', scale = "big"',
-        xfail=KNOWN["trace-scale-string"],
     )
     yield trace_case("trace-offset-word", "1\n2\n", "offset", extra=', offset = "abc"')
     yield trace_case("trace-offset-negative", "1\n2\n", "offset", extra=', offset = "-5s"')
@@ -344,8 +341,7 @@ def trace_cases() -> Iterator[Case]:
         "trace-file-number",
         ("validate", "{tmp}/s.toml"),
         {"s.toml": scenario().replace('"3Mbps"', '{ kind = "trace", file = 5 }')},
-        ("file",),
-        xfail=KNOWN["trace-file-number"],
+        ("link.capacity.file",),
     )
     yield trace_case("trace-unknown-field", "1\n2\n", "bogus", extra=", bogus = 1")
     # A UTF-8 byte-order mark (Windows editors write one) is not an error.

@@ -108,8 +108,11 @@ pub enum CapacitySpec {
     Table(CapacityTable),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// Deserialized through [`RawCapacity`], so a wrong field names its path
+/// (`link.capacity.file`); an internally tagged enum would buffer the table
+/// and lose it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CapacityTable {
     Constant {
         rate: UnitValue,
@@ -256,8 +259,9 @@ pub enum QueueSpec {
 
 /// The queue discipline table. Omitted fields take the defaults of
 /// [`crate::queue`] (RFC 8289 / RFC 8290 / Linux).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// Deserialized through [`RawQueue`] (see [`CapacityTable`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QueueTable {
     /// `limit` as in the string form; default unlimited.
     #[serde(rename = "droptail", alias = "drop_tail")]
@@ -425,8 +429,9 @@ impl Default for LossSpec {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// Deserialized through [`RawLoss`] (see [`CapacityTable`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LossTable {
     None,
     /// `start`: no loss before this time (a run that lets controllers
@@ -709,6 +714,248 @@ fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<C
     })
 }
 
+/// The fields present in a raw table that its `kind` does not take, and the
+/// ones it needs but lacks, as one reason (the table's path is the field).
+fn kind_fields(kind: &str, present: &[(&str, bool)], allowed: &[&str]) -> Result<(), String> {
+    match present.iter().find(|(name, here)| *here && !allowed.contains(name)) {
+        Some((name, _)) => {
+            let takes = if allowed.is_empty() { "no other fields".to_string() } else { allowed.join(", ") };
+            Err(format!("`{name}` is not a field of kind = \"{kind}\" (it takes {takes})"))
+        }
+        None => Ok(()),
+    }
+}
+
+fn needs<T>(value: Option<T>, kind: &str, name: &str) -> Result<T, String> {
+    value.ok_or_else(|| format!("missing field `{name}` (kind = \"{kind}\" needs it)"))
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CapacityKind {
+    Constant,
+    Pulse,
+    Square,
+    Step,
+    Ramp,
+    Trace,
+}
+
+/// Every field any capacity kind takes, deserialized as one flat struct.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCapacity {
+    kind: CapacityKind,
+    rate: Option<UnitValue>,
+    high: Option<UnitValue>,
+    low: Option<UnitValue>,
+    every: Option<UnitValue>,
+    period: Option<UnitValue>,
+    duty: Option<f64>,
+    steps: Option<Vec<(UnitValue, UnitValue)>>,
+    linear: Option<bool>,
+    from: Option<UnitValue>,
+    to: Option<UnitValue>,
+    start: Option<UnitValue>,
+    duration: Option<UnitValue>,
+    file: Option<String>,
+    scale: Option<f64>,
+    offset: Option<UnitValue>,
+}
+
+impl RawCapacity {
+    fn table(self) -> Result<CapacityTable, String> {
+        let present = [
+            ("rate", self.rate.is_some()),
+            ("high", self.high.is_some()),
+            ("low", self.low.is_some()),
+            ("every", self.every.is_some()),
+            ("period", self.period.is_some()),
+            ("duty", self.duty.is_some()),
+            ("steps", self.steps.is_some()),
+            ("linear", self.linear.is_some()),
+            ("from", self.from.is_some()),
+            ("to", self.to.is_some()),
+            ("start", self.start.is_some()),
+            ("duration", self.duration.is_some()),
+            ("file", self.file.is_some()),
+            ("scale", self.scale.is_some()),
+            ("offset", self.offset.is_some()),
+        ];
+        let (name, allowed): (&str, &[&str]) = match self.kind {
+            CapacityKind::Constant => ("constant", &["rate"]),
+            CapacityKind::Pulse => ("pulse", &["high", "low", "every"]),
+            CapacityKind::Square => ("square", &["high", "low", "period", "duty"]),
+            CapacityKind::Step => ("step", &["steps", "linear", "period"]),
+            CapacityKind::Ramp => ("ramp", &["from", "to", "start", "duration"]),
+            CapacityKind::Trace => ("trace", &["file", "scale", "offset"]),
+        };
+        kind_fields(name, &present, allowed)?;
+        Ok(match self.kind {
+            CapacityKind::Constant => CapacityTable::Constant { rate: needs(self.rate, name, "rate")? },
+            CapacityKind::Pulse => CapacityTable::Pulse {
+                high: needs(self.high, name, "high")?,
+                low: needs(self.low, name, "low")?,
+                every: needs(self.every, name, "every")?,
+            },
+            CapacityKind::Square => CapacityTable::Square {
+                high: needs(self.high, name, "high")?,
+                low: needs(self.low, name, "low")?,
+                period: needs(self.period, name, "period")?,
+                duty: needs(self.duty, name, "duty")?,
+            },
+            CapacityKind::Step => CapacityTable::Step {
+                steps: needs(self.steps, name, "steps")?,
+                linear: self.linear.unwrap_or(false),
+                period: self.period,
+            },
+            CapacityKind::Ramp => CapacityTable::Ramp {
+                from: needs(self.from, name, "from")?,
+                to: needs(self.to, name, "to")?,
+                start: self.start.unwrap_or_else(zero),
+                duration: needs(self.duration, name, "duration")?,
+            },
+            CapacityKind::Trace => CapacityTable::Trace {
+                file: needs(self.file, name, "file")?,
+                scale: self.scale.unwrap_or_else(one),
+                offset: self.offset.unwrap_or_else(zero),
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for CapacityTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RawCapacity::deserialize(d)?.table().map_err(de::Error::custom)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum QueueKind {
+    #[serde(rename = "droptail", alias = "drop_tail")]
+    DropTail,
+    Codel,
+    FqCodel,
+}
+
+/// Every field any queue kind takes, as one flat struct.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQueue {
+    kind: QueueKind,
+    limit: Option<UnitValue>,
+    target: Option<UnitValue>,
+    interval: Option<UnitValue>,
+    mtu: Option<UnitValue>,
+    quantum: Option<UnitValue>,
+    memory_limit: Option<UnitValue>,
+    drop_batch: Option<UnitValue>,
+}
+
+impl RawQueue {
+    fn table(self) -> Result<QueueTable, String> {
+        let present = [
+            ("limit", self.limit.is_some()),
+            ("target", self.target.is_some()),
+            ("interval", self.interval.is_some()),
+            ("mtu", self.mtu.is_some()),
+            ("quantum", self.quantum.is_some()),
+            ("memory_limit", self.memory_limit.is_some()),
+            ("drop_batch", self.drop_batch.is_some()),
+        ];
+        let (name, allowed): (&str, &[&str]) = match self.kind {
+            QueueKind::DropTail => ("droptail", &["limit"]),
+            QueueKind::Codel => ("codel", &["target", "interval", "mtu", "limit"]),
+            QueueKind::FqCodel => {
+                ("fq_codel", &["target", "interval", "mtu", "quantum", "limit", "memory_limit", "drop_batch"])
+            }
+        };
+        kind_fields(name, &present, allowed)?;
+        Ok(match self.kind {
+            QueueKind::DropTail => QueueTable::DropTail { limit: self.limit.unwrap_or_else(unlimited) },
+            QueueKind::Codel => QueueTable::Codel {
+                target: self.target,
+                interval: self.interval,
+                mtu: self.mtu,
+                limit: self.limit,
+            },
+            QueueKind::FqCodel => QueueTable::FqCodel {
+                target: self.target,
+                interval: self.interval,
+                mtu: self.mtu,
+                quantum: self.quantum,
+                limit: self.limit,
+                memory_limit: self.memory_limit,
+                drop_batch: self.drop_batch,
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for QueueTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RawQueue::deserialize(d)?.table().map_err(de::Error::custom)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum LossKind {
+    None,
+    Bernoulli,
+    GilbertElliott,
+}
+
+/// Every field any loss kind takes, as one flat struct.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoss {
+    kind: LossKind,
+    p: Option<f64>,
+    p_gb: Option<f64>,
+    p_bg: Option<f64>,
+    loss_good: Option<f64>,
+    loss_bad: Option<f64>,
+    start: Option<UnitValue>,
+}
+
+impl RawLoss {
+    fn table(self) -> Result<LossTable, String> {
+        let present = [
+            ("p", self.p.is_some()),
+            ("p_gb", self.p_gb.is_some()),
+            ("p_bg", self.p_bg.is_some()),
+            ("loss_good", self.loss_good.is_some()),
+            ("loss_bad", self.loss_bad.is_some()),
+            ("start", self.start.is_some()),
+        ];
+        let (name, allowed): (&str, &[&str]) = match self.kind {
+            LossKind::None => ("none", &[]),
+            LossKind::Bernoulli => ("bernoulli", &["p", "start"]),
+            LossKind::GilbertElliott => ("gilbert_elliott", &["p_gb", "p_bg", "loss_good", "loss_bad", "start"]),
+        };
+        kind_fields(name, &present, allowed)?;
+        Ok(match self.kind {
+            LossKind::None => LossTable::None,
+            LossKind::Bernoulli => LossTable::Bernoulli { p: needs(self.p, name, "p")?, start: self.start },
+            LossKind::GilbertElliott => LossTable::GilbertElliott {
+                p_gb: needs(self.p_gb, name, "p_gb")?,
+                p_bg: needs(self.p_bg, name, "p_bg")?,
+                loss_good: self.loss_good.unwrap_or(0.0),
+                loss_bad: self.loss_bad.unwrap_or(1.0),
+                start: self.start,
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for LossTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RawLoss::deserialize(d)?.table().map_err(de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -888,7 +1135,13 @@ mod tests {
         let e = err("{ kind = \"sawtooth\", high = \"3Mbps\" }");
         assert!(e.starts_with("link.capacity.kind: unknown variant `sawtooth`"), "{e}");
         let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", hgh = 1 }");
-        assert!(e.starts_with("link.capacity: unknown field `hgh`"), "{e}");
+        assert!(e.starts_with("link.capacity.hgh: unknown field `hgh`"), "{e}");
+        let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", file = \"x\" }");
+        assert!(e.starts_with("link.capacity: `file` is not a field of kind = \"pulse\" (it takes high, low, every)"), "{e}");
+        let e = err("{ kind = \"trace\", file = 5 }");
+        assert!(e.starts_with("link.capacity.file: "), "{e}");
+        let e = err("{ kind = \"trace\", file = \"t\", scale = \"big\" }");
+        assert!(e.starts_with("link.capacity.scale: "), "{e}");
         let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\" }");
         assert!(e.contains("missing field `every`"), "{e}");
         let e = err("true");
@@ -1022,10 +1275,11 @@ mod tests {
         let e = err("{ kind = \"red\" }");
         assert!(e.starts_with("link.queue.kind: unknown variant `red`"), "{e}");
         let e = codel("tagret", "\"5ms\"");
-        assert!(e.starts_with("link.queue: unknown field `tagret`"), "{e}");
+        assert!(e.starts_with("link.queue.tagret: unknown field `tagret`"), "{e}");
         // Fields belong to their kind.
-        assert!(codel("quantum", "\"1514B\"").starts_with("link.queue: unknown field `quantum`"));
-        assert!(err("{ kind = \"droptail\", target = \"5ms\" }").starts_with("link.queue: unknown field `target`"));
+        assert!(codel("quantum", "\"1514B\"").starts_with("link.queue: `quantum` is not a field of kind = \"codel\""));
+        let e = err("{ kind = \"droptail\", target = \"5ms\" }");
+        assert!(e.starts_with("link.queue: `target` is not a field of kind = \"droptail\" (it takes limit)"), "{e}");
         assert_eq!(err("{ limit = \"100ms\" }"), "link.queue: missing field `kind`");
         assert!(err("true").starts_with("link.queue: invalid type: boolean `true`, expected a queue limit"));
     }
