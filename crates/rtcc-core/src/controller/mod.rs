@@ -256,7 +256,7 @@ pub struct WrapperInfo {
 
 /// Every built-in controller. Adding an algorithm = one module + one line here.
 const BUILTIN: &[ControllerInfo] =
-    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, nada::INFO];
+    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, nada::INFO, nada::INFO_NADAR];
 
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];

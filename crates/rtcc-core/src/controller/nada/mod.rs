@@ -1,5 +1,6 @@
 //! `nada`: NADA, Network-Assisted Dynamic Adaptation (RFC 8698), with the
-//! defaults of its Figure 3.
+//! defaults of its Figure 3; `nadar`: NADA with ProbeRTT, as the Cross paper
+//! evaluates it (Zhang & Yang, arXiv 2409.10042, cross.txt §VI-A).
 //!
 //! Where each part runs. Everything runs at the sender. The receiver-side
 //! computation of §4.2 and §5.1 (`receiver.rs`: d_fwd, d_base, d_queue with
@@ -14,6 +15,13 @@
 //! receiver would have sent, and the sender side of §4.3 and §5.2.2
 //! (`sender.rs`) updates r_ref and derives the encoder target r_vin and the
 //! pacing rate r_send from it and the pacer's queue (`on_sender_state`).
+//!
+//! NADAR (`probe_rtt.rs`): d_fwd is the standing one-way delay, the minimum
+//! over srtt/2 (Copa's standing window, which Cross applies to one-way delay),
+//! in place of the 15-sample minimum, and the rmode check reads these
+//! standing values as its d_fwd samples; d_base is the minimum one-way delay,
+//! and after 10 s without a sample at or below it NADAR halves r_ref and
+//! re-samples d_base (see `probe_rtt.rs` for how long and from what).
 //!
 //! Choices the sources leave open, each beside its code:
 //! - RMIN and RMAX (`rmin`, `rmax`) are the flow's `min_rate` and `max_rate`
@@ -36,10 +44,14 @@
 //!   (`receiver.rs`), so that a loss can expire.
 //! - The observed feedback interval delta is clamped at `delta_max` (TAU).
 
+mod probe_rtt;
 mod receiver;
 mod sender;
 
-use receiver::Signal;
+pub use probe_rtt::ProbeRttConfig;
+
+use probe_rtt::{ProbeRtt, Transition};
+use receiver::{Filter, Signal, Standing};
 use sender::{Rate, Report};
 
 use super::{
@@ -52,6 +64,7 @@ use crate::units::{DataRate, DataSize, Duration, Time};
 const MS: Duration = Duration::from_millis(1);
 const TEN_SECONDS: Duration = Duration::from_secs(10);
 const MINUTE: Duration = Duration::from_secs(60);
+const HOUR: Duration = Duration::from_secs(3600);
 
 // RFC 8698 §4.1 Figure 3, gradual update (§4.3 eqs. 5–7).
 const PRIO: Param<f64> = Param::number(
@@ -218,6 +231,38 @@ const BETA_V: Param<f64> =
 const ALPHA: Param<f64> =
     Param::number("alpha", 0.1, 0.0, 1.0, "ALPHA: EWMA gain of the loss ratio per report, eq. 10 (RFC 8698 Fig. 3)")
         .above_min();
+// NADAR (cross.txt §VI-A).
+const PROBE_RTT_INTERVAL: Param<Duration> = Param::duration(
+    "probe_rtt_interval",
+    Duration::from_secs(10),
+    Duration::from_millis(100),
+    HOUR,
+    "ProbeRTT after this long without a one-way delay at or below d_base (cross.txt §VI-A)",
+);
+const PROBE_RTT_DURATION: Param<Duration> = Param::duration(
+    "probe_rtt_duration",
+    Duration::from_millis(200),
+    Duration::ZERO,
+    TEN_SECONDS,
+    "ProbeRTT ends once a packet sent this long after it began is reported (BBR v1 bbr_probe_rtt_mode_ms)",
+);
+const STANDING_WINDOW: Param<Option<Duration>> = Param::optional_duration(
+    "standing_window",
+    None,
+    MS,
+    MINUTE,
+    "srtt/2",
+    "window of the standing one-way delay, NADAR's d_fwd (default srtt/2, Copa's standing window)",
+);
+const SRTT_GAIN: Param<f64> = Param::number(
+    "srtt_gain",
+    1.0 / 8.0,
+    0.0,
+    1.0,
+    "EWMA gain of srtt, which sets the srtt/2 standing window (RFC 9002 §5.3 1/8, mvfst's srtt; ALGORITHMS.md §2.3)",
+)
+.above_min();
+
 pub const PARAMS: &[ParamInfo] = &[
     START_RATE.info(),
     RMIN.info(),
@@ -249,6 +294,32 @@ pub const PARAMS: &[ParamInfo] = &[
     ALPHA.info(),
 ];
 
+/// NADAR's own parameters.
+const PROBE_PARAMS: [ParamInfo; 4] =
+    [PROBE_RTT_INTERVAL.info(), PROBE_RTT_DURATION.info(), STANDING_WINDOW.info(), SRTT_GAIN.info()];
+
+/// NADAR's parameters: NADA's, less `min_filter` (the standing window takes
+/// its place), then its own.
+pub const NADAR_PARAMS: &[ParamInfo] = &nadar_params();
+
+const fn nadar_params() -> [ParamInfo; PARAMS.len() - 1 + PROBE_PARAMS.len()] {
+    let mut out = [START_RATE.info(); PARAMS.len() - 1 + PROBE_PARAMS.len()];
+    let (mut i, mut j) = (0, 0);
+    while i < PARAMS.len() {
+        if !super::declaration::same(PARAMS[i].name, MIN_FILTER.name()) {
+            out[j] = PARAMS[i];
+            j += 1;
+        }
+        i += 1;
+    }
+    i = 0;
+    while i < PROBE_PARAMS.len() {
+        out[j + i] = PROBE_PARAMS[i];
+        i += 1;
+    }
+    out
+}
+
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "nada",
     summary: "NADA (RFC 8698): r_ref from the aggregate signal (queuing delay + loss penalty), ramp-up or PI-like \
@@ -258,8 +329,21 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
 };
 
+pub const INFO_NADAR: ControllerInfo = ControllerInfo {
+    name: "nadar",
+    summary: "NADAR (Cross §VI-A): NADA on the standing one-way delay, halving the rate to re-sample d_base after \
+              10 s without a new minimum",
+    params: NADAR_PARAMS,
+    create: create_nadar,
+    receiver: None,
+};
+
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
-    Ok(Box::new(Nada::new(NadaConfig::from_params(p, ctx)?)))
+    Ok(Box::new(Nada::new(NadaConfig::from_params(p, ctx, false)?)))
+}
+
+fn create_nadar(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    Ok(Box::new(Nada::new(NadaConfig::from_params(p, ctx, true)?)))
 }
 
 /// Eq. 7 scales r_ref, so at zero it could never grow again: RMIN is at
@@ -296,6 +380,8 @@ pub struct NadaConfig {
     pub beta_s: f64,
     pub beta_v: f64,
     pub alpha: f64,
+    /// `Some` = NADAR.
+    pub probe_rtt: Option<ProbeRttConfig>,
 }
 
 impl NadaConfig {
@@ -330,9 +416,18 @@ impl NadaConfig {
         beta_s: BETA_S.default(),
         beta_v: BETA_V.default(),
         alpha: ALPHA.default(),
+        probe_rtt: None,
     };
 
-    pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
+    /// NADAR's ProbeRTT at its declared defaults.
+    pub const PROBE_RTT: ProbeRttConfig = ProbeRttConfig {
+        interval: PROBE_RTT_INTERVAL.default(),
+        duration: PROBE_RTT_DURATION.default(),
+        standing_window: STANDING_WINDOW.default(),
+        srtt_gain: SRTT_GAIN.default(),
+    };
+
+    pub fn from_params(p: &Params, ctx: &ControllerContext, nadar: bool) -> Result<Self, ConfigError> {
         let rmin = p.get_or(&RMIN, ctx.min_rate)?.max(RATE_FLOOR);
         let rmax = p.get_or(&RMAX, ctx.max_rate)?;
         if rmax < rmin {
@@ -342,6 +437,16 @@ impl NadaConfig {
             true => 1.0 / ctx.frame_interval.as_secs_f64(),
             false => FPS.default(),
         };
+        let probe_rtt = nadar
+            .then(|| -> Result<ProbeRttConfig, ConfigError> {
+                Ok(ProbeRttConfig {
+                    interval: p.get(&PROBE_RTT_INTERVAL)?,
+                    duration: p.get(&PROBE_RTT_DURATION)?,
+                    standing_window: p.get(&STANDING_WINDOW)?,
+                    srtt_gain: p.get(&SRTT_GAIN)?,
+                })
+            })
+            .transpose()?;
         Ok(NadaConfig {
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(rmin, rmax),
             rmin,
@@ -366,11 +471,12 @@ impl NadaConfig {
             dloss: p.get(&DLOSS)?,
             dmark: p.get(&DMARK)?,
             xmax: p.get(&XMAX)?,
-            min_filter: p.get(&MIN_FILTER)?,
+            min_filter: if nadar { MIN_FILTER.default() } else { p.get(&MIN_FILTER)? },
             fps: p.get_or(&FPS, frame_rate)?,
             beta_s: p.get(&BETA_S)?,
             beta_v: p.get(&BETA_V)?,
             alpha: p.get(&ALPHA)?,
+            probe_rtt,
         })
     }
 }
@@ -385,6 +491,7 @@ pub struct Nada {
     cfg: NadaConfig,
     signal: Signal,
     rate: Rate,
+    probe: Option<ProbeRtt>,
     /// The pacer's queue, RFC 8698 §5.2.1's buffer_len.
     buffer_len: DataSize,
     /// The last report acted on.
@@ -394,10 +501,15 @@ pub struct Nada {
 
 impl Nada {
     pub fn new(cfg: NadaConfig) -> Nada {
+        let filter = match cfg.probe_rtt {
+            Some(p) => Filter::Standing(Standing::new(p.standing_window, p.srtt_gain)),
+            None => Filter::Samples(cfg.min_filter as usize),
+        };
         let mut nada = Nada {
             cfg,
-            signal: Signal::new(cfg.min_filter as usize, cfg.logwin),
+            signal: Signal::new(filter, cfg.logwin),
             rate: Rate::new(cfg.start_rate.bps() as f64),
+            probe: cfg.probe_rtt.map(ProbeRtt::new),
             buffer_len: DataSize::ZERO,
             last: Report::default(),
             decision: Decision::default(),
@@ -411,24 +523,38 @@ impl Nada {
         let (r_vin, r_send) = sender::shape(&self.cfg, self.rate.r_ref, self.buffer_len.bytes() as f64);
         self.decision = Decision::rates(DataRate::from_bps_f64(r_vin), DataRate::from_bps_f64(r_send));
     }
+
+    fn probing(&self) -> bool {
+        self.probe.as_ref().is_some_and(ProbeRtt::probing)
+    }
 }
 
 impl Controller for Nada {
     fn name(&self) -> &str {
-        "nada"
+        match self.probe {
+            Some(_) => "nadar",
+            None => "nada",
+        }
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
         for p in &fb.packets {
-            self.signal.on_packet(fb, p);
+            self.signal.on_packet(now, fb, p);
         }
         self.signal.end_feedback(fb.report_time);
+        if let Some(probe) = self.probe.as_mut() {
+            // cross.txt §VI-A: "cuts its rate by half".
+            if probe.on_feedback(now, &mut self.signal) == Some(Transition::Enter) {
+                self.rate.r_ref = sender::clip(&self.cfg, self.rate.r_ref / 2.0);
+            }
+        }
         // The first report starts the clock (ns-3); then one update per DELTA.
         match self.rate.t_last {
             None => self.rate.t_last = Some(now),
             Some(t) if now.saturating_since(t) >= self.cfg.delta => {
                 let report = self.signal.report(&self.cfg, fb.report_time);
-                self.rate.on_report(&self.cfg, now, &report, self.signal.rtt());
+                let hold = self.probing();
+                self.rate.on_report(&self.cfg, now, &report, self.signal.rtt(), hold);
                 self.last = report;
             }
             Some(_) => {}
@@ -460,6 +586,9 @@ impl Controller for Nada {
             out("d_base_ms", b.as_millis_f64());
         }
         out("rtt_ms", self.signal.rtt().as_millis_f64());
+        if let Some(p) = &self.probe {
+            out("probe_rtt", f64::from(u8::from(p.probing())));
+        }
     }
 }
 

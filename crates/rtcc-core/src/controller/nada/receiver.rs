@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use super::sender::{ms, Report};
 use super::NadaConfig;
+use crate::controller::copa::Windowed;
 use crate::feedback::{Feedback, PacketResult};
 use crate::units::{Duration, Time};
 
@@ -25,6 +26,46 @@ const TFRC_WEIGHTS: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
 /// No ECN in rtcc: the marking ratio of eq. 2 is always zero.
 const P_MARK: f64 = 0.0;
 
+/// How d_fwd is filtered.
+#[derive(Clone, Debug)]
+pub(super) enum Filter {
+    /// NADA: d_queue = d_fwd − d_base through a minimum over the last `n`
+    /// per-packet samples (§5.1.1: 15).
+    Samples(usize),
+    /// NADAR: d_fwd is the standing one-way delay (cross.txt §VI-A).
+    Standing(Standing),
+}
+
+/// The standing one-way delay: the minimum over a recent window (Copa's
+/// standing RTT filter, NSDI'18 §2.1, which Cross applies to one-way delay,
+/// cross.txt §V Algorithm 3), by default srtt/2 as in Copa; the window is
+/// keyed by arrival time.
+#[derive(Clone, Debug)]
+pub(super) struct Standing {
+    filter: Windowed,
+    /// A fixed window; `None` = srtt/2.
+    window: Option<Duration>,
+    srtt: Option<Duration>,
+    gain: f64,
+}
+
+impl Standing {
+    pub fn new(window: Option<Duration>, srtt_gain: f64) -> Standing {
+        Standing { filter: Windowed::new(true), window, srtt: None, gain: srtt_gain }
+    }
+
+    fn on_rtt(&mut self, rtt: Duration) {
+        self.srtt = Some(self.srtt.map_or(rtt, |s| s + (rtt - s).mul_f64(self.gain)));
+    }
+
+    fn update(&mut self, arrival: Time, owd: Duration) -> Duration {
+        let srtt_half = self.srtt.map_or(Duration::ZERO, |s| s / 2);
+        // At least 1 ms, so a window exists before the first RTT sample.
+        let window = self.window.unwrap_or(srtt_half).max(Duration::from_millis(1));
+        self.filter.update(arrival, owd, window)
+    }
+}
+
 /// One observation in the LOGWIN window.
 #[derive(Clone, Copy, Debug)]
 struct Observed {
@@ -33,6 +74,16 @@ struct Observed {
     bytes: u64,
     /// The packet's d_fwd sample; `None` for a loss.
     d_fwd: Option<Duration>,
+}
+
+/// d_base being measured again (NADAR's ProbeRTT): the minimum one-way delay
+/// of the packets sent since `since`.
+#[derive(Clone, Copy, Debug)]
+struct Resample {
+    since: Time,
+    min: Option<Duration>,
+    /// Newest send time among those packets that arrived.
+    through: Option<Time>,
 }
 
 /// Loss intervals in packets, the open one first (RFC 5348 §5.4; §4.2
@@ -109,15 +160,16 @@ pub(super) fn aggregate(cfg: &NadaConfig, d_tilde: f64, p_mark: f64, p_loss: f64
 /// The receiver's state (§4.2 "on initialization") and the sender's rtt.
 #[derive(Clone, Debug)]
 pub(super) struct Signal {
-    /// d_queue is filtered through a minimum over the last `min_filter`
-    /// per-packet samples (§5.1.1: 15).
-    min_filter: usize,
+    filter: Filter,
     logwin: Duration,
-    /// The last `min_filter` one-way delays.
+    /// NADA: the last `n` one-way delays.
     recent: VecDeque<Duration>,
-    /// The filtered d_fwd: the minimum of `recent`.
+    /// The filtered d_fwd: NADA the minimum of `recent`, NADAR the standing delay.
     d_fwd: Option<Duration>,
     d_base: Option<Duration>,
+    /// Sender clock when a one-way delay last came at or below d_base.
+    base_stamp: Option<Time>,
+    resample: Option<Resample>,
     window: VecDeque<Observed>,
     first_arrival: Option<Time>,
     /// Losses seen since the last arrival, not yet timed.
@@ -128,13 +180,15 @@ pub(super) struct Signal {
 }
 
 impl Signal {
-    pub fn new(min_filter: usize, logwin: Duration) -> Signal {
+    pub fn new(filter: Filter, logwin: Duration) -> Signal {
         Signal {
-            min_filter: min_filter.max(1),
+            filter,
             logwin,
             recent: VecDeque::new(),
             d_fwd: None,
             d_base: None,
+            base_stamp: None,
+            resample: None,
             window: VecDeque::new(),
             first_arrival: None,
             pending_losses: 0,
@@ -147,7 +201,7 @@ impl Signal {
     /// One packet of a report the sender received at `now` (§4.2 "on
     /// receiving a media packet"). Packets come in sequence order; one
     /// reported lost counts as a loss, as §5.1.2 counts reordering.
-    pub fn on_packet(&mut self, fb: &Feedback, p: &PacketResult) {
+    pub fn on_packet(&mut self, now: Time, fb: &Feedback, p: &PacketResult) {
         let Some(arrival) = p.arrival else {
             self.pending_losses += 1;
             self.losses.on_packet(true);
@@ -160,17 +214,37 @@ impl Signal {
             if self.rtts.len() > RTT_SAMPLES {
                 self.rtts.pop_front();
             }
+            if let Filter::Standing(s) = &mut self.filter {
+                s.on_rtt(rtt);
+            }
         }
         // d_fwd = t_curr − t_sent; d_base = min(d_base, d_fwd) (§4.2).
         let owd = arrival - p.send_time;
-        self.d_base = Some(self.d_base.map_or(owd, |b| b.min(owd)));
-        self.recent.push_back(owd);
-        while self.recent.len() > self.min_filter {
-            self.recent.pop_front();
+        if self.d_base.is_none_or(|b| owd <= b) {
+            self.d_base = Some(owd);
+            self.base_stamp = Some(now);
         }
-        self.d_fwd = self.recent.iter().min().copied();
+        if let Some(r) = self.resample.as_mut().filter(|r| p.send_time >= r.since) {
+            r.min = Some(r.min.map_or(owd, |m| m.min(owd)));
+            r.through = Some(r.through.map_or(p.send_time, |t| t.max(p.send_time)));
+        }
+        let sample = match &mut self.filter {
+            Filter::Samples(n) => {
+                self.recent.push_back(owd);
+                while self.recent.len() > (*n).max(1) {
+                    self.recent.pop_front();
+                }
+                self.d_fwd = self.recent.iter().min().copied();
+                owd
+            }
+            Filter::Standing(s) => {
+                let standing = s.update(arrival, owd);
+                self.d_fwd = Some(standing);
+                standing
+            }
+        };
         self.first_arrival.get_or_insert(arrival);
-        self.window.push_back(Observed { at: arrival, bytes: p.size.bytes(), d_fwd: Some(owd) });
+        self.window.push_back(Observed { at: arrival, bytes: p.size.bytes(), d_fwd: Some(sample) });
         self.trim(arrival);
     }
 
@@ -264,6 +338,29 @@ impl Signal {
     pub fn rtt(&self) -> Duration {
         self.rtts.iter().min().copied().unwrap_or(Duration::ZERO)
     }
+
+    /// Sender clock when d_base was last sampled again.
+    pub fn base_stamp(&self) -> Option<Time> {
+        self.base_stamp
+    }
+
+    /// Measure d_base again from the packets sent from `since` on.
+    pub fn start_resample(&mut self, since: Time) {
+        self.resample = Some(Resample { since, min: None, through: None });
+    }
+
+    /// The newest send time of a packet that arrived since re-sampling began.
+    pub fn resampled_through(&self) -> Option<Time> {
+        self.resample.and_then(|r| r.through)
+    }
+
+    /// d_base becomes the minimum measured since re-sampling began, stamped `now`.
+    pub fn finish_resample(&mut self, now: Time) {
+        if let Some(m) = self.resample.take().and_then(|r| r.min) {
+            self.d_base = Some(m);
+            self.base_stamp = Some(now);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -283,7 +380,7 @@ mod tests {
     }
 
     fn nada() -> Signal {
-        Signal::new(15, cfg().logwin)
+        Signal::new(Filter::Samples(15), cfg().logwin)
     }
 
     fn close(a: f64, b: f64) -> bool {
@@ -312,7 +409,7 @@ mod tests {
             ..Feedback::default()
         };
         for p in packets {
-            s.on_packet(&fb, p);
+            s.on_packet(ms_t(report + 25), &fb, p);
         }
         s.end_feedback(ms_t(report));
     }
@@ -478,5 +575,36 @@ mod tests {
         packets[20].arrival = Some(ms_t(100 + 25));
         feed(&mut s, 320, &packets);
         assert_eq!(s.report(&cfg(), ms_t(320)).x_curr, 100.0);
+    }
+
+    /// NADAR's d_fwd: the minimum one-way delay over srtt/2 of arrivals.
+    /// With a 50 ms RTT the window is 25 ms: a 40 ms sample is the standing
+    /// delay until 25 ms of 45 ms samples pushed it out.
+    #[test]
+    fn standing_delay_is_the_minimum_over_half_an_srtt() {
+        let mut s = Signal::new(Filter::Standing(Standing::new(None, 1.0 / 8.0)), cfg().logwin);
+        // Report at arrival + 0 (no hold), received 25 ms later: RTT = owd + 25 ms.
+        let one = |s: &mut Signal, seq: u64, sent: i64, owd: i64| {
+            let p = pkt(seq, sent, Some(owd));
+            let at = sent + owd;
+            let fb =
+                Feedback { report_time: ms_t(at), received_at: ms_t(at + 25), packets: vec![p], ..Default::default() };
+            s.on_packet(ms_t(at + 25), &fb, &p);
+            s.end_feedback(ms_t(at));
+        };
+        one(&mut s, 0, 0, 25);
+        one(&mut s, 1, 100, 40);
+        assert_eq!(s.d_queue(), 15.0);
+        // srtt ≈ 50–65 ms, so the window is at least 25 ms: 45 ms samples
+        // every 2 ms; the 40 ms sample (arrival 140) leaves the window before 175.
+        let mut at_150 = None;
+        for i in 0..20 {
+            one(&mut s, 2 + i, 102 + 2 * i as i64, 45);
+            if 102 + 2 * i as i64 + 45 == 149 {
+                at_150 = Some(s.d_queue());
+            }
+        }
+        assert_eq!(at_150, Some(15.0));
+        assert_eq!(s.d_queue(), 20.0);
     }
 }

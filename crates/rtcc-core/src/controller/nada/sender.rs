@@ -37,19 +37,22 @@ impl Rate {
     }
 
     /// One report at `now` (§4.3 "on receiving feedback report"), with the
-    /// sender's RTT estimate.
-    pub fn on_report(&mut self, cfg: &NadaConfig, now: Time, report: &Report, rtt: Duration) {
+    /// sender's RTT estimate. `hold` keeps r_ref as it is (NADAR's ProbeRTT)
+    /// while x_prev and t_last still advance.
+    pub fn on_report(&mut self, cfg: &NadaConfig, now: Time, report: &Report, rtt: Duration, hold: bool) {
         // delta = t_curr − t_last, the observed interval; a stalled feedback
         // loop would make one eq. 7 step arbitrarily large, so it is clamped
         // (ALGORITHMS.md §4.6).
         let delta = self.t_last.map_or(cfg.delta, |t| now.saturating_since(t)).min(cfg.delta_max);
-        self.r_ref = if report.rmode == 0 {
-            ramp_up(self.r_ref, report.r_recv, gamma(cfg, ms(rtt)))
-        } else {
-            gradual(cfg, self.r_ref, report.x_curr, self.x_prev, ms(delta))
-        };
-        // Eqs. 8–9.
-        self.r_ref = clip(cfg, self.r_ref);
+        if !hold {
+            self.r_ref = if report.rmode == 0 {
+                ramp_up(self.r_ref, report.r_recv, gamma(cfg, ms(rtt)))
+            } else {
+                gradual(cfg, self.r_ref, report.x_curr, self.x_prev, ms(delta))
+            };
+            // Eqs. 8–9.
+            self.r_ref = clip(cfg, self.r_ref);
+        }
         self.x_prev = report.x_curr;
         self.t_last = Some(now);
     }
@@ -141,7 +144,7 @@ mod tests {
         // Through the report path: rtt 50 ms, rmode 0.
         let mut r = Rate::new(800e3);
         let report = Report { rmode: 0, x_curr: 3.0, r_recv: 1e6 };
-        r.on_report(&rfc(), Time::from_millis(100), &report, Duration::from_millis(50));
+        r.on_report(&rfc(), Time::from_millis(100), &report, Duration::from_millis(50), false);
         assert!(close(r.r_ref, 1_185_185.185_185_185), "{}", r.r_ref);
         assert_eq!((r.x_prev, r.t_last), (3.0, Some(Time::from_millis(100))));
     }
@@ -162,7 +165,7 @@ mod tests {
         // The same step through the report path, at a 100 ms interval.
         let mut r = Rate { r_ref: 1e6, x_prev: 10.0, t_last: Some(Time::from_millis(1000)) };
         let report = Report { rmode: 1, x_curr: 20.0, r_recv: 2e6 };
-        r.on_report(&c, Time::from_millis(1100), &report, Duration::from_millis(50));
+        r.on_report(&c, Time::from_millis(1100), &report, Duration::from_millis(50), false);
         assert!(close(r.r_ref, 979_000.0), "{}", r.r_ref);
     }
 
@@ -189,8 +192,12 @@ mod tests {
         let c = rfc();
         let mut r = Rate { r_ref: 1e6, x_prev: 20.0, t_last: Some(Time::from_millis(1000)) };
         let report = Report { rmode: 1, x_curr: 20.0, r_recv: 1e6 };
-        r.on_report(&c, Time::from_millis(3000), &report, Duration::ZERO);
+        r.on_report(&c, Time::from_millis(3000), &report, Duration::ZERO, false);
         assert!(close(r.r_ref, 995_000.0), "{}", r.r_ref);
+        // Held (ProbeRTT): r_ref stays, x_prev and t_last move on.
+        let report = Report { rmode: 1, x_curr: 90.0, r_recv: 1e6 };
+        r.on_report(&c, Time::from_millis(3100), &report, Duration::ZERO, true);
+        assert_eq!((r.r_ref, r.x_prev, r.t_last), (995_000.0, 90.0, Some(Time::from_millis(3100))));
     }
 
     /// Eqs. 8–9: a step that would leave [RMIN, RMAX] is clipped.
@@ -199,12 +206,12 @@ mod tests {
         let c = rfc();
         let mut r = Rate { r_ref: 1.4e6, x_prev: 0.0, t_last: Some(Time::ZERO) };
         let up = Report { rmode: 0, x_curr: 0.0, r_recv: 1.4e6 };
-        r.on_report(&c, Time::from_millis(100), &up, Duration::ZERO);
+        r.on_report(&c, Time::from_millis(100), &up, Duration::ZERO, false);
         assert_eq!(r.r_ref, 1.5e6);
         // x_diff = 500 ms: the derivative term alone is −0.5·2·(500/500)·r_ref,
         // so r_ref would fall below zero; it is clipped at RMIN.
         let down = Report { rmode: 1, x_curr: 500.0, r_recv: 0.0 };
-        r.on_report(&c, Time::from_millis(200), &down, Duration::ZERO);
+        r.on_report(&c, Time::from_millis(200), &down, Duration::ZERO, false);
         assert_eq!(r.r_ref, 150e3);
     }
 
