@@ -8,6 +8,7 @@ mod declaration;
 pub mod dumbo;
 pub mod fixed;
 pub mod gcc;
+pub mod nada;
 mod params;
 pub mod rocc;
 pub mod vivace;
@@ -254,7 +255,8 @@ pub struct WrapperInfo {
 }
 
 /// Every built-in controller. Adding an algorithm = one module + one line here.
-const BUILTIN: &[ControllerInfo] = &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO];
+const BUILTIN: &[ControllerInfo] =
+    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, nada::INFO, nada::INFO_NADAR];
 
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];
