@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from rtcc import media, native
+from rtcc.limits import atomic_path, write_atomic
 
 FPS = 30.0
 # Dumbo thesis Fig. 3-8: 500 kbps -> 2 Mbps.
@@ -475,7 +476,7 @@ def calibrate(
                 f"freeze floor {q['freeze_floor_db']:.1f} dB, tau {q['freeze_tau_s']:.2f} s"
             )
         text = profile_toml(codec, step, quality, command, display)
-        (out / f"profile-{codec}.toml").write_text(text)
+        write_atomic(out / f"profile-{codec}.toml", text)
         results["codecs"][codec] = {
             "step": step,
             "rate_quality": rq,
@@ -489,7 +490,7 @@ def calibrate(
         }
     except ImportError:
         results["x264"] = None
-    (out / "calibration.json").write_text(json.dumps(results, indent=1, allow_nan=True))
+    write_atomic(out / "calibration.json", json.dumps(results, indent=1, allow_nan=True))
     _plots(results, out)
     return results
 
@@ -516,7 +517,8 @@ def _plots(results: dict[str, Any], out: Path) -> None:
         ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(out / "step_response.png", dpi=110)
+    with atomic_path(out / "step_response.png") as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
     fig, axes = plt.subplots(1, len(codecs), figsize=(5 * len(codecs), 3.6), squeeze=False)
@@ -536,7 +538,8 @@ def _plots(results: dict[str, Any], out: Path) -> None:
         ax.set_title(codec)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "rate_quality.png", dpi=110)
+    with atomic_path(out / "rate_quality.png") as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
     # Frame-size variation (coefficient of variation of delta frames) against
@@ -558,5 +561,6 @@ def _plots(results: dict[str, Any], out: Path) -> None:
     ax.set_ylabel("frame size CV")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "frame_size_cv.png", dpi=110)
+    with atomic_path(out / "frame_size_cv.png") as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rtcc.limits import write_atomic
 from rtcc.reproduce.cross import paper
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
@@ -439,12 +440,12 @@ def run(
     outcome = Outcome(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()]
     )
-    table.to_csv(out / "table.csv", index=False)
+    write_atomic(out / "table.csv", table.to_csv(index=False))
     images = figures.render_all(outcome)
     for name, (png, _) in images.items():
-        (out / name).write_bytes(png)
+        write_atomic(out / name, png)
     outcome.wall_s = time.perf_counter() - started
-    (out / "report.html").write_text(page.render(outcome, images), encoding="utf-8")
+    write_atomic(out / "report.html", page.render(outcome, images))
     outcome.wall_s = time.perf_counter() - started
     return outcome
 

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
+from rtcc.limits import write_atomic
 from rtcc.reproduce.dumbo import figures, page, thesis
 from rtcc.reproduce.figures import scheme_colors
 from rtcc.reproduce.traces import default_traces, find_traces
@@ -269,8 +270,8 @@ def run(
         variant, table, pd.concat(runs, ignore_index=True), pulse, cellular, skipped, files,
         note, direction, controllers=[c["name"] for c in rtcc.controllers()],
     )  # fmt: skip
-    table.to_csv(out / "table.csv", index=False)
-    outcome.runs.to_csv(out / "runs.csv", index=False)
+    write_atomic(out / "table.csv", table.to_csv(index=False))
+    write_atomic(out / "runs.csv", outcome.runs.to_csv(index=False))
     # Every scheme keeps one colour across the figures, whichever of them a figure shows.
     colors = scheme_colors(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES))
     images = figures.render_all(
@@ -281,10 +282,10 @@ def run(
         colors,
     )
     for name, (png, _) in images.items():
-        (out / name).write_bytes(png)
+        write_atomic(out / name, png)
     # The report states the wall time: everything but writing the page itself.
     outcome.wall_s = time.perf_counter() - started
-    (out / "report.html").write_text(_page(outcome, images), encoding="utf-8")
+    write_atomic(out / "report.html", _page(outcome, images))
     outcome.wall_s = time.perf_counter() - started
     return outcome
 
