@@ -53,6 +53,8 @@ mod monitor;
 mod rate;
 mod sampler;
 mod states;
+#[cfg(test)]
+mod tests;
 
 use super::{
     ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
