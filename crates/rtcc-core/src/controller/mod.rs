@@ -4,6 +4,7 @@
 //! decisions are read back; they never fail (they clamp).
 
 pub mod copa;
+pub mod cross;
 mod declaration;
 pub mod dumbo;
 pub mod fixed;
@@ -255,8 +256,17 @@ pub struct WrapperInfo {
 }
 
 /// Every built-in controller. Adding an algorithm = one module + one line here.
-const BUILTIN: &[ControllerInfo] =
-    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, nada::INFO, nada::INFO_NADAR];
+const BUILTIN: &[ControllerInfo] = &[
+    fixed::INFO,
+    gcc::INFO,
+    gcc::INFO_PROBING,
+    copa::INFO,
+    rocc::INFO,
+    vivace::INFO,
+    nada::INFO,
+    nada::INFO_NADAR,
+    cross::INFO,
+];
 
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];

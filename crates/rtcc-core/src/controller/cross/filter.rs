@@ -1,0 +1,137 @@
+//! The two kinds of filter Cross keeps: a windowed extreme over time (the
+//! standing-OWD minimum of Algorithm 3, the one-RTT maxima of send_rate_m and
+//! ack_rate_m, the 5 s good_put_ maximum) and a minimum with the time it was
+//! last lowered (RTT_min and OWD_min, whose age starts ProbeRTT, §V).
+
+use std::collections::VecDeque;
+
+use crate::units::{Duration, Time};
+
+/// Windowed minimum or maximum over time: a monotone deque (ALGORITHMS.md
+/// §0). As in `copa::Windowed`, a sample within window/64 of the newest
+/// kept (and better) one is not stored, so the deque holds at most ~65
+/// entries at any packet rate; such a sample is forgotten up to window/64
+/// before it would expire.
+#[derive(Clone, Debug)]
+pub(super) struct Windowed<T> {
+    vals: VecDeque<(Time, T)>,
+    min: bool,
+    last: Option<T>,
+}
+
+impl<T: Copy + PartialOrd> Windowed<T> {
+    pub(super) fn min() -> Self {
+        Windowed { vals: VecDeque::new(), min: true, last: None }
+    }
+
+    pub(super) fn max() -> Self {
+        Windowed { vals: VecDeque::new(), min: false, last: None }
+    }
+
+    /// Adds `v` sampled at `t` and returns the extreme over [t − window, t].
+    pub(super) fn update(&mut self, t: Time, v: T, window: Duration) -> T {
+        let min = self.min;
+        let no_better = |a: T| if min { a >= v } else { a <= v };
+        while self.vals.back().is_some_and(|b| no_better(b.1)) {
+            self.vals.pop_back();
+        }
+        if self.vals.back().is_none_or(|b| t - b.0 >= window / 64) {
+            self.vals.push_back((t, v));
+        }
+        while self.vals.len() > 1 && self.vals.front().is_some_and(|f| f.0 < t - window) {
+            self.vals.pop_front();
+        }
+        let best = self.vals.front().map_or(v, |f| f.1);
+        self.last = Some(best);
+        best
+    }
+
+    /// The extreme as of the newest sample; `None` before any.
+    pub(super) fn get(&self) -> Option<T> {
+        self.last
+    }
+}
+
+/// A minimum and when it was last lowered (BBR's min_rtt and
+/// min_rtt_stamp, ALGORITHMS.md §3). Only a sample strictly below the
+/// minimum is "a new minimum": an equal one does not refresh the stamp, so
+/// a flow whose queue never empties still drains it every interval (Linux
+/// BBR since 4.16; Cross §V "periodically draining the buffered packets").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct MinStamp {
+    value: Option<Duration>,
+    stamp: Time,
+}
+
+impl MinStamp {
+    pub(super) fn get(&self) -> Option<Duration> {
+        self.value
+    }
+
+    pub(super) fn update(&mut self, now: Time, v: Duration) {
+        if self.value.is_none_or(|m| v < m) {
+            (self.value, self.stamp) = (Some(v), now);
+        }
+    }
+
+    /// `window` has passed since the minimum was last lowered.
+    pub(super) fn expired(&self, now: Time, window: Duration) -> bool {
+        self.value.is_some() && now - self.stamp > window
+    }
+
+    /// Replace the minimum with `v` (a fresh sample from ProbeRTT) and
+    /// restart its age.
+    pub(super) fn reset(&mut self, now: Time, v: Duration) {
+        (self.value, self.stamp) = (Some(v), now);
+    }
+
+    /// Restart the age without a new value (BBR after PROBE_RTT).
+    pub(super) fn touch(&mut self, now: Time) {
+        self.stamp = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn ms(v: i64) -> Time {
+        Time::from_millis(v)
+    }
+
+    /// Min over a 100 ms window: 50, 40, 60 at 0, 10, 20 ms read 50, 40,
+    /// 40; at 115 ms the 40 (10 ms old + 100) has left, leaving 60 and the
+    /// new 70: 60.
+    #[test]
+    fn windowed_min_and_max_expire() {
+        let mut f = Windowed::min();
+        assert_eq!(f.get(), None);
+        assert_eq!(f.update(ms(0), MS * 50, MS * 100), MS * 50);
+        assert_eq!(f.update(ms(10), MS * 40, MS * 100), MS * 40);
+        assert_eq!(f.update(ms(20), MS * 60, MS * 100), MS * 40);
+        assert_eq!(f.update(ms(115), MS * 70, MS * 100), MS * 60);
+        assert_eq!(f.get(), Some(MS * 60));
+        let mut g = Windowed::max();
+        assert_eq!(g.update(ms(0), 5u64, MS * 100), 5);
+        assert_eq!(g.update(ms(50), 3, MS * 100), 5);
+        assert_eq!(g.update(ms(101), 2, MS * 100), 3);
+    }
+
+    #[test]
+    fn min_stamp_needs_a_strictly_lower_sample() {
+        let mut m = MinStamp::default();
+        assert!(!m.expired(ms(10_000), MS * 5000), "nothing to expire");
+        m.update(ms(100), MS * 50);
+        m.update(ms(3000), MS * 50);
+        assert!(m.expired(ms(5101), MS * 5000), "an equal sample is not a new minimum");
+        m.update(ms(5200), MS * 49);
+        assert!(!m.expired(ms(10_000), MS * 5000));
+        assert_eq!(m.get(), Some(MS * 49));
+        m.reset(ms(11_000), MS * 60);
+        assert_eq!(m.get(), Some(MS * 60));
+        m.touch(ms(20_000));
+        assert!(!m.expired(ms(24_000), MS * 5000));
+    }
+}

@@ -1,0 +1,140 @@
+"""`rtcc reproduce cross --short`: files, rows, and the Cross paper's claims in the
+shortened runs (../shared/papers/cross.txt §IV, §VI)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import requires_native, subprocess_env
+
+pytestmark = requires_native
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("cross")
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", "cross", "--short", "--out", str(out),
+         "--jobs", "2"],
+        capture_output=True, text=True, env=subprocess_env(), timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return out, done.stdout
+
+
+@pytest.fixture(scope="module")
+def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
+    return pd.read_csv(reproduced[0] / "table.csv")
+
+
+def value(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
+    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
+    assert len(match) == 1, (experiment, scheme, len(match))
+    v = match.iloc[0][column]
+    assert not pd.isna(v), (experiment, scheme, column, match.iloc[0].get("error"))
+    return float(v)
+
+
+def test_every_scheme_ran_and_the_files_are_there(
+    reproduced: tuple[Path, str], table: pd.DataFrame
+):
+    from rtcc.reproduce.cross import SHORT
+
+    out, stdout = reproduced
+    assert "skipped" not in stdout, stdout
+    assert list(table.columns[:2]) == ["experiment", "scheme"]
+    assert {"utilization_received", "owd_ms_mean", "loss_rate", "freeze_ratio_webrtc"} <= set(
+        table.columns
+    )
+    assert table["error"].isna().all(), table[table["error"].notna()][["experiment", "error"]]
+    experiments = set(table["experiment"])
+    for case in SHORT.cases:
+        assert f"VI-A case {case}" in experiments
+    assert {"VI-C", "VI-D"} <= experiments
+    assert (out / "report.html").is_file()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Reproducing Cross" in page and "data:image/png;base64," in page
+    # The paper's numbers sit beside rtcc's: Table II's BBR loss rate, §VI-B's 86.78 %.
+    assert "5.9" in page and "86.8" in page
+    for name in ("case_bars.png", "adaptation.png", "rates_rtt.png", "freeze_ratio.png"):
+        assert (out / name).stat().st_size > 1000, name
+
+
+def test_cross_utilization_and_delay_in_cases_4_and_6(table: pd.DataFrame):
+    """§VI-A: cross ≈ 95 % utilisation in Cases 4/6, with delay below NADA's and RBBR's."""
+    for case in (4, 6):
+        e = f"VI-A case {case}"
+        assert value(table, e, "cross", "utilization_received") >= 0.9
+        owd = value(table, e, "cross", "owd_ms_mean")
+        assert owd < value(table, e, "nada", "owd_ms_mean")
+        assert owd < value(table, e, "rbbr", "owd_ms_mean")
+
+
+def test_random_loss(table: pd.DataFrame):
+    """§VI-B: at 10 % loss cross keeps ≥ 80 % and ≥ 20 points above gcc (86.8 % vs 41.1 %);
+    gcc's classic rule holds its rate at 8 % and cuts it at 10 %."""
+    cross10 = value(table, "VI-B loss 10%", "cross", "utilization_received")
+    gcc10 = value(table, "VI-B loss 10%", "gcc", "utilization_received")
+    gcc8 = value(table, "VI-B loss 8%", "gcc", "utilization_received")
+    assert cross10 >= 0.8
+    assert cross10 >= gcc10 + 0.2
+    assert gcc8 >= gcc10 + 0.2
+
+
+def test_fast_adaptation_halves_the_delay_spike(table: pd.DataFrame):
+    """§VI-C: ≈ 2 s of delay spike with fast bandwidth adaptation, ≈ 10 s without."""
+    on = value(table, "VI-C", "cross", "spike_s")
+    off = value(table, "VI-C", "cross (no fast adaptation)", "spike_s")
+    assert off > 0
+    assert on <= off / 2
+
+
+def test_rtt_fairness(table: pd.DataFrame):
+    """§VI-D: cross and nadar share fairly across 40/80 ms RTTs; rbbr favours the longer."""
+    for scheme in ("cross", "nadar"):
+        assert value(table, "VI-D", scheme, "jain_window") >= 0.9
+    assert value(table, "VI-D", "rbbr", "rtt80_kbps") > value(table, "VI-D", "rbbr", "rtt40_kbps")
+
+
+def test_rbbr_loses_less_than_webrtc_bbr(table: pd.DataFrame):
+    """Table II: RBBR's loss rate is below WebRTC-BBR's."""
+    for e in sorted(set(table["experiment"])):
+        if e.startswith("Table II"):
+            assert value(table, e, "rbbr", "loss_rate") < value(table, e, "bbr", "loss_rate")
+
+
+def test_online_stand_in_freezes_less_with_cross(table: pd.DataFrame):
+    """§VI-E: cross's freeze ratio below bbr's in every case (1.47 % vs 6.11 % at 3 Mbps)."""
+    cases = [e for e in set(table["experiment"]) if e.startswith("VI-E")]
+    assert cases
+    for e in cases:
+        assert value(table, e, "cross", "freeze_ratio_webrtc") < value(
+            table, e, "bbr", "freeze_ratio_webrtc"
+        )
+
+
+def test_spike_and_jain_helpers():
+    from rtcc.reproduce.cross import jain, spike_seconds
+
+    t = np.arange(1, 101) * 0.1
+    owd = np.full(100, 50.0)
+    owd[40:55] = 200.0  # 1.5 s above 50 + 100 ms, from 4.0 s
+    series = pd.DataFrame({"t_s": t, "owd_ms": owd})
+    assert spike_seconds(series, 0, 10) == pytest.approx(1.5)
+    assert spike_seconds(series, 4.5, 10) == pytest.approx(1.0)
+    assert jain([1.0, 1.0]) == pytest.approx(1.0)
+    assert jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert np.isnan(jain([]))
+
+
+def test_cross_refuses_dumbo_only_flags(run_cli, tmp_path: Path):
+    done = run_cli("reproduce", "cross", "--short", "--encoder", "vp8", "--out", tmp_path / "x")
+    assert done.returncode != 0
+    assert "--encoder" in done.stderr and "Traceback" not in done.stderr
