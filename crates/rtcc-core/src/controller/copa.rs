@@ -28,8 +28,6 @@
 //! the step turns against the recorded direction (mvfst, spec §2.4). The
 //! optional competitive mode follows genericCC (spec §2.5).
 
-use std::collections::VecDeque;
-
 use super::{
     ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
 };
@@ -157,37 +155,7 @@ impl Default for CopaConfig {
 pub(super) const MIN_WINDOW: Duration = Duration::from_millis(100);
 pub(super) const MAX_WINDOW: Duration = Duration::from_secs(3600);
 
-/// Windowed minimum (or maximum) over time: a monotone deque (spec §0).
-/// A sample within window/64 of the newest kept (and better) one is not
-/// stored, so a 10 s window holds at most ~65 entries at any packet rate;
-/// such a sample is forgotten up to window/64 before it would expire.
-#[derive(Clone, Debug)]
-pub(super) struct Windowed {
-    vals: VecDeque<(Time, Duration)>,
-    min: bool,
-}
-
-impl Windowed {
-    pub(super) fn new(min: bool) -> Self {
-        Windowed { vals: VecDeque::new(), min }
-    }
-
-    /// Adds a sample at `t` and returns the extreme over [t − window, t].
-    pub(super) fn update(&mut self, t: Time, v: Duration, window: Duration) -> Duration {
-        let min = self.min;
-        let no_better = |a: Duration| if min { a >= v } else { a <= v };
-        while self.vals.back().is_some_and(|b| no_better(b.1)) {
-            self.vals.pop_back();
-        }
-        if self.vals.back().is_none_or(|b| t - b.0 >= window / 64) {
-            self.vals.push_back((t, v));
-        }
-        while self.vals.len() > 1 && self.vals.front().is_some_and(|f| f.0 < t - window) {
-            self.vals.pop_front();
-        }
-        self.vals.front().map_or(v, |f| f.1)
-    }
-}
+pub(super) type Windowed = crate::controller::window::Windowed<Duration>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
@@ -720,7 +688,7 @@ pub(crate) mod tests {
         let (start, end) = (Time::from_millis(from * 1000), Time::from_millis(until * 1000));
         let [mut now, mut next_send, mut next_report, mut link_free] = [Time::ZERO; 4];
         let (mut in_flight, mut seq, mut lost, mut delivered) = (DataSize::ZERO, 0u64, 0u64, 0u64);
-        let (mut at_receiver, mut reports) = (Vec::<(Time, PacketResult)>::new(), VecDeque::<Feedback>::new());
+        let (mut at_receiver, mut reports) = (Vec::<(Time, PacketResult)>::new(), std::collections::VecDeque::<Feedback>::new());
         let (mut qdelays, mut targets) = (vec![], vec![]);
         while now < end {
             let d = c.decision();

@@ -13,6 +13,7 @@ pub mod nada;
 mod params;
 pub mod rocc;
 pub mod vivace;
+mod window;
 
 pub use declaration::{Bounds, DefaultValue, Integer, Kind, Param, ParamInfo};
 pub use params::{ConfigError, ParamType, ParamValue, Params};

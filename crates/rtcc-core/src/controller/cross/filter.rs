@@ -1,56 +1,11 @@
-//! The two kinds of filter Cross keeps: a windowed extreme over time (the
-//! standing-OWD minimum of Algorithm 3, the one-RTT maxima of send_rate_m and
-//! ack_rate_m, the 5 s good_put_ maximum) and a minimum with the time it was
-//! last lowered (RTT_min and OWD_min, whose age starts ProbeRTT, §V).
+//! The two kinds of filter Cross keeps: a windowed extreme over time
+//! ([`Windowed`], shared with Copa and NADAR: the standing-OWD minimum of
+//! Algorithm 3, the one-RTT maxima of send_rate_m and ack_rate_m, the 5 s
+//! good_put_ maximum) and a minimum with the time it was last lowered
+//! (RTT_min and OWD_min, whose age starts ProbeRTT, §V).
 
-use std::collections::VecDeque;
-
+pub(super) use crate::controller::window::Windowed;
 use crate::units::{Duration, Time};
-
-/// Windowed minimum or maximum over time: a monotone deque (ALGORITHMS.md
-/// §0). As in `copa::Windowed`, a sample within window/64 of the newest
-/// kept (and better) one is not stored, so the deque holds at most ~65
-/// entries at any packet rate; such a sample is forgotten up to window/64
-/// before it would expire.
-#[derive(Clone, Debug)]
-pub(super) struct Windowed<T> {
-    vals: VecDeque<(Time, T)>,
-    min: bool,
-    last: Option<T>,
-}
-
-impl<T: Copy + PartialOrd> Windowed<T> {
-    pub(super) fn min() -> Self {
-        Windowed { vals: VecDeque::new(), min: true, last: None }
-    }
-
-    pub(super) fn max() -> Self {
-        Windowed { vals: VecDeque::new(), min: false, last: None }
-    }
-
-    /// Adds `v` sampled at `t` and returns the extreme over [t − window, t].
-    pub(super) fn update(&mut self, t: Time, v: T, window: Duration) -> T {
-        let min = self.min;
-        let no_better = |a: T| if min { a >= v } else { a <= v };
-        while self.vals.back().is_some_and(|b| no_better(b.1)) {
-            self.vals.pop_back();
-        }
-        if self.vals.back().is_none_or(|b| t - b.0 >= window / 64) {
-            self.vals.push_back((t, v));
-        }
-        while self.vals.len() > 1 && self.vals.front().is_some_and(|f| f.0 < t - window) {
-            self.vals.pop_front();
-        }
-        let best = self.vals.front().map_or(v, |f| f.1);
-        self.last = Some(best);
-        best
-    }
-
-    /// The extreme as of the newest sample; `None` before any.
-    pub(super) fn get(&self) -> Option<T> {
-        self.last
-    }
-}
 
 /// A minimum and when it was last lowered (BBR's min_rtt and
 /// min_rtt_stamp, ALGORITHMS.md §3). Only a sample strictly below the

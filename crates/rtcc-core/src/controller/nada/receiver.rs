@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use super::sender::{ms, Report};
 use super::NadaConfig;
-use crate::controller::copa::Windowed;
+use crate::controller::window::Windowed;
 use crate::feedback::{Feedback, PacketResult};
 use crate::units::{Duration, Time};
 
@@ -42,7 +42,7 @@ pub(super) enum Filter {
 /// keyed by arrival time.
 #[derive(Clone, Debug)]
 pub(super) struct Standing {
-    filter: Windowed,
+    filter: Windowed<Duration>,
     /// A fixed window; `None` = srtt/2.
     window: Option<Duration>,
     srtt: Option<Duration>,
