@@ -153,20 +153,24 @@ def _video(scheme: Scheme, name: str, **extra: Any) -> dict[str, Any]:
     return scheme.flow(name, encoder="ideal", max_rate=MAX_RATE, **extra)
 
 
-def fairness_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+def _three_flows(
+    v: Variant, schemes: Iterable[Scheme], cases: Mapping[int, tuple[int, int, int]], prefix: str
+) -> list[Run]:
+    """VI-A's three-flow schedule on each (capacity, one-way delay, queue ms) link."""
     runs = []
-    for case in v.cases:
-        mbps, owd, queue_ms = paper.CASES[case]
+    for case, (mbps, owd, queue_ms) in cases.items():
         link = {"capacity": f"{mbps}Mbps", "delay": f"{owd}ms", "queue": _queue(mbps, queue_ms)}
         for s in schemes:
             flows = [
                 _video(s, f"flow{k + 1}", start=f"{a}s", stop=f"{b}s")
                 for k, (a, b) in enumerate(v.schedule)
             ]
-            runs.append(
-                _run(f"VI-A case {case}", s, _scenario("cross-vi-a", v.fairness_s, link, flows))
-            )
+            runs.append(_run(f"{prefix} {case}", s, _scenario("cross", v.fairness_s, link, flows)))
     return runs
+
+
+def fairness_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
+    return _three_flows(v, list(schemes), {c: paper.CASES[c] for c in v.cases}, "VI-A case")
 
 
 def loss_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
@@ -214,23 +218,8 @@ def rtt_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
 
 def table1_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
     # Table I gives no flows: VI-A's three-flow schedule, as Fig. 3 shows several flows.
-    runs = []
-    for case in v.table1_cases:
-        mbps, owd, queue_ms = paper.TABLE_I[case]
-        link = {"capacity": f"{mbps}Mbps", "delay": f"{owd}ms", "queue": _queue(mbps, queue_ms)}
-        for s in schemes:
-            flows = [
-                _video(s, f"flow{k + 1}", start=f"{a}s", stop=f"{b}s")
-                for k, (a, b) in enumerate(v.schedule)
-            ]
-            runs.append(
-                _run(
-                    f"Table II case {case}",
-                    s,
-                    _scenario("cross-table-i", v.fairness_s, link, flows),
-                )
-            )
-    return runs
+    cases = {c: paper.TABLE_I[c] for c in v.table1_cases}
+    return _three_flows(v, list(schemes), cases, "Table II case")
 
 
 def online_capacity(case: int, period_s: int) -> tuple[Any, int]:
