@@ -3,6 +3,8 @@
 //! Python. Controllers are pure state machines: time comes in as `now`,
 //! decisions are read back; they never fail (they clamp).
 
+pub mod bbr;
+mod bbr_video;
 pub mod copa;
 mod declaration;
 pub mod dumbo;
@@ -254,7 +256,8 @@ pub struct WrapperInfo {
 }
 
 /// Every built-in controller. Adding an algorithm = one module + one line here.
-const BUILTIN: &[ControllerInfo] = &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO];
+const BUILTIN: &[ControllerInfo] =
+    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, bbr::INFO];
 
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];
