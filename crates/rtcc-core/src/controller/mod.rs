@@ -11,6 +11,7 @@ pub mod dumbo;
 pub mod fixed;
 pub mod gcc;
 mod params;
+pub mod rbbr;
 pub mod rocc;
 pub mod vivace;
 
@@ -257,7 +258,7 @@ pub struct WrapperInfo {
 
 /// Every built-in controller. Adding an algorithm = one module + one line here.
 const BUILTIN: &[ControllerInfo] =
-    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, bbr::INFO];
+    &[fixed::INFO, gcc::INFO, gcc::INFO_PROBING, copa::INFO, rocc::INFO, vivace::INFO, bbr::INFO, rbbr::INFO];
 
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];

@@ -141,6 +141,11 @@ impl Feed {
         self.recovery.active
     }
 
+    /// The sender's last `SenderState`, `None` before the first.
+    pub fn sender_state(&self) -> Option<SenderState> {
+        self.state
+    }
+
     /// The model's bandwidth, or `fallback` before any sample
     /// (`CreateRateUpdate`: `default_bandwidth_`, the start rate).
     pub fn bandwidth(&self, fallback: DataRate) -> DataRate {
@@ -150,6 +155,11 @@ impl Feed {
         } else {
             bw
         }
+    }
+
+    /// min_rtt, or the 100 ms initial RTT before any sample (`GetMinRtt`).
+    pub fn min_rtt(&self) -> Duration {
+        self.model.min_rtt().unwrap_or(INITIAL_RTT)
     }
 
     /// The model's pacing rate; before any RTT sample, the initial window
@@ -483,5 +493,6 @@ pub(crate) mod tests {
         let f = Feed::new(c);
         assert_eq!(f.pacing_rate(), DataRate::from_bps(10_782_976));
         assert_eq!(f.bandwidth(DataRate::from_kbps(300)), DataRate::from_kbps(300));
+        assert_eq!(f.min_rtt(), INITIAL_RTT);
     }
 }
