@@ -3,7 +3,8 @@
 //! draft-cardwell-iccrg-bbr-congestion-control-00 ("the draft");
 //! ALGORITHMS.md §3. One model in bytes, fed per ACK with a delivery-rate
 //! sample (draft-cheng-iccrg-delivery-rate-estimation), shared by TCP BBR
-//! (`tcp::bbr`) and the video controller fed from transport feedback.
+//! (`tcp::bbr`) and the video controllers fed from transport feedback
+//! (`controller::bbr`, `controller::rbbr`).
 //!
 //! Per ACK, as `bbr_main`: update the model (`bbr_update_model`: round and
 //! btl_bw, long-term bw, gain cycle, full pipe, drain, min_rtt and
@@ -20,7 +21,7 @@ mod filter;
 mod lt;
 mod phases;
 
-pub use config::BbrConfig;
+pub use config::{BbrConfig, ProbeRttStyle};
 pub use filter::{MaxFilter, MinRttFilter};
 pub use lt::{LtAction, LtBw, LtSample};
 pub use phases::{FullPipe, GainCycle, ProbeRtt, RoundCounter};
@@ -231,7 +232,10 @@ impl Bbr {
             Mode::Drain => self.cfg.drain_gain,
             Mode::ProbeBw if self.lt.bw().is_some() => 1.0,
             Mode::ProbeBw => self.cycle.gain(&self.cfg),
-            Mode::ProbeRtt => 1.0,
+            Mode::ProbeRtt => match self.cfg.probe_rtt {
+                ProbeRttStyle::MinWindow => 1.0,
+                ProbeRttStyle::ScaleRate(gain) => gain,
+            },
         }
     }
 
@@ -320,7 +324,7 @@ impl Bbr {
         self.update_cycle_phase(ack);
         // Full pipe: at round starts of non-app-limited samples.
         if self.round.start() && !ack.is_app_limited {
-            self.full.on_round(self.bw.get(), &self.cfg);
+            self.full.on_round(self.bw.get(), ack.in_recovery, &self.cfg);
         }
         self.check_drain(ack);
         self.update_min_rtt(ack);
@@ -373,7 +377,7 @@ impl Bbr {
         let bdp = self.inflight(bw, 1.0);
         let lost = ack.lost > DataSize::ZERO;
         if self.cycle.is_due(ack.now, self.min_rtt(), gain, lost, ack.prior_in_flight, target, bdp) {
-            self.cycle.advance(ack.now);
+            self.cycle.advance(ack.now, &self.cfg);
         }
     }
 
@@ -480,6 +484,9 @@ impl Bbr {
     fn bdp(&self, bw: DataRate, gain: f64) -> DataSize {
         let Some(rtt) = self.min_rtt() else { return self.cfg.initial_cwnd() };
         let bytes = (bw * rtt).mul_f64(gain);
+        if !self.cfg.quantize {
+            return bytes;
+        }
         self.cfg.packets(self.cfg.ceil_packets(bytes) as u32)
     }
 
@@ -487,6 +494,9 @@ impl Bbr {
     /// an even packet count, and 2 more in the probing phase
     /// (`bbr_quantization_budget`; draft §4.2.3.2).
     fn quantize(&self, cwnd: DataSize) -> DataSize {
+        if !self.cfg.quantize {
+            return cwnd;
+        }
         let mut n = self.cfg.ceil_packets(cwnd) + 3 * u64::from(self.cfg.tso_segs_goal);
         n = (n + 1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle.index() == 0 {
@@ -517,7 +527,7 @@ impl Bbr {
                 self.cwnd = self.cwnd.max(self.cfg.min_cwnd());
             }
         }
-        if self.mode == Mode::ProbeRtt {
+        if self.mode == Mode::ProbeRtt && self.cfg.probe_rtt == ProbeRttStyle::MinWindow {
             // Drain the queue, refresh min_rtt.
             self.cwnd = self.cwnd.min(self.cfg.min_cwnd());
         }

@@ -2,7 +2,7 @@
 //! round counter, the PROBE_BW gain cycle, the full-pipe detector and the
 //! PROBE_RTT timer.
 
-use super::BbrConfig;
+use super::{BbrConfig, ProbeRttStyle};
 use crate::rng::Rng;
 use crate::units::{DataSize, Duration, Time};
 
@@ -53,6 +53,11 @@ impl RoundCounter {
     }
 }
 
+/// Phases in the gain cycle, 1 to 8.
+fn len(cfg: &BbrConfig) -> usize {
+    cfg.cycle_len.clamp(1, cfg.cycle.len())
+}
+
 /// The PROBE_BW pacing-gain cycle (`bbr_update_cycle_phase`; draft §4.3.4.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GainCycle {
@@ -70,18 +75,20 @@ impl GainCycle {
     }
 
     /// Next phase from `now` (`bbr_advance_cycle_phase`).
-    pub fn advance(&mut self, now: Time) {
-        self.index = (self.index + 1) % 8;
+    pub fn advance(&mut self, now: Time, cfg: &BbrConfig) {
+        self.index = (self.index + 1) % len(cfg);
         self.start = now;
     }
 
-    /// Enter PROBE_BW at a random phase other than the 0.75 one
+    /// Enter PROBE_BW at a random phase other than the draining one
     /// (`bbr_reset_probe_bw_mode`: `CYCLE_LEN - 1 - prandom_u32_max(7)`,
-    /// then advance; draft §4.3.4.4).
+    /// then advance; draft §4.3.4.4). QUIC BBR draws the same set, "0 or
+    /// 2..7" (`EnterProbeBandwidthMode`).
     pub fn reset(&mut self, now: Time, cfg: &BbrConfig, rng: &mut Rng) {
-        let draw = (rng.next_u64() % u64::from(cfg.cycle_rand.clamp(1, 8))) as usize;
-        self.index = 7 - draw;
-        self.advance(now);
+        let n = len(cfg);
+        let draw = (rng.next_u64() % cfg.cycle_rand.clamp(1, n as u32) as u64) as usize;
+        self.index = n - 1 - draw;
+        self.advance(now, cfg);
     }
 
     /// Whether the phase is over (`bbr_is_next_cycle_phase`): every phase
@@ -126,8 +133,9 @@ impl FullPipe {
     }
 
     /// At a round start with a non-app-limited sample, compare `max_bw`
-    /// with the bw at the last growth.
-    pub fn on_round(&mut self, max_bw: u64, cfg: &BbrConfig) {
+    /// with the bw at the last growth; `in_recovery` ends STARTUP at a
+    /// round without growth if `full_bw_on_loss`.
+    pub fn on_round(&mut self, max_bw: u64, in_recovery: bool, cfg: &BbrConfig) {
         if self.reached {
             return;
         }
@@ -137,7 +145,7 @@ impl FullPipe {
             return;
         }
         self.count += 1;
-        self.reached = self.count >= cfg.full_bw_rounds;
+        self.reached = self.count >= cfg.full_bw_rounds || (cfg.full_bw_on_loss && in_recovery);
     }
 
     /// Forget the reference bw (RTO, `bbr_set_state`).
@@ -161,7 +169,9 @@ impl ProbeRtt {
         self.round_done = false;
     }
 
-    /// One ACK in PROBE_RTT; returns whether PROBE_RTT may end.
+    /// One ACK in PROBE_RTT; returns whether PROBE_RTT may end. With
+    /// `ProbeRttStyle::ScaleRate` the timer starts on the first ACK, whatever
+    /// is in flight.
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -170,7 +180,11 @@ impl ProbeRtt {
         cfg: &BbrConfig,
         round: &mut RoundCounter,
     ) -> bool {
-        if self.done.is_none() && in_flight <= cfg.min_cwnd() {
+        let drained = match cfg.probe_rtt {
+            ProbeRttStyle::MinWindow => in_flight <= cfg.min_cwnd(),
+            ProbeRttStyle::ScaleRate(_) => true,
+        };
+        if self.done.is_none() && drained {
             self.done = Some(now + cfg.probe_rtt_duration);
             self.round_done = false;
             round.restart(delivered);

@@ -436,3 +436,104 @@ fn probe_rtt_saves_the_larger_of_prior_and_current_window() {
     let leave = first(&s.trace, |r| r.t > t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
     assert!(leave.cwnd > PKT.mul_f64(4.0));
 }
+
+/// RBBR's cycle (cross.txt §IV): four phases, gains 1.125, 0.875, 1, 1,
+/// the 6-round bandwidth window; the initial phase never the draining one.
+fn four_phases(seed: u64) -> BbrConfig {
+    BbrConfig {
+        cycle: [1.125, 0.875, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        cycle_len: 4,
+        cycle_rand: 3,
+        bw_rounds: 6,
+        seed,
+        ..BbrConfig::DEFAULT
+    }
+}
+
+#[test]
+fn a_four_phase_cycle_wraps_after_four() {
+    let mut s = Sim::new(four_phases(1), R, Duration::from_millis(40));
+    s.run_until(ms(4000));
+    let tr = &s.trace;
+    let start = first(tr, |r| r.mode == Mode::ProbeBw).unwrap().t;
+    let mut seen = [0; 4];
+    for w in tr.windows(2).filter(|w| w[0].t > start) {
+        assert!(w[1].cycle < 4);
+        if w[1].cycle != w[0].cycle {
+            assert_eq!(w[1].cycle, (w[0].cycle + 1) % 4, "phases in order");
+            seen[w[1].cycle] += 1;
+        }
+    }
+    println!("phases entered: {seen:?}");
+    assert!(seen.iter().all(|&n| n >= 5), "{seen:?}");
+    // The probing phase paces at 1.125 × btl_bw less the 1 % margin.
+    let probe = tr.iter().rfind(|r| r.mode == Mode::ProbeBw && r.cycle == 0).unwrap();
+    assert!(rel(probe.pacing, probe.btl_bw.mul_f64(1.125 * 0.99)) < 1e-6, "{}", probe.pacing);
+    let phases: std::collections::BTreeSet<usize> = (0..32)
+        .map(|seed| {
+            let mut s = Sim::new(four_phases(seed), R, Duration::from_millis(40));
+            s.run_until(ms(800));
+            first(&s.trace, |r| r.mode == Mode::ProbeBw).unwrap().cycle
+        })
+        .collect();
+    assert_eq!(phases, [0, 2, 3].into_iter().collect());
+}
+
+/// RBBR's PROBE_RTT (cross.txt §IV): 5 s min_rtt window, pacing at half
+/// btl_bw and the window untouched; the 200 ms start at once, so it lasts
+/// 200 ms and a round.
+#[test]
+fn probe_rtt_at_half_rate_keeps_the_window() {
+    let cfg = BbrConfig {
+        min_rtt_window: Duration::from_secs(5),
+        probe_rtt: ProbeRttStyle::ScaleRate(0.5),
+        ..BbrConfig::DEFAULT
+    };
+    let mut s = Sim::new(cfg, R, Duration::from_millis(40));
+    s.run_until(ms(500));
+    // No sample reaches the first min_rtt again.
+    s.base_rtt = Duration::from_millis(50);
+    s.run_until(ms(7000));
+    let tr = &s.trace;
+    let set = tr.windows(2).filter(|w| w[1].min_rtt < w[0].min_rtt).map(|w| w[1].t).rfind(|&t| t < ms(1000));
+    let enter = first(tr, |r| r.mode == Mode::ProbeRtt).expect("entered PROBE_RTT");
+    let leave = first(tr, |r| r.t > enter.t && r.mode != Mode::ProbeRtt).expect("left PROBE_RTT");
+    let expiry = set.unwrap_or(tr[0].t) + Duration::from_secs(5);
+    println!("PROBE_RTT {} → {}, expiry {expiry}", enter.t, leave.t);
+    assert!(enter.t > expiry && enter.t < expiry + Duration::from_millis(5));
+    let inside: Vec<&Rec> = tr.iter().filter(|r| r.t >= enter.t && r.t < leave.t).collect();
+    for r in &inside {
+        assert!(rel(r.pacing, r.btl_bw.mul_f64(0.5 * 0.99)) < 1e-6, "{} at {}", r.pacing, r.t);
+        assert!(r.cwnd > PKT.mul_f64(4.0), "window cut at {}", r.t);
+    }
+    let d = leave.t - enter.t;
+    assert!(d > Duration::from_millis(200) && d < Duration::from_millis(200) + Duration::from_millis(60) * 2, "{d}");
+    assert_eq!(leave.mode, Mode::ProbeBw);
+}
+
+/// QUIC BBR's `exit_startup_on_loss`: a round without growth in recovery
+/// ends STARTUP at once; Linux counts it like any other.
+#[test]
+fn startup_ends_on_a_lossy_round_without_growth_if_asked() {
+    for (on_loss, rounds_to_full) in [(false, 3), (true, 1)] {
+        let cfg = BbrConfig { full_bw_on_loss: on_loss, ..BbrConfig::DEFAULT };
+        let mut f = FullPipe::default();
+        f.on_round(1000, false, &cfg);
+        let mut n = 0;
+        while !f.reached() {
+            n += 1;
+            f.on_round(1000, true, &cfg);
+        }
+        assert_eq!(n, rounds_to_full, "full_bw_on_loss {on_loss}");
+    }
+}
+
+/// Without quantisation the window target is cwnd_gain × BDP in bytes.
+#[test]
+fn unquantised_window_is_gain_times_bdp() {
+    let mut s = Sim::new(BbrConfig { quantize: false, ..BbrConfig::DEFAULT }, R, Duration::from_millis(40));
+    s.run_until(ms(3000));
+    let r = s.trace.last().unwrap();
+    assert_eq!(r.mode, Mode::ProbeBw);
+    assert_eq!(r.cwnd, (r.btl_bw * r.min_rtt.unwrap()).mul_f64(2.0));
+}

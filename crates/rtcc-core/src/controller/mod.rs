@@ -3,6 +3,8 @@
 //! Python. Controllers are pure state machines: time comes in as `now`,
 //! decisions are read back; they never fail (they clamp).
 
+pub mod bbr;
+mod bbr_video;
 pub mod copa;
 pub mod cross;
 mod declaration;
@@ -11,6 +13,7 @@ pub mod fixed;
 pub mod gcc;
 pub mod nada;
 mod params;
+pub mod rbbr;
 pub mod rocc;
 pub mod vivace;
 mod window;
@@ -267,6 +270,8 @@ const BUILTIN: &[ControllerInfo] = &[
     nada::INFO,
     nada::INFO_NADAR,
     cross::INFO,
+    bbr::INFO,
+    rbbr::INFO,
 ];
 
 /// Every built-in wrapper.
