@@ -11,7 +11,9 @@ use crate::units::{Duration, Time};
 /// min_rtt_stamp, ALGORITHMS.md §3). Only a sample strictly below the
 /// minimum is "a new minimum": an equal one does not refresh the stamp, so
 /// a flow whose queue never empties still drains it every interval (Linux
-/// BBR since 4.16; Cross §V "periodically draining the buffered packets").
+/// tcp_bbr.c since the 2020 patch "tcp: only postpone PROBE_RTT if RTT is <
+/// current min_rtt estimate"; Cross §V "periodically draining the buffered
+/// packets").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct MinStamp {
     value: Option<Duration>,

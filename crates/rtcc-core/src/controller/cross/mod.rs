@@ -22,9 +22,12 @@
 //! - Delays come from transport feedback: OWD = arrival (receiver clock) −
 //!   send time, and RTT excludes the receiver's hold time (`Feedback::rtt`),
 //!   so a report interval is not read as queueing.
-//! - OWD_min (D_min) and RTT_min are minima since the last ProbeRTT, which
-//!   re-samples both (§V), so "the monitor time window" of D_min is the
-//!   ProbeRTT interval, 5 s.
+//! - OWD_min (D_min) and RTT_min are minima since the last periodic
+//!   ProbeRTT, which re-samples both (§V), so "the monitor time window" of
+//!   D_min is the ProbeRTT interval, 5 s. A ProbeRTT started by Algorithm 3
+//!   only lowers them; so does a periodic one whose samples stay above
+//!   Algorithm 3's excess or that times out (`probe_rtt_timeout`): halving
+//!   did not drain the queue, so those samples hold queueing delay.
 //! - send_rate_m and ack_rate_m are the largest per-packet samples (BBR's
 //!   delivery-rate estimation, `sampler`) of the last RTT_min, "within one
 //!   RTT" (§V): RTT_min rather than the smoothed RTT, which grows with the
@@ -176,6 +179,16 @@ const PROBE_RTT_DURATION: Param<Duration> = Param::duration(
     Duration::from_secs(60),
     "shortest ProbeRTT, also lasting until a packet sent in it is reported (BBR's 200 ms; paper silent)",
 );
+/// Longest ProbeRTT: 1 s lets a packet sent after 200 ms be reported over
+/// round trips up to 800 ms; a queue that keeps it longer did not drain at
+/// half the rate, and the old minima stay (paper silent).
+const PROBE_RTT_TIMEOUT: Param<Duration> = Param::duration(
+    "probe_rtt_timeout",
+    Duration::from_secs(1),
+    Duration::ZERO,
+    Duration::from_secs(60),
+    "longest ProbeRTT; after it the minima keep their old values (paper silent)",
+);
 const STARTUP: Param<bool> = Param::flag("startup", true, "begin in StartUp (§V); false = ProbeBW from the start rate");
 /// BBR's high gain 2/ln 2 (draft §4.3.2.1); §V: "similar to BBR".
 const STARTUP_GAIN: Param<f64> = Param::number(
@@ -237,6 +250,7 @@ pub const PARAMS: &[ParamInfo] = &[
     PROBE_RTT_INTERVAL.info(),
     PROBE_RTT_GAIN.info(),
     PROBE_RTT_DURATION.info(),
+    PROBE_RTT_TIMEOUT.info(),
     STARTUP.info(),
     STARTUP_GAIN.info(),
     STARTUP_ROUNDS.info(),
@@ -279,6 +293,7 @@ pub struct CrossConfig {
     pub probe_rtt_interval: Duration,
     pub probe_rtt_gain: f64,
     pub probe_rtt_duration: Duration,
+    pub probe_rtt_timeout: Duration,
     pub startup: bool,
     pub startup_gain: f64,
     pub startup_rounds: u32,
@@ -322,6 +337,7 @@ impl CrossConfig {
             probe_rtt_interval: p.get(&PROBE_RTT_INTERVAL)?,
             probe_rtt_gain: p.get(&PROBE_RTT_GAIN)?,
             probe_rtt_duration: p.get(&PROBE_RTT_DURATION)?,
+            probe_rtt_timeout: p.get(&PROBE_RTT_TIMEOUT)?,
             startup: p.get(&STARTUP)?,
             startup_gain: p.get(&STARTUP_GAIN)?,
             startup_rounds: p.get(&STARTUP_ROUNDS)?,
@@ -485,6 +501,11 @@ impl Controller for Cross {
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
         self.next_seq = self.next_seq.max(p.seq.saturating_add(1));
+        if let Some(probe) = self.probe.as_mut() {
+            if probe.late_seq.is_none() && p.send_time >= probe.until {
+                probe.late_seq = Some(p.seq);
+            }
+        }
         self.sampler.on_sent(p.seq, p.send_time);
         // §V: "Cross advances offset in OnSentPacket function when duration
         // exceeds RTT_min".
@@ -495,7 +516,9 @@ impl Controller for Cross {
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
-        let Some(max_seq) = fb.packets.iter().map(|p| p.seq).max() else { return };
+        // A report with no packets still runs the state checks (ProbeRTT's
+        // deadline, the 5 s expiry).
+        let max_seq = fb.packets.iter().map(|p| p.seq).max();
         let mut epoch = false;
         for p in &fb.packets {
             let owd = p.arrival.map(|a| a - p.send_time);
@@ -504,8 +527,10 @@ impl Controller for Cross {
             }
             epoch |= self.monitor.on_reported(p.seq, owd);
         }
-        self.sampler.forget_through(max_seq);
-        self.step(now, epoch, max_seq);
+        if let Some(seq) = max_seq {
+            self.sampler.forget_through(seq);
+        }
+        self.step(now, epoch, max_seq.unwrap_or(0));
     }
 
     fn decision(&self) -> Decision {

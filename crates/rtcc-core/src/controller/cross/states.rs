@@ -58,8 +58,14 @@ impl Mode {
 pub(super) struct ProbeRtt {
     /// Not before this.
     pub(super) until: Time,
+    /// Given up at this time: the queue did not drain (module comment).
+    pub(super) deadline: Time,
     /// The first sequence sent in ProbeRTT.
     pub(super) start_seq: u64,
+    /// The first sequence sent at or after `until`: once it is reported,
+    /// the minima were sampled after a full ProbeRTT of sending at the
+    /// lowered rate.
+    pub(super) late_seq: Option<u64>,
     /// Entered because RTT_min expired (else Algorithm 3 line 10).
     pub(super) expired: bool,
     /// Smallest samples of packets sent in ProbeRTT.
@@ -79,8 +85,10 @@ impl Cross {
         }
         match self.mode {
             Mode::ProbeRtt => {
-                if self.probe.is_some_and(|p| now >= p.until && max_seq >= p.start_seq) {
-                    self.exit_probe_rtt(now);
+                if self.probe.is_some_and(|p| p.late_seq.is_some_and(|s| max_seq >= s)) {
+                    self.exit_probe_rtt(now, true);
+                } else if self.probe.is_some_and(|p| now >= p.deadline) {
+                    self.exit_probe_rtt(now, false);
                 }
             }
             Mode::ProbeBw => self.probe_bw(now, epoch),
@@ -151,7 +159,9 @@ impl Cross {
         self.monitor.stop();
         self.probe = Some(ProbeRtt {
             until: now + self.cfg.probe_rtt_duration,
+            deadline: now + self.cfg.probe_rtt_duration.max(self.cfg.probe_rtt_timeout),
             start_seq: self.next_seq,
+            late_seq: None,
             expired,
             rtt: None,
             owd: None,
@@ -159,17 +169,28 @@ impl Cross {
         self.probe_rtts += 1;
     }
 
-    fn exit_probe_rtt(&mut self, now: Time) {
+    /// `drained`: a packet sent after `probe_rtt_duration` at the lowered
+    /// rate was reported; otherwise the deadline passed first.
+    fn exit_probe_rtt(&mut self, now: Time, drained: bool) {
         let Some(p) = self.probe.take() else { return };
-        // An expired minimum takes ProbeRTT's samples whatever they are
-        // (the path may have lengthened); otherwise only a lower one.
+        // An expired minimum takes ProbeRTT's samples (the path may have
+        // lengthened), but not samples above Algorithm 3's "excess"
+        // (OWD_min + m·RTT_min): halving did not drain the queue, so the
+        // capacity fell, and raising the minima would hide it from
+        // Algorithm 3 (whose thresholds grow with them). Otherwise, and
+        // after the deadline, only a lower sample counts.
+        let excess = match (self.owd_min.get(), self.rtt_min.get()) {
+            (Some(owd), Some(rtt)) => Some(owd + rtt.mul_f64(self.cfg.thresholds.m)),
+            _ => None,
+        };
+        let accept = drained && p.expired && p.owd.is_some_and(|o| excess.is_none_or(|e| o <= e));
         if let Some(rtt) = p.rtt {
-            if p.expired || self.rtt_min.get().is_none_or(|m| rtt < m) {
+            if accept || self.rtt_min.get().is_none_or(|m| rtt < m) {
                 self.rtt_min.reset(now, rtt);
             }
         }
         if let Some(owd) = p.owd {
-            if p.expired || self.owd_min.get().is_none_or(|m| owd < m) {
+            if accept || self.owd_min.get().is_none_or(|m| owd < m) {
                 self.owd_min.reset(now, owd);
             }
         }
