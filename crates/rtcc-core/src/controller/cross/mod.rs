@@ -179,9 +179,9 @@ const PROBE_RTT_DURATION: Param<Duration> = Param::duration(
     Duration::from_secs(60),
     "shortest ProbeRTT, also lasting until a packet sent in it is reported (BBR's 200 ms; paper silent)",
 );
-/// Longest ProbeRTT: 1 s lets a packet sent after 200 ms be reported over
-/// round trips up to 800 ms; a queue that keeps it longer did not drain at
-/// half the rate, and the old minima stay (paper silent).
+/// Longest ProbeRTT: 1 s is five times its 200 ms; a queue that keeps
+/// ProbeRTT's packets from being reported that long did not drain at half
+/// the rate, and the old minima stay (paper silent).
 const PROBE_RTT_TIMEOUT: Param<Duration> = Param::duration(
     "probe_rtt_timeout",
     Duration::from_secs(1),
@@ -501,11 +501,6 @@ impl Controller for Cross {
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
         self.next_seq = self.next_seq.max(p.seq.saturating_add(1));
-        if let Some(probe) = self.probe.as_mut() {
-            if probe.late_seq.is_none() && p.send_time >= probe.until {
-                probe.late_seq = Some(p.seq);
-            }
-        }
         self.sampler.on_sent(p.seq, p.send_time);
         // §V: "Cross advances offset in OnSentPacket function when duration
         // exceeds RTT_min".

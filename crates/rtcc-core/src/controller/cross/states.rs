@@ -62,10 +62,6 @@ pub(super) struct ProbeRtt {
     pub(super) deadline: Time,
     /// The first sequence sent in ProbeRTT.
     pub(super) start_seq: u64,
-    /// The first sequence sent at or after `until`: once it is reported,
-    /// the minima were sampled after a full ProbeRTT of sending at the
-    /// lowered rate.
-    pub(super) late_seq: Option<u64>,
     /// Entered because RTT_min expired (else Algorithm 3 line 10).
     pub(super) expired: bool,
     /// Smallest samples of packets sent in ProbeRTT.
@@ -85,7 +81,7 @@ impl Cross {
         }
         match self.mode {
             Mode::ProbeRtt => {
-                if self.probe.is_some_and(|p| p.late_seq.is_some_and(|s| max_seq >= s)) {
+                if self.probe.is_some_and(|p| now >= p.until && max_seq >= p.start_seq) {
                     self.exit_probe_rtt(now, true);
                 } else if self.probe.is_some_and(|p| now >= p.deadline) {
                     self.exit_probe_rtt(now, false);
@@ -161,7 +157,6 @@ impl Cross {
             until: now + self.cfg.probe_rtt_duration,
             deadline: now + self.cfg.probe_rtt_duration.max(self.cfg.probe_rtt_timeout),
             start_seq: self.next_seq,
-            late_seq: None,
             expired,
             rtt: None,
             owd: None,
@@ -169,9 +164,9 @@ impl Cross {
         self.probe_rtts += 1;
     }
 
-    /// `drained`: a packet sent after `probe_rtt_duration` at the lowered
-    /// rate was reported; otherwise the deadline passed first.
-    fn exit_probe_rtt(&mut self, now: Time, drained: bool) {
+    /// `sampled`: `probe_rtt_duration` passed and a packet sent in ProbeRTT
+    /// was reported; otherwise the deadline passed first.
+    fn exit_probe_rtt(&mut self, now: Time, sampled: bool) {
         let Some(p) = self.probe.take() else { return };
         // An expired minimum takes ProbeRTT's samples (the path may have
         // lengthened), but not samples above Algorithm 3's "excess"
@@ -183,7 +178,7 @@ impl Cross {
             (Some(owd), Some(rtt)) => Some(owd + rtt.mul_f64(self.cfg.thresholds.m)),
             _ => None,
         };
-        let accept = drained && p.expired && p.owd.is_some_and(|o| excess.is_none_or(|e| o <= e));
+        let accept = sampled && p.expired && p.owd.is_some_and(|o| excess.is_none_or(|e| o <= e));
         if let Some(rtt) = p.rtt {
             if accept || self.rtt_min.get().is_none_or(|m| rtt < m) {
                 self.rtt_min.reset(now, rtt);

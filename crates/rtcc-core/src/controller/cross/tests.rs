@@ -253,10 +253,9 @@ fn a_decision_ends_each_epoch_with_cycle_1s_statistic() {
 /// OWD 25 ms, RTT 50 ms throughout, so after the first report (75 ms) no
 /// sample lowers RTT_min: the report at 5125 ms is the first more than 5 s
 /// later and starts ProbeRTT, at half the rate. From 5 s on the path is 5 ms
-/// longer. ProbeRTT lasts until a packet sent 200 ms into it (at 5330 ms)
-/// is reported (5425 ms); the expired minima then take its samples, 55 and
-/// 30 ms, and ProbeBW resumes at the rate before. The next ProbeRTT is 5 s
-/// after that.
+/// longer. ProbeRTT lasts until 5325 ms (200 ms, and a packet sent in it
+/// reported); the expired minima then take its samples, 55 and 30 ms, and
+/// ProbeBW resumes at the rate before. The next ProbeRTT is 5 s after that.
 #[test]
 fn probe_rtt_after_five_seconds_without_a_new_minimum_halves_the_rate() {
     let owd = |_: u64, t: Time| if t < ms(5000) { MS * 25 } else { MS * 30 };
@@ -268,14 +267,14 @@ fn probe_rtt_after_five_seconds_without_a_new_minimum_halves_the_rate() {
     s.run(&mut c, ms(5125), MS * 10, &owd);
     assert_eq!(c.mode, Mode::ProbeRtt);
     assert_eq!(c.decision().target_rate, before.mul_f64(0.5));
-    s.run(&mut c, ms(5424), MS * 10, &owd);
+    s.run(&mut c, ms(5324), MS * 10, &owd);
     assert_eq!((c.mode, c.cur_rate), (Mode::ProbeRtt, before));
-    s.run(&mut c, ms(5425), MS * 10, &owd);
+    s.run(&mut c, ms(5325), MS * 10, &owd);
     assert_eq!((c.mode, c.decision().target_rate), (Mode::ProbeBw, before));
     assert_eq!((c.rtt_min.get(), c.owd_min.get()), (Some(MS * 55), Some(MS * 30)));
-    s.run(&mut c, ms(10_425), MS * 10, &owd);
+    s.run(&mut c, ms(10_325), MS * 10, &owd);
     assert_eq!(c.probe_rtts, 1);
-    s.run(&mut c, ms(10_475), MS * 10, &owd);
+    s.run(&mut c, ms(10_375), MS * 10, &owd);
     assert_eq!((c.mode, c.probe_rtts), (Mode::ProbeRtt, 2));
     // Switched off: no ProbeRTT at all.
     let mut c = cross(&[("startup", "false"), ("start_rate", "2Mbps"), ("probe_rtt", "false")]);
@@ -290,16 +289,16 @@ fn probe_rtt_returns_to_startup_if_it_never_ended() {
     let mut s = Script::new();
     s.run(&mut c, ms(5200), MS * 10, &|_, _| MS * 25);
     assert_eq!((c.probe_rtts, c.mode), (1, Mode::ProbeRtt));
-    s.run(&mut c, ms(5450), MS * 10, &|_, _| MS * 25);
+    s.run(&mut c, ms(5400), MS * 10, &|_, _| MS * 25);
     assert_eq!((c.probe_rtts, c.mode), (1, Mode::StartUp));
 }
 
 /// A capacity drop just before a periodic ProbeRTT: the one-way delay is
 /// 200 ms from 5 s, above Algorithm 3's excess (25 + 2·50 ms), so halving
 /// did not drain the queue and the minima keep 25/50 ms instead of taking
-/// queueing delay as the path's. If nothing sent 200 ms into ProbeRTT is
-/// reported within `probe_rtt_timeout` (1 s), ProbeRTT ends anyway, with
-/// the minima as they were.
+/// queueing delay as the path's. If nothing sent in ProbeRTT is reported
+/// within `probe_rtt_timeout` (1 s), ProbeRTT ends anyway, with the minima
+/// as they were.
 #[test]
 fn probe_rtt_keeps_the_minima_when_the_queue_did_not_drain() {
     let owd = |_: u64, t: Time| if t < ms(5000) { MS * 25 } else { MS * 200 };
@@ -307,8 +306,11 @@ fn probe_rtt_keeps_the_minima_when_the_queue_did_not_drain() {
     let mut s = Script::new();
     s.run(&mut c, ms(5125), MS * 10, &owd);
     assert_eq!((c.mode, c.probe_rtts), (Mode::ProbeRtt, 1));
-    // Sent at 5330, arrives 5530, in the report of 5550 (received 5575).
-    s.run(&mut c, ms(5575), MS * 10, &owd);
+    // The first packet sent in ProbeRTT (5130 ms) arrives at 5330, in the
+    // report of 5350 (received 5375).
+    s.run(&mut c, ms(5374), MS * 10, &owd);
+    assert_eq!(c.mode, Mode::ProbeRtt);
+    s.run(&mut c, ms(5375), MS * 10, &owd);
     assert_eq!(c.mode, Mode::ProbeBw);
     assert_eq!((c.rtt_min.get(), c.owd_min.get()), (Some(MS * 50), Some(MS * 25)));
     // No feedback at all after entering ProbeRTT: the deadline ends it.
@@ -387,7 +389,6 @@ fn excessive_delay_resets_to_the_acknowledged_rate_and_probes_rtt() {
     send_at(&mut c, 0, ms(1000));
     c.step(ms(1010), false, 0);
     assert_eq!((c.cur_rate, c.mode, c.decision().target_rate), (kbps(2000), Mode::ProbeRtt, kbps(1000)));
-    // The first packet sent 200 ms into ProbeRTT ends it once reported.
     send_at(&mut c, 1, ms(1210));
     let p = PacketResult {
         seq: 1,
