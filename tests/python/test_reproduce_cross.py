@@ -62,7 +62,7 @@ def test_every_scheme_ran_and_the_files_are_there(
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Reproducing Cross" in page and "data:image/png;base64," in page
     # The paper's numbers sit beside rtcc's: Table II's BBR loss rate, §VI-B's 86.78 %.
-    assert "5.9" in page and "86.8" in page
+    assert "(5.9)" in page and "(86.78)" in page
     for name in ("case_bars.png", "adaptation.png", "rates_rtt.png", "freeze_ratio.png"):
         assert (out / name).stat().st_size > 1000, name
 
@@ -85,7 +85,7 @@ def test_random_loss(table: pd.DataFrame):
     gcc8 = value(table, "VI-B loss 8%", "gcc", "utilization_received")
     assert cross10 >= 0.8
     assert cross10 >= gcc10 + 0.2
-    assert gcc8 >= gcc10 + 0.2
+    assert gcc8 >= gcc10 + 0.15
 
 
 def test_fast_adaptation_halves_the_delay_spike(table: pd.DataFrame):
