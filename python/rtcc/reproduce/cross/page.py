@@ -121,7 +121,9 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "<p>Paper's numbers, where its text gives one, in red in parentheses. GCC runs with "
         'the classic loss rule (<code>loss = "classic"</code>), as WebRTC had it then; the '
         "simulated-link runs use the <code>ideal</code> encoder, as the paper's simulated "
-        "encoder produced its target rate.</p>",
+        "encoder produced its target rate. Every flow's <code>max_rate</code> is 20 Mbps, "
+        "which NADA and NADAR take as RMAX: their equilibrium queuing delay is "
+        "XREF x RMAX / rate (RFC 8698 §4.3), 10 ms x 20 Mbps / rate.</p>",
     ]
     if outcome.skipped:
         items = "".join(

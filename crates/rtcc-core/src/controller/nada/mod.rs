@@ -125,7 +125,7 @@ const DELTA_MAX: Param<Duration> = Param::duration(
     MS,
     MINUTE,
     "largest observed feedback interval used in eq. 7, so a feedback stall cannot make one step huge \
-     (default TAU; ALGORITHMS.md §4.6)",
+     (500 ms, TAU's default, not tied to `tau`; ALGORITHMS.md §4.6)",
 );
 // Accelerated ramp-up (§4.2 rmode, §4.3 eqs. 3–4).
 const LOGWIN: Param<Duration> = Param::duration(
