@@ -11,7 +11,8 @@ pub enum ProbeRttStyle {
     /// The window falls to `min_cwnd_packets`; the 200 ms start once
     /// in-flight is down to it (`bbr_update_min_rtt`; draft §4.3.5).
     MinWindow,
-    /// Pace at this gain × bw, window untouched; the 200 ms start at once,
+    /// Pace at this gain × bw; the window follows ProbeRTT's cwnd gain of 1
+    /// (one BDP, not the 4-packet floor); the 200 ms start at once,
     /// since without a window in-flight need not fall to a few packets
     /// (RBBR "cuts the rate by half in the ProbeRTT state", cross.txt §IV).
     ScaleRate(f64),

@@ -86,7 +86,10 @@ impl GainCycle {
     /// 2..7" (`EnterProbeBandwidthMode`).
     pub fn reset(&mut self, now: Time, cfg: &BbrConfig, rng: &mut Rng) {
         let n = len(cfg);
-        let draw = (rng.next_u64() % cfg.cycle_rand.clamp(1, n as u32) as u64) as usize;
+        // At most n − 1 choices, so a shorter cycle never starts in its
+        // draining phase whatever `cycle_rand` says (n = 8: Linux's 7).
+        let choices = cfg.cycle_rand.clamp(1, (n as u32).saturating_sub(1).max(1));
+        let draw = (rng.next_u64() % u64::from(choices)) as usize;
         self.index = n - 1 - draw;
         self.advance(now, cfg);
     }

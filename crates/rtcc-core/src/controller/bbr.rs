@@ -95,7 +95,18 @@ const EXIT_STARTUP_ON_LOSS: Param<bool> = Param::flag(
     "a round without growth during loss recovery also ends STARTUP (WebRTC exit_startup_on_loss)",
 );
 
+/// false: WebRTC's BbrNetworkController never marks samples app-limited
+/// outside PROBE_RTT (`OnApplicationLimited` is private, unreachable from
+/// `NetworkControllerInterface`), so a video rate below the estimate lowers
+/// it after 10 rounds; true marks them as Linux does (ALGORITHMS.md §3.8).
+const APP_LIMITED: Param<bool> = Param::flag(
+    "app_limited",
+    false,
+    "mark samples sent with an empty pacer queue app-limited, as Linux does (WebRTC's BBR did not)",
+);
+
 pub const PARAMS: &[ParamInfo] = &[
+    APP_LIMITED.info(),
     PROBE_GAIN_OFFSET.info(),
     ENCODER_RATE_GAIN.info(),
     ENCODER_RATE_GAIN_IN_PROBE_RTT.info(),
@@ -105,7 +116,7 @@ pub const PARAMS: &[ParamInfo] = &[
 
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "bbr",
-    summary: "BBR v1 as WebRTC ran it (QUIC BbrNetworkController): target = btl_bw, paced at gain × btl_bw, window 2 × BDP held by the pacer",
+    summary: "BBR v1 as WebRTC ran it (QUIC BbrNetworkController): target = btl_bw, paced at gain × btl_bw, window 2 × BDP held by the pacer; run with cwnd_pushback = false for WebRTC's pacer-queue behaviour",
     params: PARAMS,
     create,
     receiver: None,
@@ -126,6 +137,7 @@ pub struct WebrtcBbrConfig {
     pub encoder_rate_gain_in_probe_rtt: f64,
     pub startup_rounds: u32,
     pub exit_startup_on_loss: bool,
+    pub app_limited: bool,
 }
 
 impl WebrtcBbrConfig {
@@ -135,6 +147,7 @@ impl WebrtcBbrConfig {
         encoder_rate_gain_in_probe_rtt: ENCODER_RATE_GAIN_IN_PROBE_RTT.default(),
         startup_rounds: STARTUP_ROUNDS.default(),
         exit_startup_on_loss: EXIT_STARTUP_ON_LOSS.default(),
+        app_limited: APP_LIMITED.default(),
     };
 
     pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
@@ -144,6 +157,7 @@ impl WebrtcBbrConfig {
             encoder_rate_gain_in_probe_rtt: p.get(&ENCODER_RATE_GAIN_IN_PROBE_RTT)?,
             startup_rounds: p.get(&STARTUP_ROUNDS)?,
             exit_startup_on_loss: p.get(&EXIT_STARTUP_ON_LOSS)?,
+            app_limited: p.get(&APP_LIMITED)?,
         })
     }
 }
@@ -209,9 +223,11 @@ impl WebrtcBbr {
             full_bw_on_loss: cfg.exit_startup_on_loss,
             ..webrtc_config(ctx.seed)
         };
+        let mut feed = Feed::new(model);
+        feed.mark_app_limited = cfg.app_limited;
         let mut c = WebrtcBbr {
             cfg,
-            feed: Feed::new(model),
+            feed,
             ack_height: AckHeight::default(),
             start_rate: ctx.start_rate,
             min_rate: ctx.min_rate,

@@ -15,6 +15,8 @@
 //! packet is marked app-limited (Linux `tcp_rate_check_app_limited`) when
 //! the sender reports an empty pacer queue, no padding running and room in
 //! the window: the encoder's target was below what the pacer could send.
+//! `rbbr` does; `bbr` by default does not (`Feed::mark_app_limited`), as
+//! WebRTC's BBR did not.
 
 pub mod sampler;
 
@@ -123,6 +125,10 @@ pub struct Feed {
     last_sent: Option<u64>,
     /// The sender's last queue and in-flight report.
     state: Option<SenderState>,
+    /// Mark app-limited periods (Linux, `rbbr`); WebRTC's QUIC BBR never
+    /// did outside PROBE_RTT (`OnApplicationLimited` is private and no
+    /// input reaches it), so its samples below the maximum enter the filter.
+    pub mark_app_limited: bool,
 }
 
 impl Feed {
@@ -134,6 +140,7 @@ impl Feed {
             srtt: None,
             last_sent: None,
             state: None,
+            mark_app_limited: true,
         }
     }
 
@@ -189,8 +196,10 @@ impl Feed {
     /// app-limited period.
     pub fn on_sender_state(&mut self, st: &SenderState, padding: bool, cwnd: Option<DataSize>) {
         self.state = Some(*st);
-        let room = cwnd.is_none_or(|w| self.sampler.in_flight() < w);
-        if st.queued == DataSize::ZERO && !padding && room {
+        // The sender's in-flight count: it reports before the feedback
+        // that would update the sampler's.
+        let room = cwnd.is_none_or(|w| st.in_flight < w);
+        if self.mark_app_limited && st.queued == DataSize::ZERO && !padding && room {
             self.sampler.mark_app_limited();
         }
     }
