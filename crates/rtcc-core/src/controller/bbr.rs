@@ -285,7 +285,9 @@ impl Controller for WebrtcBbr {
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
         self.ack_height.on_sent(now);
-        self.feed.on_sent(now, p);
+        if self.feed.on_sent(now, p) {
+            self.update();
+        }
     }
 
     fn on_sender_state(&mut self, _now: Time, st: &SenderState) {

@@ -322,7 +322,9 @@ impl Controller for Rbbr {
     }
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
-        self.feed.on_sent(now, p);
+        if self.feed.on_sent(now, p) {
+            self.update();
+        }
     }
 
     fn on_sender_state(&mut self, _now: Time, st: &SenderState) {

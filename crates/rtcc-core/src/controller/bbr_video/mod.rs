@@ -183,12 +183,16 @@ impl Feed {
     /// A packet left the pacer. Sending into an empty pipe while
     /// app-limited is a restart from idle (QUIC `exiting_quiescence_`,
     /// Linux `CA_EVENT_TX_START`): no PROBE_RTT until data is acknowledged.
-    pub fn on_sent(&mut self, now: Time, p: &SentPacket) {
-        if self.sampler.in_flight() == DataSize::ZERO && self.sampler.is_app_limited() {
+    /// Returns whether it was one, so the caller recomputes its decision
+    /// (a restart can end PROBE_RTT) rather than wait for the next report.
+    pub fn on_sent(&mut self, now: Time, p: &SentPacket) -> bool {
+        let restart = self.sampler.in_flight() == DataSize::ZERO && self.sampler.is_app_limited();
+        if restart {
             self.model.on_idle_restart(now);
         }
         self.sampler.on_sent(now, p.seq, p.size);
         self.last_sent = Some(self.last_sent.map_or(p.seq, |s| s.max(p.seq)));
+        restart
     }
 
     /// The sender's queue or in-flight bytes changed. An empty queue with
