@@ -265,16 +265,7 @@ impl WebrtcBbr {
             self.cfg.encoder_rate_gain
         };
         let target = bw.mul_f64(gain).min(pacing);
-        // The flow's bounds (`TargetRateConstraints`) on both.
-        let pacing = pacing.clamp(self.min_rate, self.max_rate);
-        let probing = m.mode() == Mode::Startup || (m.mode() == Mode::ProbeBw && m.pacing_gain() > 1.0);
-        self.decision = Decision {
-            target_rate: target.clamp(self.min_rate, self.max_rate),
-            pacing_rate: pacing,
-            cwnd: Some(self.cwnd()),
-            padding_rate: if probing { pacing } else { DataRate::ZERO },
-            ..Decision::default()
-        };
+        self.decision = self.feed.decision(target, pacing, Some(self.cwnd()), (self.min_rate, self.max_rate));
     }
 }
 

@@ -304,15 +304,7 @@ impl Rbbr {
                 (bw.min(pacing), pacing)
             }
         };
-        let pacing = pacing.clamp(self.min_rate, self.max_rate);
-        let probing = m.mode() == Mode::Startup || (m.mode() == Mode::ProbeBw && m.pacing_gain() > 1.0);
-        self.decision = Decision {
-            target_rate: target.clamp(self.min_rate, self.max_rate),
-            pacing_rate: pacing,
-            cwnd: self.startup_window(),
-            padding_rate: if probing { pacing } else { DataRate::ZERO },
-            ..Decision::default()
-        };
+        self.decision = self.feed.decision(target, pacing, self.startup_window(), (self.min_rate, self.max_rate));
     }
 }
 

@@ -20,8 +20,8 @@
 
 pub mod sampler;
 
-use crate::bbr::{Bbr, BbrAck, BbrConfig};
-use crate::controller::{SenderState, SentPacket};
+use crate::bbr::{Bbr, BbrAck, BbrConfig, Mode};
+use crate::controller::{Decision, SenderState, SentPacket};
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
@@ -208,6 +208,29 @@ impl Feed {
         }
     }
 
+    /// What both controllers announce for `target` and `pacing`: each within
+    /// the flow's bounds (`TargetRateConstraints`), and padding at the pacing
+    /// rate while the model probes (STARTUP, or a PROBE_BW gain above 1), as
+    /// WebRTC's pacer config did.
+    pub fn decision(
+        &self,
+        target: DataRate,
+        pacing: DataRate,
+        cwnd: Option<DataSize>,
+        bounds: (DataRate, DataRate),
+    ) -> Decision {
+        let m = &self.model;
+        let pacing = pacing.clamp(bounds.0, bounds.1);
+        let probing = m.mode() == Mode::Startup || (m.mode() == Mode::ProbeBw && m.pacing_gain() > 1.0);
+        Decision {
+            target_rate: target.clamp(bounds.0, bounds.1),
+            pacing_rate: pacing,
+            cwnd,
+            padding_rate: if probing { pacing } else { DataRate::ZERO },
+            ..Decision::default()
+        }
+    }
+
     /// The model's state columns, shared by both controllers.
     pub fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
         let m = &self.model;
@@ -244,21 +267,7 @@ impl Feed {
                 RecoveryChange::None => {}
             }
         }
-        self.model.on_ack(&BbrAck {
-            now,
-            acked: d.acked,
-            lost: d.lost,
-            prior_in_flight: d.prior_in_flight,
-            in_flight: d.in_flight,
-            delivered_total: d.delivered_total,
-            prior_delivered: d.prior_delivered,
-            sample_delivered: d.sample_delivered,
-            interval: d.interval,
-            is_app_limited: d.is_app_limited,
-            rtt: d.rtt,
-            srtt: self.srtt,
-            in_recovery: self.recovery.active,
-        });
+        self.model.on_ack(&BbrAck { srtt: self.srtt, in_recovery: self.recovery.active, ..d.ack });
         Some(d)
     }
 }

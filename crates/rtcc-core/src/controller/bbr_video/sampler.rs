@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use crate::bbr::BbrAck;
 use crate::feedback::Feedback;
 use crate::units::{DataSize, Duration, Time};
 
@@ -32,29 +33,21 @@ struct Stamp {
     app_limited: bool,
 }
 
-/// What one report told the sampler.
+/// What one report told the sampler: the model's input, all but what the
+/// caller knows (`srtt`, `in_recovery`), and the newest acknowledged
+/// sequence for the recovery state. Reads through to the `BbrAck`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Delivery {
-    /// Bytes newly acknowledged and newly reported lost.
-    pub acked: DataSize,
-    pub lost: DataSize,
-    /// Bytes in flight before and after the report.
-    pub prior_in_flight: DataSize,
-    pub in_flight: DataSize,
-    /// Delivered so far, this report included (`C.delivered`).
-    pub delivered_total: DataSize,
-    /// `C.delivered` when the sampled packet was sent (`P.delivered`).
-    pub prior_delivered: DataSize,
-    /// Delivered over `interval`; `interval` is zero when no valid sample.
-    pub sample_delivered: DataSize,
-    pub interval: Duration,
-    /// The sampled packet left while the flow was app-limited.
-    pub is_app_limited: bool,
-    /// Smallest RTT among the acknowledged packets (without the receiver's
-    /// hold time).
-    pub rtt: Option<Duration>,
+    pub ack: BbrAck,
     /// Highest acknowledged transport sequence.
     pub newest_acked: Option<u64>,
+}
+
+impl std::ops::Deref for Delivery {
+    type Target = BbrAck;
+    fn deref(&self) -> &BbrAck {
+        &self.ack
+    }
 }
 
 /// The flow's delivery state and the stamps of packets not yet reported.
@@ -157,7 +150,8 @@ impl Sampler {
     /// named no packet still awaiting one.
     pub fn on_feedback(&mut self, now: Time, fb: &Feedback, min_rtt: Option<Duration>) -> Option<Delivery> {
         let prior_in_flight = self.in_flight;
-        let mut d = Delivery { prior_in_flight, ..Delivery::default() };
+        let mut d = BbrAck { now, prior_in_flight, ..BbrAck::default() };
+        let mut newest_acked = None;
         // The chosen packet: the most recently sent, the higher sequence on
         // a tie (Linux `tcp_rate_skb_delivered`, `tcp_skb_sent_after`).
         let mut chosen: Option<(Stamp, u64)> = None;
@@ -174,7 +168,7 @@ impl Sampler {
             d.acked += s.size;
             self.delivered += s.size;
             self.delivered_time = now;
-            d.newest_acked = d.newest_acked.max(Some(p.seq));
+            newest_acked = newest_acked.max(Some(p.seq));
             if let Some(rtt) = fb.rtt(p) {
                 d.rtt = Some(d.rtt.map_or(rtt, |r: Duration| r.min(rtt)));
             }
@@ -212,7 +206,7 @@ impl Sampler {
             // Shorter than min_rtt: a compressed train, no valid sample.
             d.interval = if min_rtt.is_some_and(|m| interval < m) { Duration::ZERO } else { interval };
         }
-        Some(d)
+        Some(Delivery { ack: d, newest_acked })
     }
 }
 
