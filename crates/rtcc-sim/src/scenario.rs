@@ -780,7 +780,8 @@ fn flow_spec(
             Some("bulk") => true,
             Some(o) => return Err(e("source", format!("'{o}' is not one of video, bulk"))),
         },
-        cwnd_pushback: f.cwnd_pushback.unwrap_or(true),
+        // The controller's default: WebRTC's BBR gives its window to the pacer.
+        cwnd_pushback: f.cwnd_pushback.unwrap_or_else(|| controller::pushback_of(&controller).unwrap_or(true)),
         pacer: PacerConfig {
             queue_time_limit,
             burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {

@@ -68,3 +68,21 @@ fn refusals_name_file_field_and_reason() {
     assert!(bad_param("\"nope\"").starts_with("call.toml: flow[0].controller: unknown controller 'nope' (registered: "));
     assert_eq!(refusal("fec = { group = 2.5 }"), "call.toml: flow[0].fec.group: 2.5 is not a whole number");
 }
+
+/// A controller says whether its window drives pushback by default (WebRTC's
+/// BBR gives it to the pacer); a flow's `cwnd_pushback` overrides it, and a
+/// wrapper takes its inner controller's.
+#[test]
+fn cwnd_pushback_defaults_to_the_controllers_choice() {
+    let pushback = |controller: &str, extra: &str| {
+        let text = format!(
+            "duration = 20\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"{controller}\"\n{extra}\n"
+        );
+        Scenario::parse(&text, "call.toml").unwrap().flows[0].sender.cwnd_pushback
+    };
+    assert!(!pushback("bbr", ""));
+    assert!(pushback("bbr", "cwnd_pushback = true"));
+    assert!(pushback("copa", ""));
+    assert!(pushback("copa+dumbo", ""));
+    assert!(!pushback("copa", "cwnd_pushback = false"));
+}

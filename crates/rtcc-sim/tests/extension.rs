@@ -52,6 +52,7 @@ const INFO: ControllerInfo = ControllerInfo {
     params: &[RATE.info(), SWITCH.info()],
     create,
     receiver: None,
+    pushback: true,
 };
 
 fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
@@ -176,6 +177,7 @@ fn a_receiver_side_estimate_rides_in_every_report() {
         params: &[],
         create: create_remb,
         receiver: Some(create_remb_receiver),
+        pushback: true,
     })
     .unwrap();
     let text = r#"duration = "10s"

@@ -23,8 +23,8 @@
 //!   in the pacer queue", cross.txt §IV) until the pacer's 2 s queue-time
 //!   limit raises its rate and pauses the encoder (`queue_time_limit`,
 //!   `pause_on_queue_limit`). WebRTC gave this window to the pacer, not to
-//!   the congestion-window pushback of `goog_cc`: to reproduce cross.txt §IV,
-//!   run the flow with `cwnd_pushback = false`.
+//!   the congestion-window pushback of `goog_cc`, so `INFO.pushback` is
+//!   false: a flow runs without pushback unless it sets `cwnd_pushback`.
 //!
 //! Where QUIC BBR differs from the Linux model, and how it is met here:
 //!
@@ -116,10 +116,11 @@ pub const PARAMS: &[ParamInfo] = &[
 
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "bbr",
-    summary: "BBR v1 as WebRTC ran it (QUIC BbrNetworkController): target = btl_bw, paced at gain × btl_bw, window 2 × BDP held by the pacer; run with cwnd_pushback = false for WebRTC's pacer-queue behaviour",
+    summary: "BBR v1 as WebRTC ran it (QUIC BbrNetworkController): target = btl_bw, paced at gain × btl_bw, window 2 × BDP held by the pacer (no pushback unless the flow sets cwnd_pushback)",
     params: PARAMS,
     create,
     receiver: None,
+    pushback: false,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -95,6 +95,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).
@@ -688,7 +689,8 @@ pub(crate) mod tests {
         let (start, end) = (Time::from_millis(from * 1000), Time::from_millis(until * 1000));
         let [mut now, mut next_send, mut next_report, mut link_free] = [Time::ZERO; 4];
         let (mut in_flight, mut seq, mut lost, mut delivered) = (DataSize::ZERO, 0u64, 0u64, 0u64);
-        let (mut at_receiver, mut reports) = (Vec::<(Time, PacketResult)>::new(), std::collections::VecDeque::<Feedback>::new());
+        let (mut at_receiver, mut reports) =
+            (Vec::<(Time, PacketResult)>::new(), std::collections::VecDeque::<Feedback>::new());
         let (mut qdelays, mut targets) = (vec![], vec![]);
         while now < end {
             let d = c.decision();

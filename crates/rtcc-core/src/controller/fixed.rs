@@ -29,6 +29,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 pub struct Fixed {

@@ -75,6 +75,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 /// libwebrtc goog_cc_factory.cc `GetProcessInterval()`: kUpdateIntervalMs = 25.
@@ -174,6 +175,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
     params: INFO.params,
     create: create_probing,
     receiver: None,
+    pushback: true,
 };
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -228,8 +228,10 @@ pub trait Controller: Send {
 /// Builds a controller from its parameters.
 pub type Factory = fn(&Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>;
 
-/// A registry entry: name, one-line summary, parameters and factory, and the
-/// receiver-side estimator the controller needs, if any (REMB, NADA).
+/// A registry entry: name, one-line summary, parameters and factory, the
+/// receiver-side estimator the controller needs, if any (REMB, NADA), and
+/// whether its window, if it gives one, drives libwebrtc's congestion-window
+/// pushback by default (a flow's `cwnd_pushback` overrides it).
 #[derive(Clone, Copy)]
 pub struct ControllerInfo {
     pub name: &'static str,
@@ -237,6 +239,10 @@ pub struct ControllerInfo {
     pub params: &'static [ParamInfo],
     pub create: Factory,
     pub receiver: Option<EstimatorFactory>,
+    /// true for a window meant to steer the encoder through pushback (Copa,
+    /// RoCC as libwebrtc would run them); false for one meant to hold the
+    /// pacer (WebRTC's BBR, cross.txt §IV).
+    pub pushback: bool,
 }
 
 /// Builds a wrapper named `name` around `inner`.
@@ -347,6 +353,14 @@ pub fn summary_of(name: &str) -> Option<String> {
             Some(format!("{inner} behind {}: {}; plus {inner}'s parameters", w.suffix, w.summary))
         }
         None => Some(lookup(name)?.summary.to_string()),
+    }
+}
+
+/// Whether a name's window drives pushback by default (a wrapper: its inner's).
+pub fn pushback_of(name: &str) -> Option<bool> {
+    match split_wrapped(name) {
+        Some((_, inner)) => pushback_of(inner),
+        None => Some(lookup(name)?.pushback),
     }
 }
 

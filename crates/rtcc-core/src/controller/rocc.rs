@@ -102,6 +102,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 /// Span of the hold-time maximum: several WebRTC report intervals (50–250 ms).

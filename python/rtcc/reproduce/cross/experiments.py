@@ -65,11 +65,9 @@ SPIKE_MS = 100.0  # §VI-C's "large latency spike": one-way delay above its mini
 class Scheme:
     label: str
     controller: str | Mapping[str, Any]
-    # Flow fields the scheme needs besides its controller.
-    fields: Mapping[str, Any] = field(default_factory=dict)
 
     def flow(self, name: str, **extra: Any) -> dict[str, Any]:
-        flow: dict[str, Any] = {"name": name, "controller": self.controller, **self.fields}
+        flow: dict[str, Any] = {"name": name, "controller": self.controller}
         flow.update(extra)
         return flow
 
@@ -89,10 +87,8 @@ SCHEMES = {
         Scheme("rbbr", "rbbr"),
         Scheme("nada", "nada"),
         Scheme("nadar", "nadar"),
-        # §IV: WebRTC's BBR let its window block the pacer, whose queue grew until the
-        # 2 s queue-time limit; libwebrtc's window pushback (rtcc's default for window
-        # controllers) would cut the encoder instead.
-        Scheme("bbr", "bbr", {"cwnd_pushback": False}),
+        # §IV: WebRTC's BBR lets its window block the pacer (no pushback, its default).
+        Scheme("bbr", "bbr"),
         # §VI-C: Fig. 16 has the subroutine and rate acceleration off, fast reduce on.
         Scheme("cross (no fast adaptation)",
                {"name": "cross", "fast_adaptation": False, "acceleration": False}),

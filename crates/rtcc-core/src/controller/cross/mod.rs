@@ -265,6 +265,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 /// Lowest rate whatever min_rate says: MIMD from zero stays at zero.

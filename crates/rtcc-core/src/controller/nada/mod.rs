@@ -327,6 +327,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 pub const INFO_NADAR: ControllerInfo = ControllerInfo {
@@ -336,6 +337,7 @@ pub const INFO_NADAR: ControllerInfo = ControllerInfo {
     params: NADAR_PARAMS,
     create: create_nadar,
     receiver: None,
+    pushback: true,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

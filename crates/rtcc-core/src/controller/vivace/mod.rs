@@ -213,6 +213,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
+    pushback: true,
 };
 
 /// kInitialRttMs: RTT before any sample; initial MI timeout = 2 × this.
