@@ -64,6 +64,8 @@
 //!   not described as following a competitor's standing queue.
 //! - Losses are no separate signal (none is described).
 
+#[cfg(test)]
+mod tests;
 
 use super::sqp::{MinOwd, Sent, Train, Trains};
 use super::{

@@ -67,6 +67,8 @@
 //! - Losses are no separate signal (none is described): a train counts only
 //!   the bytes that arrived.
 
+#[cfg(test)]
+pub(crate) mod tests;
 mod train;
 
 pub use train::{MinOwd, Sent, Train, Trains};
