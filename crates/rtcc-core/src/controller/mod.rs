@@ -14,8 +14,10 @@ pub mod gcc;
 pub mod nada;
 mod params;
 pub mod pibes;
+pub mod pudica;
 pub mod rbbr;
 pub mod rocc;
+pub mod sqp;
 pub mod vivace;
 mod window;
 
@@ -296,6 +298,8 @@ const BUILTIN: &[ControllerInfo] = &[
     bbr::INFO,
     rbbr::INFO,
     pibes::INFO,
+    sqp::INFO,
+    pudica::INFO,
 ];
 
 /// Every built-in wrapper.
