@@ -15,6 +15,7 @@ pub mod nada;
 mod params;
 pub mod rbbr;
 pub mod rocc;
+pub mod salsify;
 pub mod vivace;
 mod window;
 
@@ -278,6 +279,7 @@ const BUILTIN: &[ControllerInfo] = &[
     cross::INFO,
     bbr::INFO,
     rbbr::INFO,
+    salsify::INFO,
 ];
 
 /// Every built-in wrapper.
