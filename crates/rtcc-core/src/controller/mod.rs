@@ -17,6 +17,7 @@ pub mod pibes;
 pub mod pudica;
 pub mod rbbr;
 pub mod rocc;
+pub mod salsify;
 pub mod sqp;
 pub mod vivace;
 mod window;
@@ -300,6 +301,7 @@ const BUILTIN: &[ControllerInfo] = &[
     pibes::INFO,
     sqp::INFO,
     pudica::INFO,
+    salsify::INFO,
 ];
 
 /// Every built-in wrapper.
