@@ -178,6 +178,8 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
             ["experiment", "scheme"],
         ),
         *_images(images, ["throughput_pibes.png"]),
+        "<h2>Where rtcc differs from the paper</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
         "<h2>Notes</h2>",
         "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
         "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs/</code> (cached "
