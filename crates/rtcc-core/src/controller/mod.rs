@@ -16,6 +16,7 @@ mod params;
 pub mod pibes;
 pub mod rbbr;
 pub mod rocc;
+pub mod rrtcc;
 pub mod vivace;
 mod window;
 
@@ -296,6 +297,7 @@ const BUILTIN: &[ControllerInfo] = &[
     bbr::INFO,
     rbbr::INFO,
     pibes::INFO,
+    rrtcc::INFO,
 ];
 
 /// Every built-in wrapper.
