@@ -17,6 +17,7 @@ pub mod pibes;
 pub mod pudica;
 pub mod rbbr;
 pub mod rocc;
+pub mod rrtcc;
 pub mod salsify;
 pub mod sqp;
 pub mod vivace;
@@ -302,6 +303,7 @@ const BUILTIN: &[ControllerInfo] = &[
     sqp::INFO,
     pudica::INFO,
     salsify::INFO,
+    rrtcc::INFO,
 ];
 
 /// Every built-in wrapper.
