@@ -33,6 +33,8 @@ import pandas as pd
 
 from rtcc.limits import write_atomic
 from rtcc.reproduce.pibes import paper
+from rtcc.reproduce.runs import missing_controller, rows, series_of
+from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
@@ -268,11 +270,6 @@ def jain(values: Sequence[float]) -> float:
     return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
 
 
-def _series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:
-    data = record.get("flows", {}).get(str(flow), {}).get("series")
-    return pd.DataFrame(data) if data else None
-
-
 def _window(series: pd.DataFrame, start_s: float, end_s: float) -> pd.DataFrame:
     t = series["t_s"].to_numpy(dtype=float)
     return series[(t > start_s) & (t <= end_s)]
@@ -362,7 +359,7 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
         else math.nan,
         "link_utilization": summary["link"]["utilization"],
     }
-    series = _series(record, 0)
+    series = flow_series(record, 0)
     if series is not None:
         if experiment.startswith("Fig. 8"):
             starts = range(v.tcp_every_s, v.duration_s, v.tcp_every_s)
@@ -373,7 +370,7 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
         if "share" in series:
             row["share_mean"] = float(series["share"].astype(float).mean())
     if experiment == "Fig. 18":
-        parts = [_series(record, i) for i in range(2)]
+        parts = [flow_series(record, i) for i in range(2)]
         rates = [
             float(_window(p, v.join_s + 2, v.duration_s)["recv_kbps"].fillna(0).mean())
             if p is not None else 0.0
@@ -392,10 +389,7 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
 
 def probe(scheme: Scheme) -> str | None:
     """Why the scheme cannot run here (its controller is not registered), or None."""
-    import rtcc
-
-    names = {c["name"] for c in rtcc.controllers()}
-    return None if scheme.name in names else f"controller '{scheme.name}' is not registered"
+    return missing_controller(scheme.name)
 
 
 @dataclass
@@ -412,15 +406,7 @@ class Outcome:
 
     def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
         """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
-        out = []
-        for result in self.results.values():
-            for run, record in zip(result.runs, result.records, strict=True):
-                if run.labels["experiment"] != experiment or not record:
-                    continue
-                count = len(record["summary"]["flows"])
-                parts = [_series(record, i) for i in range(count)]
-                out.append((str(run.labels["scheme"]), [p for p in parts if p is not None]))
-        return out
+        return series_of(self.results.values(), experiment)
 
 
 def run(
@@ -464,15 +450,7 @@ def run(
         for name, (runs, analysis) in groups.items()
         if runs
     }
-    rows = []
-    for result in results.values():
-        for r, record, error in zip(result.runs, result.records, result.errors, strict=True):
-            row: dict[str, Any] = dict(r.labels)
-            if record is not None:
-                row.update(metrics(record, str(r.labels["experiment"]), v))
-            row["error"] = error
-            rows.append(row)
-    table = pd.DataFrame(rows)
+    table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
     outcome = Outcome(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()],
         traces=str(traces) if traces else None,

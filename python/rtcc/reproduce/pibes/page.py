@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from rtcc.reproduce.page import cell, document, embed
+from rtcc.reproduce.page import cell, document, embed, problems
 from rtcc.reproduce.pibes import paper
 
 if TYPE_CHECKING:
@@ -106,19 +106,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "(FEC and retransmissions included) over the capacity. Frame delay is encode done to "
         "fully received. The paper's numbers in red in parentheses.</p>",
     ]
-    if outcome.skipped:
-        items = "".join(
-            f"<li><b>{html.escape(k)}</b>: {html.escape(w)}</li>"
-            for k, w in outcome.skipped.items()
-        )
-        parts.append(f"<p>Skipped:</p><ul>{items}</ul>")
-    if not failed.empty:
-        items = "".join(
-            f"<li>{html.escape(str(r['experiment']))} · {html.escape(str(r['scheme']))}: "
-            f"{html.escape(str(r['error']))}</li>"
-            for _, r in failed.iterrows()
-        )
-        parts.append(f"<p>Runs that failed:</p><ul>{items}</ul>")
+    parts += problems(outcome.skipped, failed, "Skipped")
     parts += [
         "<h2>Table 1: one video flow against Cubic on 4 Mbps</h2>",
         "<p>gcc is capped as libwebrtc caps it for the resolution (the paper's WebRTC); "
