@@ -702,8 +702,9 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
     ):  # fmt: skip
         if value != default:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
+    traces: Path | None = None
     if args.traces is not None:
-        traces: Path | None = Path(args.traces)
+        traces = Path(args.traces)
         if not (traces / pibes.NORWAY).is_file():
             raise CliError(f"{args.traces}: no {pibes.NORWAY} in it (--traces)")
     else:

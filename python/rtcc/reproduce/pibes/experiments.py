@@ -120,7 +120,9 @@ SHORT = Variant(
 )  # fmt: skip
 
 
-def _scenario(name: str, v: Variant, link: Mapping[str, Any], flows: list[dict[str, Any]]) -> dict:
+def _scenario(
+    name: str, v: Variant, link: Mapping[str, Any], flows: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "name": name, "duration": f"{v.duration_s}s", "seed": SEED, "link": dict(link),
         "record": {"bin": BIN}, "flow": flows,
@@ -136,7 +138,9 @@ def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any], **labels: An
                "<pibes>")  # fmt: skip
 
 
-def _tcp(name: str, start: int | None = None, stop: int | None = None, **extra: Any) -> dict:
+def _tcp(
+    name: str, start: int | None = None, stop: int | None = None, **extra: Any
+) -> dict[str, Any]:
     flow: dict[str, Any] = {"name": name, **TCP, **extra}
     if start:
         flow["start"] = f"{start}s"
@@ -181,8 +185,10 @@ def estimate_runs(v: Variant, pibes: Scheme) -> list[Run]:
     starts = range(v.tcp_every_s, v.duration_s, v.tcp_every_s)
     runs = []
     for direction in ("forward", "reverse"):
-        extra = {"reverse_capacity": "5Mbps", "reverse_queue": f"{QUEUE_PKT}pkt"}
-        link = _link("5Mbps", **(extra if direction == "reverse" else {}))
+        extra: dict[str, Any] = {}
+        if direction == "reverse":
+            extra = {"reverse_capacity": "5Mbps", "reverse_queue": f"{QUEUE_PKT}pkt"}
+        link = _link("5Mbps", QUEUE_PKT, **extra)
         flows = [pibes.flow("video")] + [
             _tcp(f"tcp{k + 1}", t, direction=direction) for k, t in enumerate(starts)
         ]
@@ -306,7 +312,9 @@ def detection(series: pd.DataFrame, settle_s: float = 2.0) -> dict[str, float]:
     return out
 
 
-def _estimate_errors(series: pd.DataFrame | None, starts: Iterable[float], end: float) -> dict:
+def _estimate_errors(
+    series: pd.DataFrame | None, starts: Iterable[float], end: float
+) -> dict[str, Any]:
     """Mean |estimate/capacity - 1| and share within 10 %, overall and per stretch between
     TCP flows joining (Fig. 8); the worst stretch."""
     out: dict[str, float] = {}
