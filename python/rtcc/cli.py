@@ -478,6 +478,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.experiment == "cross":
         return _reproduce_cross(args)
+    if args.experiment == "pibes":
+        return _reproduce_pibes(args)
     from rtcc.reproduce import dumbo
 
     started = time.perf_counter()
@@ -686,11 +688,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     repro = sub.add_parser("reproduce", help="re-run a paper's experiments and compare")
     repro.add_argument(
-        "experiment", choices=["dumbo", "cross"], metavar="EXPERIMENT", help="dumbo or cross"
-    )
+        "experiment", choices=["dumbo", "cross", "pibes"], metavar="EXPERIMENT",
+        help="dumbo, cross or pibes",
+    )  # fmt: skip
     repro.add_argument(
-        "--traces", metavar="DIR", help="Mahimahi traces (default: ../shared/traces/mahimahi)"
-    )
+        "--traces", metavar="DIR",
+        help="dumbo: Mahimahi traces (default: ../shared/traces/mahimahi); "
+        "pibes: the traces folder holding pensieve/ (default: ../shared/traces)",
+    )  # fmt: skip
     repro.add_argument(
         "--out", metavar="DIR", help="results folder (default: results/reproduce-<experiment>)"
     )
@@ -732,6 +737,41 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
         print(cross.summary_text(outcome.table))
         for scheme, why in outcome.skipped.items():
             print(f"skipped {scheme}: {why}")
+        print(f"results: {out} (table.csv, report.html)")
+        print(f"wall time: {wall:.1f} s")
+    return 0
+
+
+def _reproduce_pibes(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import pibes
+    from rtcc.reproduce.traces import default_traces
+
+    for flag, value, default in (
+        ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
+    ):  # fmt: skip
+        if value != default:
+            raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
+    traces: Path | None = None
+    if args.traces is not None:
+        traces = Path(args.traces)
+        if not (traces / pibes.NORWAY).is_file():
+            raise CliError(f"{args.traces}: no {pibes.NORWAY} in it (--traces)")
+    else:
+        found = default_traces()
+        traces = found.parent if found is not None else None
+        if traces is not None and not (traces / pibes.NORWAY).is_file():
+            traces = None
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / "reproduce-pibes")
+    outcome = pibes.run(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        traces=traces,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if not args.quiet:
+        print(pibes.summary_text(outcome.table))
+        for what, why in outcome.skipped.items():
+            print(f"skipped {what}: {why}")
         print(f"results: {out} (table.csv, report.html)")
         print(f"wall time: {wall:.1f} s")
     return 0

@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::controller::{Controller, Decision, FecPlan, FrameInfo, FramePos, FrameSchedule, SenderState, SentPacket};
+use crate::controller::{Controller, Decision, FecPlan, FrameInfo, FramePos, SenderState, SentPacket};
 use crate::encoder::FrameEncoder;
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
@@ -499,11 +499,7 @@ impl Sender {
         let base = total / count as u64;
         let extra = total % count as u64;
         let flags = if enc.key { FLAG_KEY } else { 0 };
-        let burst = match self.decision.schedule {
-            FrameSchedule::Paced => 0,
-            FrameSchedule::Burst => count,
-            FrameSchedule::BurstThenPaced { packets } => packets.min(count),
-        };
+        let burst = self.decision.schedule.burst_packets(count);
         let fec_on = !self.fec_off;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);

@@ -332,6 +332,9 @@ fn frame_schedules_burst_then_pace() {
         [0, 0, 20, 30, 40, 100, 100, 120, 130, 140].map(ms)
     );
     assert_eq!(times(FrameSchedule::BurstThenPaced { packets: 9 }), times(FrameSchedule::Burst));
+    // PIBES eq. 1: max(3, min(⌈5/2⌉, 6)) = 3 at once, the rest paced.
+    assert_eq!(times(FrameSchedule::HalfBurst { min: 3, max: 6 }), [0, 0, 0, 30, 40, 100, 100, 100, 130, 140].map(ms));
+    assert_eq!(times(FrameSchedule::HalfBurst { min: 1, max: 2 }), times(FrameSchedule::BurstThenPaced { packets: 2 }));
 }
 
 #[test]

@@ -102,6 +102,20 @@ pub struct FlowSummary {
     pub fct_ms_mean: Option<f64>,
     pub fct_ms_p50: Option<f64>,
     pub fct_ms_p95: Option<f64>,
+    /// Accuracy of the controller's estimates, over the bins of the flow's
+    /// active time; null unless its controller reports the state column
+    /// (`capacity_estimate_kbps`, `competition`). Mean |estimate / true
+    /// capacity − 1| of its bottleneck over the bins with a capacity, and
+    /// the share of those bins within 10 %.
+    pub capacity_estimate_error: Option<f64>,
+    pub capacity_estimate_within_10: Option<f64>,
+    /// Share of bins where `competition` ≥ 0.5 matched the truth: another
+    /// flow's data left this flow's bottleneck in the bin.
+    pub competition_accuracy: Option<f64>,
+    /// This flow's data bytes that left its bottleneck over all flows'
+    /// data bytes that left it (what flows send back excluded), over the
+    /// whole run; null if no data crossed it.
+    pub link_share: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -266,11 +280,12 @@ impl Recorder {
         let kbps = |b: u64| b as f64 * 8.0 / active / 1e3;
         let st = &f.stats;
         // A reverse flow's share is of the bottleneck it crosses.
-        let capacity = match (&self.reverse, f.label.direction) {
-            (Some(r), "reverse") => &r.capacity,
-            _ => &self.link.capacity,
+        let bottleneck = match (&self.reverse, f.label.direction) {
+            (Some(r), "reverse") => r,
+            _ => &self.link,
         };
-        let cap = capacity.bytes_between(start, stop);
+        let cap = bottleneck.capacity.bytes_between(start, stop);
+        let acc = &f.accuracy;
         let media_recv = st.recv_bytes[PacketKind::Media as usize]
             + st.recv_bytes[PacketKind::Rtx as usize]
             + st.recv_bytes[PacketKind::Audio as usize];
@@ -359,6 +374,12 @@ impl Recorder {
             fct_ms_mean: tr.fct.mean_ms(),
             fct_ms_p50: tr.fct.quantile_ms(0.5),
             fct_ms_p95: tr.fct.quantile_ms(0.95),
+            capacity_estimate_error: (acc.capacity_n > 0).then(|| acc.capacity_err_sum / acc.capacity_n as f64),
+            capacity_estimate_within_10: (acc.capacity_n > 0)
+                .then(|| acc.capacity_within as f64 / acc.capacity_n as f64),
+            competition_accuracy: (acc.competition_n > 0)
+                .then(|| acc.competition_right as f64 / acc.competition_n as f64),
+            link_share: (bottleneck.data_bytes > 0).then(|| f.data_bytes as f64 / bottleneck.data_bytes as f64),
         }
     }
 

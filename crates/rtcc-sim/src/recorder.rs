@@ -171,6 +171,43 @@ pub(crate) struct FlowRec {
     /// bottleneck (looked up once, not per packet).
     class: usize,
     pub(crate) reverse: bool,
+    /// Its data bytes that left its bottleneck, random loss after it
+    /// included (what it sent back is not data).
+    pub data_bytes: u64,
+    /// How its controller's estimates compare with the simulator's truth.
+    pub accuracy: Accuracy,
+}
+
+// The state columns (`Controller::state`) the recorder checks against the
+// simulator's truth: a controller that estimates these reports them under
+// these names.
+
+/// The controller's estimate of its bottleneck's capacity, in kbps.
+pub const CAPACITY_ESTIMATE: &str = "capacity_estimate_kbps";
+/// Whether the controller believes another flow shares its bottleneck:
+/// 1 = competing, 0 = alone (≥ 0.5 counts as competing).
+pub const COMPETITION: &str = "competition";
+
+/// An estimate within this fraction of the true capacity counts as right
+/// (`capacity_estimate_within_10`; to 1e-9, so that 1.1 × capacity does).
+const WITHIN: f64 = 0.10;
+
+/// A flow's accuracy accumulators: estimates against the truth, over the
+/// bins of its active time (as `target_kbps_mean`).
+#[derive(Clone, Debug, Default)]
+pub struct Accuracy {
+    /// Cumulative data bytes through the flow's bottleneck, all flows' and
+    /// its own, at its previous sample: their differences are the bin's.
+    prev_link_data: u64,
+    prev_own_data: u64,
+    /// |capacity_error| over the bins where it is defined, and how many of
+    /// them are within `WITHIN`.
+    pub capacity_err_sum: f64,
+    pub capacity_n: u64,
+    pub capacity_within: u64,
+    /// Bins with a competition state, and those where it matched the truth.
+    pub competition_n: u64,
+    pub competition_right: u64,
 }
 
 /// A cross-traffic flow's accumulators.
@@ -283,6 +320,8 @@ pub(crate) struct LinkRec {
     pub queue_ms_max: Option<f64>,
     /// Bytes delivered, by `KIND_NAMES`.
     pub by_kind: [u64; 5],
+    /// Data bytes delivered: every flow's packets, not what was sent back.
+    pub data_bytes: u64,
     pub drops: u64,
 }
 
@@ -298,6 +337,7 @@ impl LinkRec {
             queue_ms_n: 0,
             queue_ms_max: None,
             by_kind: [0; 5],
+            data_bytes: 0,
             drops: 0,
         }
     }
@@ -352,6 +392,8 @@ impl Recorder {
             traffic: TrafficRec::default(),
             class: kind_index(label.kind),
             reverse: label.direction == "reverse",
+            data_bytes: 0,
+            accuracy: Accuracy::default(),
             label,
         });
     }
@@ -392,6 +434,8 @@ impl Recorder {
                 };
                 l.delivered_bytes += packet.size.bytes();
                 l.by_kind[f.class] += packet.size.bytes();
+                l.data_bytes += packet.size.bytes();
+                f.data_bytes += packet.size.bytes();
                 f.stats.on_departed(packet, queued, lost);
                 if lost {
                     f.frame_packet(packet.frame, false);
@@ -451,15 +495,19 @@ impl Recorder {
     }
 
     /// A flow's row of the bin ending at `t1`; its bin accumulators restart.
+    /// The controller's state is read whether or not the time series is
+    /// kept: the summary's accuracy fields need it.
     fn sender_sample(&mut self, flow: usize, t1: Time, x: &SenderSample) {
         let bin = self.bin;
         let kbps = |b: u64| kbps_over(b, bin);
+        let record = self.record_timeseries;
         let f = &mut self.flows[flow];
-        if t1 > f.label.start && f.label.stop.is_none_or(|s| t1 <= s) {
+        let active = t1 > f.label.start && f.label.stop.is_none_or(|s| t1 <= s);
+        if active {
             f.target_sum += x.target.kbps_f64();
             f.target_n += 1;
         }
-        if self.record_timeseries {
+        if record {
             let c = x.counters;
             let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
             let b = &f.stats.bin;
@@ -484,12 +532,87 @@ impl Recorder {
             s.push("cwnd_bytes", x.cwnd.map_or(f64::NAN, |w| w.bytes() as f64));
             s.push("in_flight_bytes", x.in_flight.bytes() as f64);
             s.push("pacer_queue_bytes", x.pacer_queued.bytes() as f64);
-            x.controller.state(&mut |k, v| s.push_state(k, v));
-            s.end_row();
+        }
+        let (mut estimate, mut competition) = (None, None);
+        let series = &mut f.series;
+        x.controller.state(&mut |k, v| {
+            match k {
+                CAPACITY_ESTIMATE => estimate = Some(v),
+                COMPETITION => competition = Some(v),
+                _ => {}
+            }
+            if record {
+                series.push_state(k, v);
+            }
+        });
+        self.accuracy_sample(flow, t1, active, estimate, competition);
+        let f = &mut self.flows[flow];
+        if record {
+            f.series.end_row();
         }
         f.prev = x.counters;
         f.counters = x.counters;
         f.stats.bin = Default::default();
+    }
+
+    /// A flow's estimates in the bin ending at `t1` against the truth, into
+    /// its row (when kept) and, for a bin of its active time, its summary:
+    ///
+    /// - `capacity_kbps`, the mean capacity of the flow's bottleneck over
+    ///   the bin (the reverse one for a reverse flow), and `capacity_error`
+    ///   = estimate / capacity − 1 (NaN without capacity or estimate);
+    /// - `competition_truth`: 1 if data of any other flow left the flow's
+    ///   bottleneck in the bin, else 0. Only data counts: what flows send
+    ///   back (reports, ACKs) is not competition, so a reverse TCP flow's
+    ///   ACKs on the forward bottleneck are not, nor is its data, which
+    ///   crosses the reverse one.
+    ///
+    /// Columns appear only in rows where the controller reported the state
+    /// they check.
+    fn accuracy_sample(
+        &mut self,
+        flow: usize,
+        t1: Time,
+        active: bool,
+        estimate: Option<f64>,
+        competition: Option<f64>,
+    ) {
+        let (bin, record) = (self.bin, self.record_timeseries);
+        let f = &mut self.flows[flow];
+        let link = match (&self.reverse, f.reverse) {
+            (Some(r), true) => r,
+            _ => &self.link,
+        };
+        let others =
+            (link.data_bytes - f.accuracy.prev_link_data).saturating_sub(f.data_bytes - f.accuracy.prev_own_data);
+        f.accuracy.prev_link_data = link.data_bytes;
+        f.accuracy.prev_own_data = f.data_bytes;
+        let a = &mut f.accuracy;
+        if let Some(e) = estimate {
+            // As the link table's `capacity_kbps`.
+            let cap = link.capacity.bytes_between(t1 - bin, t1);
+            let cap_kbps = DataRate::from_bps_f64(cap * 8.0 / bin.as_secs_f64()).kbps_f64();
+            let error = if cap_kbps > 0.0 && e.is_finite() { e / cap_kbps - 1.0 } else { f64::NAN };
+            if active && error.is_finite() {
+                a.capacity_err_sum += error.abs();
+                a.capacity_n += 1;
+                a.capacity_within += u64::from(error.abs() <= WITHIN + 1e-9);
+            }
+            if record {
+                f.series.push("capacity_kbps", cap_kbps);
+                f.series.push("capacity_error", error);
+            }
+        }
+        if let Some(c) = competition {
+            let truth = others > 0;
+            if active && c.is_finite() {
+                a.competition_n += 1;
+                a.competition_right += u64::from((c >= 0.5) == truth);
+            }
+            if record {
+                f.series.push("competition_truth", if truth { 1.0 } else { 0.0 });
+            }
+        }
     }
 
     /// A cross-traffic flow's totals, and its row of the bin ending at `t1`

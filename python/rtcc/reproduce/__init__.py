@@ -1,6 +1,7 @@
 """Reproductions of the papers' experiments: ``rtcc reproduce NAME``.
 
-One sub-package per paper (:mod:`rtcc.reproduce.dumbo`, :mod:`rtcc.reproduce.cross`), each
+One sub-package per paper (:mod:`rtcc.reproduce.dumbo`, :mod:`rtcc.reproduce.cross`,
+:mod:`rtcc.reproduce.pibes`), each
 with a ``run(out, ...)`` writing ``table.csv`` and ``report.html`` under ``out``. What
 every paper shares lives here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
 :mod:`~rtcc.reproduce.figures` (scheme colours, rendering in rtcc's style) and
@@ -16,4 +17,6 @@ EXPERIMENTS = {
     "dumbo": "Dumbo thesis: pulse-link convergence and Mahimahi cellular traces",
     "cross": "Cross paper: Table III links, random loss, fast adaptation, RTT fairness, "
     "BBR vs RBBR, online stand-in",
+    "pibes": "PIBES paper: Table 1 against Cubic, estimate and detection accuracy, fixed, 3G "
+    "and ramped links with and without TCP, two PIBES flows",
 }

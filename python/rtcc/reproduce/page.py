@@ -11,7 +11,7 @@ from typing import Any
 
 from rtcc.report import CSS, embed_png, fmt
 
-__all__ = ["cell", "comparison", "document", "embed"]
+__all__ = ["cell", "comparison", "document", "embed", "problems"]
 
 # {paper} is the CSS class of the paper's cells in comparison().
 _COMPARISON_CSS = """
@@ -81,3 +81,22 @@ def document(title: str, heading: str, body: Iterable[str], paper: str = "thesis
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def problems(skipped: Mapping[str, str], failed: Any, heading: str = "Skipped") -> list[str]:
+    """HTML lists of what was skipped (name -> why) and of the runs that failed (rows of a
+    table with ``experiment``, ``scheme`` and ``error``); nothing for none."""
+    out = []
+    if skipped:
+        items = "".join(
+            f"<li><b>{html.escape(k)}</b>: {html.escape(w)}</li>" for k, w in skipped.items()
+        )
+        out.append(f"<p>{html.escape(heading)}:</p><ul>{items}</ul>")
+    if len(failed):
+        items = "".join(
+            f"<li>{html.escape(str(r['experiment']))} · {html.escape(str(r['scheme']))}: "
+            f"{html.escape(str(r['error']))}</li>"
+            for _, r in failed.iterrows()
+        )
+        out.append(f"<p>Runs that failed:</p><ul>{items}</ul>")
+    return out

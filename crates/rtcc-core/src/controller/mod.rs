@@ -13,8 +13,13 @@ pub mod fixed;
 pub mod gcc;
 pub mod nada;
 mod params;
+pub mod pibes;
+pub mod pudica;
 pub mod rbbr;
 pub mod rocc;
+pub mod rrtcc;
+pub mod salsify;
+pub mod sqp;
 pub mod vivace;
 mod window;
 
@@ -97,6 +102,22 @@ pub enum FrameSchedule {
     /// against the pacing budget, so the paced rest follows the burst at the
     /// pacing rate rather than overlapping it.
     BurstThenPaced { packets: u16 },
+    /// As `BurstThenPaced` with a burst sized to each frame: n_b =
+    /// max(min, min(⌈n_f/2⌉, max)) of its n_f packets, at most the whole
+    /// frame (PIBES eq. 1).
+    HalfBurst { min: u16, max: u16 },
+}
+
+impl FrameSchedule {
+    /// Packets of an `n`-packet frame that leave at once.
+    pub fn burst_packets(self, n: u16) -> u16 {
+        match self {
+            FrameSchedule::Paced => 0,
+            FrameSchedule::Burst => n,
+            FrameSchedule::BurstThenPaced { packets } => packets.min(n),
+            FrameSchedule::HalfBurst { min, max } => n.div_ceil(2).min(max).max(min).min(n),
+        }
+    }
 }
 
 /// Forward error correction for frames encoded from now on: one XOR parity
@@ -284,6 +305,11 @@ const BUILTIN: &[ControllerInfo] = &[
     cross::INFO,
     bbr::INFO,
     rbbr::INFO,
+    pibes::INFO,
+    sqp::INFO,
+    pudica::INFO,
+    salsify::INFO,
+    rrtcc::INFO,
 ];
 
 /// Every built-in wrapper.

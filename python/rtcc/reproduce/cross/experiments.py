@@ -38,6 +38,8 @@ import pandas as pd
 
 from rtcc.limits import write_atomic
 from rtcc.reproduce.cross import paper
+from rtcc.reproduce.runs import missing_controller, rows, series_of
+from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
@@ -275,11 +277,6 @@ def spike_seconds(series: pd.DataFrame, start_s: float, end_s: float) -> float:
     return float(np.count_nonzero(inside & above) * width)
 
 
-def _series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:
-    data = record.get("flows", {}).get(str(flow), {}).get("series")
-    return pd.DataFrame(data) if data else None
-
-
 def _window_mean(series: pd.DataFrame | None, column: str, start_s: float, end_s: float) -> float:
     if series is None or column not in series:
         return 0.0
@@ -315,12 +312,12 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
     }
     if experiment == "VI-C":
         drop, back, _ = v.adapt
-        series = _series(record, 0)
+        series = flow_series(record, 0)
         row["spike_s"] = spike_seconds(series, drop, back) if series is not None else math.nan
         row["recovery_s"] = _recovery(series, drop, back) if series is not None else math.nan
     if experiment == "VI-D":
         _, end, window = v.rtt
-        parts = [_series(record, i) for i in range(2)]
+        parts = [flow_series(record, i) for i in range(2)]
         rates = [_window_mean(s, "recv_kbps", window, end) for s in parts]
         row["jain_window"] = jain(rates)
         row["rtt40_kbps"], row["rtt80_kbps"] = rates
@@ -345,10 +342,7 @@ def _recovery(series: pd.DataFrame, drop_s: float, back_s: float) -> float:
 
 def probe(scheme: Scheme) -> str | None:
     """Why the scheme cannot run here (its controller is not registered), or None."""
-    import rtcc
-
-    names = {c["name"] for c in rtcc.controllers()}
-    return None if scheme.name in names else f"controller '{scheme.name}' is not registered"
+    return missing_controller(scheme.name)
 
 
 @dataclass
@@ -364,15 +358,7 @@ class Outcome:
 
     def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
         """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
-        out = []
-        for result in self.results.values():
-            for run, record in zip(result.runs, result.records, strict=True):
-                if run.labels["experiment"] != experiment or not record:
-                    continue
-                count = len(record["summary"]["flows"])
-                parts = [_series(record, i) for i in range(count)]
-                out.append((str(run.labels["scheme"]), [p for p in parts if p is not None]))
-        return out
+        return series_of(self.results.values(), experiment)
 
 
 def run(
@@ -418,15 +404,7 @@ def run(
         for name, (runs, analysis) in groups.items()
         if runs
     }
-    rows = []
-    for result in results.values():
-        for r, record, error in zip(result.runs, result.records, result.errors, strict=True):
-            row: dict[str, Any] = dict(r.labels)
-            if record is not None:
-                row.update(metrics(record, str(r.labels["experiment"]), v))
-            row["error"] = error
-            rows.append(row)
-    table = pd.DataFrame(rows)
+    table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
     outcome = Outcome(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()]
     )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.page import cell, document, embed
+from rtcc.reproduce.page import cell, document, embed, problems
 
 if TYPE_CHECKING:
     from rtcc.reproduce.cross.experiments import Outcome
@@ -125,19 +125,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "which NADA and NADAR take as RMAX: their equilibrium queuing delay is "
         "XREF x RMAX / rate (RFC 8698 §4.3), 10 ms x 20 Mbps / rate.</p>",
     ]
-    if outcome.skipped:
-        items = "".join(
-            f"<li><b>{html.escape(k)}</b>: {html.escape(w)}</li>"
-            for k, w in outcome.skipped.items()
-        )
-        parts.append(f"<p>Schemes skipped:</p><ul>{items}</ul>")
-    if not failed.empty:
-        items = "".join(
-            f"<li>{html.escape(str(r['experiment']))} · {html.escape(str(r['scheme']))}: "
-            f"{html.escape(str(r['error']))}</li>"
-            for _, r in failed.iterrows()
-        )
-        parts.append(f"<p>Runs that failed:</p><ul>{items}</ul>")
+    parts += problems(outcome.skipped, failed, "Schemes skipped")
     a, b, c = v.schedule
     parts += [
         "<h2>VI-A: Table III links, three flows (Figs. 5-12)</h2>",

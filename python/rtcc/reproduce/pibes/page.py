@@ -1,0 +1,181 @@
+"""The PIBES reproduction's self-contained HTML report (report.html): per experiment, rtcc's
+numbers with the paper's beside them where it gives one, what the paper's figure shows,
+the figures, and notes."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from rtcc.reproduce.page import cell, document, embed, problems
+from rtcc.reproduce.pibes import paper
+
+if TYPE_CHECKING:
+    from rtcc.reproduce.pibes.experiments import Outcome
+
+__all__ = ["render"]
+
+MAIN = (
+    ("utilization", "video utilisation (%)", 100.0),
+    ("tcp_utilization", "TCP utilisation (%)", 100.0),
+    ("frame_delay_ms_mean", "frame delay mean (ms)", 1.0),
+    ("frame_delay_ms_p95", "frame delay p95 (ms)", 1.0),
+    ("loss_rate", "loss (%)", 100.0),
+)
+ESTIMATE = (
+    ("estimate_error", "mean |estimate error| (%)", 100.0),
+    ("estimate_within_10", "bins within 10 % (%)", 100.0),
+    ("estimate_error_worst_stretch", "worst stretch error (%)", 100.0),
+    ("detect_s", "detected after (s)", 1.0),
+    ("clear_s", "cleared after (s)", 1.0),
+    ("detection_correct", "detection correct (%)", 100.0),
+)
+
+
+def _table(
+    part: pd.DataFrame,
+    columns: Sequence[tuple[str, str, float]],
+    keys: Sequence[str],
+    ref: Mapping[tuple[Any, ...], Mapping[str, float]] | None = None,
+) -> str:
+    """One row per run: ``keys`` columns, then rtcc's values with the paper's (red, in
+    parentheses) where ``ref`` has one for the row's key tuple."""
+    if part.empty:
+        return "<p>No runs.</p>"
+    out = ['<div class="scroll"><table><tr>']
+    out += [f"<th>{html.escape(k)}</th>" for k in keys]
+    out += [f"<th>{html.escape(h)}</th>" for _, h, _ in columns]
+    out.append("</tr>")
+    for _, r in part.iterrows():
+        key = tuple(r.get(k) for k in keys)
+        refs = (ref or {}).get(key, {})
+        tds = [f"<td>{html.escape(str(v))}</td>" for v in key]
+        for col, _, scale in columns:
+            text = cell(r.get(col), scale)
+            if col in refs:
+                text += f' <span style="color:#8a1c1c">({cell(refs[col], scale)})</span>'
+            tds.append(f"<td>{text}</td>")
+        out.append(f"<tr>{''.join(tds)}</tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+def _part(table: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    if table.empty or "experiment" not in table:
+        return table
+    return table[table["experiment"].str.startswith(prefix)]
+
+
+def _claims(prefixes: Sequence[str]) -> str:
+    items = "".join(
+        f"<li><b>{html.escape(p)}</b>: {html.escape(paper.CLAIMS[p])}</li>"
+        for p in prefixes
+        if p in paper.CLAIMS
+    )
+    return f"<p>The paper's figures show:</p><ul>{items}</ul>"
+
+
+def _images(images: Mapping[str, tuple[bytes, str]], names: Sequence[str]) -> list[str]:
+    return embed({k: images[k] for k in names if k in images})
+
+
+def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
+    """The page for ``outcome`` (:func:`rtcc.reproduce.pibes.experiments.run`) with its
+    figures (:func:`rtcc.reproduce.pibes.figures.render_all`)."""
+    t = outcome.table
+    v = outcome.variant
+    computed = sum(r.executed for r in outcome.results.values())
+    cached = sum(r.cached for r in outcome.results.values())
+    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    table1_ref = {
+        ("Table 1", scheme, n, q): {"utilization": u}
+        for scheme, values in paper.TABLE_1.items()
+        for n, u in values.items()
+        for q in v.queues
+    }
+    parts = [
+        f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
+        f"({computed} runs simulated, {cached} read from the cache) · traces: "
+        f"{html.escape(outcome.traces or 'none')} · controllers registered: "
+        f"{html.escape(', '.join(outcome.controllers))}</p>",
+        f"<p>{v.duration_s} s runs, 20 ms one way, a 50-packet drop-tail queue; every video "
+        "flow on eq. 7's noise encoder. Utilisation counts all the flow's received bytes "
+        "(FEC and retransmissions included) over the capacity. Frame delay is encode done to "
+        "fully received. The paper's numbers in red in parentheses.</p>",
+    ]
+    parts += problems(outcome.skipped, failed, "Skipped")
+    parts += [
+        "<h2>Table 1: one video flow against Cubic on 4 Mbps</h2>",
+        "<p>gcc is capped as libwebrtc caps it for the resolution (the paper's WebRTC); "
+        "gcc uncapped has no cap.</p>",
+        _table(
+            _part(t, "Table 1"),
+            MAIN,
+            ["experiment", "scheme", "tcp_flows", "queue_pkt"],
+            table1_ref,
+        ),
+        *_images(images, ["table1.png"]),
+        "<h2>Figs. 6-9: estimate accuracy and competition detection (5 Mbps)</h2>",
+        _claims(["Fig. 6", "Fig. 7", "Fig. 8", "Fig. 9"]),
+        "<p>Error: |B/C - 1| per 100 ms bin. Fig. 8's worst stretch is the largest mean error "
+        "between two TCP joins, 2 s after each. Detection: seconds from a change of the "
+        "ground truth (another flow's data leaving the bottleneck) until the detector "
+        "agrees, and the share of bins that agree from 2 s after each change.</p>",
+        _table(
+            pd.concat([_part(t, "Fig. 6"), _part(t, "Fig. 7"), _part(t, "Fig. 8")]),
+            ESTIMATE,
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["sensitivity.png", "estimate.png"]),
+        "<h2>Figs. 10-12: alone on fixed, 3G and ramped links</h2>",
+        _claims(["Fig. 10", "Fig. 11", "Fig. 12"]),
+        f"<p>Frame-delay bound of Fig. 10: 20 ms + a frame at 95 % of the link sent at the "
+        f"link's rate = {paper.OWD_MS + paper.S_MAX * 1000 / 30:.1f} ms.</p>",
+        _table(
+            pd.concat([_part(t, "Fig. 10"), _part(t, "Fig. 11"), _part(t, "Fig. 12")]),
+            MAIN,
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["throughput_links.png", "frame_delay.png"]),
+        "<h2>Figs. 13-17: competing TCP traffic</h2>",
+        _claims(["Fig. 13", "Fig. 14", "Fig. 15", "Fig. 16", "Fig. 17"]),
+        _table(
+            pd.concat([_part(t, f"Fig. {n}") for n in (13, 14, 15, 16, 17)]),
+            (
+                *MAIN,
+                ("share_mean", "mean share s", 1.0),
+                ("detect_s", "detected after (s)", 1.0),
+                ("clear_s", "cleared after (s)", 1.0),
+                ("recv_kbps_min_1s", "lowest 1 s rate with TCP (kbps)", 1.0),
+            ),
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["throughput_tcp.png"]),
+        "<h2>Fig. 18: two PIBES flows</h2>",
+        _claims(["Fig. 18"]),
+        _table(
+            _part(t, "Fig. 18"),
+            (
+                ("jain_overlap", "Jain (both running)", 1.0),
+                ("flow1_kbps", "flow 1 (kbps)", 1.0),
+                ("flow2_kbps", "flow 2 (kbps)", 1.0),
+            ),
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["throughput_pibes.png"]),
+        "<h2>Where rtcc differs from the paper</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
+        "<h2>Notes</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
+        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs/</code> (cached "
+        "runs).</p>",
+    ]
+    return document(
+        "reproducing PIBES",
+        "Reproducing PIBES (Heimbach, Guo, Ngan & Lee)",
+        [p for p in parts if p],
+        paper="paper",
+    )

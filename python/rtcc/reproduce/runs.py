@@ -1,0 +1,58 @@
+"""Run bookkeeping every paper reproduction shares: which controllers are registered, a
+run's per-flow series, the series of one experiment across schemes, and table rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from rtcc.sweeprun import SweepResult
+
+__all__ = ["missing_controller", "rows", "series", "series_of"]
+
+
+def missing_controller(name: str) -> str | None:
+    """Why a scheme on controller ``name`` cannot run here (not registered), or None."""
+    import rtcc
+
+    names = {c["name"] for c in rtcc.controllers()}
+    return None if name in names else f"controller '{name}' is not registered"
+
+
+def series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:
+    """Flow ``flow``'s kept series of a run's record, or None."""
+    data = record.get("flows", {}).get(str(flow), {}).get("series")
+    return pd.DataFrame(data) if data else None
+
+
+def series_of(
+    results: Iterable[SweepResult], experiment: str
+) -> list[tuple[str, list[pd.DataFrame]]]:
+    """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
+    out = []
+    for result in results:
+        for run, record in zip(result.runs, result.records, strict=True):
+            if run.labels["experiment"] != experiment or not record:
+                continue
+            count = len(record["summary"]["flows"])
+            parts = [series(record, i) for i in range(count)]
+            out.append((str(run.labels["scheme"]), [p for p in parts if p is not None]))
+    return out
+
+
+def rows(
+    results: Iterable[SweepResult], metrics: Callable[[Mapping[str, Any], str], dict[str, Any]]
+) -> pd.DataFrame:
+    """One row per run: its labels, ``metrics(record, experiment)`` when it ran, and its
+    error (None when it ran)."""
+    out = []
+    for result in results:
+        for r, record, error in zip(result.runs, result.records, result.errors, strict=True):
+            row: dict[str, Any] = dict(r.labels)
+            if record is not None:
+                row.update(metrics(record, str(r.labels["experiment"])))
+            row["error"] = error
+            out.append(row)
+    return pd.DataFrame(out)
