@@ -1,6 +1,6 @@
 """Type stub for rtcc's native module (crates/rtcc-py)."""
 
-from typing import Literal, TypedDict, final
+from typing import Any, Literal, TypedDict, final
 
 __all__ = [
     "ScenarioError",
@@ -111,3 +111,19 @@ def parse_quantity(value: str | float, kind: Literal["duration", "rate", "size"]
 def lagging_rates(
     targets_bps: list[float], fps: float, tau_up_s: float, tau_down_s: float
 ) -> list[float]: ...
+def si_ti(width: int, height: int, prev: bytes, cur: bytes) -> tuple[float, float]:
+    """ITU-T P.910 (SI, TI) of ``cur`` against ``prev`` (luma planes first, I420)."""
+
+def content_rates(
+    complexity: list[float], fps: float, gamma: float, rc_buffer_s: float, rc_memory_s: float
+) -> list[float]:
+    """The ``content`` model's rate control: each frame's size over its budget."""
+
+def content_model(
+    params: dict[str, str | float | bool],
+    fps: float,
+    duration_s: float,
+    target_bps: float,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """The ``content`` encoder model at a fixed target: columns size, key, si, ti, cut."""

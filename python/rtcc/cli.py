@@ -503,6 +503,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    if args.content:
+        return _calibrate_content(args)
+    if args.seconds is not None:
+        raise CliError("--seconds applies to --content")
     from rtcc.calibrate import calibrate
 
     available = rtcc.native().codecs()
@@ -522,6 +526,40 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         )
         print(f"wall time: {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _calibrate_content(args: argparse.Namespace) -> int:
+    from rtcc.calibrate_content import calibrate_content, x264_available
+
+    if args.codec != "all":
+        raise CliError("--codec does not apply to --content (it measures x264)")
+    why = x264_available()
+    if why:
+        raise CliError(f"--content measures x264 through PyAV: {why}")
+    out = _out_dir(args.out, Path("results") / "calibration")
+    started = time.perf_counter()
+    log = (lambda _m: None) if args.quiet else print
+    command = "rtcc calibrate-encoder --content" + (" --short" if args.short else "")
+    if args.seconds is not None:
+        command += f" --seconds {args.seconds:g}"
+    calibrate_content(out, short=args.short, seconds=args.seconds, log=log, command=command)
+    if not args.quiet:
+        print(
+            f"results: {out} (profile-content-static.toml, profile-content-dynamic.toml, "
+            "content.json, content_variation.png)"
+        )
+        print(f"wall time: {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _calibration_seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not 4 <= v <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} is outside 4..3600 seconds")
+    return v
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -557,6 +595,17 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--out", metavar="DIR", help="results folder (default: results/calibration)")
     cal.add_argument(
         "--short", action="store_true", help="shorter clips and fewer points (for tests)"
+    )
+    cal.add_argument(
+        "--content",
+        action="store_true",
+        help="measure x264 on static and dynamic content and fit the content model's profiles",
+    )
+    cal.add_argument(
+        "--seconds",
+        type=_calibration_seconds,
+        metavar="S",
+        help="--content: seconds of each profile's content (default 120, --short 12)",
     )
     cal.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     cal.set_defaults(func=cmd_calibrate)

@@ -472,7 +472,10 @@ mod tests {
         ) -> Option<crate::encoder::EncodedFrame> {
             let b = bytes_of(id);
             let size = DataSize::from_bytes(b.len() as u64);
-            Some(crate::encoder::EncodedFrame { size, key: id == 0, payload: Some(crate::packet::Payload::new(b)) })
+            Some(crate::encoder::EncodedFrame {
+                payload: Some(crate::packet::Payload::new(b)),
+                ..crate::encoder::EncodedFrame::sized(size, id == 0)
+            })
         }
         fn request_key_frame(&mut self) {}
         fn skip(&mut self, _: Time, _: DataRate) {}

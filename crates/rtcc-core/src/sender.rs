@@ -547,6 +547,8 @@ impl Sender {
             size: DataSize::from_bytes(total),
             packets: count,
             key: enc.key,
+            si: enc.si,
+            ti: enc.ti,
         };
         self.frames.push_back(SentFrame {
             frame: id,

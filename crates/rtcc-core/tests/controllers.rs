@@ -82,6 +82,8 @@ fn every_controller_survives_random_events() {
                             size: DataSize::from_bytes(8000),
                             packets: 7,
                             key: false,
+                            si: 0.0,
+                            ti: 0.0,
                         },
                     ),
                     _ => {

@@ -157,7 +157,7 @@ impl FrameEncoder for Script {
         log.last = size;
         let key = std::mem::take(&mut log.key_pending);
         log.encoded.push((id, now, target));
-        Some(EncodedFrame { size: DataSize::from_bytes(size), key, payload: None })
+        Some(EncodedFrame::sized(DataSize::from_bytes(size), key))
     }
     fn request_key_frame(&mut self) {
         self.log().key_pending = true;
@@ -657,4 +657,31 @@ fn late_flags_reach_packets_reported_out_of_order() {
     let fb = log.feedback.last().expect("a feedback");
     let late: Vec<(u64, bool)> = fb.packets.iter().map(|p| (p.seq, p.late)).collect();
     assert_eq!(late, [(0, false), (2, false), (1, true)]);
+}
+
+#[test]
+fn the_controller_hears_each_frames_si_and_ti() {
+    use rtcc_core::encoder::{Encoder, EncoderConfig};
+    use rtcc_core::rng::Rng;
+    // The content model reports SI/TI; the sender passes them on, frame by
+    // frame, as the encoder gave them.
+    let cfg = EncoderConfig::from_params("content", &rtcc_core::controller::Params::new()).unwrap();
+    let ctl = Recorder::new(Decision::rates(kbps(2000), kbps(100_000)));
+    let enc = Encoder::new(cfg.clone(), MS * 40, Rng::new(3));
+    let mut pair = Pair::builder().sender(flow(40)).controller(ctl.boxed()).encoder(Box::new(enc)).build();
+    pair.run_until(ms(3999));
+    let mut twin = Encoder::new(cfg, MS * 40, Rng::new(3));
+    let log = ctl.log();
+    assert_eq!(log.frames.len(), 100);
+    for f in &log.frames {
+        let e = twin.encode(f.capture_time, kbps(2000));
+        assert_eq!((f.si, f.ti, f.size, f.key), (e.si, e.ti, e.size, e.key), "frame {}", f.frame);
+        assert!(f.si > 0.0 && f.ti > 0.0);
+    }
+    // Models without content report none.
+    let ctl = Recorder::new(Decision::rates(kbps(2000), kbps(100_000)));
+    let enc = Script::new(&[3000]);
+    let mut pair = silent(flow(40), &ctl, &enc);
+    pair.run_until(ms(399));
+    assert!(ctl.log().frames.iter().all(|f| f.si == 0.0 && f.ti == 0.0));
 }

@@ -176,6 +176,8 @@ fn trace(name: &str) -> String {
                     size: DataSize::from_bytes(PACKET.bytes() * u64::from(PER_FRAME)),
                     packets: PER_FRAME,
                     key: frame == 0,
+                    si: 0.0,
+                    ti: 0.0,
                 };
                 run.c.on_frame_encoded(now, &info);
                 run.look("frame");

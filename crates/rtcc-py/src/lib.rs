@@ -10,8 +10,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use rtcc_core::controller::{listed_names, params_of, summary_of, ParamInfo};
-use rtcc_core::encoder::{Encoder, EncoderConfig, KINDS};
+use rtcc_core::controller::{listed_names, params_of, summary_of, ParamInfo, ParamValue};
+use rtcc_core::encoder::{Encoder, EncoderConfig, RateControl, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataRate, Duration, QuantityKind, Time};
@@ -168,6 +168,10 @@ fn encoders(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 let summary = match *k {
                     "ideal" => "every frame exactly target / fps",
                     "noise" => "gaussian frame-size noise around target / fps",
+                    "content" => {
+                        "frame sizes from a content track (SI/TI, scene cuts; static or dynamic) through x264-like \
+                         rate control; SI/TI reported per frame"
+                    }
                     _ => "follows target changes with a lag (seconds up, faster down), periodic key frames",
                 };
                 (k.to_string(), summary.to_string(), EncoderConfig::param_info(k).to_vec())
@@ -324,6 +328,24 @@ fn content_frames<'py>(
     Ok((w, h, out))
 }
 
+/// ITU-T P.910 spatial and temporal information of `cur` against `prev`,
+/// both `width`×`height` pictures whose first `width`·`height` bytes are the
+/// luma plane (I420 as `content_frames` gives them): (SI, TI). Pass the same
+/// picture twice for SI alone (TI 0).
+#[pyfunction]
+fn si_ti(py: Python<'_>, width: u32, height: u32, prev: &[u8], cur: &[u8]) -> PyResult<(f64, f64)> {
+    let n = width as usize * height as usize;
+    if width < 3 || height < 3 || prev.len() < n || cur.len() < n {
+        return Err(PyValueError::new_err(format!(
+            "si_ti: pictures of {} and {} bytes do not hold a {width}x{height} luma plane (3x3 at least)",
+            prev.len(),
+            cur.len()
+        )));
+    }
+    let (prev, cur) = (&prev[..n], &cur[..n]);
+    Ok(py.detach(|| (rtcc_video::content::si(width, height, cur), rtcc_video::content::ti(prev, cur))))
+}
+
 /// A quantity by the scenario rule (`rtcc_core::units::Quantity`): text
 /// with a unit ("25ms", "3Mbps", "1500B"), or a bare number (int, float or
 /// text) in the base unit of `kind` — seconds for "duration", bits per
@@ -373,6 +395,80 @@ fn lagging_rates(targets_bps: Vec<f64>, fps: f64, tau_up_s: f64, tau_down_s: f64
         .collect())
 }
 
+/// The `content` encoder model's rate control alone (no frame-size error,
+/// no key frames): each frame's size over its budget for the given per-frame
+/// complexities at a fixed frame rate, from the model itself
+/// (`RateControl`), so calibration fits exactly what runs.
+#[pyfunction]
+fn content_rates(complexity: Vec<f64>, fps: f64, gamma: f64, rc_buffer_s: f64, rc_memory_s: f64) -> PyResult<Vec<f64>> {
+    if !(fps.is_finite() && fps > 0.0 && rc_buffer_s > 0.0 && rc_memory_s > 0.0 && gamma.is_finite()) {
+        return Err(ScenarioError::new_err("fps and time constants must be positive".to_string()));
+    }
+    let mut rc = RateControl::new(gamma, Duration::from_secs_f64(rc_buffer_s), Duration::from_secs_f64(rc_memory_s));
+    let interval = Duration::from_secs_f64(1.0 / fps);
+    Ok(complexity
+        .iter()
+        .map(|&c| {
+            let r = rc.relative(c.max(1e-9), interval);
+            rc.spent(r, interval);
+            r
+        })
+        .collect())
+}
+
+/// The `content` encoder model at a fixed target: `params` as a scenario's
+/// encoder table would give them (`{"profile": "static", "ti": 5.0}`).
+/// Returns columns: size (bytes), key, si, ti, cut (a scene's first frame).
+#[pyfunction]
+#[pyo3(signature = (params, fps, duration_s, target_bps, seed = 1))]
+fn content_model<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+    fps: f64,
+    duration_s: f64,
+    target_bps: f64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bad = |r: String| ScenarioError::new_err(r);
+    if !(fps.is_finite() && fps > 0.0 && duration_s.is_finite() && duration_s > 0.0 && target_bps >= 0.0) {
+        return Err(bad("fps and duration must be positive, the target not negative".into()));
+    }
+    if duration_s * fps > 1e7 {
+        return Err(bad("at most 10 million frames".into()));
+    }
+    let mut p = rtcc_core::controller::Params::new();
+    for (k, v) in params.iter() {
+        let k: String = k.extract()?;
+        let v = if v.is_instance_of::<pyo3::types::PyBool>() {
+            ParamValue::Bool(v.extract()?)
+        } else if let Ok(x) = v.extract::<f64>() {
+            ParamValue::Num(x)
+        } else {
+            ParamValue::Str(v.extract()?)
+        };
+        p.0.insert(k, v);
+    }
+    let cfg = EncoderConfig::from_params("content", &p).map_err(|e| bad(format!("encoder.{e}")))?;
+    let interval = Duration::from_secs_f64(1.0 / fps);
+    let mut enc = Encoder::new(cfg, interval, Rng::new(seed));
+    let target = DataRate::from_bps_f64(target_bps);
+    let mut cuts = Vec::new();
+    let frames: Vec<_> = (0..(duration_s * fps).round() as i64)
+        .map(|i| {
+            let f = enc.encode(Time::ZERO + interval.mul_f64(i as f64), target);
+            cuts.push(enc.complexity().is_some_and(|c| c.cut));
+            f
+        })
+        .collect();
+    let d = PyDict::new(py);
+    d.set_item("size", frames.iter().map(|f| f.size.bytes()).collect::<Vec<_>>())?;
+    d.set_item("key", frames.iter().map(|f| f.key).collect::<Vec<_>>())?;
+    d.set_item("si", frames.iter().map(|f| f.si).collect::<Vec<_>>())?;
+    d.set_item("ti", frames.iter().map(|f| f.ti).collect::<Vec<_>>())?;
+    d.set_item("cut", cuts)?;
+    Ok(d)
+}
+
 /// Which real codecs this build has: {"vp8": None | "why not", ...}.
 #[pyfunction]
 fn codecs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -397,5 +493,8 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_frames, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(lagging_rates, m)?)?;
+    m.add_function(wrap_pyfunction!(si_ti, m)?)?;
+    m.add_function(wrap_pyfunction!(content_rates, m)?)?;
+    m.add_function(wrap_pyfunction!(content_model, m)?)?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rtcc_core::controller::{self, ControllerContext, Param, ParamInfo, ParamValue, Params};
-use rtcc_core::encoder::EncoderConfig;
+use rtcc_core::encoder::{ContentProfile, EncoderConfig};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use std::fmt;
 
@@ -682,8 +682,26 @@ fn flow_spec(
         Some(Spec::Table(t)) => table_params(t, "kind").map_err(|(k, r)| e(&format!("encoder.{k}"), r))?,
     };
     let mut enc_params = enc_params;
+    // The `content` model's own profiles ("static", "dynamic") are its
+    // parameter; any other name is a profile file, as for the other models.
+    let content_profile =
+        |v: &ParamValue| enc_kind == "content" && matches!(v, ParamValue::Str(n) if ContentProfile::parse(n).is_some());
     let enc_profile = match enc_params.0.remove("profile") {
         None => None,
+        Some(v) if content_profile(&v) => {
+            enc_params.0.insert("profile".into(), v);
+            None
+        }
+        Some(ParamValue::Str(name)) if enc_kind == "content" && profile::builtin_names().contains(&name.as_str()) => {
+            return Err(e(
+                "encoder.profile",
+                format!(
+                    "'{name}' is a codec profile; the content model's are {} or a file from \
+                     `rtcc calibrate-encoder --content`",
+                    ContentProfile::NAMES.join(", ")
+                ),
+            ))
+        }
         Some(ParamValue::Str(name)) if !video::REAL_KINDS.contains(&enc_kind.as_str()) => {
             Some(profile::load(&name, base).map_err(|r| e("encoder.profile", r))?)
         }

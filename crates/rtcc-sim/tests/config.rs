@@ -86,3 +86,61 @@ fn cwnd_pushback_defaults_to_the_controllers_choice() {
     assert!(pushback("copa+dumbo", ""));
     assert!(!pushback("copa", "cwnd_pushback = false"));
 }
+
+#[test]
+fn content_encoder_profiles_and_refusals() {
+    use rtcc_core::encoder::{ContentProfile, EncoderConfig};
+    let content = |enc: &str| match scenario(&format!("encoder = {enc}")).unwrap().flows[0].encoder.clone() {
+        EncoderConfig::Content(c) => c,
+        other => panic!("{enc}: {other:?}"),
+    };
+    assert_eq!(content("\"content\""), ContentProfile::Dynamic.config());
+    assert_eq!(content("{ kind = \"content\", profile = \"static\" }"), ContentProfile::Static.config());
+    let c = content("{ kind = \"content\", profile = \"static\", ti = 9, scene_length = \"20s\" }");
+    assert_eq!((c.profile, c.track.ti, c.track.scene_length), (ContentProfile::Static, 9.0, Duration::from_secs(20)));
+    assert_eq!(scenario("encoder = \"content\"").unwrap().flows[0].encoder_kind(), "content");
+
+    // Each refusal names the field.
+    let field = |enc: &str| {
+        let r = refusal(&format!("encoder = {enc}"));
+        r.split(": ").nth(1).unwrap_or_default().to_string()
+    };
+    assert_eq!(field("{ kind = \"content\", ti = -3 }"), "flow[0].encoder.ti");
+    assert_eq!(field("{ kind = \"content\", scene_length = \"-2s\" }"), "flow[0].encoder.scene_length");
+    assert_eq!(field("{ kind = \"content\", gamma = -1 }"), "flow[0].encoder.gamma");
+    assert_eq!(field("{ kind = \"content\", sigma = -0.2 }"), "flow[0].encoder.sigma");
+    assert_eq!(field("{ kind = \"content\", rc_buffer = 0 }"), "flow[0].encoder.rc_buffer");
+    assert_eq!(field("{ kind = \"content\", tau_up = 1 }"), "flow[0].encoder.tau_up");
+    // A name that is neither a content profile nor a file.
+    let r = refusal("encoder = { kind = \"content\", profile = \"busy\" }");
+    assert!(r.starts_with("call.toml: flow[0].encoder.profile: 'busy' is neither"), "{r}");
+    // A codec profile belongs to the lagging model.
+    let r = refusal("encoder = { kind = \"content\", profile = \"vp8\" }");
+    assert!(r.starts_with("call.toml: flow[0].encoder.profile: 'vp8' is a codec profile"), "{r}");
+    assert!(r.contains("static, dynamic"), "{r}");
+    // The content profiles are the content model's alone.
+    let r = refusal("encoder = { kind = \"lagging\", profile = \"dynamic\" }");
+    assert!(r.starts_with("call.toml: flow[0].encoder.profile: 'dynamic' is neither"), "{r}");
+}
+
+#[test]
+fn content_encoder_profile_files_set_its_constants() {
+    let dir = std::env::temp_dir().join(format!("rtcc-content-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("p.toml"), "[encoder]\nprofile = \"static\"\nti = 7.5\nsigma = 0.2\n").unwrap();
+    std::fs::write(dir.join("bad.toml"), "[encoder]\nprofile = \"busy\"\n").unwrap();
+    let run = |enc: &str| {
+        let text = format!(
+            "duration = 20\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\ncontroller = \"fixed\"\nencoder = {enc}\n"
+        );
+        Scenario::parse(&text, dir.join("call.toml").to_str().unwrap())
+    };
+    let s = run("{ kind = \"content\", profile = \"p.toml\", sigma = 0.3 }").unwrap();
+    let rtcc_core::encoder::EncoderConfig::Content(c) = s.flows[0].encoder.clone() else { panic!("content") };
+    // The file's profile and values, the table's own value over the file's.
+    assert_eq!(c.profile, rtcc_core::encoder::ContentProfile::Static);
+    assert_eq!((c.track.ti, c.sigma), (7.5, 0.3));
+    let e = run("{ kind = \"content\", profile = \"bad.toml\" }").err().expect("refused").to_string();
+    assert!(e.contains("flow[0].encoder.profile"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -17,7 +17,7 @@ use rtcc_core::resolution::Resolution;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use crate::codec::{new_decoder, new_encoder, Codec, EncoderSettings, VideoDecoder, VideoEncoder};
-use crate::content::{load_png, ContentSource, Generated, Motion};
+use crate::content::{load_png, si, ti, ContentSource, Generated, Motion};
 use crate::picture::Picture;
 use crate::quality::{psnr_y, ssim_y};
 use crate::y4m::{RawYuvReader, Y4mReader};
@@ -98,6 +98,8 @@ pub struct RealEncoder {
     rate_kbps: u32,
     /// Output rate, bits/s, smoothed over about a second.
     out_rate: f64,
+    /// Luma of the previous source picture the encoder was given, for TI.
+    prev_y: Vec<u8>,
 }
 
 /// Time constant of the output-rate average in the time series.
@@ -128,6 +130,7 @@ impl RealEncoder {
             failure: None,
             rate_kbps: 300,
             out_rate: 0.0,
+            prev_y: Vec::new(),
         })
     }
 
@@ -147,6 +150,18 @@ impl FrameEncoder for RealEncoder {
         let t = now.saturating_since(self.start);
         let index = source_index(t, self.source.fps());
         self.source.frame_into(index, &mut self.src);
+        // ITU-T P.910 SI/TI of the source picture, as BurstRTC computes them
+        // after capture (burstrtc.txt §IV-A1), for the controller's
+        // `FrameInfo`: a few ms at 1080p, against tens for the encode. TI is
+        // against the previous picture given to the encoder (0 for the first).
+        let (si, ti) = {
+            let y = &self.src.y;
+            let si = si(self.src.width, self.src.height, y);
+            let ti = if self.prev_y.len() == y.len() { ti(&self.prev_y, y) } else { 0.0 };
+            self.prev_y.clear();
+            self.prev_y.extend_from_slice(y);
+            (si as f32, ti as f32)
+        };
         let (w, h) = encode_size((self.src.width, self.src.height), res);
         let s = self.enc.settings();
         if (s.width, s.height) != (w, h) {
@@ -186,6 +201,8 @@ impl FrameEncoder for RealEncoder {
                     size: DataSize::from_bytes(size.max(1)),
                     key: out.key,
                     payload: Some(Payload::new(out.data)),
+                    si,
+                    ti,
                 })
             }
             Ok(None) => None,

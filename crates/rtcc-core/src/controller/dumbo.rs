@@ -608,8 +608,15 @@ mod tests {
             ..SentPacket::default()
         };
         d.on_packet_sent(Time::from_millis(61), &sent);
-        let frame =
-            FrameInfo { frame: 0, capture_time: Time::ZERO, size: DataSize::from_bytes(1200), packets: 1, key: true };
+        let frame = FrameInfo {
+            frame: 0,
+            capture_time: Time::ZERO,
+            size: DataSize::from_bytes(1200),
+            packets: 1,
+            key: true,
+            si: 0.0,
+            ti: 0.0,
+        };
         d.on_frame_encoded(Time::from_millis(62), &frame);
         assert_eq!(d.poll_timeout(), Some(Time::from_millis(63)));
         d.on_timeout(Time::from_millis(63));

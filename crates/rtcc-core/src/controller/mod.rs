@@ -70,6 +70,12 @@ pub struct FrameInfo {
     pub size: DataSize,
     pub packets: u16,
     pub key: bool,
+    /// ITU-T P.910 spatial and temporal information of the frame's picture
+    /// (TI against the previous capture), as BurstRTC's frame-size model
+    /// takes them (burstrtc.txt §III-C, eq. 8); 0 when the encoder does not
+    /// know them. The `content` model and real codecs fill them.
+    pub si: f32,
+    pub ti: f32,
 }
 
 /// A request to send a probe cluster (GCC): `min_bytes` and `min_packets` at

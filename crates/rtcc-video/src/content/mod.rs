@@ -29,7 +29,7 @@ mod talking;
 pub use self::generated::Generated;
 pub use self::motion::Motion;
 pub use self::photo::{load_png, RgbImage};
-pub use self::si_ti::si_ti;
+pub use self::si_ti::{si, si_ti, ti};
 pub(crate) use self::source::ensure_size;
 pub use self::source::{ContentError, ContentSource};
 pub use self::synthetic::{synthetic_photo, synthetic_portrait};

@@ -13,8 +13,19 @@ use crate::picture::Picture;
 /// If the pictures differ in size.
 pub fn si_ti(prev: &Picture, cur: &Picture) -> (f64, f64) {
     assert_eq!((prev.width, prev.height), (cur.width, cur.height), "si_ti of pictures of different sizes");
-    let (w, h) = (cur.width as usize, cur.height as usize);
-    let p = &cur.y;
+    (si(cur.width, cur.height, &cur.y), ti(&prev.y, &cur.y))
+}
+
+/// P.910 SI of a `w`×`h` luma plane: the standard deviation of the Sobel
+/// gradient magnitude, one-pixel border excluded (0 for a plane without an
+/// interior).
+///
+/// # Panics
+/// If `y` holds fewer than `w`·`h` samples.
+pub fn si(w: u32, h: u32, y: &[u8]) -> f64 {
+    let (w, h) = (w as usize, h as usize);
+    assert!(y.len() >= w * h, "luma plane of {} samples for {w}x{h}", y.len());
+    let p = y;
     let (mut s1, mut s2, mut n) = (0.0f64, 0.0f64, 0usize);
     for y in 1..h.saturating_sub(1) {
         let (r0, r1, r2) = (&p[(y - 1) * w..y * w], &p[y * w..(y + 1) * w], &p[(y + 1) * w..(y + 2) * w]);
@@ -32,16 +43,28 @@ pub fn si_ti(prev: &Picture, cur: &Picture) -> (f64, f64) {
         s2 += row2;
         n += w.saturating_sub(2);
     }
-    let si = if n > 0 { (s2 / n as f64 - (s1 / n as f64).powi(2)).max(0.0).sqrt() } else { 0.0 };
+    if n > 0 {
+        (s2 / n as f64 - (s1 / n as f64).powi(2)).max(0.0).sqrt()
+    } else {
+        0.0
+    }
+}
+
+/// P.910 TI between two luma planes of one size: the standard deviation of
+/// `cur − prev`.
+///
+/// # Panics
+/// If the planes differ in length.
+pub fn ti(prev: &[u8], cur: &[u8]) -> f64 {
+    assert_eq!(prev.len(), cur.len(), "ti of planes of different sizes");
     let (mut d1, mut d2) = (0i64, 0i64);
-    for (&a, &b) in cur.y.iter().zip(&prev.y) {
+    for (&a, &b) in cur.iter().zip(prev) {
         let d = a as i64 - b as i64;
         d1 += d;
         d2 += d * d;
     }
-    let m = cur.y.len() as f64;
-    let ti = (d2 as f64 / m - (d1 as f64 / m).powi(2)).max(0.0).sqrt();
-    (si, ti)
+    let m = cur.len().max(1) as f64;
+    (d2 as f64 / m - (d1 as f64 / m).powi(2)).max(0.0).sqrt()
 }
 
 #[cfg(test)]

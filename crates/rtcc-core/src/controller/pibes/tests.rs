@@ -207,7 +207,7 @@ fn carried_rounding_keeps_the_mean_rate() {
         packets += p.frame.0 + p.frame.1;
         p.on_frame_encoded(
             Time::ZERO,
-            &FrameInfo { frame: 0, capture_time: Time::ZERO, size: PKT, packets: 1, key: false },
+            &FrameInfo { frame: 0, capture_time: Time::ZERO, size: PKT, packets: 1, key: false, si: 0.0, ti: 0.0 },
         );
     }
     let want = 300.0 * 3800e3 / 8.0 / 30.0 / 1200.0;

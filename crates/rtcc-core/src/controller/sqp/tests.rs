@@ -162,7 +162,7 @@ fn estimate_steps_toward_the_sample_and_the_target_drains_the_queue() {
     // Frame 0 encoded at 1 Mbps, paced at 2 Mbps.
     c.on_frame_encoded(
         ms(0),
-        &FrameInfo { frame: 0, capture_time: ms(0), size: DataSize::ZERO, packets: 3, key: true },
+        &FrameInfo { frame: 0, capture_time: ms(0), size: DataSize::ZERO, packets: 3, key: true, si: 0.0, ti: 0.0 },
     );
     // Baseline 20 ms from an earlier packet; frame 0's first packet meets a
     // 100 ms queue, and its three packets arrive 4.8 ms apart: 2400 B /
@@ -198,7 +198,7 @@ fn drain_term_and_one_packet_frames() {
     let mut c = Sqp::new(config(&[]));
     c.on_frame_encoded(
         ms(0),
-        &FrameInfo { frame: 0, capture_time: ms(0), size: DataSize::ZERO, packets: 1, key: true },
+        &FrameInfo { frame: 0, capture_time: ms(0), size: DataSize::ZERO, packets: 1, key: true, si: 0.0, ti: 0.0 },
     );
     c.on_feedback(ms(60), &report(vec![media(0, 0, 0, 1, 0, Some(30_000))]));
     // B = 300 + 0.25·(600 − 300) = 375 kbps, no queue.

@@ -1,9 +1,16 @@
 //! Encoder models (DESIGN.md §3): how many bytes a frame takes for a target
 //! bitrate. `ideal` is exact, `noise` adds Gaussian frame-size error (PIBES
 //! eq. 7), `lagging` also follows target changes slowly, as real VP8 does
-//! (Dumbo thesis Fig. 3-8). The encoder is a pure state machine: time comes
-//! in as `now`, randomness from the injected `Rng`, no per-frame allocation.
+//! (Dumbo thesis Fig. 3-8), `content` sizes frames by the content's SI/TI
+//! through x264-like rate control (BurstRTC §II-B; `content.rs`). The
+//! encoder is a pure state machine: time comes in as `now`, randomness from
+//! the injected `Rng`, no per-frame allocation.
 
+mod content;
+
+pub use content::{ContentConfig, ContentProfile, RateControl};
+
+use crate::content::Complexity;
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::packet::Payload;
 use crate::resolution::Resolution;
@@ -84,7 +91,7 @@ const DEFAULT_LAGGING_KEY_RATIO: f64 = 3.0;
 const DEFAULT_LAGGING_KEY_INTERVAL: Duration = Duration::from_secs(100);
 
 /// Encoder models by name, for error messages and listings.
-pub const KINDS: &[&str] = &["ideal", "noise", "lagging"];
+pub const KINDS: &[&str] = &["ideal", "noise", "lagging", "content"];
 
 const SIGMA_DOC: &str = "std of the relative frame-size error";
 const KEY_INTERVAL_DOC: &str = "time between periodic key frames; \"none\" or 0 = only first and requested frames";
@@ -138,13 +145,25 @@ const LAGGING_PARAMS: &[ParamInfo] = &[
 ];
 
 /// One encoded frame.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EncodedFrame {
     pub size: DataSize,
     pub key: bool,
     /// The bitstream of a real codec; `None` for the models, which only size
     /// frames.
     pub payload: Option<Payload>,
+    /// ITU-T P.910 spatial and temporal information of the frame's picture
+    /// (TI against the previous capture); 0 when the encoder does not know
+    /// them (the models other than `content`).
+    pub si: f32,
+    pub ti: f32,
+}
+
+impl EncodedFrame {
+    /// A frame of `size` without a bitstream or SI/TI.
+    pub fn sized(size: DataSize, key: bool) -> EncodedFrame {
+        EncodedFrame { size, key, payload: None, si: 0.0, ti: 0.0 }
+    }
 }
 
 /// Which encoder model, with its parameters.
@@ -160,6 +179,9 @@ pub enum EncoderConfig {
     /// Not modelled: the overshoot of a real encoder for a few frames after a
     /// drop.
     Lagging { tau_up: Duration, tau_down: Duration, sigma: f64, key_interval: Option<Duration>, key_ratio: f64 },
+    /// Frame sizes from a content track (SI/TI, scene cuts) through x264-like
+    /// one-pass ABR (`content.rs`); SI and TI are reported with each frame.
+    Content(ContentConfig),
 }
 
 impl EncoderConfig {
@@ -168,6 +190,7 @@ impl EncoderConfig {
             EncoderConfig::Ideal => "ideal",
             EncoderConfig::Noise { .. } => "noise",
             EncoderConfig::Lagging { .. } => "lagging",
+            EncoderConfig::Content(_) => "content",
         }
     }
 
@@ -176,6 +199,7 @@ impl EncoderConfig {
         match kind {
             "noise" => NOISE_PARAMS,
             "lagging" => LAGGING_PARAMS,
+            "content" => content::PARAMS,
             _ => &[],
         }
     }
@@ -195,6 +219,7 @@ impl EncoderConfig {
                 key_interval: p.get(&NOISE_KEY_INTERVAL)?,
                 key_ratio: p.get(&NOISE_KEY_RATIO)?,
             },
+            "content" => EncoderConfig::Content(ContentConfig::from_params(p)?),
             _ => EncoderConfig::Lagging {
                 tau_up: p.get(&TAU_UP)?,
                 tau_down: p.get(&TAU_DOWN)?,
@@ -213,6 +238,8 @@ impl EncoderConfig {
             EncoderConfig::Lagging { tau_up, tau_down, sigma, key_interval, key_ratio } => {
                 (sigma, key_interval, key_ratio, Some((tau_up, tau_down)))
             }
+            // Its own frame-size error and rate control (`content.rs`).
+            EncoderConfig::Content(c) => (0.0, c.key_interval, c.key_ratio, None),
         }
     }
 }
@@ -235,16 +262,23 @@ pub struct Encoder {
     last_call: Option<Time>,
     last_key: Option<Time>,
     key_pending: bool,
+    /// The `content` model's track and rate control.
+    content: Option<content::ContentState>,
 }
 
 impl Encoder {
-    pub fn new(cfg: EncoderConfig, frame_interval: Duration, rng: Rng) -> Self {
+    pub fn new(cfg: EncoderConfig, frame_interval: Duration, mut rng: Rng) -> Self {
         debug_assert!(frame_interval.is_positive(), "frame interval {frame_interval}");
         let frame_interval = frame_interval.max(Duration::from_micros(1));
         let (sigma, key_interval, key_ratio, lag) = cfg.parts();
+        let content = match &cfg {
+            EncoderConfig::Content(c) => Some(content::ContentState::new(*c, &mut rng)),
+            _ => None,
+        };
         // G frames per key interval: one key (key_ratio) + G-1 deltas (1 each)
-        // must sum to G frame budgets.
-        let delta_share = match key_interval {
+        // must sum to G frame budgets. The `content` model's rate control
+        // pays key frames back itself.
+        let delta_share = match key_interval.filter(|_| content.is_none()) {
             Some(k) => {
                 let g = (k.as_micros() as f64 / frame_interval.as_micros() as f64).round().max(1.0);
                 g / (g - 1.0 + key_ratio)
@@ -264,6 +298,7 @@ impl Encoder {
             last_call: None,
             last_key: None,
             key_pending: true,
+            content,
         }
     }
 
@@ -282,11 +317,16 @@ impl Encoder {
             self.last_key = Some(now);
         }
         let budget = self.rate * self.frame_interval.as_secs_f64() / 8.0;
+        if let Some(c) = &mut self.content {
+            let bytes = c.frame_bytes(now, budget, self.frame_interval, key, &mut self.rng);
+            let (si, ti) = (c.now.si as f32, c.now.ti as f32);
+            return EncodedFrame { si, ti, ..EncodedFrame::sized(DataSize::from_bytes(bytes.round() as u64), key) };
+        }
         let mut bytes = budget * self.delta_share * if key { self.key_ratio } else { 1.0 };
         if self.sigma > 0.0 {
             bytes *= (1.0 + self.sigma * self.rng.normal()).max(MIN_NOISE_FACTOR);
         }
-        EncodedFrame { size: DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key, payload: None }
+        EncodedFrame::sized(DataSize::from_bytes(bytes.max(MIN_FRAME_BYTES).round() as u64), key)
     }
 
     /// Next frame is a key frame (PLI / first frame).
@@ -300,9 +340,18 @@ impl Encoder {
         self.advance(now, target);
     }
 
+    /// The `content` model's content at the last frame instant (encoded or
+    /// skipped); `None` for the other models.
+    pub fn complexity(&self) -> Option<Complexity> {
+        self.content.as_ref().map(|c| c.now)
+    }
+
     /// Rate the encoder is currently producing on average (for time series).
     pub fn output_rate(&self) -> DataRate {
-        DataRate::from_bps_f64(self.rate)
+        match &self.content {
+            Some(c) => DataRate::from_bps_f64(c.output_rate()),
+            None => DataRate::from_bps_f64(self.rate),
+        }
     }
 
     /// Move the encoder's rate towards `target` over the time since the last
@@ -320,6 +369,9 @@ impl Encoder {
         };
         debug_assert!(self.rate.is_finite() && self.rate >= 0.0);
         self.last_call = Some(now);
+        if let Some(c) = &mut self.content {
+            c.advance(now, DataRate::from_bps_f64(self.rate));
+        }
     }
 
     /// Half a frame of slack, so a key interval of k frame intervals gives a
@@ -382,14 +434,14 @@ mod tests {
         let mut e = Encoder::new(EncoderConfig::Ideal, T30, Rng::new(1));
         // 2 Mbps * 33.333 ms / 8 = 8333.25 B.
         let first = e.encode(Time::ZERO, DataRate::from_mbps(2));
-        assert_eq!(first, EncodedFrame { size: DataSize::from_bytes(8333), key: true, payload: None });
+        assert_eq!(first, EncodedFrame::sized(DataSize::from_bytes(8333), true));
         for i in 1..100 {
             let f = e.encode(Time::ZERO + T30 * i, DataRate::from_mbps(2));
-            assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
+            assert_eq!(f, EncodedFrame::sized(DataSize::from_bytes(8333), false));
         }
         e.request_key_frame();
         let f = e.encode(Time::ZERO + T30 * 100, DataRate::from_kbps(600));
-        assert_eq!(f, EncodedFrame { size: DataSize::from_bytes(2500), key: true, payload: None });
+        assert_eq!(f, EncodedFrame::sized(DataSize::from_bytes(2500), true));
         assert_eq!(e.output_rate(), DataRate::from_kbps(600));
     }
 
@@ -443,11 +495,11 @@ mod tests {
         let target = DataRate::from_mbps(2);
         assert!(e.encode(Time::ZERO, target).key);
         let delta = e.encode(Time::ZERO + T30, target);
-        assert_eq!(delta, EncodedFrame { size: DataSize::from_bytes(8333), key: false, payload: None });
+        assert_eq!(delta, EncodedFrame::sized(DataSize::from_bytes(8333), false));
         e.request_key_frame();
         let key = e.encode(Time::ZERO + T30 * 2, target);
         // 5 * 8333.25 = 41666.25 B.
-        assert_eq!(key, EncodedFrame { size: DataSize::from_bytes(41666), key: true, payload: None });
+        assert_eq!(key, EncodedFrame::sized(DataSize::from_bytes(41666), true));
         assert!(!e.encode(Time::ZERO + T30 * 3, target).key);
     }
 
