@@ -28,7 +28,10 @@ fn config(given: &[(&str, &str)]) -> PudicaConfig {
 }
 
 fn encoded(c: &mut Pudica, frame: u32) {
-    c.on_frame_encoded(ms(0), &FrameInfo { frame, capture_time: ms(0), size: DataSize::ZERO, packets: 1, key: false, si: 0.0, ti: 0.0 });
+    c.on_frame_encoded(
+        ms(0),
+        &FrameInfo { frame, capture_time: ms(0), size: DataSize::ZERO, packets: 1, key: false, si: 0.0, ti: 0.0 },
+    );
 }
 
 #[test]
