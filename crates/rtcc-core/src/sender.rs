@@ -148,6 +148,12 @@ pub struct SendCounters {
     /// Frames the encoder's own rate control dropped (real codecs).
     pub encoder_drops: u64,
     pub resolution_switches: u64,
+    /// Time since the start with the send buffer (the pacer queue) over
+    /// `BUFFER_OVERSHOOT` of sending at the pacing rate, and empty
+    /// (BurstRTC §II-C overshooting and undershooting), of `buffer_time`.
+    pub buffer_over: Duration,
+    pub buffer_empty: Duration,
+    pub buffer_time: Duration,
 }
 
 pub struct Sender {
@@ -182,6 +188,8 @@ pub struct Sender {
     resolution: ResolutionState,
     rtt: Duration,
     stopped: bool,
+    /// When the send buffer's state was last booked (`book_buffer`).
+    buffer_at: Option<Time>,
     /// Encoder-rate ratio of the congestion-window pushback.
     pushback: f64,
     /// `poll_timeout`, computed on demand after any input changed it.
@@ -195,6 +203,10 @@ const DEFAULT_RTT: Duration = Duration::from_millis(100);
 /// Bytes a bulk sender keeps queued: more than any window it will be given
 /// needs within one pacer step.
 const BULK_BACKLOG: DataSize = DataSize::from_bytes(64_000);
+/// BurstRTC §II-C: the send buffer overshoots while what it holds takes
+/// more than 150 ms to send, "a typical RTC application ... demands
+/// consistent latency below 150 ms".
+pub const BUFFER_OVERSHOOT: Duration = Duration::from_millis(150);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Box<dyn FrameEncoder>) -> Self {
@@ -226,6 +238,7 @@ impl Sender {
             counters: SendCounters::default(),
             rtt: DEFAULT_RTT,
             stopped: false,
+            buffer_at: None,
             pushback: 1.0,
             timeout: Cell::new(None),
         };
@@ -407,6 +420,7 @@ impl Sender {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        self.book_buffer(now);
         self.on_timeout(now);
         self.refresh_timeout();
     }
@@ -567,6 +581,25 @@ impl Sender {
         self.apply_decision(now);
     }
 
+    /// Books the time since the last input to the send buffer's state: the
+    /// pacer queue changes only inside an input, so the state each input
+    /// left held until the next one.
+    fn book_buffer(&mut self, now: Time) {
+        if self.stopped || now < self.cfg.start {
+            return;
+        }
+        if let Some(at) = self.buffer_at.replace(now) {
+            let dt = now.saturating_since(at);
+            let c = &mut self.counters;
+            c.buffer_time += dt;
+            if self.pacer.queued_bytes() == DataSize::ZERO {
+                c.buffer_empty += dt;
+            } else if self.pacer.queue_drain_time() > BUFFER_OVERSHOOT {
+                c.buffer_over += dt;
+            }
+        }
+    }
+
     /// Keep a bulk sender's queue at `BULK_BACKLOG`.
     fn refill_bulk(&mut self, now: Time) {
         if now < self.cfg.start {
@@ -582,6 +615,7 @@ impl Sender {
 
     /// The next packet to put on the wire at `now`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.book_buffer(now);
         let p = self.transmit(now);
         self.refresh_timeout();
         p
@@ -661,6 +695,7 @@ impl Sender {
     /// the per-packet records are joined with the send history and handed to
     /// the controller.
     pub fn handle_report(&mut self, now: Time, report: &ReceiverReport) {
+        self.book_buffer(now);
         self.on_report(now, report);
         self.refresh_timeout();
     }

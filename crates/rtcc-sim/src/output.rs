@@ -19,6 +19,11 @@ fn by_kind(l: &LinkRec, cap_bytes: f64) -> std::collections::BTreeMap<String, f6
         .collect()
 }
 
+/// `part` of `whole`, or None when `whole` is zero.
+fn share(part: Duration, whole: Duration) -> Option<f64> {
+    (whole > Duration::ZERO).then(|| part.as_secs_f64() / whole.as_secs_f64())
+}
+
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct FlowSummary {
     pub name: String,
@@ -83,6 +88,11 @@ pub struct FlowSummary {
     pub quality_source: String,
     /// Frames the real encoder's rate control dropped.
     pub encoder_drops: u64,
+    /// Share of the sending time with the send buffer holding more than
+    /// 150 ms at the pacing rate, and empty (BurstRTC §II-C overshooting
+    /// and undershooting); null for cross traffic.
+    pub send_buffer_overshoot: Option<f64>,
+    pub send_buffer_undershoot: Option<f64>,
     /// Displayed frames the real decoder rejected (should stay 0).
     pub decode_errors: u64,
     /// Receiver reports sent, and lost on the reverse path (`reverse_loss`)
@@ -362,6 +372,8 @@ impl Recorder {
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
+            send_buffer_overshoot: share(c.buffer_over, c.buffer_time),
+            send_buffer_undershoot: share(c.buffer_empty, c.buffer_time),
             decode_errors: fl.decode_errors(),
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,

@@ -197,3 +197,34 @@ fn a_simulation_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<rtcc_sim::Simulation>();
 }
+
+/// BurstRTC §II-C: the share of time the send buffer is empty or holds
+/// more than 150 ms. An ideal 1 Mbps encoder's 4-packet frames paced at
+/// 2.5 Mbps: the first packet leaves at once, the last 3/4 of 40 % of the
+/// frame interval later, so the buffer is empty 70 % of the time. Paced at
+/// 0.5 Mbps, the buffer only grows.
+#[test]
+fn send_buffer_overshoot_and_undershoot_are_shares_of_time() {
+    let run = |factor: f64| {
+        let text = Call::new("10s", "\"20Mbps\"")
+            .flow(&format!(
+                "controller = {{ name = \"fixed\", rate = \"1Mbps\", pacing_factor = {factor} }}\n\
+                 encoder = \"ideal\"\naudio = false\nqueue_time_limit = \"off\""
+            ))
+            .text();
+        let out = common::run(&text);
+        let f = &out.summary.flows[0];
+        (f.send_buffer_overshoot.unwrap(), f.send_buffer_undershoot.unwrap())
+    };
+    let (over, empty) = run(2.5);
+    assert_eq!(over, 0.0);
+    assert!((empty - 0.7).abs() < 0.01, "empty {empty}");
+    let (over, empty) = run(0.5);
+    // Over 150 ms of queue from 0.3 s on (the backlog grows at 0.5 Mbps).
+    assert!(over > 0.95, "over {over}");
+    assert!(empty < 0.01, "empty {empty}");
+    // Cross traffic has no send buffer.
+    let out =
+        common::run(&Call::new("2s", "\"20Mbps\"").fixed("1Mbps", "").flow("kind = \"udp\"\nrate = \"1Mbps\"").text());
+    assert_eq!(out.summary.flows[1].send_buffer_overshoot, None);
+}
