@@ -476,10 +476,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.no_vp8 and args.experiment != "burstrtc":
+        raise CliError("--no-vp8: only 'rtcc reproduce burstrtc' takes it")
     if args.experiment == "cross":
         return _reproduce_cross(args)
     if args.experiment == "pibes":
         return _reproduce_pibes(args)
+    if args.experiment == "burstrtc":
+        return _reproduce_burstrtc(args)
     from rtcc.reproduce import dumbo
 
     started = time.perf_counter()
@@ -688,13 +692,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     repro = sub.add_parser("reproduce", help="re-run a paper's experiments and compare")
     repro.add_argument(
-        "experiment", choices=["dumbo", "cross", "pibes"], metavar="EXPERIMENT",
-        help="dumbo, cross or pibes",
+        "experiment", choices=["dumbo", "cross", "pibes", "burstrtc"], metavar="EXPERIMENT",
+        help="dumbo, cross, pibes or burstrtc",
     )  # fmt: skip
     repro.add_argument(
         "--traces", metavar="DIR",
         help="dumbo: Mahimahi traces (default: ../shared/traces/mahimahi); "
-        "pibes: the traces folder holding pensieve/ (default: ../shared/traces)",
+        "pibes: the traces folder holding pensieve/ (default: ../shared/traces); "
+        "burstrtc: the traces folder holding mahimahi/ (default: ../shared/traces)",
     )  # fmt: skip
     repro.add_argument(
         "--out", metavar="DIR", help="results folder (default: results/reproduce-<experiment>)"
@@ -712,6 +717,10 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument(
         "--direction", choices=["down", "up", "all"], default="down",
         help="which trace files: .down (default), .up or both",
+    )  # fmt: skip
+    repro.add_argument(
+        "--no-vp8", action="store_true",
+        help="burstrtc: leave out the dynamic-content runs with real VP8",
     )  # fmt: skip
     repro.add_argument("--fresh", action="store_true", help="recompute runs already cached")
     repro.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
@@ -770,6 +779,41 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - started
     if not args.quiet:
         print(pibes.summary_text(outcome.table))
+        for what, why in outcome.skipped.items():
+            print(f"skipped {what}: {why}")
+        print(f"results: {out} (table.csv, report.html)")
+        print(f"wall time: {wall:.1f} s")
+    return 0
+
+
+def _reproduce_burstrtc(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import burstrtc
+    from rtcc.reproduce.traces import default_traces
+
+    for flag, value, default in (
+        ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
+    ):  # fmt: skip
+        if value != default:
+            raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
+    traces: Path | None = None
+    if args.traces is not None:
+        traces = Path(args.traces)
+        if not (traces / burstrtc.TRACE).is_file():
+            raise CliError(f"{args.traces}: no {burstrtc.TRACE} in it (--traces)")
+    else:
+        found = default_traces()
+        traces = found.parent if found is not None else None
+        if traces is not None and not (traces / burstrtc.TRACE).is_file():
+            traces = None
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / "reproduce-burstrtc")
+    outcome = burstrtc.run(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        traces=traces, vp8=False if args.no_vp8 else None,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if not args.quiet:
+        print(burstrtc.summary_text(outcome.table))
         for what, why in outcome.skipped.items():
             print(f"skipped {what}: {why}")
         print(f"results: {out} (table.csv, report.html)")

@@ -126,9 +126,12 @@ def bin_series(result: Result, flow: int = 0) -> pd.DataFrame:
         raise ValueError("convergence needs the per-bin time series ([record] timeseries = true)")
     part = ts[ts["flow"] == flow]
     keep = [
-        "t_s", "recv_kbps", "send_kbps", "video_kbps", "padding_kbps", "target_kbps", "owd_ms",
+        "t_s", "recv_kbps", "goodput_kbps", "send_kbps", "video_kbps", "padding_kbps",
+        "target_kbps", "owd_ms",
         # estimate and competition detection, where the controller reports them
         "capacity_estimate_kbps", "capacity_error", "competition", "competition_truth", "share",
+        # BurstRTC's sampler and delay model (background rate, prediction errors)
+        "background_estimate_kbps", "model_error_ms", "naive_error_ms",
     ]  # fmt: skip
     out = part[[c for c in keep if c in part.columns]].reset_index(drop=True)
     link = result.link.set_index("t_s")["capacity_kbps"] if not result.link.empty else None

@@ -1,0 +1,215 @@
+"""The BurstRTC reproduction's self-contained HTML report (report.html): per experiment,
+rtcc's numbers with the paper's beside them where it gives one, what the paper's figure
+shows, the figures, and notes."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from rtcc.reproduce.burstrtc import paper
+from rtcc.reproduce.page import cell, document, embed, problems
+
+if TYPE_CHECKING:
+    from rtcc.reproduce.burstrtc.experiments import Outcome
+
+__all__ = ["render"]
+
+MAIN = (
+    ("goodput_kbps", "bit-rate received (kbps)", 1.0),
+    ("frame_delay_ms_mean", "frame delay mean (ms)", 1.0),
+    ("frame_delay_ms_p95", "frame delay p95 (ms)", 1.0),
+    ("freeze_ratio", "freezing time (%)", 100.0),
+    ("send_buffer_overshoot", "buffer > 150 ms (%)", 100.0),
+    ("send_buffer_undershoot", "buffer empty (%)", 100.0),
+    ("loss_rate", "loss (%)", 100.0),
+)
+
+
+def _table(
+    part: pd.DataFrame,
+    columns: Sequence[tuple[str, str, float]],
+    keys: Sequence[str],
+    ref: Mapping[tuple[Any, ...], Mapping[str, float]] | None = None,
+) -> str:
+    """One row per run: ``keys`` columns, then rtcc's values with the paper's (red, in
+    parentheses) where ``ref`` has one for the row's key tuple."""
+    if part.empty:
+        return "<p>No runs.</p>"
+    out = ['<div class="scroll"><table><tr>']
+    out += [f"<th>{html.escape(k)}</th>" for k in keys]
+    out += [f"<th>{html.escape(h)}</th>" for _, h, _ in columns]
+    out.append("</tr>")
+    for _, r in part.iterrows():
+        key = tuple(r.get(k) for k in keys)
+        refs = (ref or {}).get(key, {})
+        tds = [f"<td>{html.escape(str(v))}</td>" for v in key]
+        for col, _, scale in columns:
+            text = cell(r.get(col), scale)
+            if col in refs:
+                text += f' <span style="color:#8a1c1c">({cell(refs[col], scale)})</span>'
+            tds.append(f"<td>{text}</td>")
+        out.append(f"<tr>{''.join(tds)}</tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+def _part(table: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    if table.empty or "experiment" not in table:
+        return table
+    return table[table["experiment"].str.startswith(prefix)]
+
+
+def _claims(prefixes: Sequence[str]) -> str:
+    items = "".join(
+        f"<li><b>{html.escape(p)}</b>: {html.escape(paper.CLAIMS[p])}</li>"
+        for p in prefixes
+        if p in paper.CLAIMS
+    )
+    return f"<p>The paper's figures show:</p><ul>{items}</ul>"
+
+
+def _images(images: Mapping[str, tuple[bytes, str]], names: Sequence[str]) -> list[str]:
+    return embed({k: images[k] for k in names if k in images})
+
+
+def _versus_gcc(table: pd.DataFrame) -> str:
+    """burstrtc's bit-rate gain and frame-delay cut against gcc per content (the paper's
+    headline: up to +59.8 % and -48.9 %)."""
+    items = []
+    for experiment in ("Fig. 12", "Fig. 13", "Fig. 13 vp8"):
+        part = table[table["experiment"] == experiment].set_index("scheme")
+        if not {"gcc", "burstrtc"} <= set(part.index):
+            continue
+        g, b = part.loc["gcc"], part.loc["burstrtc"]
+        gain = b["goodput_kbps"] / g["goodput_kbps"] - 1
+        cut = 1 - b["frame_delay_ms_mean"] / g["frame_delay_ms_mean"]
+        items.append(
+            f"<li>{html.escape(experiment)}: bit-rate {cell(gain, 100)} %, mean frame delay "
+            f"{cell(-cut, 100)} % against gcc</li>"
+        )
+    if not items:
+        return ""
+    return (
+        "<p>burstrtc against gcc (paper: up to +59.8 % bit-rate and -48.9 % frame delay):"
+        f"</p><ul>{''.join(items)}</ul>"
+    )
+
+
+def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
+    """The page for ``outcome`` (:func:`rtcc.reproduce.burstrtc.experiments.run`) with its
+    figures (:func:`rtcc.reproduce.burstrtc.figures.render_all`)."""
+    t = outcome.table
+    v = outcome.variant
+    computed = sum(r.executed for r in outcome.results.values())
+    cached = sum(r.cached for r in outcome.results.values())
+    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    p95_ref = {
+        (experiment, scheme): {"frame_delay_ms_p95": ms}
+        for experiment, profile in (("Fig. 12", "static"), ("Fig. 13", "dynamic"))
+        for scheme, ms in paper.FIG_14_P95[profile].items()
+    }
+    for experiment, profile in (("Fig. 12", "static"), ("Fig. 13", "dynamic")):
+        for scheme, f in paper.FIG_16_FREEZE[profile].items():
+            p95_ref.setdefault((experiment, scheme), {})["freeze_ratio"] = f
+    fair_ref = {("Table I", s): {"jain": j} for s, j in paper.TABLE_I.items()}
+    sampler_ref = {("Fig. 8", "burstrtc"): dict(paper.FIG_8)}
+    parts = [
+        f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
+        f"({computed} runs simulated, {cached} read from the cache) · traces: "
+        f"{html.escape(outcome.traces or 'none')} · controllers registered: "
+        f"{html.escape(', '.join(outcome.controllers))}</p>",
+        f"<p>{v.duration_s} s runs on 4 Mbps, 20 ms one way, an unlimited drop-tail queue, "
+        "the content encoder model with its static or dynamic profile unless stated. "
+        "Bit-rate is the media received; frame delay is encode done to fully received; a "
+        "freeze is a gap of more than 100 ms between displayed frames. The paper's numbers "
+        "in red in parentheses.</p>",
+    ]
+    parts += problems(outcome.skipped, failed, "Skipped")
+    parts += [
+        "<h2>Figs. 12-16 and Fig. 3: static and dynamic content</h2>",
+        _claims(["Fig. 12", "Fig. 13", "Fig. 14", "Fig. 16", "Fig. 3"]),
+        _versus_gcc(t),
+        _table(
+            pd.concat([_part(t, "Fig. 12"), _part(t, "Fig. 13")]),
+            MAIN,
+            ["experiment", "scheme"],
+            p95_ref,
+        ),
+        *_images(images, ["content.png", "tail.png", "buffer.png"]),
+        "<h2>Fig. 17: responsiveness</h2>",
+        _claims(["Fig. 17"]),
+        "<p>Reaction: seconds from the drop until the target is at most 2 Mbps, and from the "
+        "rise until it is back to 3.6 Mbps; the worst 1 s mean one-way delay while the link "
+        "is low.</p>",
+        _table(
+            _part(t, "Fig. 17"),
+            (
+                *MAIN[:4],
+                ("react_down_s", "down after (s)", 1.0),
+                ("react_up_s", "up after (s)", 1.0),
+                ("owd_ms_max_1s_low", "worst 1 s delay (ms)", 1.0),
+            ),
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["responsiveness.png"]),
+        "<h2>Figs. 18-20: a cellular trace, random loss, delay jitter</h2>",
+        _claims(["Fig. 18", "Fig. 19", "Fig. 20"]),
+        _table(
+            pd.concat([_part(t, "Fig. 18"), _part(t, "Fig. 19"), _part(t, "Fig. 20")]),
+            (("capacity_kbps", "capacity mean (kbps)", 1.0), *MAIN[:4], MAIN[-1]),
+            ["experiment", "scheme"],
+        ),
+        *_images(images, ["stress.png"]),
+        "<h2>Table I: two flows of one scheme</h2>",
+        _claims(["Table I"]),
+        f"<p>Fixed-size frames (the ideal encoder); the second flow starts at {v.join_s} s. "
+        "Jain's index of the two flows' mean bit-rates while both run, and over the second "
+        "half of that time.</p>",
+        _table(
+            _part(t, "Table I"),
+            (
+                ("jain", "Jain (both running)", 1.0),
+                ("jain_second_half", "Jain (second half)", 1.0),
+                ("flow1_kbps", "flow 1 (kbps)", 1.0),
+                ("flow2_kbps", "flow 2 (kbps)", 1.0),
+            ),
+            ["experiment", "scheme"],
+            fair_ref,
+        ),
+        *_images(images, ["fairness.png"]),
+        "<h2>Figs. 8 and 11: the sampler and the delay model</h2>",
+        _claims(["Fig. 8", "Fig. 11"]),
+        "<p>Fig. 8: mean |estimate - truth| in Mbps from 2 s on (the truth: the link's "
+        "capacity, and the UDP flow's 1 Mbps). Fig. 11: burstrtc with L = 30, its mean "
+        "|predicted - measured| delay D of the frame 30 frames ahead, and the naive "
+        "predictor's (the latest known D).</p>",
+        _table(
+            pd.concat([_part(t, "Fig. 8"), _part(t, "Fig. 11")]),
+            (
+                ("capacity_error_mbps", "capacity error (Mbps)", 1.0),
+                ("background_error_mbps", "background error (Mbps)", 1.0),
+                ("model_error_ms", "model error (ms)", 1.0),
+                ("naive_error_ms", "naive error (ms)", 1.0),
+                *MAIN[:3],
+            ),
+            ["experiment", "scheme"],
+            sampler_ref,
+        ),
+        *_images(images, ["sampler.png"]),
+        "<h2>Where rtcc differs from the paper</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
+        "<h2>Notes</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
+        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs/</code> (cached "
+        "runs).</p>",
+    ]
+    return document(
+        "reproducing BurstRTC",
+        "Reproducing BurstRTC (Jia et al.)",
+        [p for p in parts if p],
+        paper="paper",
+    )

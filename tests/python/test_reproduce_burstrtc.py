@@ -1,0 +1,150 @@
+"""`rtcc reproduce burstrtc --short`: files, rows, and the BurstRTC paper's claims in the
+shortened runs (../shared/papers/burstrtc.txt §III, §IV)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import requires_native, subprocess_env
+
+pytestmark = requires_native
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("burstrtc")
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", "burstrtc", "--short", "--out", str(out),
+         "--jobs", "2"],
+        capture_output=True, text=True, env=subprocess_env(), timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return out, done.stdout
+
+
+@pytest.fixture(scope="module")
+def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
+    return pd.read_csv(reproduced[0] / "table.csv")
+
+
+def value(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
+    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
+    assert len(match) == 1, (experiment, scheme, len(match))
+    v = match.iloc[0][column]
+    assert not pd.isna(v), (experiment, scheme, column, match.iloc[0].get("error"))
+    return float(v)
+
+
+def test_every_scheme_ran_and_the_files_are_there(
+    reproduced: tuple[Path, str], table: pd.DataFrame
+):
+    out, stdout = reproduced
+    assert "skipped" not in stdout.replace("skipped Fig. 18", ""), stdout
+    assert list(table.columns[:2]) == ["experiment", "scheme"]
+    assert {"goodput_kbps", "frame_delay_ms_mean", "frame_delay_ms_p95", "freeze_ratio",
+            "send_buffer_overshoot", "send_buffer_undershoot",
+            "jain"} <= set(table.columns)  # fmt: skip
+    assert table["error"].isna().all(), table[table["error"].notna()][["experiment", "error"]]
+    assert {"Fig. 8", "Fig. 11 cubic", "Fig. 11 udp", "Fig. 12", "Fig. 13", "Fig. 17",
+            "Table I"} <= set(table["experiment"])  # fmt: skip
+    assert set(table[table["experiment"] == "Fig. 13"]["scheme"]) == {
+        "gcc", "bbr", "salsify", "sqp", "pudica", "burstrtc"
+    }  # fmt: skip
+    page = (out / "report.html").read_text()
+    assert "Reproducing BurstRTC" in page and "<img" in page
+    for png in ("content.png", "tail.png", "sampler.png", "fairness.png"):
+        assert (out / png).stat().st_size > 1000, png
+
+
+def test_dynamic_content_burstrtc_uses_the_link_with_low_tail_delay(table: pd.DataFrame):
+    # Must show (Figs. 13-14): >= 85 % of 4 Mbps and at least gcc's bit-rate; p95 frame
+    # delay at most gcc's and below sqp's and pudica's (paper 95.7 vs 174.4 / 181.1 ms).
+    rate = value(table, "Fig. 13", "burstrtc", "goodput_kbps")
+    assert rate >= 0.85 * 4000
+    assert rate >= value(table, "Fig. 13", "gcc", "goodput_kbps")
+    p95 = value(table, "Fig. 13", "burstrtc", "frame_delay_ms_p95")
+    assert p95 <= value(table, "Fig. 13", "gcc", "frame_delay_ms_p95")
+    assert p95 < value(table, "Fig. 13", "sqp", "frame_delay_ms_p95")
+    assert p95 < value(table, "Fig. 13", "pudica", "frame_delay_ms_p95")
+
+
+def test_the_sampler_tracks_capacity_and_background(table: pd.DataFrame):
+    # Must show (Fig. 8): both errors under 0.3 Mbps (paper 0.21 / 0.18).
+    assert value(table, "Fig. 8", "burstrtc", "capacity_error_mbps") < 0.3
+    assert value(table, "Fig. 8", "burstrtc", "background_error_mbps") < 0.3
+
+
+def test_the_delay_model_beats_the_naive_predictor(table: pd.DataFrame):
+    # Must show (Fig. 11): 30 frames ahead, against Cubic and against UDP.
+    for bg in ("cubic", "udp"):
+        e = f"Fig. 11 {bg}"
+        assert value(table, e, "burstrtc", "model_error_ms") < value(
+            table, e, "burstrtc", "naive_error_ms"
+        )
+
+
+def test_two_flows_share_fairly(table: pd.DataFrame):
+    # Must show (Table I): Jain >= 0.9 while both flows run.
+    assert value(table, "Table I", "burstrtc", "jain") >= 0.9
+    assert value(table, "Table I", "sqp", "jain") >= 0.9
+
+
+def test_bbr_overshoots_the_send_buffer_and_bursting_schemes_do_not(table: pd.DataFrame):
+    # Fig. 3's overshooting: a window-limited sender's queue; frame-bursting never queues.
+    assert value(table, "Fig. 13", "bbr", "send_buffer_overshoot") > 0.2
+    assert value(table, "Fig. 13", "burstrtc", "send_buffer_overshoot") < 0.01
+
+
+def test_only_dumbo_takes_the_encoder_flag(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", "burstrtc", "--short", "--encoder", "vp8",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, env=subprocess_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--encoder" in done.stderr and "Traceback" not in done.stderr
+    bad = tmp_path / "traces"
+    bad.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", "burstrtc", "--short", "--traces", str(bad),
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env=subprocess_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "TMobile-LTE-driving" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", "pibes", "--short", "--no-vp8",
+         "--out", str(tmp_path / "out2")],
+        capture_output=True, text=True, env=subprocess_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--no-vp8" in done.stderr
+
+
+def test_metric_helpers_by_hand():
+    from rtcc.reproduce.burstrtc.experiments import responsiveness, sampler_errors
+
+    t = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    s = pd.DataFrame({
+        "t_s": t, "capacity_kbps": [4000, 4000, 2000, 2000, 4000, 4000],
+        "capacity_estimate_kbps": [9999, 3800, 2300, 2000, 4000, 4400],
+        "background_estimate_kbps": [0, 1000, 1200, 900, 1000, 1100],
+    })  # fmt: skip
+    e = sampler_errors(s, 1000.0)
+    # From 2 s on (bins ending 3..6 s): |C err| = 300, 0, 0, 400; |B err| = 200, 100, 0, 100.
+    assert e["capacity_error_mbps"] == pytest.approx(0.175)
+    assert e["background_error_mbps"] == pytest.approx(0.1)
+    r = pd.DataFrame({
+        "t_s": t, "target_kbps": [4000, 3000, 1900, 1900, 3000, 3700],
+        "owd_ms": [20, 40, 60, 30, 20, 20],
+    })  # fmt: skip
+    out = responsiveness(r, (2, 4))
+    assert out["react_down_s"] == 1.0  # the bin ending 3 s is the first at <= 2 Mbps
+    assert out["react_up_s"] == 2.0  # the bin ending 6 s is the first back at >= 3.6 Mbps
+    assert math.isinf(responsiveness(r.assign(target_kbps=4000), (2, 4))["react_down_s"])
