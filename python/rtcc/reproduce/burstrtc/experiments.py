@@ -82,8 +82,10 @@ SCHEMES = {
         # WebRTC's goog_cc with NACK; not capped (the paper streams 1080p).
         Scheme("gcc", "gcc", {"nack": True}),
         Scheme("bbr", "bbr", {"nack": True}),
-        # Salsify recovers from loss through its decoder states, not retransmission.
-        Scheme("salsify", "salsify", {"nack": False}),
+        # Salsify recovers from loss by coding against the last state the receiver has;
+        # rtcc's pipeline has no such codec, and without NACK every lost packet of a
+        # random-loss run would freeze the video until a key frame (paper.NOTES).
+        Scheme("salsify", "salsify", {"nack": True}),
         Scheme("sqp", "sqp", {"nack": True}),
         Scheme("pudica", "pudica", {"nack": True}),
         Scheme("burstrtc", "burstrtc", {"nack": True}),

@@ -86,6 +86,10 @@ NOTES = (
     "Salsify ran at 11.6 fps in the paper because of its codec's speed, and at 12 fps in "
     "Fig. 17 by choice; rtcc's salsify (one encoding per frame, sized to its budget) runs at "
     "30 fps except in Fig. 17, where it runs at 12 fps as the paper set it.",
+    "Every scheme retransmits on NACK, salsify included: the real Salsify recovers from a "
+    "loss by coding the next frame against a state the receiver has, which rtcc's pipeline "
+    "does not model, and without retransmission a lost packet would freeze its video until "
+    "the next key frame (Fig. 19's random loss).",
     "Fig. 18 used a 10-minute Lumos 4G walking trace (mean 16.5 Mbps) that is not available "
     "here; rtcc runs the closest long cellular trace it has, Mahimahi's "
     "TMobile-LTE-driving.down (475 s, mean about 12.8 Mbps), with 20 ms one way.",
