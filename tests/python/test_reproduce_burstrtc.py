@@ -91,9 +91,13 @@ def test_the_delay_model_beats_the_naive_predictor(table: pd.DataFrame):
 
 
 def test_two_flows_share_fairly(table: pd.DataFrame):
-    # Must show (Table I): Jain >= 0.9 while both flows run.
-    assert value(table, "Table I", "burstrtc", "jain") >= 0.9
-    assert value(table, "Table I", "sqp", "jain") >= 0.9
+    # Must show (Table I): Jain >= 0.9 while both flows run, on average over the second
+    # flow's frame phases (pudica's reconstruction does not: README and report say why).
+    part = table[table["experiment"] == "Table I"]
+    assert part.groupby("scheme")["phase"].nunique().min() == 3
+    jain = part.groupby("scheme")["jain"].mean()
+    assert jain["burstrtc"] >= 0.9
+    assert jain["sqp"] >= 0.9
 
 
 def test_bbr_overshoots_the_send_buffer_and_bursting_schemes_do_not(table: pd.DataFrame):

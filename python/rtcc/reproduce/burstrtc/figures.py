@@ -187,19 +187,20 @@ def fairness(table: pd.DataFrame, outcome: Outcome, colors: Mapping[str, str]) -
         return None
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4))
     schemes: Sequence[str] = list(dict.fromkeys(part["scheme"]))
-    rows = part.set_index("scheme")
+    by = part.groupby("scheme")["jain"]
+    mean, lo, hi = by.mean(), by.min(), by.max()
     x = np.arange(len(schemes))
-    left.bar(x, [rows["jain"].get(s, np.nan) for s in schemes],
-             color=[scheme_color(colors, s) for s in schemes])  # fmt: skip
+    m = np.array([mean.get(s, np.nan) for s in schemes])
+    err = [m - [lo.get(s, np.nan) for s in schemes], [hi.get(s, np.nan) for s in schemes] - m]
+    left.bar(x, m, yerr=err, capsize=3, color=[scheme_color(colors, s) for s in schemes])
     for i, s in enumerate(schemes):
         if s in paper.TABLE_I:
             left.plot(i, paper.TABLE_I[s], "D", color=PAPER_COLOR, ms=5)
     left.set_xticks(x, schemes, fontsize=8)
     left.set_ylim(0.5, 1.02)
-    left.set_title("Table I: Jain's index while both flows run (paper red)", fontsize=9)
-    for scheme, parts in outcome.series("Table I"):
-        if scheme != "burstrtc":
-            continue
+    left.set_title("Table I: Jain's index while both flows run, mean and range over the "
+                   "second flow's frame phases (paper red)", fontsize=8)  # fmt: skip
+    for _, parts in _first_phase(outcome, "burstrtc"):
         for i, s in enumerate(parts):
             right.plot(s["t_s"], s["goodput_kbps"].rolling(10, min_periods=1).mean() / 1e3,
                        lw=1, label=f"flow {i + 1}")  # fmt: skip
@@ -208,6 +209,12 @@ def fairness(table: pd.DataFrame, outcome: Outcome, colors: Mapping[str, str]) -
         right.set_ylabel("Mbps")
         right.legend(fontsize=7)
     return fig
+
+
+def _first_phase(outcome: Outcome, scheme: str) -> list[tuple[str, list[pd.DataFrame]]]:
+    """The Table I run of ``scheme`` at phase 0."""
+    runs = [r for r in outcome.series("Table I") if r[0] == scheme]
+    return runs[:1]
 
 
 def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:

@@ -116,6 +116,14 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         for scheme, f in paper.FIG_16_FREEZE[profile].items():
             p95_ref.setdefault((experiment, scheme), {})["freeze_ratio"] = f
     fair_ref = {("Table I", s): {"jain": j} for s, j in paper.TABLE_I.items()}
+    fair = _part(t, "Table I")
+    if not fair.empty and "jain" in fair:
+        fair = (
+            fair.groupby(["experiment", "scheme"], sort=False)
+            .agg(jain=("jain", "mean"), jain_min=("jain", "min"),
+                 jain_second_half=("jain_second_half", "mean"), phases=("jain", "size"))
+            .reset_index()
+        )  # fmt: skip
     sampler_ref = {("Fig. 8", "burstrtc"): dict(paper.FIG_8)}
     parts = [
         f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
@@ -166,19 +174,30 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         *_images(images, ["stress.png"]),
         "<h2>Table I: two flows of one scheme</h2>",
         _claims(["Table I"]),
-        f"<p>Fixed-size frames (the ideal encoder); the second flow starts at {v.join_s} s. "
-        "Jain's index of the two flows' mean bit-rates while both run, and over the second "
-        "half of that time.</p>",
+        f"<p>Fixed-size frames (the ideal encoder); the second flow starts at {v.join_s} s "
+        f"plus k/{v.phases} of a frame interval, k = 0..{v.phases - 1}: the cameras are not "
+        "phase-locked, and frame trains share differently when they overlap at the "
+        "bottleneck than when they interleave. Jain's index of the two flows' mean "
+        "bit-rates while both run (mean and lowest over the phases), and over the second "
+        "half of that time; then each run.</p>",
         _table(
-            _part(t, "Table I"),
+            fair,
             (
-                ("jain", "Jain (both running)", 1.0),
-                ("jain_second_half", "Jain (second half)", 1.0),
-                ("flow1_kbps", "flow 1 (kbps)", 1.0),
-                ("flow2_kbps", "flow 2 (kbps)", 1.0),
+                ("jain", "Jain (both running, mean)", 1.0),
+                ("jain_min", "Jain (lowest phase)", 1.0),
+                ("jain_second_half", "Jain (second half, mean)", 1.0),
             ),
             ["experiment", "scheme"],
             fair_ref,
+        ),
+        _table(
+            _part(t, "Table I"),
+            (
+                ("jain", "Jain", 1.0),
+                ("flow1_kbps", "flow 1 (kbps)", 1.0),
+                ("flow2_kbps", "flow 2 (kbps)", 1.0),
+            ),
+            ["experiment", "scheme", "phase"],
         ),
         *_images(images, ["fairness.png"]),
         "<h2>Figs. 8 and 11: the sampler and the delay model</h2>",
