@@ -5,6 +5,7 @@
 
 pub mod bbr;
 mod bbr_video;
+pub mod burstrtc;
 pub mod copa;
 pub mod cross;
 mod declaration;
@@ -339,6 +340,7 @@ const BUILTIN: &[ControllerInfo] = &[
     pudica::INFO,
     salsify::INFO,
     rrtcc::INFO,
+    burstrtc::INFO,
 ];
 
 /// Every built-in wrapper.
