@@ -76,14 +76,14 @@ mod tests;
 pub use delay_model::{normal_cdf, step, symmetric_mean, DMin, DelayDist};
 pub use frames::{FrameLog, Reported, Seen, Settled};
 pub use rate::{expected_delays, search, utility, Loss, Network};
-pub use sampler::{background, train, Sampler, Train};
+pub use sampler::{background, train, Average, Sampler, Train};
 pub use size_model::{least_squares, SizeConfig, SizeModel};
 
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param,
-    ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param, ParamInfo,
+    Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -123,13 +123,8 @@ const MIN_PART: Param<u16> = Param::integer(
     10_000,
     "fewest packets in a paced or burst part; smaller frames alternate burst and paced (§IV-A1: 4)",
 );
-const MAX_BURST: Param<u16> = Param::integer(
-    "max_burst",
-    20,
-    1,
-    10_000,
-    "most packets in a burst part, the excess paced (§IV-A1: 20)",
-);
+const MAX_BURST: Param<u16> =
+    Param::integer("max_burst", 20, 1, 10_000, "most packets in a burst part, the excess paced (§IV-A1: 20)");
 const D_MIN_WINDOW: Param<Duration> = Param::duration(
     "d_min_window",
     Duration::from_secs(10),
@@ -160,6 +155,19 @@ const DELAY_BIN: Param<Duration> = Param::duration(
     "grid step of the frame-delay distribution, widened to σ/(8·Ĉ) when that is larger (eqs. 11–12; choice)",
 )
 .above_min();
+const MIN_FRAME_PACKETS: Param<u16> = Param::integer(
+    "min_frame_packets",
+    2,
+    0,
+    1000,
+    "the target is at least this many MTU packets per frame, so frames keep giving samples (choice: 2; 0 = none)",
+);
+const AVERAGE: Param<&'static str> = Param::choice(
+    "average",
+    "time",
+    &["rate", "time"],
+    "the past frames' average of Ĉ, S and R (§III-B): the mean of their rates, or their bytes over their time",
+);
 const SIZE_MODEL: Param<&'static str> = Param::choice(
     "size_model",
     "content",
@@ -171,6 +179,7 @@ pub const PARAMS: &[ParamInfo] = &[
     BETA.info(),
     STEP.info(),
     WINDOW.info(),
+    AVERAGE.info(),
     FIT_FRAMES.info(),
     SIGMA_ALPHA.info(),
     L.info(),
@@ -181,6 +190,7 @@ pub const PARAMS: &[ParamInfo] = &[
     LOSS_FRAMES.info(),
     DELAY_BIN.info(),
     SIZE_MODEL.info(),
+    MIN_FRAME_PACKETS.info(),
     START_RATE.info(),
     MIN_RATE.info(),
     MAX_RATE.info(),
@@ -205,6 +215,7 @@ pub struct BurstRtcConfig {
     pub beta: f64,
     pub step: DataRate,
     pub window: usize,
+    pub average: Average,
     pub size: SizeConfig,
     pub l: usize,
     pub min_part: u16,
@@ -213,6 +224,7 @@ pub struct BurstRtcConfig {
     pub d_min_skew: f64,
     pub loss_frames: usize,
     pub delay_bin: Duration,
+    pub min_frame_packets: u16,
     pub start_rate: DataRate,
     pub min_rate: DataRate,
     pub max_rate: DataRate,
@@ -240,6 +252,7 @@ impl BurstRtcConfig {
             beta: p.get(&BETA)?,
             step: p.get(&STEP)?,
             window: p.get(&WINDOW)? as usize,
+            average: if p.get(&AVERAGE)? == "time" { Average::Time } else { Average::Rate },
             size: SizeConfig {
                 frames: p.get(&FIT_FRAMES)? as usize,
                 alpha: p.get(&SIGMA_ALPHA)?,
@@ -252,6 +265,7 @@ impl BurstRtcConfig {
             d_min_skew: p.get(&D_MIN_SKEW)?,
             loss_frames: p.get(&LOSS_FRAMES)? as usize,
             delay_bin: p.get(&DELAY_BIN)?,
+            min_frame_packets: p.get(&MIN_FRAME_PACKETS)?,
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
             max_rate,
@@ -270,11 +284,19 @@ impl BurstRtcConfig {
         kbps * self.dt_ms() / 8.0
     }
 
+    /// The least target: frames of `min_frame_packets` packets at the MTU
+    /// ((n − 1)·MTU + 1 B per frame), within [min_rate, max_rate].
+    fn floor(&self) -> DataRate {
+        let n = u64::from(self.min_frame_packets);
+        let bytes = (self.mtu.bytes() * n.saturating_sub(1) + 1).min(self.mtu.bytes() * n);
+        DataRate::from_size_per(DataSize::from_bytes(bytes), self.frame_interval).clamp(self.min_rate, self.max_rate)
+    }
+
     /// The target before the first Ĉ: the start rate, frames of at least
     /// two packets so that the first one reported gives Ĉ.
     fn start_target(&self) -> DataRate {
         let two = DataRate::from_size_per(self.mtu + DataSize::from_bytes(1), self.frame_interval);
-        self.start_rate.max(two).clamp(self.min_rate, self.max_rate)
+        self.start_rate.max(two).max(self.floor()).clamp(self.min_rate, self.max_rate)
     }
 }
 
@@ -314,7 +336,7 @@ impl BurstRtc {
         let mut c = BurstRtc {
             cfg,
             log: FrameLog::default(),
-            sampler: Sampler::new(cfg.window),
+            sampler: Sampler::new(cfg.window, cfg.average),
             sizes: SizeModel::new(cfg.size),
             d_min: DMin::new(cfg.d_min_window, cfg.d_min_skew),
             loss: Loss::new(cfg.loss_frames),
@@ -367,7 +389,9 @@ impl BurstRtc {
         q
     }
 
+    /// The model's view of the path once Ĉ and B̂ are both measured.
     fn network(&self) -> Option<Network> {
+        self.sampler.paced()?;
         let c = self.sampler.capacity()? / 1000.0;
         let b = self.sampler.background()? / 1000.0;
         let q0 = self.next_queue(c, b);
@@ -387,7 +411,7 @@ impl BurstRtc {
             return;
         };
         let cfg = self.cfg;
-        let (min, max) = (cfg.min_rate.kbps_f64(), cfg.max_rate.kbps_f64());
+        let (min, max) = (cfg.floor().kbps_f64(), cfg.max_rate.kbps_f64());
         // Ĉ − B̂ in kbps (bytes per ms × 8).
         let start = ((net.c - net.b) * 8.0).clamp(min, max);
         let sigma = self.sizes.sigma();
@@ -395,7 +419,7 @@ impl BurstRtc {
         let t = search(start, cfg.step.kbps_f64(), min, u);
         self.ahead = expected_delays(&net, self.mu(t), sigma).last().copied();
         let kbps = t * (1.0 - self.loss.get());
-        self.target = DataRate::from_bps_f64(kbps * 1000.0).clamp(cfg.min_rate, cfg.max_rate);
+        self.target = DataRate::from_bps_f64(kbps * 1000.0).clamp(cfg.floor(), cfg.max_rate);
     }
 
     /// The decision from the current state: the next frame's schedule by

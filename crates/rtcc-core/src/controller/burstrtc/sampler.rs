@@ -29,15 +29,37 @@ pub fn train(part: &[Option<Seen>]) -> Option<Train> {
     if recv <= 0.0 {
         return None;
     }
-    Some(Train { send: (send > 0.0).then(|| bytes as f64 / send), recv: bytes as f64 / recv })
+    Some(Train { bytes: bytes as f64, send: (send > 0.0).then_some(send), recv })
 }
 
-/// A packet train's rates, bytes per second; `send` is `None` when the part
-/// left at once (a burst).
+/// A packet train: Σ_{i=2..n} P_i (bytes) and the spans (s) it took at the
+/// sender (`None` when the part left at once, a burst) and the receiver.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Train {
+    pub bytes: f64,
     pub send: Option<f64>,
     pub recv: f64,
+}
+
+impl Train {
+    /// Rates in bytes per second: at the receiver, and at the sender.
+    pub fn recv_rate(&self) -> f64 {
+        self.bytes / self.recv
+    }
+
+    pub fn send_rate(&self) -> Option<f64> {
+        Some(self.bytes / self.send?)
+    }
+}
+
+/// How "the average values over the past 10 frames" (§III-B) are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Average {
+    /// The mean of each frame's rate.
+    Rate,
+    /// The bytes of the frames over their summed spans: each frame weighted
+    /// by its span, so a span squeezed by jitter cannot dominate.
+    Time,
 }
 
 /// Eq. 6: B̂ = S·(Ĉ/R − 1), from eq. 5's R = S/(S + B)·C at a FIFO
@@ -55,37 +77,48 @@ pub fn background(s: f64, c: f64, r: f64) -> f64 {
 #[derive(Clone, Debug)]
 pub struct Sampler {
     window: usize,
-    /// Ĉ of each burst part (eq. 3), bytes per second.
-    capacity: VecDeque<f64>,
-    /// (S, R) of each paced part (eq. 4): the rate it was sent at and the
-    /// rate it arrived at.
-    paced: VecDeque<(f64, f64)>,
+    average: Average,
+    /// The burst parts (eq. 3).
+    capacity: VecDeque<Train>,
+    /// The paced parts (eq. 4), each sent over a positive span.
+    paced: VecDeque<Train>,
 }
 
 impl Sampler {
-    pub fn new(window: usize) -> Self {
-        Sampler { window: window.max(1), capacity: VecDeque::new(), paced: VecDeque::new() }
+    pub fn new(window: usize, average: Average) -> Self {
+        Sampler { window: window.max(1), average, capacity: VecDeque::new(), paced: VecDeque::new() }
     }
 
     /// A settled frame: its burst part (≥ 2 packets, all arrived) samples
     /// Ĉ, its paced part (the same, and sent at a measurable rate) S and R.
     pub fn on_frame(&mut self, f: &Settled) {
         if let Some(t) = train(&f.burst) {
-            push(&mut self.capacity, t.recv, self.window);
+            push(&mut self.capacity, t, self.window);
         }
-        if let Some((s, r)) = train(&f.paced).and_then(|t| Some((t.send?, t.recv))) {
-            push(&mut self.paced, (s, r), self.window);
+        if let Some(t) = train(&f.paced).filter(|t| t.send.is_some()) {
+            push(&mut self.paced, t, self.window);
+        }
+    }
+
+    fn average(&self, q: &VecDeque<Train>, span: impl Fn(&Train) -> f64) -> Option<f64> {
+        match self.average {
+            Average::Rate => mean(q.iter().map(|t| t.bytes / span(t))),
+            Average::Time => {
+                let (bytes, time) = q.iter().fold((0.0, 0.0), |a, t| (a.0 + t.bytes, a.1 + span(t)));
+                (time > 0.0).then(|| bytes / time)
+            }
         }
     }
 
     /// Ĉ (eq. 3), averaged; `None` before the first burst sample.
     pub fn capacity(&self) -> Option<f64> {
-        mean(self.capacity.iter().copied())
+        self.average(&self.capacity, |t| t.recv)
     }
 
     /// The averaged S and R of the paced parts (eq. 4).
     pub fn paced(&self) -> Option<(f64, f64)> {
-        Some((mean(self.paced.iter().map(|p| p.0))?, mean(self.paced.iter().map(|p| p.1))?))
+        let s = self.average(&self.paced, |t| t.send.unwrap_or(f64::INFINITY))?;
+        Some((s, self.average(&self.paced, |t| t.recv)?))
     }
 
     /// B̂ (eq. 6) from the averaged S, Ĉ and R; 0 before a paced sample.
