@@ -37,12 +37,24 @@
 //!   own (eq. 1's shape), so neither span includes the gap between them.
 //! - A part with a lost packet gives no sample. "The past 10 frames" is read
 //!   as the 10 newest frames that gave that sample (`window`); with small
-//!   frames alternating, Ĉ and R then each cover 20 frames.
-//! - Until the first Ĉ, every frame is one burst and the target is the start
-//!   rate, at least two packets per frame ((MTU + 1 B)/Δt, 288 kbps at 1200 B
-//!   and 30 fps) so the first frame gives Ĉ: the paper establishes "no
-//!   initial values", and a paced part before any Ĉ would not be paced at an
-//!   estimate (eq. 6 would read the start rate's shortfall as background).
+//!   frames alternating, Ĉ and R then each cover 20 frames. The average is
+//!   the frames' bytes over their summed spans (`average = "time"`), not the
+//!   mean of their rates (`"rate"`): with per-packet delay jitter after the
+//!   bottleneck a squeezed span gives a huge rate that dominates a mean of
+//!   rates (5 ms of jitter on 4 Mbps: capacity error 33 % by rate, 10 % by
+//!   time); without jitter the two agree within a percent.
+//! - Until the first Ĉ, every frame is one burst, and until Ĉ and B̂ are
+//!   both measured the target is the start rate, at least two packets per
+//!   frame ((MTU + 1 B)/Δt, 288 kbps at 1200 B and 30 fps) so that the first
+//!   frame gives Ĉ: the paper establishes "no initial values", and a paced
+//!   part before any Ĉ would not be paced at an estimate (eq. 6 would read
+//!   the start rate's shortfall as background), nor would T = Ĉ − B̂ mean
+//!   anything before B̂ (a newcomer would claim the whole link).
+//! - The target is never below `min_frame_packets` (2) MTU packets per
+//!   frame: a one-packet frame samples nothing, and with every frame that
+//!   small Ĉ and B̂ would never change again (a flow pushed to 30 kbps by a
+//!   competitor stayed there). An encoder that undershoots its target can
+//!   still make one-packet frames; the estimates then wait for larger ones.
 //! - T in eq. 8 is the target the frame was encoded at; the next frame's SI
 //!   and TI are not known when its target is chosen, so μ uses the newest
 //!   frame's. Key frames stay out of the fit and of σ (the paper's encoder
