@@ -361,7 +361,7 @@ impl Controller for Alternate {
         self.next = frame.frame + 1;
     }
     fn decision(&self) -> Decision {
-        let schedule = FrameSchedule::PacedThenBurst { min: 4, max: 20, small_burst: self.next % 2 == 0 };
+        let schedule = FrameSchedule::PacedThenBurst { min: 4, max: 20, small_burst: self.next.is_multiple_of(2) };
         Decision { schedule, ..Decision::rates(kbps(1000), kbps(960)) }
     }
 }

@@ -91,7 +91,8 @@ impl DelayDist {
 /// is under half a bin.
 fn steps(m: f64, s: f64, h: f64) -> Vec<(i64, f64)> {
     let m = m.clamp(-1e9, 1e9);
-    if !(s > h / 2.0) {
+    // Also for a NaN deviation.
+    if s.is_nan() || s <= h / 2.0 {
         let x = m / h;
         let k = x.floor();
         let frac = x - k;

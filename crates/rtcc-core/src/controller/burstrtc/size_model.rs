@@ -115,7 +115,7 @@ pub fn least_squares(rows: &VecDeque<[f64; 4]>) -> Option<[f64; 3]> {
         }
     }
     let d: Vec<f64> = (0..3).map(|i| g[i][i].sqrt()).collect();
-    if d.iter().any(|&x| !(x > 0.0) || !x.is_finite()) {
+    if d.iter().any(|&x| x.is_nan() || x <= 0.0 || !x.is_finite()) {
         return None;
     }
     // G' = D⁻¹GD⁻¹, b' = D⁻¹b, W = D⁻¹W'.
