@@ -513,7 +513,10 @@ impl Sender {
         let base = total / count as u64;
         let extra = total % count as u64;
         let flags = if enc.key { FLAG_KEY } else { 0 };
-        let burst = self.decision.schedule.burst_packets(count);
+        // The schedule as the controller left it after its last input (the
+        // previous frame's `on_frame_encoded` at the latest), so a controller
+        // can choose one per frame (BurstRTC §IV-A1 alternates small frames).
+        let schedule = self.decision.schedule;
         let fec_on = !self.fec_off;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
@@ -529,7 +532,7 @@ impl Sender {
                 group: 0,
                 flags,
                 enqueued: capture,
-                burst: i < burst,
+                burst: schedule.is_burst(i, count),
                 payload: enc.payload.clone(),
             };
             self.next_media_seq = self.next_media_seq.wrapping_add(1);
@@ -549,10 +552,10 @@ impl Sender {
             };
             self.pacer.enqueue(item);
             if let Some(p) = full {
-                self.pacer.enqueue(Queued { burst: i < burst, ..parity(p, capture) });
+                self.pacer.enqueue(Queued { burst: schedule.is_burst(i, count), ..parity(p, capture) });
             }
             if let Some(p) = last {
-                self.pacer.enqueue(Queued { burst: i < burst, ..parity(p, capture) });
+                self.pacer.enqueue(Queued { burst: schedule.is_burst(i, count), ..parity(p, capture) });
             }
         }
         let info = FrameInfo {

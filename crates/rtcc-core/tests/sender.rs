@@ -335,6 +335,54 @@ fn frame_schedules_burst_then_pace() {
     // PIBES eq. 1: max(3, min(⌈5/2⌉, 6)) = 3 at once, the rest paced.
     assert_eq!(times(FrameSchedule::HalfBurst { min: 3, max: 6 }), [0, 0, 0, 30, 40, 100, 100, 100, 130, 140].map(ms));
     assert_eq!(times(FrameSchedule::HalfBurst { min: 1, max: 2 }), times(FrameSchedule::BurstThenPaced { packets: 2 }));
+    // BurstRTC §IV-A1: 5 ≥ 2·2 packets, so ⌊5/2⌋ = 2 leave at once after
+    // the three paced ones, at 20 ms with the third; their bytes are paid
+    // back at 960 kbps by 50 ms, before the next frame.
+    let paced_then_burst = |min, max, small_burst| FrameSchedule::PacedThenBurst { min, max, small_burst };
+    assert_eq!(times(paced_then_burst(2, 20, false)), [0, 10, 20, 20, 20, 100, 110, 120, 120, 120].map(ms));
+    // A burst above `max` gives its excess to the paced part.
+    assert_eq!(times(paced_then_burst(2, 1, false)), [0, 10, 20, 30, 30, 100, 110, 120, 130, 130].map(ms));
+    // Under 2·min packets a frame is one part, burst or paced as told.
+    assert_eq!(times(paced_then_burst(3, 20, true)), times(FrameSchedule::Burst));
+    assert_eq!(times(paced_then_burst(3, 20, false)), times(FrameSchedule::Paced));
+}
+
+/// A controller that alternates BurstRTC's small-frame schedule by the id
+/// of the frame to come: even frames burst, odd ones paced (§IV-A1).
+struct Alternate {
+    next: u32,
+}
+
+impl Controller for Alternate {
+    fn name(&self) -> &str {
+        "alternate"
+    }
+    fn on_frame_encoded(&mut self, _now: Time, frame: &FrameInfo) {
+        self.next = frame.frame + 1;
+    }
+    fn decision(&self) -> Decision {
+        let schedule = FrameSchedule::PacedThenBurst { min: 4, max: 20, small_burst: self.next.is_multiple_of(2) };
+        Decision { schedule, ..Decision::rates(kbps(1000), kbps(960)) }
+    }
+}
+
+#[test]
+fn a_schedule_chosen_after_each_frame_applies_to_the_next() {
+    // Five-packet frames are under 2·4: frame 0 bursts, frame 1 is paced
+    // (the decision read after frame 0's `on_frame_encoded`), frame 2
+    // bursts again; 12 000 B frames (10 packets) split 5 + 5.
+    let enc = Script::new(&[6000, 6000, 6000, 12000]);
+    let mut pair = Pair::builder()
+        .sender(flow(100))
+        .controller(Box::new(Alternate { next: 0 }))
+        .encoder(enc.boxed())
+        .drop(|_| true)
+        .build();
+    pair.run_until(ms(399));
+    let t = send_times(&pair, PacketKind::Media);
+    let mut want = vec![0, 0, 0, 0, 0, 100, 110, 120, 130, 140, 200, 200, 200, 200, 200];
+    want.extend([300, 310, 320, 330, 340, 340, 340, 340, 340, 340]);
+    assert_eq!(t, want.into_iter().map(ms).collect::<Vec<_>>());
 }
 
 #[test]

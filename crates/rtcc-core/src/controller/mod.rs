@@ -5,6 +5,7 @@
 
 pub mod bbr;
 mod bbr_video;
+pub mod burstrtc;
 pub mod copa;
 pub mod cross;
 mod declaration;
@@ -106,6 +107,15 @@ pub enum FrameSchedule {
     /// max(min, min(⌈n_f/2⌉, max)) of its n_f packets, at most the whole
     /// frame (PIBES eq. 1).
     HalfBurst { min: u16, max: u16 },
+    /// The paced part first, then the rest of the frame at once as soon as
+    /// the last paced packet has left (BurstRTC §III-B, Fig. 7; sizes from
+    /// §IV-A1): a frame of n ≥ 2·`min` packets is cut in two halves, its
+    /// last min(⌊n/2⌋, `max`) packets the burst (a burst above `max` gives
+    /// its excess to the paced part); a smaller frame is all burst when
+    /// `small_burst` and all paced otherwise (BurstRTC alternates them: the
+    /// controller sets it per frame). The burst's bytes count against the
+    /// pacing budget, as `BurstThenPaced`'s do.
+    PacedThenBurst { min: u16, max: u16, small_burst: bool },
 }
 
 impl FrameSchedule {
@@ -116,6 +126,26 @@ impl FrameSchedule {
             FrameSchedule::Burst => n,
             FrameSchedule::BurstThenPaced { packets } => packets.min(n),
             FrameSchedule::HalfBurst { min, max } => n.div_ceil(2).min(max).max(min).min(n),
+            FrameSchedule::PacedThenBurst { min, max, small_burst } => {
+                if n < min.saturating_mul(2) {
+                    if small_burst {
+                        n
+                    } else {
+                        0
+                    }
+                } else {
+                    (n / 2).min(max)
+                }
+            }
+        }
+    }
+
+    /// Whether packet `index` of an `n`-packet frame leaves at once: the
+    /// first `burst_packets` of it, or for `PacedThenBurst` the last.
+    pub fn is_burst(self, index: u16, n: u16) -> bool {
+        match self {
+            FrameSchedule::PacedThenBurst { .. } => index >= n - self.burst_packets(n),
+            _ => index < self.burst_packets(n),
         }
     }
 }
@@ -310,6 +340,7 @@ const BUILTIN: &[ControllerInfo] = &[
     pudica::INFO,
     salsify::INFO,
     rrtcc::INFO,
+    burstrtc::INFO,
 ];
 
 /// Every built-in wrapper.
