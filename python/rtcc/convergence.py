@@ -131,7 +131,8 @@ def bin_series(result: Result, flow: int = 0) -> pd.DataFrame:
         # estimate and competition detection, where the controller reports them
         "capacity_estimate_kbps", "capacity_error", "competition", "competition_truth", "share",
         # BurstRTC's sampler and delay model (background rate, prediction errors)
-        "background_estimate_kbps", "model_error_ms", "naive_error_ms",
+        "background_estimate_kbps", "model_error_sum_ms", "naive_error_sum_ms",
+        "predictions_resolved",
     ]  # fmt: skip
     out = part[[c for c in keep if c in part.columns]].reset_index(drop=True)
     link = result.link.set_index("t_s")["capacity_kbps"] if not result.link.empty else None

@@ -49,6 +49,7 @@ QUEUE = "unlimited"  # mahimahi's default drop-tail queue (paper.NOTES)
 # Fig. 18's stand-in for the Lumos 4G walking trace (paper.NOTES).
 TRACE = Path("mahimahi") / "TMobile-LTE-driving.down"
 UDP_BACKGROUND = "1Mbps"  # Fig. 8: "UDP background traffic that constantly sends at 1 Mbps"
+TC_QUEUE = "1000pkt"  # Fig. 11 (tc): netem's default limit
 SALSIFY_FPS_FIG_17 = 12  # §IV-B4: "we set the frame rate of Salsify to 12"
 TWO_FLOW_JOIN_S = 10  # Table I: the second flow's start (the paper's Fig. 21 is not timed)
 FPS = 30
@@ -117,10 +118,11 @@ FULL = Variant(
     trace_s=None,
     vp8=True, vp8_s=60,
 )  # fmt: skip
-# Shortened for tests: the claims' experiments at half length, every event kept.
+# Shortened for tests: every run at full length (each takes well under a second), one
+# loss and one jitter level, three phases for Table I, no trace and no real codec.
 SHORT = Variant(
-    "short", duration_s=30, drop=(15, 22), losses=(0.05,), jitters_ms=(5,), join_s=5,
-    phases=3, square_period_s=10, trace_s=0, vp8=False, vp8_s=0,
+    "short", duration_s=60, drop=(38, 48), losses=(0.05,), jitters_ms=(5,),
+    join_s=TWO_FLOW_JOIN_S, phases=3, square_period_s=10, trace_s=0, vp8=False, vp8_s=0,
 )  # fmt: skip
 
 
@@ -134,7 +136,7 @@ def _scenario(
 
 
 def _link(capacity: Any, delay_ms: int = paper.OWD_MS, **extra: Any) -> dict[str, Any]:
-    return {"capacity": capacity, "delay": f"{delay_ms}ms", "queue": QUEUE, **extra}
+    return {"capacity": capacity, "delay": f"{delay_ms}ms", "queue": QUEUE} | extra
 
 
 def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any], **labels: Any) -> Run:
@@ -243,17 +245,13 @@ def model_runs(v: Variant, burstrtc: Scheme) -> list[Run]:
             "burstrtc-fig-8", v.duration_s, _link(square, paper.OWD_MS + 20),
             [burstrtc.flow("video", dyn), udp])),
     ]  # fmt: skip
-    l30 = Scheme(burstrtc.label, {"name": "burstrtc", "horizon": 30}, burstrtc.flow_extra)
+    l30 = Scheme(burstrtc.label, {"name": "burstrtc", "l": 30}, burstrtc.flow_extra)
+    # §III-D3 shaped the link with tc: netem's default limit of 1000 packets, which also
+    # keeps Cubic from filling an unlimited queue up to its receive window.
+    link = _link("4Mbps", queue=TC_QUEUE)
     for bg, flow in (("cubic", {"name": "tcp", "kind": "tcp", "cc": "cubic"}), ("udp", udp)):
-        runs.append(
-            _run(
-                f"Fig. 11 {bg}",
-                l30,
-                _scenario(
-                    "burstrtc-fig-11", v.duration_s, _link("4Mbps"), [l30.flow("video", dyn), flow]
-                ),
-            )
-        )
+        scenario = _scenario("burstrtc-fig-11", v.duration_s, link, [l30.flow("video", dyn), flow])
+        runs.append(_run(f"Fig. 11 {bg}", l30, scenario))
     return runs
 
 
@@ -298,19 +296,17 @@ def sampler_errors(series: pd.DataFrame | None, background_kbps: float) -> dict[
 
 
 def prediction_errors(series: pd.DataFrame | None) -> dict[str, float]:
-    """Fig. 11: the controller's mean |predicted - measured| frame delay (model D, 30 frames
-    ahead) and the naive predictor's, over the bins that resolved a prediction."""
-    model = _col(series, "model_error_ms")
-    naive = _col(series, "naive_error_ms")
-    if model is None or naive is None:
+    """Fig. 11: the controller's mean |predicted - measured| delay D of each interval's last
+    frame, predicted 30 frames ahead, and the naive predictor's (the newest measured D), from
+    its cumulative sums at the end of the run."""
+    cols = [_col(series, c) for c in ("model_error_sum_ms", "naive_error_sum_ms",
+                                      "predictions_resolved")]  # fmt: skip
+    if any(c is None or c.dropna().empty for c in cols):
         return {}
-    ok = model.notna() & naive.notna()
-    if not ok.any():
+    model, naive, n = (float(c.dropna().iloc[-1]) for c in cols)  # type: ignore[union-attr]
+    if n <= 0:
         return {}
-    return {
-        "model_error_ms": float(model[ok].mean()),
-        "naive_error_ms": float(naive[ok].mean()),
-    }
+    return {"model_error_ms": model / n, "naive_error_ms": naive / n, "predictions": n}
 
 
 def responsiveness(series: pd.DataFrame | None, drop: tuple[int, int]) -> dict[str, float]:

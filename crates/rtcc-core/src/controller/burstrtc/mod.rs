@@ -340,6 +340,11 @@ pub struct BurstRtc {
     /// frame after it at the chosen target.
     q0: Option<f64>,
     ahead: Option<f64>,
+    /// §III-D3's check (Fig. 11): (frame, predicted D, naive D) for the
+    /// L-th frame of each interval, as first predicted; resolved when that
+    /// frame's D is measured into |error| sums and a count.
+    predictions: VecDeque<(u32, f64, f64)>,
+    errors: (f64, f64, u64),
     decision: Decision,
 }
 
@@ -361,6 +366,8 @@ impl BurstRtc {
             target: cfg.start_target(),
             q0: None,
             ahead: None,
+            predictions: VecDeque::new(),
+            errors: (0.0, 0.0, 0),
             decision: Decision::default(),
         };
         c.update();
@@ -430,8 +437,40 @@ impl BurstRtc {
         let u = |t: f64| utility(t, cfg.beta, &expected_delays(&net, self.mu(t), sigma));
         let t = search(start, cfg.step.kbps_f64(), min, u);
         self.ahead = expected_delays(&net, self.mu(t), sigma).last().copied();
+        self.predict();
         let kbps = t * (1.0 - self.loss.get());
         self.target = DataRate::from_bps_f64(kbps * 1000.0).clamp(cfg.floor(), cfg.max_rate);
+    }
+
+    /// Keeps the first prediction of D for the interval's L-th frame, beside
+    /// the naive one: the newest measured D (§III-D3).
+    fn predict(&mut self) {
+        let (Some(q), Some(d_min), Some((_, naive))) = (self.ahead, self.d_min.get(), self.measured) else {
+            return;
+        };
+        let frame = self.next_frame.wrapping_add(self.cfg.l as u32 - 1);
+        if self.predictions.back().is_some_and(|p| p.0 >= frame) {
+            return;
+        }
+        if self.predictions.len() >= MAX_CHAIN {
+            self.predictions.pop_front();
+        }
+        self.predictions.push_back((frame, d_min + q, naive));
+    }
+
+    /// A measured D for `frame` resolves the predictions made for it.
+    fn resolve(&mut self, frame: u32, d: f64) {
+        while let Some(&(f, predicted, naive)) = self.predictions.front() {
+            if f > frame {
+                break;
+            }
+            self.predictions.pop_front();
+            if f == frame {
+                self.errors.0 += (predicted - d).abs();
+                self.errors.1 += (naive - d).abs();
+                self.errors.2 += 1;
+            }
+        }
     }
 
     /// The decision from the current state: the next frame's schedule by
@@ -497,6 +536,7 @@ impl Controller for BurstRtc {
         for &(frame, encoded, d) in &rep.first {
             let d = d.as_millis_f64();
             self.d_min.on_sample(encoded, d);
+            self.resolve(frame, d);
             if self.measured.is_none_or(|m| frame > m.0) {
                 self.measured = Some((frame, d));
             }
@@ -542,6 +582,12 @@ impl Controller for BurstRtc {
         if let Some((_, d)) = self.measured {
             out("measured_delay_ms", d);
         }
+        // Fig. 11: cumulative |predicted − measured| D of the L-th frames,
+        // for the model and the naive predictor, and how many were resolved.
+        let (model, naive, n) = self.errors;
+        out("model_error_sum_ms", model);
+        out("naive_error_sum_ms", naive);
+        out("predictions_resolved", n as f64);
         out("frame_size_mu_bytes", self.mu(self.target.kbps_f64()));
         out("frame_size_sigma_bytes", self.sizes.sigma());
         out("size_model_full", if self.sizes.full() { 1.0 } else { 0.0 });
