@@ -751,25 +751,34 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reproduce_pibes(args: argparse.Namespace) -> int:
-    from rtcc.reproduce import pibes
-    from rtcc.reproduce.traces import default_traces
-
+def _refuse_dumbo_flags(args: argparse.Namespace) -> None:
     for flag, value, default in (
         ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
     ):  # fmt: skip
         if value != default:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
-    traces: Path | None = None
+
+
+def _traces_holding(args: argparse.Namespace, needed: Path) -> Path | None:
+    """The traces folder (``--traces``, else ../shared/traces) if it holds ``needed``;
+    --traces without it is an error, a default folder without it gives None."""
+    from rtcc.reproduce.traces import default_traces
+
     if args.traces is not None:
         traces = Path(args.traces)
-        if not (traces / pibes.NORWAY).is_file():
-            raise CliError(f"{args.traces}: no {pibes.NORWAY} in it (--traces)")
-    else:
-        found = default_traces()
-        traces = found.parent if found is not None else None
-        if traces is not None and not (traces / pibes.NORWAY).is_file():
-            traces = None
+        if not (traces / needed).is_file():
+            raise CliError(f"{args.traces}: no {needed} in it (--traces)")
+        return traces
+    found = default_traces()
+    folder = found.parent if found is not None else None
+    return folder if folder is not None and (folder / needed).is_file() else None
+
+
+def _reproduce_pibes(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import pibes
+
+    _refuse_dumbo_flags(args)
+    traces = _traces_holding(args, pibes.NORWAY)
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-pibes")
     outcome = pibes.run(
@@ -788,23 +797,9 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
 
 def _reproduce_burstrtc(args: argparse.Namespace) -> int:
     from rtcc.reproduce import burstrtc
-    from rtcc.reproduce.traces import default_traces
 
-    for flag, value, default in (
-        ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
-    ):  # fmt: skip
-        if value != default:
-            raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
-    traces: Path | None = None
-    if args.traces is not None:
-        traces = Path(args.traces)
-        if not (traces / burstrtc.TRACE).is_file():
-            raise CliError(f"{args.traces}: no {burstrtc.TRACE} in it (--traces)")
-    else:
-        found = default_traces()
-        traces = found.parent if found is not None else None
-        if traces is not None and not (traces / burstrtc.TRACE).is_file():
-            traces = None
+    _refuse_dumbo_flags(args)
+    traces = _traces_holding(args, burstrtc.TRACE)
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-burstrtc")
     outcome = burstrtc.run(

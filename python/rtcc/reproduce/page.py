@@ -11,7 +11,10 @@ from typing import Any
 
 from rtcc.report import CSS, embed_png, fmt
 
-__all__ = ["cell", "comparison", "document", "embed", "problems"]
+__all__ = [
+    "by_prefix", "cell", "claims", "comparison", "document", "embed", "images", "problems",
+    "run_table",
+]  # fmt: skip
 
 # {paper} is the CSS class of the paper's cells in comparison().
 _COMPARISON_CSS = """
@@ -100,3 +103,52 @@ def problems(skipped: Mapping[str, str], failed: Any, heading: str = "Skipped") 
         )
         out.append(f"<p>Runs that failed:</p><ul>{items}</ul>")
     return out
+
+
+def run_table(
+    part: Any,
+    columns: Sequence[tuple[str, str, float]],
+    keys: Sequence[str],
+    ref: Mapping[tuple[Any, ...], Mapping[str, float]] | None = None,
+) -> str:
+    """One row per run of the DataFrame ``part``: its ``keys`` columns, then rtcc's values
+    (``(column, header, scale)``) with the paper's beside them (red, in parentheses) where
+    ``ref`` has one for the row's key tuple."""
+    if part.empty:
+        return "<p>No runs.</p>"
+    out = ['<div class="scroll"><table><tr>']
+    out += [f"<th>{html.escape(k)}</th>" for k in keys]
+    out += [f"<th>{html.escape(h)}</th>" for _, h, _ in columns]
+    out.append("</tr>")
+    for _, r in part.iterrows():
+        key = tuple(r.get(k) for k in keys)
+        refs = (ref or {}).get(key, {})
+        tds = [f"<td>{html.escape(str(v))}</td>" for v in key]
+        for col, _, scale in columns:
+            text = cell(r.get(col), scale)
+            if col in refs:
+                text += f' <span style="color:#8a1c1c">({cell(refs[col], scale)})</span>'
+            tds.append(f"<td>{text}</td>")
+        out.append(f"<tr>{''.join(tds)}</tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+def by_prefix(table: Any, prefix: str) -> Any:
+    """The rows of a run table whose ``experiment`` starts with ``prefix``."""
+    if table.empty or "experiment" not in table:
+        return table
+    return table[table["experiment"].str.startswith(prefix)]
+
+
+def claims(said: Mapping[str, str], prefixes: Sequence[str]) -> str:
+    """What the paper's figures show (``said``: prefix -> words), for ``prefixes``."""
+    items = "".join(
+        f"<li><b>{html.escape(p)}</b>: {html.escape(said[p])}</li>" for p in prefixes if p in said
+    )
+    return f"<p>The paper's figures show:</p><ul>{items}</ul>"
+
+
+def images(found: Mapping[str, tuple[bytes, str]], names: Sequence[str]) -> list[str]:
+    """The figures ``names`` of ``found`` that exist, embedded in that order."""
+    return embed({k: found[k] for k in names if k in found})

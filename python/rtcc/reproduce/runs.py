@@ -3,14 +3,17 @@ run's per-flow series, the series of one experiment across schemes, and table ro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rtcc.sweeprun import SweepResult
 
-__all__ = ["missing_controller", "rows", "series", "series_of"]
+__all__ = ["Outcome", "jain", "missing_controller", "rows", "series", "series_of", "window"]
 
 
 def missing_controller(name: str) -> str | None:
@@ -56,3 +59,35 @@ def rows(
             row["error"] = error
             out.append(row)
     return pd.DataFrame(out)
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0 or not np.any(x):
+        return math.nan
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+
+def window(series: pd.DataFrame, start_s: float, end_s: float) -> pd.DataFrame:
+    """The bins of a kept series ending in (start_s, end_s]."""
+    t = series["t_s"].to_numpy(dtype=float)
+    return series[(t > start_s) & (t <= end_s)]
+
+
+@dataclass
+class Outcome:
+    """Everything a reproduction's report needs; ``table`` is table.csv and ``variant`` the
+    reproduction's own set of lengths and levels."""
+
+    variant: Any
+    table: pd.DataFrame
+    results: dict[str, SweepResult]
+    skipped: dict[str, str]
+    wall_s: float = 0.0
+    controllers: list[str] = field(default_factory=list)
+    traces: str | None = None
+
+    def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
+        """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
+        return series_of(self.results.values(), experiment)

@@ -32,9 +32,10 @@ import pandas as pd
 
 from rtcc.limits import write_atomic
 from rtcc.reproduce.burstrtc import paper
-from rtcc.reproduce.runs import missing_controller, rows, series_of
+from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows
 from rtcc.reproduce.runs import series as flow_series
-from rtcc.sweeprun import SweepResult, execute
+from rtcc.reproduce.runs import window as _window
+from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
 
@@ -258,19 +259,6 @@ def model_runs(v: Variant, burstrtc: Scheme) -> list[Run]:
 # --- metrics -------------------------------------------------------------------------
 
 
-def jain(values: Sequence[float]) -> float:
-    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
-    x = np.asarray(values, dtype=float)
-    if len(x) == 0 or not np.any(x):
-        return math.nan
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
-
-
-def _window(series: pd.DataFrame, start_s: float, end_s: float) -> pd.DataFrame:
-    t = series["t_s"].to_numpy(dtype=float)
-    return series[(t > start_s) & (t <= end_s)]
-
-
 def _col(series: pd.DataFrame | None, name: str) -> pd.Series | None:
     if series is None or name not in series:
         return None
@@ -390,23 +378,6 @@ def vp8_missing() -> str | None:
 
     why = rtcc.native().codecs().get("vp8")
     return f"real VP8: {why}" if why else None
-
-
-@dataclass
-class Outcome:
-    """Everything the report needs; ``table`` is table.csv."""
-
-    variant: Variant
-    table: pd.DataFrame
-    results: dict[str, SweepResult]
-    skipped: dict[str, str]
-    wall_s: float = 0.0
-    controllers: list[str] = field(default_factory=list)
-    traces: str | None = None
-
-    def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
-        """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
-        return series_of(self.results.values(), experiment)
 
 
 def run(

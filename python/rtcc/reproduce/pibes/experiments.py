@@ -33,9 +33,10 @@ import pandas as pd
 
 from rtcc.limits import write_atomic
 from rtcc.reproduce.pibes import paper
-from rtcc.reproduce.runs import missing_controller, rows, series_of
+from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows
 from rtcc.reproduce.runs import series as flow_series
-from rtcc.sweeprun import SweepResult, execute
+from rtcc.reproduce.runs import window as _window
+from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
 
@@ -268,19 +269,6 @@ def link_runs(v: Variant, schemes: Sequence[Scheme], traces: Path | None) -> lis
 # --- metrics -------------------------------------------------------------------------
 
 
-def jain(values: Sequence[float]) -> float:
-    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
-    x = np.asarray(values, dtype=float)
-    if len(x) == 0 or not np.any(x):
-        return math.nan
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
-
-
-def _window(series: pd.DataFrame, start_s: float, end_s: float) -> pd.DataFrame:
-    t = series["t_s"].to_numpy(dtype=float)
-    return series[(t > start_s) & (t <= end_s)]
-
-
 def detection(series: pd.DataFrame, settle_s: float = 2.0) -> dict[str, float]:
     """Competition detection against the simulator's ground truth: seconds from each
     change of the truth until the detector agrees (the first rise and the first fall),
@@ -398,23 +386,6 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
 def probe(scheme: Scheme) -> str | None:
     """Why the scheme cannot run here (its controller is not registered), or None."""
     return missing_controller(scheme.name)
-
-
-@dataclass
-class Outcome:
-    """Everything the report needs; ``table`` is table.csv."""
-
-    variant: Variant
-    table: pd.DataFrame
-    results: dict[str, SweepResult]
-    skipped: dict[str, str]
-    wall_s: float = 0.0
-    controllers: list[str] = field(default_factory=list)
-    traces: str | None = None
-
-    def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
-        """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
-        return series_of(self.results.values(), experiment)
 
 
 def run(

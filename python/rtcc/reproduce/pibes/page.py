@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from rtcc.reproduce.page import cell, document, embed, problems
+from rtcc.reproduce.page import by_prefix as _part
+from rtcc.reproduce.page import claims, document, problems
+from rtcc.reproduce.page import images as _images
+from rtcc.reproduce.page import run_table as _table
 from rtcc.reproduce.pibes import paper
 
 if TYPE_CHECKING:
@@ -35,51 +38,8 @@ ESTIMATE = (
 )
 
 
-def _table(
-    part: pd.DataFrame,
-    columns: Sequence[tuple[str, str, float]],
-    keys: Sequence[str],
-    ref: Mapping[tuple[Any, ...], Mapping[str, float]] | None = None,
-) -> str:
-    """One row per run: ``keys`` columns, then rtcc's values with the paper's (red, in
-    parentheses) where ``ref`` has one for the row's key tuple."""
-    if part.empty:
-        return "<p>No runs.</p>"
-    out = ['<div class="scroll"><table><tr>']
-    out += [f"<th>{html.escape(k)}</th>" for k in keys]
-    out += [f"<th>{html.escape(h)}</th>" for _, h, _ in columns]
-    out.append("</tr>")
-    for _, r in part.iterrows():
-        key = tuple(r.get(k) for k in keys)
-        refs = (ref or {}).get(key, {})
-        tds = [f"<td>{html.escape(str(v))}</td>" for v in key]
-        for col, _, scale in columns:
-            text = cell(r.get(col), scale)
-            if col in refs:
-                text += f' <span style="color:#8a1c1c">({cell(refs[col], scale)})</span>'
-            tds.append(f"<td>{text}</td>")
-        out.append(f"<tr>{''.join(tds)}</tr>")
-    out.append("</table></div>")
-    return "\n".join(out)
-
-
-def _part(table: pd.DataFrame, prefix: str) -> pd.DataFrame:
-    if table.empty or "experiment" not in table:
-        return table
-    return table[table["experiment"].str.startswith(prefix)]
-
-
 def _claims(prefixes: Sequence[str]) -> str:
-    items = "".join(
-        f"<li><b>{html.escape(p)}</b>: {html.escape(paper.CLAIMS[p])}</li>"
-        for p in prefixes
-        if p in paper.CLAIMS
-    )
-    return f"<p>The paper's figures show:</p><ul>{items}</ul>"
-
-
-def _images(images: Mapping[str, tuple[bytes, str]], names: Sequence[str]) -> list[str]:
-    return embed({k: images[k] for k in names if k in images})
+    return claims(paper.CLAIMS, prefixes)
 
 
 def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
