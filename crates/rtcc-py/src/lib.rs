@@ -22,6 +22,8 @@ use rtcc_video::calibrate;
 use rtcc_video::codec::Codec;
 use rtcc_video::real::ContentSpec;
 
+mod app;
+
 create_exception!(_rtcc, ScenarioError, PyValueError);
 
 fn to_py_err(e: SimError) -> PyErr {
@@ -71,9 +73,14 @@ impl Simulation {
     }
 
     /// Advance to `t_s` seconds of simulated time; False once the run is complete.
-    fn run_until(&mut self, t_s: f64) -> bool {
+    fn run_until(&mut self, t_s: f64) -> PyResult<bool> {
         let t = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
-        self.sim.run_until(t)
+        let more = self.sim.run_until(t);
+        // A policy of rtcc.app that raised stops the run with its exception.
+        match app::take_failure() {
+            Some(e) => Err(e),
+            None => Ok(more),
+        }
     }
 
     /// Saved-video streams (`video_dir`): [(path, fps)], to turn into MP4.
@@ -84,6 +91,9 @@ impl Simulation {
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.is_done() {
             self.sim.run();
+        }
+        if let Some(e) = app::take_failure() {
+            return Err(e);
         }
         if let Some(e) = self.sim.failure() {
             return Err(PyRuntimeError::new_err(format!("real video failed: {e}")));
@@ -483,6 +493,10 @@ fn codecs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;
+    m.add_class::<app::AppSession>()?;
+    m.add_function(wrap_pyfunction!(app::app_register, m)?)?;
+    m.add_function(wrap_pyfunction!(app::app_unregister, m)?)?;
+    app::register();
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
