@@ -81,8 +81,8 @@ def test_runs_are_deterministic_and_the_policy_is_removed_after():
     assert a == b
     # The policy lives only for its run.
     with pytest.raises(rtcc.native().ScenarioError, match="policy"):
-        rtcc.simulate(LINK.replace('encoder = "ideal"', 'encoder = "ideal"\n'
-                                   'controller = { name = "python", policy = "policy-0" }'))  # fmt: skip
+        stale = 'controller = { name = "python", policy = "policy-0" }'
+        rtcc.simulate(LINK.replace('encoder = "ideal"', 'encoder = "ideal"\n' + stale))
 
 
 def test_codec_and_network_interfaces():
@@ -106,8 +106,9 @@ def test_codec_and_network_interfaces():
         def on_frame(self, s, frame) -> None:
             seen["rate"] = s.get_bitrate()
 
-    res = app.run(LINK.replace('start_rate = "3Mbps"', 'max_rate = "500kbps"'), Probe(),
-                  preferences={"fps": 15}, session_params={"feedback_interval": "100ms"})  # fmt: skip
+    capped = LINK.replace('start_rate = "3Mbps"', 'max_rate = "500kbps"')
+    res = app.run(capped, Probe(), preferences={"fps": 15},
+                  session_params={"feedback_interval": "100ms"})  # fmt: skip
     assert seen["unknown"] is False and seen["bad"] is False
     assert seen["pacing"] is True and seen["burst"] is True
     assert seen["get"] == (1.5, "burst", None)
