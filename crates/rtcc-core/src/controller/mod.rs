@@ -6,6 +6,7 @@
 pub mod bbr;
 mod bbr_video;
 pub mod burstrtc;
+pub mod cnadu;
 pub mod copa;
 pub mod cross;
 mod declaration;
@@ -341,6 +342,7 @@ const BUILTIN: &[ControllerInfo] = &[
     salsify::INFO,
     rrtcc::INFO,
     burstrtc::INFO,
+    cnadu::INFO,
 ];
 
 /// Every built-in wrapper.
