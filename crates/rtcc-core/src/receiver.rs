@@ -36,6 +36,11 @@ pub struct ReceiverConfig {
     /// missing reference (libwebrtc VideoReceiveStream2 max_wait_for_keyframe,
     /// 200 ms), and again every such interval while stuck.
     pub keyframe_wait: Duration,
+    /// Discard packets that arrive more than this after they were sent (FBRA
+    /// §5: a 400 ms cut-off; RFC 7097 reports them as discarded): they count
+    /// as late discards and never reach the decoder or the FEC decoder.
+    /// `None` (WebRTC): no cut-off.
+    pub max_delay: Option<Duration>,
     /// Per-parity overhead of the sender's FEC (`FecConfig::overhead`), to
     /// size recovered packets; both ends agree on it as SDP would negotiate.
     pub fec_overhead: DataSize,
@@ -52,6 +57,7 @@ impl Default for ReceiverConfig {
             nack_retry: Duration::from_millis(100),
             nack_max_retries: 10,
             keyframe_wait: Duration::from_millis(200),
+            max_delay: None,
             fec_overhead: FecConfig::default().overhead,
         }
     }
@@ -316,9 +322,14 @@ impl Receiver {
         if let Some(e) = &mut self.estimator {
             e.on_packet(now, pkt);
         }
-        if pkt.is_frame_data() && self.behind_decoder(pkt.frame) {
+        let too_old = self.cfg.max_delay.is_some_and(|m| owd > m);
+        if too_old || (pkt.is_frame_data() && self.behind_decoder(pkt.frame)) {
             self.stats.late_discards += 1;
             self.late.push(pkt.seq);
+            if too_old {
+                self.refresh_timeout();
+                return;
+            }
         }
         match pkt.kind {
             PacketKind::Media | PacketKind::Rtx => {

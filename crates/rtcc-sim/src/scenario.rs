@@ -196,6 +196,7 @@ pub struct FlowFile {
     pub nack: Option<bool>,
     pub nack_max_age: Option<Quantity>,
     pub keyframe_wait: Option<Quantity>,
+    pub max_delay: Option<Quantity>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
     pub resolution: Option<String>,
@@ -751,6 +752,15 @@ fn flow_spec(
         Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
+    // FBRA §5: "the maximum allowed end-to-end packet delay ... packets
+    // arriving after this cut-off are discarded by the receiver". WebRTC has
+    // no such cut-off: none unless the flow sets one.
+    let max_delay = match opt_dur(&f.max_delay, "max_delay")? {
+        Some(d) if d < Duration::from_millis(1) || d > Duration::from_secs(60) => {
+            return Err(e("max_delay", format!("{d} is outside 1ms..60s")))
+        }
+        d => d,
+    };
     let fec = match &f.fec {
         None | Some(Toggle::On(false)) => None,
         Some(Toggle::On(true)) => Some(FecConfig::from_params(&Params::new()).map_err(|er| config_err("fec", er))?),
@@ -816,6 +826,7 @@ fn flow_spec(
         interval: feedback_interval,
         nack: nack.is_some(),
         keyframe_wait,
+        max_delay,
         fec_overhead: fec.map_or(FecConfig::default().overhead, |f| f.overhead),
         ..ReceiverConfig::default()
     };

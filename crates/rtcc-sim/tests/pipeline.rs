@@ -228,3 +228,24 @@ fn send_buffer_overshoot_and_undershoot_are_shares_of_time() {
         common::run(&Call::new("2s", "\"20Mbps\"").fixed("1Mbps", "").flow("kind = \"udp\"\nrate = \"1Mbps\"").text());
     assert_eq!(out.summary.flows[1].send_buffer_overshoot, None);
 }
+
+/// FBRA §5's cut-off: packets older than `max_delay` on arrival are
+/// discarded (reported as late, never decoded); none without it.
+#[test]
+fn max_delay_discards_packets_that_arrive_too_old() {
+    let run = |max_delay: &str| {
+        let text = Call::new("5s", "\"5Mbps\"").delay("200ms").fixed("1Mbps", max_delay).text();
+        common::run(&text).summary.flows[0].clone()
+    };
+    let cut = run("max_delay = \"150ms\"");
+    assert_eq!(cut.frames_displayed, 0);
+    // Every frame misses its packets: none complete, none shown.
+    assert!(cut.frames_lost + cut.frames_late >= cut.frames_sent - 1, "{cut:?}");
+    assert_eq!(cut.packets_lost, 0);
+    let kept = run("max_delay = \"400ms\"");
+    assert!(kept.frames_displayed > 140, "{}", kept.frames_displayed);
+    assert_eq!(kept.frames_late, 0);
+    let text = Call::new("1s", "\"5Mbps\"").fixed("1Mbps", "max_delay = \"0ms\"").text();
+    let err = rtcc_sim::run_text(&text, "t.toml", None).err().expect("refused").to_string();
+    assert!(err.contains("max_delay"), "{err}");
+}

@@ -11,6 +11,7 @@ pub mod copa;
 pub mod cross;
 mod declaration;
 pub mod dumbo;
+pub mod fbra;
 pub mod fixed;
 pub mod gcc;
 pub mod nada;
@@ -343,6 +344,7 @@ const BUILTIN: &[ControllerInfo] = &[
     rrtcc::INFO,
     burstrtc::INFO,
     cnadu::INFO,
+    fbra::INFO,
 ];
 
 /// Every built-in wrapper.

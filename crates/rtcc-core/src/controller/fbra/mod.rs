@@ -1,0 +1,580 @@
+//! `fbra`: FEC-based rate adaptation (Nagy, Singh, Ott and Eggert, "Congestion
+//! Control using FEC for Conversational Multimedia Communication", MMSys
+//! 2014; fbra.txt §3–4). Parity FEC is the bandwidth probe: in PROBE the
+//! sender adds one XOR parity packet per N media packets at an unchanged
+//! media rate; if the next report shows no congestion, UP turns that FEC
+//! rate into media rate. The paper's numbers and pseudo-code bodies were
+//! lost in extraction; ALGORITHMS.md §9 reconstructs them from the authors'
+//! drafts and slides and from a third-party port ([3P]), and §9.0 lists
+//! where the paper's prose overrides the reconstruction — the prose wins
+//! here. Each constant below says where it comes from.
+//!
+//! Per receiver report (fbra.txt §4.1; one per `Feedback`):
+//! - the one-way delay of the newest packet received ([3P], §9.2), its
+//!   history over 2 s from reports without loss or discard only (§4.1,
+//!   §9.6), and the low/high watermarks as its 40th/80th percentiles (Fig. 4);
+//!   c_lo = OWD/low, c_hi = OWD/high ("correlated OWD", §4.1);
+//! - losses and discards (late packets, RFC 7097), "recent" when in the
+//!   newer half of the report's packets (§4.1: events early in the interval
+//!   are taken as transient; the split is a choice, `recent`);
+//! - the sending rate R (media + FEC) and goodput G (media received in
+//!   time) over the last `rate_window`.
+//!
+//! States (§4.3, Sub-algorithms 1a–1d, with §9.0's prose):
+//! - DOWN: a recent loss or discard undershoots again (no deactivation,
+//!   §4.4); any loss, discard or c_hi above `down_edge` keeps DOWN (§9.0);
+//!   a clean report goes to STAY.
+//! - STAY: a recent loss or discard, or c_hi above `stay`, undershoots,
+//!   deactivates and goes DOWN; an older loss stays. Otherwise PROBE with
+//!   FEC on — unless R is above `probe_share` of the highest R of the last
+//!   2 s, which waits one more report first (§4.3, §9.0).
+//! - PROBE: recent loss/discard or c_hi > `probe_down` (1.6, §4.3: "between
+//!   1.4 and 1.6") undershoots to DOWN; an older one, or c_hi > `stay`,
+//!   returns to STAY; c_lo > `probe_fec` (1.2) takes one FEC packet away
+//!   (N + 1) and stays; else UP.
+//! - UP: media rate × (1 + 1/N), the FEC's share (§4.3: "replacing the FEC
+//!   rate with additional RTP media rate"); the next report's recent loss or
+//!   c_hi > `up_down` (more sensitive than PROBE's, §9.0: 1.3) undershoots to
+//!   DOWN, else STAY.
+//! - Undershoot (§4.4): R ← `undershoot` × (2G − R), i.e. R less twice its
+//!   excess over the goodput, times a factor the text lost (§9.0); then the
+//!   controller ignores reports for `deactivation` × the report interval
+//!   (§4.4: "a bit more than the RTCP interval"), and bounce-back (§4.4):
+//!   undershoot again if the first report after shows loss, else R ← 0.9 ×
+//!   the goodput reported meanwhile, but not above the rate the undershoot
+//!   cut from (a choice: §4.4 brings the rate back "gradually"); STAY.
+//! - A report sooner than `early` × the report interval is an early report:
+//!   DOWN at once (§4.3); none for `timeout` halves the rate, DOWN (§4.3,
+//!   RFC 8083's circuit breaker).
+//! - FEC interval N ∈ [`fec_min`, `fec_max`] = [2, 14] (§4.2: max 14), on
+//!   entering PROBE from the rate against the highest of the last 2 s and
+//!   the initial goodput (§4.2: low N when the rate is low against them):
+//!   N = round(fec_min + (fec_max − fec_min)·ratio); ±1 steps as above.
+//!
+//! Frames leave as the packetizer makes them (no pacer in 2014's stacks,
+//! as `rrtcc`); FEC parity packets ride with them.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use super::{
+    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, Param, Params,
+    MAX_RATE, MIN_RATE, START_RATE,
+};
+use crate::feedback::Feedback;
+use crate::packet::PacketKind;
+use crate::units::{DataRate, Duration, Time};
+
+const fn num(name: &'static str, default: f64, min: f64, max: f64, doc: &'static str) -> Param<f64> {
+    Param::number(name, default, min, max, doc)
+}
+
+const LOW_PCT: Param<f64> =
+    num("low_percentile", 40.0, 0.0, 100.0, "low watermark percentile of the OWD history ([3P], §9.5)");
+const HIGH_PCT: Param<f64> =
+    num("high_percentile", 80.0, 0.0, 100.0, "high watermark percentile of the OWD history ([3P], §9.5)");
+const HISTORY: Param<Duration> = Param::duration(
+    "history",
+    Duration::from_secs(2),
+    Duration::from_millis(1),
+    Duration::from_secs(3600),
+    "OWD and rate history (§4.2: the last two seconds)",
+);
+const DOWN_EDGE: Param<f64> =
+    num("down_edge", 2.0, 1.0, 10.0, "c_hi that keeps DOWN, the least sensitive threshold (§4.3; [3P] 2.0)");
+const STAY: Param<f64> = num("stay", 1.1, 1.0, 10.0, "c_hi that ends STAY and PROBE ([3P] 1.1)");
+const PROBE_DOWN: Param<f64> = num("probe_down", 1.6, 1.0, 10.0, "c_hi that turns PROBE into DOWN (§4.3: 1.4-1.6)");
+const UP_DOWN: Param<f64> =
+    num("up_down", 1.3, 1.0, 10.0, "c_hi that turns UP into DOWN, below probe_down (§9.0; choice: 1.3)");
+const PROBE_FEC: Param<f64> = num("probe_fec", 1.2, 1.0, 10.0, "c_lo that takes FEC away in PROBE ([3P] 1.2)");
+const PROBE_SHARE: Param<f64> = num(
+    "probe_share",
+    0.9,
+    0.0,
+    1.0,
+    "PROBE waits a report while R is above this share of the 2 s maximum (§4.3's X, lost; choice: 0.9)",
+);
+const UNDERSHOOT: Param<f64> =
+    num("undershoot", 0.9, 0.01, 1.0, "factor on 2G − R after congestion (§4.4's X, lost; choice: 0.9)");
+const BOUNCE: Param<f64> =
+    num("bounce", 0.9, 0.01, 1.0, "bounce-back to this share of the goodput while deactivated ([3P] 0.9)");
+const DEACTIVATION: Param<f64> =
+    num("deactivation", 1.05, 0.0, 100.0, "deactivation, in report intervals (§4.4 'a bit more'; [3P] 1.05)");
+const RECENT: Param<f64> = num(
+    "recent",
+    0.5,
+    0.0,
+    1.0,
+    "a loss or discard is recent in this newest share of a report's packets (§4.1; choice: 0.5)",
+);
+const RATE_WINDOW: Param<Duration> = Param::duration(
+    "rate_window",
+    Duration::from_millis(500),
+    Duration::from_millis(1),
+    Duration::from_secs(60),
+    "window of R and G (choice: 500 ms, over ten frames at low rates)",
+);
+const REPORT_INTERVAL: Param<Duration> = Param::duration(
+    "report_interval",
+    Duration::from_millis(100),
+    Duration::from_millis(1),
+    Duration::from_secs(60),
+    "nominal report interval: set it to the flow's feedback_interval (choice: 100 ms)",
+);
+const EARLY: Param<f64> =
+    num("early", 0.5, 0.0, 1.0, "a report sooner than this share of the interval is early: DOWN (§4.3)");
+const TIMEOUT: Param<f64> =
+    num("timeout", 5.0, 1.0, 1000.0, "no report for this many intervals halves the rate (§4.3; choice: 5)");
+const FEC_MIN: Param<u16> = Param::integer("fec_min", 2, 1, 1000, "smallest FEC interval N ([3P], §4.2)");
+const FEC_MAX: Param<u16> = Param::integer("fec_max", 14, 1, 1000, "largest FEC interval N (§4.2, §5.5: 14)");
+
+pub const INFO: ControllerInfo = ControllerInfo {
+    name: "fbra",
+    summary: "FBRA (MMSys'14): parity FEC as the probe; STAY/PROBE/UP/DOWN on OWD against the 40th/80th \
+              percentiles of loss-free reports, undershoot to 2G − R and bounce-back",
+    params: &[
+        LOW_PCT.info(),
+        HIGH_PCT.info(),
+        HISTORY.info(),
+        DOWN_EDGE.info(),
+        STAY.info(),
+        PROBE_DOWN.info(),
+        UP_DOWN.info(),
+        PROBE_FEC.info(),
+        PROBE_SHARE.info(),
+        UNDERSHOOT.info(),
+        BOUNCE.info(),
+        DEACTIVATION.info(),
+        RECENT.info(),
+        RATE_WINDOW.info(),
+        REPORT_INTERVAL.info(),
+        EARLY.info(),
+        TIMEOUT.info(),
+        FEC_MIN.info(),
+        FEC_MAX.info(),
+        START_RATE.info(),
+        MIN_RATE.info(),
+        MAX_RATE.info(),
+    ],
+    create,
+    receiver: None,
+    pushback: false,
+};
+
+fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
+    Ok(Box::new(Fbra::new(FbraConfig::from_params(p, ctx)?)))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FbraConfig {
+    pub low_pct: f64,
+    pub high_pct: f64,
+    pub history: Duration,
+    pub down_edge: f64,
+    pub stay: f64,
+    pub probe_down: f64,
+    pub up_down: f64,
+    pub probe_fec: f64,
+    pub probe_share: f64,
+    pub undershoot: f64,
+    pub bounce: f64,
+    pub deactivation: f64,
+    pub recent: f64,
+    pub rate_window: Duration,
+    pub report_interval: Duration,
+    pub early: f64,
+    pub timeout: f64,
+    pub fec_min: u16,
+    pub fec_max: u16,
+    pub start_rate: DataRate,
+    pub min_rate: DataRate,
+    pub max_rate: DataRate,
+}
+
+impl FbraConfig {
+    pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
+        let (low_pct, high_pct) = (p.get(&LOW_PCT)?, p.get(&HIGH_PCT)?);
+        if low_pct > high_pct {
+            return Err(ConfigError::invalid(
+                "low_percentile",
+                format!("{low_pct} is above high_percentile {high_pct}"),
+            ));
+        }
+        let (fec_min, fec_max) = (p.get(&FEC_MIN)?, p.get(&FEC_MAX)?);
+        if fec_min > fec_max {
+            return Err(ConfigError::invalid("fec_min", format!("{fec_min} is above fec_max {fec_max}")));
+        }
+        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
+        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
+        if min_rate > max_rate {
+            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
+        }
+        Ok(FbraConfig {
+            low_pct,
+            high_pct,
+            history: p.get(&HISTORY)?,
+            down_edge: p.get(&DOWN_EDGE)?,
+            stay: p.get(&STAY)?,
+            probe_down: p.get(&PROBE_DOWN)?,
+            up_down: p.get(&UP_DOWN)?,
+            probe_fec: p.get(&PROBE_FEC)?,
+            probe_share: p.get(&PROBE_SHARE)?,
+            undershoot: p.get(&UNDERSHOOT)?,
+            bounce: p.get(&BOUNCE)?,
+            deactivation: p.get(&DEACTIVATION)?,
+            recent: p.get(&RECENT)?,
+            rate_window: p.get(&RATE_WINDOW)?,
+            report_interval: p.get(&REPORT_INTERVAL)?,
+            early: p.get(&EARLY)?,
+            timeout: p.get(&TIMEOUT)?,
+            fec_min,
+            fec_max,
+            start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
+            min_rate,
+            max_rate,
+        })
+    }
+}
+
+/// The four states of §4.3; their numbers are the `fbra_state` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Stay = 0,
+    Probe = 1,
+    Up = 2,
+    Down = 3,
+}
+
+/// What one report says, as the state functions read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Report {
+    pub loss: bool,
+    pub recent_loss: bool,
+    pub discard: bool,
+    pub recent_discard: bool,
+    /// c_lo and c_hi (1.0 before any history).
+    pub c_lo: f64,
+    pub c_hi: f64,
+    /// Sending rate (media + FEC) and goodput, bits per second.
+    pub sent: f64,
+    pub goodput: f64,
+}
+
+impl Report {
+    fn congested_now(&self) -> bool {
+        self.recent_loss || self.recent_discard
+    }
+    fn any(&self) -> bool {
+        self.loss || self.discard
+    }
+}
+
+pub struct Fbra {
+    cfg: FbraConfig,
+    pub state: State,
+    /// Media rate, bits per second.
+    rate: f64,
+    /// FEC interval N, and whether FEC is on.
+    fec_interval: u16,
+    fec_on: bool,
+    owd: VecDeque<(Time, Duration)>,
+    /// (time, R) of each report over the history, for its maximum.
+    rates: VecDeque<(Time, f64)>,
+    /// (send or arrival time, bytes) of packets sent and media received in time.
+    sent_log: VecDeque<(Time, u64)>,
+    good_log: VecDeque<(Time, u64)>,
+    initial_goodput: Option<f64>,
+    /// Deactivated until this time; the goodput reported meanwhile.
+    disabled_until: Option<Time>,
+    goodput_while_disabled: Option<f64>,
+    /// The rate the last deactivating undershoot cut from.
+    before_undershoot: f64,
+    waited: bool,
+    last_report: Option<Time>,
+    watermarks: Option<(Duration, Duration)>,
+    goodput: f64,
+    pub probes: u64,
+    pub probes_up: u64,
+    pub probes_down: u64,
+}
+
+/// The `q`-th percentile (0–100) of `v`, by nearest rank.
+fn percentile(v: &mut [Duration], q: f64) -> Duration {
+    v.sort_unstable();
+    let i = ((q / 100.0) * (v.len() - 1) as f64).round() as usize;
+    v[i.min(v.len() - 1)]
+}
+
+impl Fbra {
+    pub fn new(cfg: FbraConfig) -> Self {
+        Fbra {
+            cfg,
+            state: State::Stay,
+            rate: cfg.start_rate.bps() as f64,
+            fec_interval: 8.clamp(cfg.fec_min, cfg.fec_max),
+            fec_on: false,
+            owd: VecDeque::new(),
+            rates: VecDeque::new(),
+            sent_log: VecDeque::new(),
+            good_log: VecDeque::new(),
+            initial_goodput: None,
+            disabled_until: None,
+            goodput_while_disabled: None,
+            before_undershoot: cfg.start_rate.bps() as f64,
+            waited: false,
+            last_report: None,
+            watermarks: None,
+            goodput: 0.0,
+            probes: 0,
+            probes_up: 0,
+            probes_down: 0,
+        }
+    }
+
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    pub fn fec(&self) -> Option<u16> {
+        self.fec_on.then_some(self.fec_interval)
+    }
+
+    fn clamp(&self, bps: f64) -> f64 {
+        bps.clamp(self.cfg.min_rate.bps() as f64, self.cfg.max_rate.bps() as f64)
+    }
+
+    /// The report's cues (§4.1) from per-packet records at `now`.
+    pub fn read(&mut self, now: Time, fb: &Feedback) -> Report {
+        let video: Vec<_> = fb.packets.iter().filter(|p| p.kind != PacketKind::Audio).collect();
+        let split = ((1.0 - self.cfg.recent) * video.len() as f64).floor() as usize;
+        let mut r = Report::default();
+        for (i, p) in video.iter().enumerate() {
+            let recent = i >= split;
+            self.sent_log.push_back((p.send_time, p.size.bytes()));
+            match p.arrival {
+                None => {
+                    r.loss = true;
+                    r.recent_loss |= recent;
+                }
+                Some(_) if p.late => {
+                    r.discard = true;
+                    r.recent_discard |= recent;
+                }
+                Some(at) if p.kind == PacketKind::Media || p.kind == PacketKind::Rtx => {
+                    self.good_log.push_back((at, p.size.bytes()))
+                }
+                Some(_) => {}
+            }
+        }
+        let newest = video.iter().rev().find_map(|p| Some(p.arrival? - p.send_time));
+        let w = self.cfg.rate_window;
+        let edge = |log: &mut VecDeque<(Time, u64)>, newest: Time| {
+            while log.front().is_some_and(|&(t, _)| newest.saturating_since(t) > w) {
+                log.pop_front();
+            }
+            log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / w.as_secs_f64()
+        };
+        if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
+            r.sent = edge(&mut self.sent_log, last_send);
+        }
+        if let Some(last_arrival) = video.iter().filter_map(|p| p.arrival).max() {
+            r.goodput = edge(&mut self.good_log, last_arrival);
+        }
+        // The OWD history keeps loss-free reports only (§4.1, §9.6); seeded
+        // with the first sample.
+        while self.owd.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.history) {
+            self.owd.pop_front();
+        }
+        if let Some(d) = newest {
+            if !r.any() || self.owd.is_empty() {
+                self.owd.push_back((now, d));
+            }
+            let mut v: Vec<Duration> = self.owd.iter().map(|&(_, d)| d).collect();
+            let lo = percentile(&mut v, self.cfg.low_pct);
+            let hi = percentile(&mut v, self.cfg.high_pct);
+            self.watermarks = Some((lo, hi));
+            let ratio = |w: Duration| d.as_secs_f64() / w.as_secs_f64().max(1e-6);
+            r.c_lo = ratio(lo);
+            r.c_hi = ratio(hi);
+        } else {
+            r.c_lo = 1.0;
+            r.c_hi = 1.0;
+        }
+        r
+    }
+
+    fn max_rate_2s(&self) -> f64 {
+        self.rates.iter().map(|&(_, r)| r).fold(0.0, f64::max)
+    }
+
+    /// §4.2: the FEC interval from the rate against the highest of the last
+    /// 2 s and the initial goodput.
+    fn choose_fec(&mut self) {
+        let reference = self.max_rate_2s().max(self.initial_goodput.unwrap_or(0.0));
+        let ratio = if reference > 0.0 { (self.rate / reference).clamp(0.0, 1.0) } else { 0.0 };
+        let (lo, hi) = (f64::from(self.cfg.fec_min), f64::from(self.cfg.fec_max));
+        self.fec_interval = (lo + (hi - lo) * ratio).round() as u16;
+    }
+
+    fn undershoot(&mut self, r: &Report) {
+        // §4.4: the new rate below the goodput by twice the overuse.
+        let new = self.cfg.undershoot * (2.0 * r.goodput - r.sent);
+        self.rate = self.clamp(new.min(self.rate));
+    }
+
+    fn disable(&mut self, now: Time) {
+        let d = self.cfg.report_interval.mul_f64(self.cfg.deactivation);
+        self.disabled_until = Some(now + d);
+        self.goodput_while_disabled = None;
+    }
+
+    /// One report through the state functions (Sub-algorithms 1a–1d).
+    pub fn on_report(&mut self, now: Time, r: &Report) {
+        if r.goodput > 0.0 && self.initial_goodput.is_none() {
+            self.initial_goodput = Some(r.goodput);
+        }
+        while self.rates.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.history) {
+            self.rates.pop_front();
+        }
+        self.rates.push_back((now, r.sent));
+        self.goodput = r.goodput;
+        if let Some(until) = self.disabled_until {
+            if now < until {
+                self.goodput_while_disabled = Some(r.goodput);
+                return;
+            }
+            // Bounce-back (§4.4): the first report after the period.
+            self.disabled_until = None;
+            if r.any() {
+                self.undershoot(r);
+            } else if let Some(g) = self.goodput_while_disabled {
+                // Back towards the goodput, never above the rate that
+                // congested the path (a choice: §4.4 bounces "gradually").
+                self.rate = self.clamp((self.cfg.bounce * g).min(self.before_undershoot).max(self.rate));
+            }
+            self.fec_on = false;
+            self.state = State::Stay;
+            return;
+        }
+        let cfg = self.cfg;
+        match self.state {
+            State::Down => {
+                self.fec_on = false;
+                if r.congested_now() {
+                    // Still congested: undershoot again, without deactivating (§4.4).
+                    self.undershoot(r);
+                } else if !r.any() && r.c_hi <= cfg.down_edge {
+                    self.state = State::Stay;
+                }
+            }
+            State::Stay => {
+                self.fec_on = false;
+                if r.congested_now() || (!r.loss && r.c_hi > cfg.stay) {
+                    self.down(now, r);
+                } else if !r.any() {
+                    if !self.waited && r.sent > cfg.probe_share * self.max_rate_2s() {
+                        self.waited = true;
+                    } else {
+                        self.waited = false;
+                        self.choose_fec();
+                        self.fec_on = true;
+                        self.state = State::Probe;
+                        self.probes += 1;
+                    }
+                }
+            }
+            State::Probe => {
+                if r.congested_now() || r.c_hi > cfg.probe_down {
+                    self.probes_down += 1;
+                    self.down(now, r);
+                } else if r.any() || r.c_hi > cfg.stay {
+                    self.fec_on = false;
+                    self.state = State::Stay;
+                } else if r.c_lo > cfg.probe_fec {
+                    self.fec_interval = (self.fec_interval + 1).min(cfg.fec_max);
+                } else {
+                    // §4.3: the FEC's share becomes media: one parity per N media packets.
+                    self.rate = self.clamp(self.rate * (1.0 + 1.0 / f64::from(self.fec_interval)));
+                    self.fec_on = false;
+                    self.state = State::Up;
+                    self.probes_up += 1;
+                }
+            }
+            State::Up => {
+                self.fec_on = false;
+                if r.congested_now() || r.c_hi > cfg.up_down {
+                    self.down(now, r);
+                } else {
+                    self.state = State::Stay;
+                }
+            }
+        }
+    }
+
+    fn down(&mut self, now: Time, r: &Report) {
+        self.before_undershoot = self.rate;
+        self.undershoot(r);
+        self.disable(now);
+        self.fec_on = false;
+        self.state = State::Down;
+    }
+}
+
+impl Controller for Fbra {
+    fn name(&self) -> &str {
+        "fbra"
+    }
+
+    fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        let r = self.read(now, fb);
+        let interval = self.cfg.report_interval;
+        let early = self.last_report.is_some_and(|t| now.saturating_since(t) < interval.mul_f64(self.cfg.early));
+        self.last_report = Some(now);
+        if early && self.disabled_until.is_none() && (r.any() || self.state != State::Down) {
+            // §4.3: an early report means the receiver saw trouble.
+            self.down(now, &r);
+            return;
+        }
+        self.on_report(now, &r);
+    }
+
+    fn on_timeout(&mut self, now: Time) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            // §4.3: no report for too long halves the rate (RFC 8083).
+            self.rate = self.clamp(self.rate / 2.0);
+            self.fec_on = false;
+            self.state = State::Down;
+            self.last_report = Some(now);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        Some(self.last_report? + self.cfg.report_interval.mul_f64(self.cfg.timeout))
+    }
+
+    fn decision(&self) -> Decision {
+        let target = DataRate::from_bps_f64(self.rate);
+        Decision {
+            schedule: FrameSchedule::Burst,
+            fec: Some(FecPlan { group: self.fec().unwrap_or(0) }),
+            ..Decision::rates(target, self.cfg.max_rate)
+        }
+    }
+
+    fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("fbra_state", self.state as u8 as f64);
+        out("rate_kbps", self.rate / 1000.0);
+        out("fec_interval", f64::from(self.fec_interval));
+        out("fec_on", if self.fec_on { 1.0 } else { 0.0 });
+        out("goodput_kbps", self.goodput / 1000.0);
+        if let Some((lo, hi)) = self.watermarks {
+            out("owd_low_ms", lo.as_millis_f64());
+            out("owd_high_ms", hi.as_millis_f64());
+        }
+        out("probe_episodes", self.probes as f64);
+        out("probe_up", self.probes_up as f64);
+        out("probe_down", self.probes_down as f64);
+    }
+}

@@ -1,0 +1,194 @@
+use super::*;
+use crate::feedback::{PacketResult, ReportStats};
+use crate::packet::FramePos;
+use crate::units::DataSize;
+
+fn ms(v: i64) -> Time {
+    Time::from_micros(v * 1000)
+}
+
+fn fbra(params: &[(&str, f64)]) -> Fbra {
+    let mut p = Params::new();
+    for &(k, v) in params {
+        p = p.with(k, crate::controller::ParamValue::Num(v));
+    }
+    let ctx = ControllerContext { start_rate: DataRate::from_kbps(100), ..ControllerContext::DEFAULT };
+    Fbra::new(FbraConfig::from_params(&p, &ctx).unwrap())
+}
+
+fn clean(sent: f64, goodput: f64, c: f64) -> Report {
+    Report { c_lo: c, c_hi: c, sent, goodput, ..Default::default() }
+}
+
+#[test]
+fn stay_probes_then_up_turns_the_fec_into_media() {
+    let mut f = fbra(&[]);
+    // The 2 s maximum is this report's own R, so STAY waits one report
+    // (R above 90 % of it), then probes with N from rate/reference = 1.
+    f.on_report(ms(100), &clean(100e3, 100e3, 1.0));
+    assert_eq!((f.state, f.fec()), (State::Stay, None));
+    f.on_report(ms(200), &clean(100e3, 100e3, 1.0));
+    assert_eq!((f.state, f.fec()), (State::Probe, Some(14)));
+    assert_eq!(f.probes, 1);
+    // A clean PROBE report: media × (1 + 1/14), FEC off, UP.
+    f.on_report(ms(300), &clean(107e3, 100e3, 1.0));
+    assert_eq!((f.state, f.fec()), (State::Up, None));
+    assert!((f.rate() - 100e3 * 15.0 / 14.0).abs() < 1e-6, "{}", f.rate());
+    // UP → STAY when the next report is clean.
+    f.on_report(ms(400), &clean(107e3, 107e3, 1.05));
+    assert_eq!(f.state, State::Stay);
+    assert_eq!(f.probes_up, 1);
+}
+
+#[test]
+fn a_low_rate_against_the_history_probes_with_more_fec() {
+    let mut f = fbra(&[]);
+    f.on_report(ms(100), &clean(400e3, 400e3, 1.0));
+    // Rate 100 kbps against a 2 s maximum of 400 kbps: ratio 0.25, N =
+    // round(2 + 12 × 0.25) = 5; R well below 90 % of the maximum: no wait.
+    f.on_report(ms(200), &clean(100e3, 100e3, 1.0));
+    assert_eq!(f.fec(), Some(5));
+}
+
+#[test]
+fn congestion_in_stay_undershoots_below_the_goodput_and_deactivates() {
+    let mut f = fbra(&[]);
+    f.rate = 300e3;
+    // c_hi 1.2 > 1.1: R = 0.9 × (2 × 250 − 300) = 180 kbps, DOWN.
+    f.on_report(ms(100), &clean(300e3, 250e3, 1.2));
+    assert_eq!(f.state, State::Down);
+    assert!((f.rate() - 180e3).abs() < 1e-6, "{}", f.rate());
+    // Deactivated for 1.05 × 100 ms: a report 50 ms later is only noted.
+    f.on_report(ms(150), &clean(200e3, 250e3, 3.0));
+    assert_eq!((f.state, f.rate()), (State::Down, 180e3));
+    // Bounce-back at the first report after: 0.9 × 250 kbps, STAY.
+    f.on_report(ms(210), &clean(180e3, 180e3, 1.0));
+    assert_eq!(f.state, State::Stay);
+    assert!((f.rate() - 225e3).abs() < 1e-6, "{}", f.rate());
+    // Never above the 300 kbps that congested the path, never a cut.
+    let mut g = fbra(&[]);
+    g.rate = 300e3;
+    g.on_report(ms(100), &clean(300e3, 250e3, 1.2));
+    g.on_report(ms(150), &clean(200e3, 400e3, 3.0));
+    g.on_report(ms(210), &clean(180e3, 180e3, 1.0));
+    assert_eq!(g.rate(), 300e3);
+}
+
+#[test]
+fn down_stays_while_losses_or_very_high_delay_persist() {
+    let mut f = fbra(&[]);
+    f.state = State::Down;
+    f.rate = 200e3;
+    // An older loss holds DOWN without a new undershoot (§9.0).
+    let older = Report { loss: true, ..clean(200e3, 190e3, 1.0) };
+    f.on_report(ms(100), &older);
+    assert_eq!((f.state, f.rate()), (State::Down, 200e3));
+    // c_hi above the edge threshold 2.0 holds too.
+    f.on_report(ms(200), &clean(200e3, 190e3, 2.5));
+    assert_eq!(f.state, State::Down);
+    // A recent loss undershoots again: 0.9 × (2 × 150 − 200) = 90 kbps.
+    let recent = Report { loss: true, recent_loss: true, ..clean(200e3, 150e3, 1.0) };
+    f.on_report(ms(300), &recent);
+    assert!((f.rate() - 90e3).abs() < 1e-6);
+    assert_eq!(f.disabled_until, None, "no deactivation in DOWN");
+    // A clean report: STAY.
+    f.on_report(ms(400), &clean(90e3, 90e3, 1.0));
+    assert_eq!(f.state, State::Stay);
+}
+
+#[test]
+fn probe_backs_off_by_how_bad_the_report_is() {
+    let probing = |c_lo: f64, c_hi: f64, older: bool| {
+        let mut f = fbra(&[]);
+        f.state = State::Probe;
+        f.fec_on = true;
+        f.fec_interval = 6;
+        let r = Report { c_lo, c_hi, sent: 100e3, goodput: 100e3, loss: older, ..Default::default() };
+        f.on_report(ms(100), &r);
+        f
+    };
+    // c_hi 1.7 > 1.6: DOWN, counted as a wrong probe.
+    let f = probing(1.0, 1.7, false);
+    assert_eq!((f.state, f.probes_down), (State::Down, 1));
+    // c_hi 1.3 (between 1.1 and 1.6), or an older loss: back to STAY.
+    assert_eq!(probing(1.0, 1.3, false).state, State::Stay);
+    assert_eq!(probing(1.0, 1.0, true).state, State::Stay);
+    // c_lo 1.25 > 1.2 with c_hi fine: one FEC packet less, still PROBE.
+    let f = probing(1.25, 1.05, false);
+    assert_eq!((f.state, f.fec()), (State::Probe, Some(7)));
+}
+
+#[test]
+fn up_is_more_sensitive_than_probe() {
+    let mut f = fbra(&[]);
+    f.state = State::Up;
+    f.rate = 200e3;
+    // c_hi 1.4 < PROBE's 1.6 but > UP's 1.3: DOWN.
+    f.on_report(ms(100), &clean(200e3, 200e3, 1.4));
+    assert_eq!(f.state, State::Down);
+}
+
+fn packet(seq: u64, send: i64, owd: Option<i64>) -> PacketResult {
+    PacketResult {
+        seq,
+        kind: PacketKind::Media,
+        size: DataSize::from_bytes(1000),
+        send_time: ms(send),
+        arrival: owd.map(|d| ms(send + d)),
+        pos: FramePos { frame: seq as u32, index: 0, count: 1 },
+        ..Default::default()
+    }
+}
+
+fn feedback(at: i64, packets: Vec<PacketResult>) -> Feedback {
+    Feedback { report_time: ms(at), received_at: ms(at + 50), packets, stats: ReportStats::default(), estimate: None }
+}
+
+#[test]
+fn watermarks_are_percentiles_of_loss_free_reports_and_losses_are_recent_in_the_newer_half() {
+    let mut f = fbra(&[]);
+    // Five loss-free reports with newest OWDs 50..90 ms.
+    for (i, d) in [50, 60, 70, 80, 90].into_iter().enumerate() {
+        let t = 100 * i as i64;
+        f.read(ms(t + 100), &feedback(t, vec![packet(i as u64, t, Some(d))]));
+    }
+    // 40th percentile of {50..90} by nearest rank: index round(0.4 × 4) = 2 → 70 ms;
+    // 80th: index round(3.2) = 3 → 80 ms.
+    assert_eq!(f.watermarks, Some((Duration::from_millis(70), Duration::from_millis(80))));
+    // A report whose oldest packet is lost: a loss, not recent; its OWD
+    // (newest packet, 140 ms) is not added to the history.
+    let r = f.read(ms(700), &feedback(600, vec![packet(10, 600, None), packet(11, 610, Some(140))]));
+    assert!(r.loss && !r.recent_loss);
+    assert!((r.c_hi - 140.0 / 80.0).abs() < 1e-9, "{}", r.c_hi);
+    assert_eq!(f.owd.len(), 5);
+    let r = f.read(ms(800), &feedback(700, vec![packet(12, 700, Some(60)), packet(13, 710, None)]));
+    assert!(r.recent_loss);
+}
+
+#[test]
+fn an_early_report_goes_down_and_silence_halves_the_rate() {
+    let mut f = fbra(&[]);
+    f.on_feedback(ms(100), &feedback(100, vec![packet(0, 60, Some(40))]));
+    assert_eq!(f.state, State::Stay);
+    // 30 ms after the last: under half of the 100 ms interval.
+    f.on_feedback(ms(130), &feedback(130, vec![packet(1, 90, Some(40))]));
+    assert_eq!(f.state, State::Down);
+    // No report for 5 intervals: half the rate.
+    let rate = f.rate();
+    assert_eq!(f.poll_timeout(), Some(ms(130 + 500)));
+    f.on_timeout(ms(630));
+    assert_eq!(f.rate(), (rate / 2.0).max(30e3));
+    assert_eq!(f.state, State::Down);
+}
+
+#[test]
+fn bad_parameters_name_the_field() {
+    let p = Params::new().with("fec_min", crate::controller::ParamValue::Num(20.0));
+    let e = FbraConfig::from_params(&p, &ControllerContext::DEFAULT).unwrap_err();
+    assert!(e.to_string().contains("fec_min"), "{e}");
+    let p = Params::new().with("low_percentile", crate::controller::ParamValue::Num(90.0));
+    assert!(FbraConfig::from_params(&p, &ControllerContext::DEFAULT)
+        .unwrap_err()
+        .to_string()
+        .contains("low_percentile"));
+}
