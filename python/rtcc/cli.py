@@ -484,6 +484,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return _reproduce_pibes(args)
     if args.experiment == "burstrtc":
         return _reproduce_burstrtc(args)
+    if args.experiment == "fbra":
+        return _reproduce_fbra(args)
     from rtcc.reproduce import dumbo
 
     started = time.perf_counter()
@@ -692,8 +694,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     repro = sub.add_parser("reproduce", help="re-run a paper's experiments and compare")
     repro.add_argument(
-        "experiment", choices=["dumbo", "cross", "pibes", "burstrtc"], metavar="EXPERIMENT",
-        help="dumbo, cross, pibes or burstrtc",
+        "experiment", choices=["dumbo", "cross", "pibes", "burstrtc", "fbra"],
+        metavar="EXPERIMENT", help="dumbo, cross, pibes, burstrtc or fbra",
     )  # fmt: skip
     repro.add_argument(
         "--traces", metavar="DIR",
@@ -812,6 +814,26 @@ def _reproduce_burstrtc(args: argparse.Namespace) -> int:
         for what, why in outcome.skipped.items():
             print(f"skipped {what}: {why}")
         print(f"results: {out} (table.csv, report.html)")
+        print(f"wall time: {wall:.1f} s")
+    return 0
+
+
+def _reproduce_fbra(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import fbra
+
+    # FBRA's experiments run on modelled links and its own frame model, not traces.
+    _refuse_dumbo_flags(args)
+    if args.traces is not None:
+        raise CliError("--traces: 'rtcc reproduce fbra' runs no traces")
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / "reproduce-fbra")
+    outcome = fbra.run(out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet)
+    wall = time.perf_counter() - started
+    if not args.quiet:
+        print(fbra.summary_text(outcome.table))
+        for what, why in outcome.skipped.items():
+            print(f"skipped {what}: {why}")
+        print(f"results: {out} (table.csv, summary.csv, report.html)")
         print(f"wall time: {wall:.1f} s")
     return 0
 

@@ -133,6 +133,8 @@ def bin_series(result: Result, flow: int = 0) -> pd.DataFrame:
         # BurstRTC's sampler and delay model (background rate, prediction errors)
         "background_estimate_kbps", "model_error_sum_ms", "naive_error_sum_ms",
         "predictions_resolved",
+        # FBRA's probes (cumulative) and FEC
+        "probe_episodes", "probe_up", "probe_down", "fec_kbps",
     ]  # fmt: skip
     out = part[[c for c in keep if c in part.columns]].reset_index(drop=True)
     link = result.link.set_index("t_s")["capacity_kbps"] if not result.link.empty else None

@@ -1,0 +1,243 @@
+"""The FBRA reproduction's runs: §5.2-5.4 of Nagy, Singh, Ott & Eggert (fbra.txt) and their
+metrics, for fbra, rrtcc and c-nadu at bottleneck delays of 50, 100 and 240 ms:
+
+- ``Table 1``: one flow over a variable-capacity link (each seed its own capacity steps).
+- ``Table 2``: one flow against 10 web-like TCP flows on 5 Mbps.
+- ``Table 3``: two flows against 10 web-like TCP flows on 6 Mbps.
+
+Every case runs over ``seeds`` seeds; the table has one row per run and the report the
+mean and standard deviation over seeds, as the paper's tables.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rtcc.limits import write_atomic
+from rtcc.reproduce.fbra import paper
+from rtcc.reproduce.runs import Outcome, missing_controller, rows
+from rtcc.reproduce.runs import series as flow_series
+from rtcc.sweeprun import execute
+from rtcc.sweepspec import Analysis, Run
+from rtcc.tables import format_number, format_table
+
+__all__ = ["FULL", "SCHEMES", "SHORT", "Variant", "capacity_steps", "metrics", "run",
+           "summary", "summary_text"]  # fmt: skip
+
+QUEUE = "50pkt"  # §5: "the queue length to 50 packets (ns-2 default)"
+MAX_DELAY = "400ms"  # §5: packets later than this are discarded
+REPORT = "100ms"  # receiver report interval of every scheme (paper.NOTES)
+START = "100kbps"
+FLOOR = "30kbps"
+TCP_FLOWS = 10
+CAPACITY_T2 = 5_000  # kbps (paper.NOTES)
+CAPACITY_T3 = 6_000
+BIN_S = 1.0
+
+SCHEMES: dict[str, dict[str, Any]] = {
+    "fbra": {"controller": {"name": "fbra", "report_interval": REPORT},
+             "fec": {"group": 8, "per_frame": False}},
+    "rrtcc": {"controller": "rrtcc"},
+    "c-nadu": {"controller": "c-nadu"},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    seeds: int
+    table1_s: int
+    step_s: int
+    tcp_s: int
+
+
+FULL = Variant("full", seeds=30, table1_s=900, step_s=50, tcp_s=300)
+# Shortened for tests: three seeds, shorter runs, every case kept.
+SHORT = Variant("short", seeds=3, table1_s=300, step_s=50, tcp_s=120)
+
+
+def capacity_steps(seed: int, duration_s: int, step_s: int) -> dict[str, Any]:
+    """Table 1's link for ``seed``: a step every ``step_s``, each level uniform in
+    100-400 kbps (paper.NOTES)."""
+    rng = random.Random(f"fbra-table-1-{seed}")
+    steps = [[f"{t}s", f"{rng.randint(10, 40) * 10}kbps"] for t in range(0, duration_s, step_s)]
+    return {"kind": "step", "steps": steps}
+
+
+def _video(scheme: str, name: str) -> dict[str, Any]:
+    return {
+        "name": name, "encoder": "ideal", "start_rate": START, "min_rate": FLOOR, "nack": False,
+        "feedback_interval": REPORT, "max_delay": MAX_DELAY, **SCHEMES[scheme],
+    }  # fmt: skip
+
+
+def _web(k: int) -> dict[str, Any]:
+    # Half the flows begin idle, so the ten do not start in step.
+    return {"name": f"web{k + 1}", "kind": "web", "start_idle": k % 2 == 1}
+
+
+def _scenario(name: str, seed: int, duration_s: int, capacity: Any, delay_ms: int,
+              flows: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    return {
+        "name": name, "duration": f"{duration_s}s", "seed": seed,
+        "link": {"capacity": capacity, "delay": f"{delay_ms}ms", "queue": QUEUE},
+        "record": {"packets": False}, "flow": flows,
+    }  # fmt: skip
+
+
+def table_runs(v: Variant, schemes: Sequence[str]) -> list[Run]:
+    runs = []
+    for scheme in schemes:
+        for delay in paper.DELAYS_MS:
+            for seed in range(1, v.seeds + 1):
+                labels = {"scheme": scheme, "delay_ms": delay, "seed": seed}
+                cap = capacity_steps(seed, v.table1_s, v.step_s)
+                s1 = _scenario(
+                    "fbra-table-1", seed, v.table1_s, cap, delay, [_video(scheme, "rtp")]
+                )
+                runs.append(Run({"experiment": "Table 1", **labels}, s1, seed, "<fbra>"))
+                web = [_web(k) for k in range(TCP_FLOWS)]
+                s2 = _scenario("fbra-table-2", seed, v.tcp_s, f"{CAPACITY_T2}kbps", delay,
+                               [_video(scheme, "rtp"), *web])  # fmt: skip
+                runs.append(Run({"experiment": "Table 2", **labels}, s2, seed, "<fbra>"))
+                s3 = _scenario("fbra-table-3", seed, v.tcp_s, f"{CAPACITY_T3}kbps", delay,
+                               [_video(scheme, "rtp1"), _video(scheme, "rtp2"), *web])  # fmt: skip
+                runs.append(Run({"experiment": "Table 3", **labels}, s3, seed, "<fbra>"))
+    return runs
+
+
+# --- metrics -------------------------------------------------------------------------
+
+
+def _video_metrics(f: Mapping[str, Any]) -> dict[str, Any]:
+    rec, unrec = f.get("fec_recovered") or 0, f.get("fec_unrecoverable") or 0
+    return {
+        "goodput_kbps": f.get("goodput_kbps"),
+        "loss_rate": f.get("loss_rate"),
+        "lost_frames": (f.get("frames_lost") or 0) + (f.get("frames_late") or 0),
+        "fec_kbps": f.get("fec_kbps"),
+        "fec_share": (f["fec_kbps"] / f["video_kbps"]) if f.get("video_kbps") else math.nan,
+        "ffre": rec / (rec + unrec) if rec + unrec else math.nan,
+        "psnr_db": f.get("psnr_db_mean"),
+        "owd_ms_mean": f.get("owd_ms_mean"),
+    }
+
+
+def _probes(series: pd.DataFrame | None, duration_s: float) -> dict[str, float]:
+    if series is None or "probe_episodes" not in series:
+        return {}
+    last = series.dropna(subset=["probe_episodes"]).iloc[-1]
+    n = float(last["probe_episodes"])
+    return {
+        "probes_per_min": n / duration_s * 60.0,
+        "frcc": float(last["probe_up"]) / n if n else math.nan,
+    }
+
+
+def metrics(record: Mapping[str, Any], experiment: str) -> dict[str, Any]:
+    summary = record["summary"]
+    flows = summary["flows"]
+    video = [f for f in flows if f.get("kind", "video") == "video"]
+    web = [f for f in flows if f.get("kind") == "web"]
+    row = _video_metrics(video[0])
+    duration = float(summary["duration_s"])
+    row.update(_probes(flow_series(record, 0), duration))
+    if len(video) > 1:
+        row["goodput2_kbps"] = video[1].get("goodput_kbps")
+        row["loss_rate2"] = video[1].get("loss_rate")
+    if web:
+        # A web flow's throughput while it downloads: its bytes over its download time.
+        rates = []
+        for f in web:
+            n, fct = f.get("objects_completed") or 0, f.get("fct_ms_mean")
+            if n and fct:
+                rates.append(f["goodput_kbps"] * duration / (n * fct / 1000.0))
+        tcp = float(np.mean(rates)) if rates else math.nan
+        capacity = summary["link"]["capacity_kbps_mean"]
+        row["tcp_kbps"] = tcp
+        row["tfs"] = tcp / (capacity / (len(web) + len(video)))
+    return row
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds per experiment, scheme and delay."""
+    if table.empty or "goodput_kbps" not in table:
+        return table
+    cols = [c for c in ("goodput_kbps", "goodput2_kbps", "loss_rate", "lost_frames", "fec_share",
+                        "ffre", "frcc", "probes_per_min", "tcp_kbps", "tfs", "owd_ms_mean")
+            if c in table]  # fmt: skip
+    g = table.groupby(["experiment", "scheme", "delay_ms"], sort=False)[cols]
+    out = (
+        g.mean().add_suffix("_mean").join(g.std().add_suffix("_std")).join(g.size().rename("runs"))
+    )
+    return out.reset_index()
+
+
+def run(
+    out: str | Path,
+    jobs: int | None = None,
+    *,
+    short: bool = False,
+    fresh: bool = False,
+    progress: bool = False,
+) -> Outcome:
+    """Run every case; write OUT/table.csv (one row per run), OUT/summary.csv (mean and std
+    over seeds), the figures and OUT/report.html."""
+    import rtcc
+    from rtcc.reproduce.fbra import figures, page
+
+    started = time.perf_counter()
+    v = SHORT if short else FULL
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    skipped = {s: why for s in SCHEMES if (why := missing_controller(s)) is not None}
+
+    def pick(labels: Iterable[str]) -> list[str]:
+        return [s for s in labels if s not in skipped]
+
+    runs = table_runs(v, pick(SCHEMES))
+    analysis = Analysis(flows="first", series=True, series_s=BIN_S)
+    results = {"fbra": execute(runs, analysis, out, jobs=jobs, fresh=fresh, progress=progress,
+                               label="fbra", on_error="skip")} if runs else {}  # fmt: skip
+    table = rows(results.values(), metrics)
+    outcome = Outcome(v, table, results, skipped,
+                      controllers=[c["name"] for c in rtcc.controllers()])  # fmt: skip
+    write_atomic(out / "table.csv", table.to_csv(index=False))
+    write_atomic(out / "summary.csv", summary(table).to_csv(index=False))
+    images = figures.render_all(outcome)
+    for name, (png, _) in images.items():
+        write_atomic(out / name, png)
+    outcome.wall_s = time.perf_counter() - started
+    write_atomic(out / "report.html", page.render(outcome, images))
+    outcome.wall_s = time.perf_counter() - started
+    return outcome
+
+
+def summary_text(table: pd.DataFrame) -> str:
+    """What `rtcc reproduce fbra` prints: the mean over seeds per case."""
+    s = summary(table)
+    if s.empty or "goodput_kbps_mean" not in s:
+        return "no runs"
+    out = []
+    for _, r in s.iterrows():
+        out.append([
+            str(r["experiment"]), str(r["scheme"]), str(int(r["delay_ms"])),
+            format_number(r.get("goodput_kbps_mean"), 1, 0),
+            format_number(r.get("loss_rate_mean"), 100, 2),
+            format_number(r.get("lost_frames_mean"), 1, 0),
+            format_number(r.get("fec_share_mean"), 100, 1),
+            format_number(r.get("frcc_mean"), 100, 1),
+            format_number(r.get("tfs_mean"), 100, 1),
+        ])  # fmt: skip
+    header = ["experiment", "scheme", "ms", "kbps", "loss %", "lost frames", "FEC %", "FRCC %",
+              "TFS %"]  # fmt: skip
+    return format_table(header, out)

@@ -1,0 +1,98 @@
+"""The FBRA reproduction's report.html: per table, the mean ± std over seeds of each scheme
+at each delay with the paper's mean beside it, the figures, and notes."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rtcc.reproduce.fbra import paper
+from rtcc.reproduce.fbra.experiments import summary
+from rtcc.reproduce.page import cell, claims, document, problems
+from rtcc.reproduce.page import images as _images
+
+if TYPE_CHECKING:
+    from rtcc.reproduce.runs import Outcome
+
+__all__ = ["render"]
+
+# (column, header, scale, paper table, index in its tuples or None)
+COLUMNS = {
+    "Table 1": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_1, 0),
+                ("loss_rate", "loss (%)", 100.0, paper.TABLE_1, 1),
+                ("lost_frames", "lost frames", 1.0, paper.TABLE_1, 2),
+                ("fec_share", "FEC / media (%)", 100.0, None, None),
+                ("frcc", "FRCC (%)", 100.0, None, None),
+                ("probes_per_min", "probes / min", 1.0, None, None),
+                ("owd_ms_mean", "OWD (ms)", 1.0, None, None)),
+    "Table 2": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_2, 0),
+                ("loss_rate", "loss (%)", 100.0, paper.TABLE_2, 1),
+                ("lost_frames", "lost frames", 1.0, paper.TABLE_2, 2),
+                ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_2, 3),
+                ("tfs", "TFS (%)", 100.0, paper.TABLE_2, 4),
+                ("frcc", "FRCC (%)", 100.0, None, None)),
+    "Table 3": (("goodput_kbps", "flow 1 (kbps)", 1.0, paper.TABLE_3, 0),
+                ("goodput2_kbps", "flow 2 (kbps)", 1.0, paper.TABLE_3, 1),
+                ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_3, 2),
+                ("tfs", "TFS (%)", 100.0, paper.TABLE_3, 3),
+                ("loss_rate", "loss (%)", 100.0, None, None)),
+}  # fmt: skip
+
+
+def _table(s: Any, experiment: str) -> str:
+    part = s[s["experiment"] == experiment] if len(s) else s
+    if part.empty:
+        return "<p>No runs.</p>"
+    cols = COLUMNS[experiment]
+    out = ['<div class="scroll"><table><tr><th>scheme</th><th>delay</th><th>runs</th>']
+    out += [f"<th>{html.escape(h)}</th>" for _, h, _, _, _ in cols]
+    out.append("</tr>")
+    for _, r in part.iterrows():
+        tds = [f"<td>{html.escape(str(r['scheme']))}</td>", f"<td>{int(r['delay_ms'])} ms</td>",
+               f"<td>{int(r['runs'])}</td>"]  # fmt: skip
+        for col, _, scale, ref, idx in cols:
+            text = ""
+            if f"{col}_mean" in r:
+                text = f"{cell(r[f'{col}_mean'], scale)} ± {cell(r[f'{col}_std'], scale)}"
+            if ref is not None and idx is not None:
+                got = ref.get(str(r["scheme"]), {}).get(int(r["delay_ms"]))
+                if got is not None:
+                    text += f' <span style="color:#8a1c1c">({cell(got[idx], 1.0)})</span>'
+            tds.append(f"<td>{text}</td>")
+        out.append(f"<tr>{''.join(tds)}</tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
+    t = outcome.table
+    v = outcome.variant
+    s = summary(t)
+    computed = sum(r.executed for r in outcome.results.values())
+    cached = sum(r.cached for r in outcome.results.values())
+    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    parts = [
+        f'<p class="meta">{html.escape(v.name)} variant · {v.seeds} seeds · wall time '
+        f"{outcome.wall_s:.1f} s ({computed} runs simulated, {cached} read from the cache) · "
+        f"controllers registered: {html.escape(', '.join(outcome.controllers))}</p>",
+        "<p>Mean ± standard deviation over seeds; the paper's mean in red in parentheses "
+        "(its loss rate and lost frames as it counted them).</p>",
+        *problems(outcome.skipped, failed.assign(scheme=failed.get("scheme", "")), "Skipped"),
+    ]
+    for n, title in ((1, "one flow on a variable-capacity link"),
+                     (2, "one flow against 10 web-like TCP flows"),
+                     (3, "two flows against 10 web-like TCP flows")):  # fmt: skip
+        e = f"Table {n}"
+        parts += [f"<h2>{e}: {title}</h2>", claims(paper.CLAIMS, [e]), _table(s, e),
+                  *_images(images, [f"table{n}.png"])]  # fmt: skip
+    parts += [
+        "<h2>Where rtcc differs from the paper</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
+        "<h2>Notes</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
+        "<p>Numbers: <code>table.csv</code> (one row per run), <code>summary.csv</code> (mean "
+        "and std per case), <code>runs/</code> (cached runs).</p>",
+    ]
+    return document("reproducing FBRA", "Reproducing FBRA (Nagy, Singh, Ott & Eggert)",
+                    [p for p in parts if p], paper="paper")  # fmt: skip
