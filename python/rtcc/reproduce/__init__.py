@@ -1,7 +1,7 @@
 """Reproductions of the papers' experiments: ``rtcc reproduce NAME``.
 
 One sub-package per paper (:mod:`rtcc.reproduce.dumbo`, :mod:`rtcc.reproduce.cross`,
-:mod:`rtcc.reproduce.pibes`), each
+:mod:`rtcc.reproduce.pibes`, :mod:`rtcc.reproduce.burstrtc`, :mod:`rtcc.reproduce.fbra`), each
 with a ``run(out, ...)`` writing ``table.csv`` and ``report.html`` under ``out``. What
 every paper shares lives here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
 :mod:`~rtcc.reproduce.figures` (scheme colours, rendering in rtcc's style) and
@@ -19,4 +19,8 @@ EXPERIMENTS = {
     "BBR vs RBBR, online stand-in",
     "pibes": "PIBES paper: Table 1 against Cubic, estimate and detection accuracy, fixed, 3G "
     "and ramped links with and without TCP, two PIBES flows",
+    "burstrtc": "BurstRTC paper: static and dynamic content, responsiveness, a cellular trace, "
+    "loss, jitter, two flows, the sampler and the delay model",
+    "fbra": "FBRA paper: Tables 1-3 (variable link; one and two flows against web TCP) at "
+    "50/100/240 ms over 30 seeds",
 }
