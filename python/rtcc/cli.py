@@ -776,6 +776,25 @@ def _traces_holding(args: argparse.Namespace, needed: Path) -> Path | None:
     return folder if folder is not None and (folder / needed).is_file() else None
 
 
+def _print_outcome(
+    args: argparse.Namespace,
+    text: str,
+    skipped: dict[str, str],
+    out: Path,
+    files: str,
+    started: float,
+) -> None:
+    """What a reproduction prints unless --quiet: its summary, what it skipped and where
+    its results are."""
+    wall = time.perf_counter() - started
+    if not args.quiet:
+        print(text)
+        for what, why in skipped.items():
+            print(f"skipped {what}: {why}")
+        print(f"results: {out} ({files})")
+        print(f"wall time: {wall:.1f} s")
+
+
 def _reproduce_pibes(args: argparse.Namespace) -> int:
     from rtcc.reproduce import pibes
 
@@ -787,13 +806,14 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
         out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
         traces=traces,
     )  # fmt: skip
-    wall = time.perf_counter() - started
-    if not args.quiet:
-        print(pibes.summary_text(outcome.table))
-        for what, why in outcome.skipped.items():
-            print(f"skipped {what}: {why}")
-        print(f"results: {out} (table.csv, report.html)")
-        print(f"wall time: {wall:.1f} s")
+    _print_outcome(
+        args,
+        pibes.summary_text(outcome.table),
+        outcome.skipped,
+        out,
+        "table.csv, report.html",
+        started,
+    )
     return 0
 
 
@@ -808,13 +828,14 @@ def _reproduce_burstrtc(args: argparse.Namespace) -> int:
         out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
         traces=traces, vp8=False if args.no_vp8 else None,
     )  # fmt: skip
-    wall = time.perf_counter() - started
-    if not args.quiet:
-        print(burstrtc.summary_text(outcome.table))
-        for what, why in outcome.skipped.items():
-            print(f"skipped {what}: {why}")
-        print(f"results: {out} (table.csv, report.html)")
-        print(f"wall time: {wall:.1f} s")
+    _print_outcome(
+        args,
+        burstrtc.summary_text(outcome.table),
+        outcome.skipped,
+        out,
+        "table.csv, report.html",
+        started,
+    )
     return 0
 
 
@@ -828,13 +849,14 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-fbra")
     outcome = fbra.run(out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet)
-    wall = time.perf_counter() - started
-    if not args.quiet:
-        print(fbra.summary_text(outcome.table))
-        for what, why in outcome.skipped.items():
-            print(f"skipped {what}: {why}")
-        print(f"results: {out} (table.csv, summary.csv, report.html)")
-        print(f"wall time: {wall:.1f} s")
+    _print_outcome(
+        args,
+        fbra.summary_text(outcome.table),
+        outcome.skipped,
+        out,
+        "table.csv, summary.csv, report.html",
+        started,
+    )
     return 0
 
 

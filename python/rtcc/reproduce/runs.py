@@ -4,8 +4,10 @@ run's per-flow series, the series of one experiment across schemes, and table ro
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,10 @@ import pandas as pd
 
 from rtcc.sweeprun import SweepResult
 
-__all__ = ["Outcome", "jain", "missing_controller", "rows", "series", "series_of", "window"]
+__all__ = [
+    "Outcome", "jain", "missing_controller", "rows", "series", "series_of", "window",
+    "write_outputs",
+]  # fmt: skip
 
 
 def missing_controller(name: str) -> str | None:
@@ -91,3 +96,23 @@ class Outcome:
     def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
         """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
         return series_of(self.results.values(), experiment)
+
+
+def write_outputs(
+    out: Path,
+    outcome: Outcome,
+    render_figures: Callable[[Outcome], dict[str, tuple[bytes, str]]],
+    render_page: Callable[[Outcome, Mapping[str, tuple[bytes, str]]], str],
+    started: float,
+) -> None:
+    """OUT/table.csv, the figures as PNG and OUT/report.html; ``outcome.wall_s`` from
+    ``started`` (a ``time.perf_counter()``) to the end."""
+    from rtcc.limits import write_atomic
+
+    write_atomic(out / "table.csv", outcome.table.to_csv(index=False))
+    images = render_figures(outcome)
+    for name, (png, _) in images.items():
+        write_atomic(out / name, png)
+    outcome.wall_s = time.perf_counter() - started
+    write_atomic(out / "report.html", render_page(outcome, images))
+    outcome.wall_s = time.perf_counter() - started

@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rtcc.limits import write_atomic
 from rtcc.reproduce.burstrtc import paper
-from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows
+from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows, write_outputs
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
 from rtcc.sweeprun import execute
@@ -438,13 +437,7 @@ def run(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()],
         traces=str(traces) if traces else None,
     )  # fmt: skip
-    write_atomic(out / "table.csv", table.to_csv(index=False))
-    images = figures.render_all(outcome)
-    for name, (png, _) in images.items():
-        write_atomic(out / name, png)
-    outcome.wall_s = time.perf_counter() - started
-    write_atomic(out / "report.html", page.render(outcome, images))
-    outcome.wall_s = time.perf_counter() - started
+    write_outputs(out, outcome, figures.render_all, page.render, started)
     return outcome
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from rtcc.limits import write_atomic
 from rtcc.reproduce.fbra import paper
-from rtcc.reproduce.runs import Outcome, missing_controller, rows
+from rtcc.reproduce.runs import Outcome, missing_controller, rows, write_outputs
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
@@ -211,14 +211,8 @@ def run(
     table = rows(results.values(), metrics)
     outcome = Outcome(v, table, results, skipped,
                       controllers=[c["name"] for c in rtcc.controllers()])  # fmt: skip
-    write_atomic(out / "table.csv", table.to_csv(index=False))
     write_atomic(out / "summary.csv", summary(table).to_csv(index=False))
-    images = figures.render_all(outcome)
-    for name, (png, _) in images.items():
-        write_atomic(out / name, png)
-    outcome.wall_s = time.perf_counter() - started
-    write_atomic(out / "report.html", page.render(outcome, images))
-    outcome.wall_s = time.perf_counter() - started
+    write_outputs(out, outcome, figures.render_all, page.render, started)
     return outcome
 
 
