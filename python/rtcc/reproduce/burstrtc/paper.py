@@ -121,7 +121,10 @@ FINDINGS = (
     "phase, paper 0.949). Eq. 6 reads the other flow's rate while the paced part is in the "
     "queue, and another BurstRTC flow sends its frame at or above the link rate then, so "
     "the smaller flow reads a background near the capacity; the target search only moves "
-    "down from C - B, so it never claims more. The pudica reconstruction (0.64) holds "
+    "down from C - B, so it never claims more (checked on one phase: the flow at 288 kbps "
+    "reads B = 4.0 Mbps, its paced part received at 340 kbps of 4.0 sent, while the other "
+    "flow sends 3.5 Mbps; that one reads B = 0.43 against the true 0.29). The pudica "
+    "reconstruction (0.64) holds "
     "whatever rate it has while BUR stays in its 0.9-1.0 band, so the flow that started "
     "first keeps the link; sqp and gcc are fair.",
     "Delay model (Fig. 11): against 1 Mbps UDP the model's error 30 frames ahead is below "
