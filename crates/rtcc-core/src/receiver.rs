@@ -120,6 +120,11 @@ pub struct RepairStats {
     /// FEC recoveries whose frame was already decoded past or collected.
     pub fec_recovered_late: u64,
     pub duplicates: u64,
+    /// Packets received and discarded as too late: past `max_delay`, or
+    /// behind the decoder (RFC 7097 discards).
+    pub discarded: u64,
+    /// Packets received (duplicates included).
+    pub received: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -322,8 +327,10 @@ impl Receiver {
         if let Some(e) = &mut self.estimator {
             e.on_packet(now, pkt);
         }
+        self.repair.received += 1;
         let too_old = self.cfg.max_delay.is_some_and(|m| owd > m);
         if too_old || (pkt.is_frame_data() && self.behind_decoder(pkt.frame)) {
+            self.repair.discarded += 1;
             self.stats.late_discards += 1;
             self.late.push(pkt.seq);
             if too_old {

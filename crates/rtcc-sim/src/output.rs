@@ -78,6 +78,10 @@ pub struct FlowSummary {
     pub fec_packets: u64,
     pub fec_recovered: u64,
     pub fec_recovered_late: u64,
+    /// Packets received too late to use (past the flow's `max_delay`, or
+    /// behind the decoder) over packets received; with `loss_rate`, what an
+    /// RTCP XR sender sees lost or discarded (RFC 3611, RFC 7097).
+    pub discard_rate: f64,
     pub fec_unrecoverable: u64,
     pub psnr_db_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
@@ -365,6 +369,7 @@ impl Recorder {
             fec_packets: c.packets[PacketKind::Fec as usize],
             fec_recovered: rp.fec.recovered,
             fec_recovered_late: rp.fec_recovered_late,
+            discard_rate: if rp.received == 0 { 0.0 } else { rp.discarded as f64 / rp.received as f64 },
             fec_unrecoverable: rp.fec.unrecoverable,
             psnr_db_mean: fl.quality_mean().map(|q| q.0),
             ssim_db_mean: fl.quality_mean().map(|q| q.1),

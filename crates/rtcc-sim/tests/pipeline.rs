@@ -242,9 +242,10 @@ fn max_delay_discards_packets_that_arrive_too_old() {
     // Every frame misses its packets: none complete, none shown.
     assert!(cut.frames_lost + cut.frames_late >= cut.frames_sent - 1, "{cut:?}");
     assert_eq!(cut.packets_lost, 0);
+    assert_eq!(cut.discard_rate, 1.0);
     let kept = run("max_delay = \"400ms\"");
     assert!(kept.frames_displayed > 140, "{}", kept.frames_displayed);
-    assert_eq!(kept.frames_late, 0);
+    assert_eq!((kept.frames_late, kept.discard_rate), (0, 0.0));
     let text = Call::new("1s", "\"5Mbps\"").fixed("1Mbps", "max_delay = \"0ms\"").text();
     let err = rtcc_sim::run_text(&text, "t.toml", None).err().expect("refused").to_string();
     assert!(err.contains("max_delay"), "{err}");

@@ -30,10 +30,10 @@ SCHEMES = ("fbra", "rrtcc", "c-nadu")
 _Ref = Mapping[str, Mapping[int, Sequence[float]]]
 PANELS: dict[str, tuple[tuple[str, str, float, _Ref, int], ...]] = {
     "Table 1": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_1, 0),
-                ("loss_rate", "loss (%)", 100.0, paper.TABLE_1, 1),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, paper.TABLE_1, 1),
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_1, 2)),
     "Table 2": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_2, 0),
-                ("loss_rate", "loss (%)", 100.0, paper.TABLE_2, 1),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, paper.TABLE_2, 1),
                 ("tfs", "TCP fair share (%)", 100.0, paper.TABLE_2, 4)),
     "Table 3": (("goodput_kbps", "flow 1 goodput (kbps)", 1.0, paper.TABLE_3, 0),
                 ("goodput2_kbps", "flow 2 goodput (kbps)", 1.0, paper.TABLE_3, 1),

@@ -20,14 +20,15 @@ __all__ = ["render"]
 # (column, header, scale, paper table, index in its tuples or None)
 COLUMNS = {
     "Table 1": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_1, 0),
-                ("loss_rate", "loss (%)", 100.0, paper.TABLE_1, 1),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, paper.TABLE_1, 1),
+                ("loss_rate", "lost (%)", 100.0, None, None),
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_1, 2),
                 ("fec_share", "FEC / media (%)", 100.0, None, None),
                 ("frcc", "FRCC (%)", 100.0, None, None),
                 ("probes_per_min", "probes / min", 1.0, None, None),
                 ("owd_ms_mean", "OWD (ms)", 1.0, None, None)),
     "Table 2": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_2, 0),
-                ("loss_rate", "loss (%)", 100.0, paper.TABLE_2, 1),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, paper.TABLE_2, 1),
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_2, 2),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_2, 3),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_2, 4),
@@ -36,7 +37,7 @@ COLUMNS = {
                 ("goodput2_kbps", "flow 2 (kbps)", 1.0, paper.TABLE_3, 1),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_3, 2),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_3, 3),
-                ("loss_rate", "loss (%)", 100.0, None, None)),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, None, None)),
 }  # fmt: skip
 
 

@@ -72,23 +72,24 @@ NOTES = (
 
 # Where rtcc's runs part from the paper (the full run's numbers are in the report's tables).
 FINDINGS = (
-    "Loss rate: rtcc's loss_rate counts packets the network dropped, and here almost none "
-    "are: with a 50-packet queue at 100-400 kbps (1.2-4.8 s of queue) the receiver's 400 ms "
-    "cut-off discards late packets long before the queue overflows, so every scheme's loss "
-    "rate is about 0 % and its trouble shows as lost (discarded) frames instead. The paper's "
-    "1-4 % loss rates must count discards; rtcc does not yet report a packet discard rate, "
-    "so fbra's loss is not shown below rrtcc's.",
-    "Table 1: fbra's goodput is within 15 % of rrtcc's (about 191 against 220 kbps at 50 "
-    "ms; paper 179 against 182) with fewer lost frames at 50 ms, but more at 100 and 240 "
-    "ms: its OWD watermarks are percentiles of its own last 2 s, so a queue that grows "
-    "slowly raises the watermarks with it and FBRA probes into it until packets pass the "
-    "400 ms cut-off. FEC is 6-7 % of the media rate, FRCC 85-95 %, about 130 probes a "
-    "minute.",
+    "Losses: with a 50-packet queue at 100-400 kbps (1.2-4.8 s of queue) the receiver's "
+    "400 ms cut-off discards late packets long before the queue overflows, so the network "
+    "drops almost nothing and the paper's loss rate can only be lost or discarded packets "
+    "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50 and 100 ms "
+    "(paired over 30 seeds: -1.5 +- 0.6 and -1.1 +- 0.7 points, 95 %) and not different at "
+    "240 ms, as the paper says; c-nadu's is not the lowest here (about 2.8 % at 50 ms, paper "
+    "0.34 %).",
+    "Table 1: fbra's goodput is about 16 % below rrtcc's at 50 and 100 ms (paper: 1.5 % "
+    "below at 50 ms, equal at 100 ms) and 30 % below at 240 ms. Its OWD watermarks are "
+    "percentiles of its own last 2 s, so a queue that grows slowly raises them with it; "
+    "fbra probes into it until packets pass the cut-off, undershoots below the goodput "
+    "and climbs again probe by probe. FEC is 6-7 % of the media rate, FRCC 89-96 %, about "
+    "130 probes a minute.",
     "Tables 2-3: the order of the paper is reversed: fbra takes the most (about 3.8 Mbps of "
     "5) and rrtcc the least, and every scheme leaves the web flows more than their fair "
     "share at 50 ms (rrtcc about 260 %, paper 77.9 %). The paper's web-traffic parameters "
     "were lost; rtcc's RFC 8868 model (30-50 kB pages, 10 s idle) is light, and its "
     "download throughput measures mostly slow start. rrtcc's 2013 detector reads each "
     "download's slow-start burst as over-use and backs off, where the paper's ns-2 RRTCC "
-    "ignored losses below 2 % and kept climbing.",
+    "kept climbing; not yet explained further.",
 )
