@@ -41,6 +41,11 @@ pub struct ReceiverConfig {
     /// as late discards and never reach the decoder or the FEC decoder.
     /// `None` (WebRTC): no cut-off.
     pub max_delay: Option<Duration>,
+    /// Send a report at once when a packet is discarded past `max_delay`,
+    /// at most one such early report every two intervals (FBRA §4.1 after
+    /// RFC 4585 §3.5: "an endpoint can only send an early feedback once
+    /// every other reporting interval").
+    pub early_reports: bool,
     /// Per-parity overhead of the sender's FEC (`FecConfig::overhead`), to
     /// size recovered packets; both ends agree on it as SDP would negotiate.
     pub fec_overhead: DataSize,
@@ -58,6 +63,7 @@ impl Default for ReceiverConfig {
             nack_max_retries: 10,
             keyframe_wait: Duration::from_millis(200),
             max_delay: None,
+            early_reports: false,
             fec_overhead: FecConfig::default().overhead,
         }
     }
@@ -148,6 +154,9 @@ pub struct Receiver {
     missing: VecDeque<Missing>,
     pli_pending: bool,
     last_pli: Option<Time>,
+    /// An early report is due at this time; the last one went at `last_early`.
+    early_due: Option<Time>,
+    last_early: Option<Time>,
     last_key_packet: Option<Time>,
     /// Frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<RecvFrame>,
@@ -192,6 +201,8 @@ impl Receiver {
             missing: VecDeque::with_capacity(64),
             pli_pending: false,
             last_pli: None,
+            early_due: None,
+            last_early: None,
             last_key_packet: None,
             frames: VecDeque::with_capacity(256),
             frame_base: 0,
@@ -294,7 +305,8 @@ impl Receiver {
     }
 
     fn refresh_timeout(&mut self) {
-        self.timeout = [self.next_report, self.nack_due(), self.pli_due()].into_iter().flatten().min();
+        self.timeout =
+            [self.next_report, self.nack_due(), self.pli_due(), self.early_due].into_iter().flatten().min();
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -334,6 +346,10 @@ impl Receiver {
             self.stats.late_discards += 1;
             self.late.push(pkt.seq);
             if too_old {
+                let interval = self.cfg.interval;
+                if self.cfg.early_reports && self.last_early.is_none_or(|t| now.saturating_since(t) >= interval * 2) {
+                    self.early_due.get_or_insert(now);
+                }
                 self.refresh_timeout();
                 return;
             }
@@ -539,9 +555,14 @@ impl Receiver {
     /// A report due at `now`, if any: at every interval when there is
     /// something to report, and early when a NACK or PLI is due.
     pub fn poll_report(&mut self, now: Time) -> Option<ReceiverReport> {
-        let regular = self.next_report.is_some_and(|t| t <= now);
+        let mut regular = self.next_report.is_some_and(|t| t <= now);
         if regular {
             self.next_report = self.next_report.map(|t| t + self.cfg.interval);
+        }
+        if self.early_due.is_some_and(|t| t <= now) {
+            self.early_due = None;
+            self.last_early = Some(now);
+            regular = true;
         }
         let mut nacks = Vec::new();
         if self.nack_due().is_some_and(|t| t <= now) {

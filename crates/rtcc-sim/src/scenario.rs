@@ -197,6 +197,7 @@ pub struct FlowFile {
     pub nack_max_age: Option<Quantity>,
     pub keyframe_wait: Option<Quantity>,
     pub max_delay: Option<Quantity>,
+    pub early_reports: Option<bool>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
     pub resolution: Option<String>,
@@ -827,6 +828,7 @@ fn flow_spec(
         nack: nack.is_some(),
         keyframe_wait,
         max_delay,
+        early_reports: f.early_reports.unwrap_or(false),
         fec_overhead: fec.map_or(FecConfig::default().overhead, |f| f.overhead),
         ..ReceiverConfig::default()
     };

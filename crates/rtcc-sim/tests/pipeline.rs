@@ -250,3 +250,19 @@ fn max_delay_discards_packets_that_arrive_too_old() {
     let err = rtcc_sim::run_text(&text, "t.toml", None).err().expect("refused").to_string();
     assert!(err.contains("max_delay"), "{err}");
 }
+
+/// FBRA §4.1 (RFC 4585 §3.5): a discard past `max_delay` sends a report at
+/// once, but at most one early report every two intervals.
+#[test]
+fn early_reports_on_discards_come_at_most_every_other_interval() {
+    let reports = |early: bool| {
+        let lines = format!("max_delay = \"150ms\"\nfeedback_interval = \"100ms\"\nearly_reports = {early}");
+        let text = Call::new("10s", "\"5Mbps\"").delay("200ms").fixed("1Mbps", &lines).text();
+        common::run(&text).summary.flows[0].reports_sent
+    };
+    let (plain, early) = (reports(false), reports(true));
+    // 100 regular reports over 10 s (less the first 200 ms without packets);
+    // every packet is discarded, so an early one every 200 ms on top.
+    assert!((95..=101).contains(&plain), "{plain}");
+    assert!(early > plain + 40 && early <= plain + 50, "{plain} regular, {early} with early ones");
+}

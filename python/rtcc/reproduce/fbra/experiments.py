@@ -76,7 +76,8 @@ def capacity_steps(seed: int, duration_s: int, step_s: int) -> dict[str, Any]:
 def _video(scheme: str, name: str) -> dict[str, Any]:
     return {
         "name": name, "encoder": "ideal", "start_rate": START, "min_rate": FLOOR, "nack": False,
-        "feedback_interval": REPORT, "max_delay": MAX_DELAY, **SCHEMES[scheme],
+        "feedback_interval": REPORT, "max_delay": MAX_DELAY, "early_reports": True,
+        **SCHEMES[scheme],
     }  # fmt: skip
 
 

@@ -53,8 +53,9 @@ NOTES = (
     "rate, packets older than 400 ms discarded by the receiver, the same frame rate and "
     "packetisation for every scheme. rtcc runs the ideal encoder (frames exactly target / "
     "fps), a 50-packet queue, max_delay = 400 ms, 30 fps, a 1200 B MTU, 100 ms receiver "
-    "reports, no NACK, and gives every scheme the same start rate (100 kbps) and floor "
-    "(30 kbps): the paper's values were lost.",
+    "reports with an early one on a discard (at most every other interval, §4.1), no "
+    "NACK, and gives every scheme the same start rate (100 kbps) and floor (30 kbps): the "
+    "paper's values were lost.",
     "Table 1's capacity: the authors' slides show a trace up to about 400 kbps over 900 s; "
     "each seed draws its own: 18 steps of 50 s, each uniform in 100-400 kbps.",
     "Tables 2-3's capacity and web traffic were lost. The paper's TCP fair shares imply "
@@ -76,9 +77,8 @@ FINDINGS = (
     "400 ms cut-off discards late packets long before the queue overflows, so the network "
     "drops almost nothing and the paper's loss rate can only be lost or discarded packets "
     "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50 and 100 ms "
-    "(paired over 30 seeds: -1.5 +- 0.6 and -1.1 +- 0.7 points, 95 %) and not different at "
-    "240 ms, as the paper says; c-nadu's is not the lowest here (about 2.8 % at 50 ms, paper "
-    "0.34 %).",
+    "(paired over 30 seeds: -1.9 +- 0.6 and -1.4 +- 0.7 points, 95 %) and at 240 ms, as the "
+    "paper says; c-nadu's is not the lowest here (about 2.9 % at 50 ms, paper 0.34 %).",
     "Table 1: fbra's goodput is about 16 % below rrtcc's at 50 and 100 ms (paper: 1.5 % "
     "below at 50 ms, equal at 100 ms) and 30 % below at 240 ms. Its OWD watermarks are "
     "percentiles of its own last 2 s, so a queue that grows slowly raises them with it; "
