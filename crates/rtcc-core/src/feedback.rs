@@ -29,6 +29,20 @@ pub struct ReportStats {
     pub owd_max: Option<Duration>,
 }
 
+/// How a report is laid out on the wire; the controller sees the same
+/// neutral record either way (DESIGN §2), only the bytes differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// RFC 8888 congestion-control feedback: every packet's arrival time.
+    #[default]
+    Rfc8888,
+    /// RTCP receiver report (RFC 3550 §6.4.2: fraction lost, cumulative
+    /// lost, jitter) with an extended report (RFC 3611): a Loss RLE block,
+    /// a discard RLE block (RFC 7097) when packets were discarded, and a
+    /// delay block for the one-way delay — the feedback FBRA §4.1 uses.
+    RtcpXr,
+}
+
 /// What the receiver puts on the wire: per-packet arrivals on its own clock
 /// and the report's own send time, so RTT samples exclude hold time
 /// (Dumbo thesis §5.2.1).
@@ -48,6 +62,31 @@ pub struct ReceiverReport {
     pub late: Vec<u64>,
     /// The receiver-side estimator's rate (REMB, NADA), if the flow has one.
     pub estimate: Option<DataRate>,
+    pub format: ReportFormat,
+}
+
+/// 16-bit chunks an RFC 3611 §4.1.1 run-length encoding takes for a list of
+/// outcomes in sequence order: a run of 15 or more equal outcomes is one
+/// run-length chunk (up to 16,383 packets), anything shorter goes into
+/// bit-vector chunks of 15 packets. Greedy, as the RFC's example encoder.
+pub fn rle_chunks(outcomes: &[bool]) -> u64 {
+    const BITS: usize = 15;
+    const MAX_RUN: usize = 16_383;
+    let mut chunks = 0;
+    let mut i = 0;
+    while i < outcomes.len() {
+        let run = outcomes[i..].iter().take_while(|&&o| o == outcomes[i]).count();
+        i += if run >= BITS { run.min(MAX_RUN) } else { BITS };
+        chunks += 1;
+    }
+    chunks
+}
+
+/// Bytes of an RFC 3611 RLE block (Loss RLE §4.1, or RFC 7097's discard RLE
+/// of the same layout): block header 4, SSRC 4, begin/end sequence 4, then
+/// the chunks padded with null chunks to 32 bits.
+fn rle_block(outcomes: &[bool]) -> u64 {
+    12 + (2 * rle_chunks(outcomes)).div_ceil(4) * 4
 }
 
 impl ReceiverReport {
@@ -61,14 +100,36 @@ impl ReceiverReport {
     /// ascending); a PLI if asked (§6.3.1: 12); a REMB-style estimate if any
     /// (draft-alvestrand-rmcat-remb: 24 with one SSRC); and late discards as
     /// an RFC 7097 discard-RLE block (8 + 2 per run of consecutive sequences).
+    ///
+    /// As `RtcpXr`: IPv4 + UDP (28); an RR with one report block (RFC 3550
+    /// §6.4.2: 8 + 24); the XR header (RFC 3611 §2: 8); a Loss RLE block over
+    /// the report's sequence range; a discard RLE block over the same range
+    /// when anything was discarded (RFC 7097); a delay block of RFC 6843's
+    /// size (28) for the one-way delay; then NACK, PLI and estimate as above.
     pub fn wire_size(&self) -> DataSize {
-        let mut bytes = 28 + 8 + 8 + 4 + (2 * self.arrivals.len() as u64).div_ceil(4) * 4;
+        let mut bytes = match self.format {
+            ReportFormat::Rfc8888 => {
+                let mut b = 28 + 8 + 8 + 4 + (2 * self.arrivals.len() as u64).div_ceil(4) * 4;
+                if !self.late.is_empty() {
+                    let runs = 1 + self.late.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
+                    b += 8 + (2 * runs).div_ceil(4) * 4;
+                }
+                b
+            }
+            ReportFormat::RtcpXr => {
+                let received: Vec<bool> = self.arrivals.iter().map(|a| a.1.is_some()).collect();
+                let mut b = 28 + 32 + 8 + rle_block(&received) + 28;
+                if !self.late.is_empty() {
+                    let mut late = self.late.clone();
+                    late.sort_unstable();
+                    let discarded: Vec<bool> = self.arrivals.iter().map(|a| late.binary_search(&a.0).is_ok()).collect();
+                    b += rle_block(&discarded);
+                }
+                b
+            }
+        };
         if self.estimate.is_some() {
             bytes += 24;
-        }
-        if !self.late.is_empty() {
-            let runs = 1 + self.late.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
-            bytes += 8 + (2 * runs).div_ceil(4) * 4;
         }
         if !self.nacks.is_empty() {
             let mut fci = 0u64;
@@ -157,6 +218,42 @@ mod tests {
         // Runs 3-5 and 9: two runs, 4 bytes, plus the block header.
         let late = vec![3, 4, 5, 9];
         assert_eq!(ReceiverReport { late, ..Default::default() }.wire_size().bytes(), 48 + 12);
+    }
+
+    #[test]
+    fn rle_takes_a_chunk_per_long_run_and_per_15_mixed_packets() {
+        // RFC 3611 §4.1.1: 40 received in a row is one run-length chunk.
+        assert_eq!(rle_chunks(&[true; 40]), 1);
+        // 20 received, 1 lost, 20 received: a run, then a bit vector holding
+        // the loss and the next 14, then a run of the last 6 (short: a vector).
+        let mut v = vec![true; 20];
+        v.push(false);
+        v.extend([true; 20]);
+        assert_eq!(rle_chunks(&v), 3);
+        assert_eq!(rle_chunks(&[]), 0);
+        // Alternating outcomes: one vector per 15 packets.
+        let alt: Vec<bool> = (0..31).map(|i| i % 2 == 0).collect();
+        assert_eq!(rle_chunks(&alt), 3);
+        // A run longer than 16,383 needs a second chunk.
+        assert_eq!(rle_chunks(&vec![true; 16_384]), 2);
+    }
+
+    #[test]
+    fn rtcp_xr_size_does_not_grow_with_received_packets() {
+        let arrivals: Vec<(u64, Option<Time>)> = (0..100).map(|s| (s, Some(Time::ZERO))).collect();
+        let xr = |arrivals: Vec<(u64, Option<Time>)>, late: Vec<u64>| {
+            ReceiverReport { arrivals, late, format: ReportFormat::RtcpXr, ..Default::default() }.wire_size().bytes()
+        };
+        // 28 + RR 32 + XR 8 + Loss RLE (12 + one chunk padded to 4) + delay 28.
+        assert_eq!(xr(arrivals.clone(), vec![]), 28 + 32 + 8 + 16 + 28);
+        // The same 100 packets as RFC 8888: 2 bytes each.
+        let rfc8888 = ReceiverReport { arrivals: arrivals.clone(), ..Default::default() }.wire_size().bytes();
+        assert_eq!(rfc8888, 48 + 200);
+        // Packet 50 lost and 70 discarded: the Loss RLE takes run, vector, run
+        // (3 chunks, 8 bytes), the discard RLE the same.
+        let mut lossy = arrivals;
+        lossy[50].1 = None;
+        assert_eq!(xr(lossy, vec![70]), 28 + 32 + 8 + 20 + 28 + 20);
     }
 
     #[test]

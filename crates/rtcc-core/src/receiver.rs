@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
-use crate::feedback::{ReceiverReport, ReportStats};
+use crate::feedback::{ReceiverReport, ReportFormat, ReportStats};
 use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
 use crate::units::{DataSize, Duration, Time};
 
@@ -46,6 +46,8 @@ pub struct ReceiverConfig {
     /// RFC 4585 §3.5: "an endpoint can only send an early feedback once
     /// every other reporting interval").
     pub early_reports: bool,
+    /// Wire layout of the reports (their size on the reverse path).
+    pub report_format: ReportFormat,
     /// Per-parity overhead of the sender's FEC (`FecConfig::overhead`), to
     /// size recovered packets; both ends agree on it as SDP would negotiate.
     pub fec_overhead: DataSize,
@@ -64,6 +66,7 @@ impl Default for ReceiverConfig {
             keyframe_wait: Duration::from_millis(200),
             max_delay: None,
             early_reports: false,
+            report_format: ReportFormat::Rfc8888,
             fec_overhead: FecConfig::default().overhead,
         }
     }
@@ -305,8 +308,7 @@ impl Receiver {
     }
 
     fn refresh_timeout(&mut self) {
-        self.timeout =
-            [self.next_report, self.nack_due(), self.pli_due(), self.early_due].into_iter().flatten().min();
+        self.timeout = [self.next_report, self.nack_due(), self.pli_due(), self.early_due].into_iter().flatten().min();
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -605,7 +607,17 @@ impl Receiver {
         self.owd_sum_us = 0;
         let late = std::mem::take(&mut self.late);
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
-        Some(ReceiverReport { flow: self.cfg.flow, report_time: now, arrivals, stats, nacks, pli, late, estimate })
+        Some(ReceiverReport {
+            flow: self.cfg.flow,
+            report_time: now,
+            arrivals,
+            stats,
+            nacks,
+            pli,
+            late,
+            estimate,
+            format: self.cfg.report_format,
+        })
     }
 }
 

@@ -103,6 +103,8 @@ pub struct FlowSummary {
     /// or dropped at the reverse bottleneck (`reverse_capacity`).
     pub reports_sent: u64,
     pub reports_lost: u64,
+    /// Wire rate of those reports (or ACKs), IP/UDP headers included.
+    pub report_kbps: f64,
     /// Everything the flow put on the wire (headers, retransmissions).
     pub send_kbps: f64,
     /// TCP: segments sent again, and RTT samples (RFC 7323 timestamps).
@@ -382,6 +384,7 @@ impl Recorder {
             decode_errors: fl.decode_errors(),
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,
+            report_kbps: kbps(f.report_bytes),
             send_kbps: kbps(sent_bytes),
             retransmits: tr.retransmits,
             rtt_ms_mean: tr.rtt.mean_ms(),

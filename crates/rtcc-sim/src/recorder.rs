@@ -85,7 +85,9 @@ pub enum Event<'a> {
     /// It reached its receiver.
     PacketArrived { at: Time, packet: &'a Packet },
     /// A receiver report was sent; `lost` on the way back.
-    ReportSent { lost: bool },
+    /// A report (or ACK) left the receiving end: its wire bytes, and whether
+    /// the reverse path lost or dropped it at once.
+    ReportSent { lost: bool, bytes: u64 },
     /// A report sent earlier was dropped inside the reverse queue (AQM).
     ReportLost,
     /// The sender is done with a capture (encoded and sent, or skipped).
@@ -149,6 +151,7 @@ pub(crate) struct FlowRec {
     pub receiver: ReceiverSample,
     pub reports_sent: u64,
     pub reports_lost: u64,
+    pub report_bytes: u64,
     /// Sender records waiting for the receiver's, in capture order.
     sent: VecDeque<SentFrame>,
     /// Receiver records waiting for the sender's, by frame id.
@@ -382,6 +385,7 @@ impl Recorder {
             target_n: 0,
             receiver: ReceiverSample::default(),
             reports_sent: 0,
+            report_bytes: 0,
             reports_lost: 0,
             sent: VecDeque::new(),
             received: BTreeMap::new(),
@@ -468,9 +472,10 @@ impl Recorder {
                 f.stats.on_arrived(at, packet);
                 f.frame_packet(packet.frame, false);
             }
-            Event::ReportSent { lost } => {
+            Event::ReportSent { lost, bytes } => {
                 let f = &mut self.flows[flow];
                 f.reports_sent += 1;
+                f.report_bytes += bytes;
                 f.reports_lost += lost as u64;
             }
             Event::ReportLost => self.flows[flow].reports_lost += 1,

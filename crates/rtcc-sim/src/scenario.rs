@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use rtcc_core::fec::FecConfig;
+use rtcc_core::feedback::ReportFormat;
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::quality::QualityModel;
 use rtcc_core::receiver::ReceiverConfig;
@@ -198,6 +199,7 @@ pub struct FlowFile {
     pub keyframe_wait: Option<Quantity>,
     pub max_delay: Option<Quantity>,
     pub early_reports: Option<bool>,
+    pub report_format: Option<String>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
     pub resolution: Option<String>,
@@ -753,6 +755,12 @@ fn flow_spec(
         Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
+    // RFC 8888 is what WebRTC sends; FBRA §4.1 reports by RTCP RR + XR.
+    let report_format = match f.report_format.as_deref() {
+        None | Some("rfc8888") => ReportFormat::Rfc8888,
+        Some("rtcp-xr") => ReportFormat::RtcpXr,
+        Some(other) => return Err(e("report_format", format!("'{other}' is not one of rfc8888, rtcp-xr"))),
+    };
     // FBRA §5: "the maximum allowed end-to-end packet delay ... packets
     // arriving after this cut-off are discarded by the receiver". WebRTC has
     // no such cut-off: none unless the flow sets one.
@@ -829,6 +837,7 @@ fn flow_spec(
         keyframe_wait,
         max_delay,
         early_reports: f.early_reports.unwrap_or(false),
+        report_format,
         fec_overhead: fec.map_or(FecConfig::default().overhead, |f| f.overhead),
         ..ReceiverConfig::default()
     };

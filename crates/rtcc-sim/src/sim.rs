@@ -422,17 +422,18 @@ impl Simulation {
         let f = &mut self.flows[i];
         f.back_seq += 1;
         let reverse = f.reverse;
+        let bytes = back.wire_size().bytes();
         let (path, link) = match reverse {
             // A reverse flow answers over the forward bottleneck.
             true => (&mut self.back[1], Some(&mut self.link)),
             false => (&mut self.back[0], self.rev_link.as_mut()),
         };
         if path.lose(t) {
-            self.recorder.record(i, Event::ReportSent { lost: true });
+            self.recorder.record(i, Event::ReportSent { lost: true, bytes });
             return;
         }
         let Some(link) = link else {
-            self.recorder.record(i, Event::ReportSent { lost: false });
+            self.recorder.record(i, Event::ReportSent { lost: false, bytes });
             path.send(t, i, back);
             self.arm(Stage::Feedback, i);
             return;
@@ -441,7 +442,7 @@ impl Simulation {
             flow: i as u16,
             kind: PacketKind::Feedback,
             seq: f.back_seq,
-            size: back.wire_size(),
+            size: rtcc_core::units::DataSize::from_bytes(bytes),
             send_time: t,
             ..Packet::default()
         };
@@ -450,7 +451,7 @@ impl Simulation {
         if queued {
             f.backs.push_back((seq, back));
         }
-        self.recorder.record(i, Event::ReportSent { lost: !queued });
+        self.recorder.record(i, Event::ReportSent { lost: !queued, bytes });
         if !queued {
             self.recorder.record(i, Event::BackDropped { reverse: !reverse });
         }

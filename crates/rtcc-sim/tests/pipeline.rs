@@ -266,3 +266,24 @@ fn early_reports_on_discards_come_at_most_every_other_interval() {
     assert!((95..=101).contains(&plain), "{plain}");
     assert!(early > plain + 40 && early <= plain + 50, "{plain} regular, {early} with early ones");
 }
+
+/// RTCP RR + XR (RFC 3550, RFC 3611 Loss RLE): a report's size follows its
+/// runs of losses, not its packet count as RFC 8888's does.
+#[test]
+fn rtcp_xr_reports_cost_less_than_per_packet_feedback_at_high_rates() {
+    let run = |format: &str| {
+        let lines = format!("feedback_interval = \"100ms\"\nreport_format = \"{format}\"");
+        let text = Call::new("10s", "\"20Mbps\"").fixed("8Mbps", &lines).text();
+        common::run(&text).summary.flows[0].clone()
+    };
+    let (per_packet, xr) = (run("rfc8888"), run("rtcp-xr"));
+    assert_eq!(per_packet.reports_sent, xr.reports_sent);
+    // 8 Mbps of 1200 B packets: ~83 per report, 2 bytes each in RFC 8888
+    // (about 48 + 168 B a report); RR + XR: 28 + 32 + 8 + 16 + 28 = 112 B.
+    let per_report = |f: &rtcc_sim::output::FlowSummary| f.report_kbps * 1e3 / 8.0 * 10.0 / f.reports_sent as f64;
+    assert!((per_report(&xr) - 112.0).abs() < 2.0, "{}", per_report(&xr));
+    assert!(per_report(&per_packet) > 200.0, "{}", per_report(&per_packet));
+    let text = Call::new("1s", "\"5Mbps\"").fixed("1Mbps", "report_format = \"rr\"").text();
+    let err = rtcc_sim::run_text(&text, "t.toml", None).err().expect("refused").to_string();
+    assert!(err.contains("report_format") && err.contains("rtcp-xr"), "{err}");
+}

@@ -77,13 +77,21 @@ def _video(scheme: str, name: str) -> dict[str, Any]:
     return {
         "name": name, "encoder": "ideal", "start_rate": START, "min_rate": FLOOR, "nack": False,
         "feedback_interval": REPORT, "max_delay": MAX_DELAY, "early_reports": True,
+        "report_format": "rtcp-xr",
         **SCHEMES[scheme],
     }  # fmt: skip
 
 
+# The paper's TCP is ns-2's, whose agents start with a 2-segment window
+# (ns-default.tcl: Agent/TCP windowInit_ 2), not Linux's 10 (RFC 6928). A web
+# object of 30-50 kB is mostly slow start, so this sets the TCP throughput.
+WEB_INITIAL_WINDOW = 2
+
+
 def _web(k: int) -> dict[str, Any]:
     # Half the flows begin idle, so the ten do not start in step.
-    return {"name": f"web{k + 1}", "kind": "web", "start_idle": k % 2 == 1}
+    return {"name": f"web{k + 1}", "kind": "web", "start_idle": k % 2 == 1,
+            "initial_window": WEB_INITIAL_WINDOW}  # fmt: skip
 
 
 def _scenario(name: str, seed: int, duration_s: int, capacity: Any, delay_ms: int,

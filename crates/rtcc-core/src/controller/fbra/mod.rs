@@ -379,9 +379,10 @@ impl Fbra {
         if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
             r.sent = edge(&mut self.sent_log, last_send);
         }
-        if let Some(last_arrival) = video.iter().filter_map(|p| p.arrival).max() {
-            r.goodput = edge(&mut self.good_log, last_arrival);
-        }
+        // The receiver's goodput over the window ending when it sent the
+        // report (§9 [SPEC]: bytes received over the interval), so a report
+        // that carries no arrival, common at low rates, does not read as zero.
+        r.goodput = edge(&mut self.good_log, fb.report_time);
         // The OWD history keeps loss-free reports only (§4.1, §9.6); seeded
         // with the first sample.
         while self.owd.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.history) {

@@ -192,3 +192,18 @@ fn bad_parameters_name_the_field() {
         .to_string()
         .contains("low_percentile"));
 }
+
+#[test]
+fn a_report_without_arrivals_keeps_the_goodput_of_the_window() {
+    let mut f = fbra(&[]);
+    // Ten 1000 B packets arrive 50 ms apart over 0..450 ms (+20 ms OWD).
+    for i in 0..10 {
+        let t = 50 * i;
+        f.read(ms(t + 70), &feedback(t + 20, vec![packet(i as u64, t, Some(20))]));
+    }
+    // A report at 480 ms carrying only a lost packet: the receiver's goodput
+    // over 0..480 ms is still 10 × 8000 bits / 0.5 s, not zero.
+    let r = f.read(ms(530), &feedback(480, vec![packet(10, 460, None)]));
+    assert!(r.loss);
+    assert!((r.goodput - 160e3).abs() < 1e-6, "{}", r.goodput);
+}
