@@ -43,7 +43,8 @@ COLUMNS = {
 
 def _table(s: Any, experiment: str) -> str:
     part = s[s["experiment"] == experiment] if len(s) else s
-    if part.empty:
+    # Every run of the case failed: summary() had nothing to average.
+    if part.empty or "runs" not in part:
         return "<p>No runs.</p>"
     cols = COLUMNS[experiment]
     out = ['<div class="scroll"><table><tr><th>scheme</th><th>delay</th><th>runs</th>']

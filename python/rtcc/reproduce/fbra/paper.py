@@ -62,8 +62,12 @@ NOTES = (
     "5 Mbps for Table 2 (fair share = capacity / 11 flows) and 6 Mbps for Table 3 (/ 12); "
     "rtcc uses those. Each TCP flow downloads objects one after another with idle gaps, "
     "uniform 30-50 kB with exponential 10 s idle times (RFC 8868 §6.1, the evaluation "
-    "framework the paper follows); a TCP flow's throughput is its bytes over its download "
-    "time, and TFS that over the fair share.",
+    "framework the paper follows), over ns-2's TCP start: a 2-segment initial window "
+    "(ns-default.tcl windowInit_), not Linux's 10. A TCP flow's throughput is its bytes "
+    "over its download time, and TFS that over the fair share.",
+    "Reports are RTCP RR + XR (RFC 3550, RFC 3611 Loss RLE, RFC 7097 discard RLE) as §4.1 "
+    "has them; their size only matters on a constrained reverse path, which these runs do "
+    "not have.",
     "FRCC is the share of PROBE episodes that ended in UP (not DOWN); FFRE is packet-level "
     "here: media packets rebuilt from parity over those rebuilt or lost in a group the "
     "parity could not repair.",
@@ -76,20 +80,32 @@ FINDINGS = (
     "Losses: with a 50-packet queue at 100-400 kbps (1.2-4.8 s of queue) the receiver's "
     "400 ms cut-off discards late packets long before the queue overflows, so the network "
     "drops almost nothing and the paper's loss rate can only be lost or discarded packets "
-    "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50 and 100 ms "
-    "(paired over 30 seeds: -1.9 +- 0.6 and -1.4 +- 0.7 points, 95 %) and at 240 ms, as the "
+    "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50, 100 and 240 ms "
+    "(paired over 30 seeds: -2.2 +- 0.6, -1.6 +- 0.8 and -2.3 +- 1.0 points, 95 %), as the "
     "paper says; c-nadu's is not the lowest here (about 2.9 % at 50 ms, paper 0.34 %).",
-    "Table 1: fbra's goodput is about 16 % below rrtcc's at 50 and 100 ms (paper: 1.5 % "
-    "below at 50 ms, equal at 100 ms) and 30 % below at 240 ms. Its OWD watermarks are "
-    "percentiles of its own last 2 s, so a queue that grows slowly raises them with it; "
-    "fbra probes into it until packets pass the cut-off, undershoots below the goodput "
-    "and climbs again probe by probe. FEC is 6-7 % of the media rate, FRCC 89-96 %, about "
-    "130 probes a minute.",
-    "Tables 2-3: the order of the paper is reversed: fbra takes the most (about 3.8 Mbps of "
-    "5) and rrtcc the least, and every scheme leaves the web flows more than their fair "
-    "share at 50 ms (rrtcc about 260 %, paper 77.9 %). The paper's web-traffic parameters "
-    "were lost; rtcc's RFC 8868 model (30-50 kB pages, 10 s idle) is light, and its "
-    "download throughput measures mostly slow start. rrtcc's 2013 detector reads each "
-    "download's slow-start burst as over-use and backs off, where the paper's ns-2 RRTCC "
-    "kept climbing; not yet explained further.",
+    "Table 1: fbra's goodput is 15 % below rrtcc's at 50 ms and 16 % at 100 ms (paper: "
+    "1.5 % below and equal) and 31 % below at 240 ms. Its OWD watermarks are percentiles "
+    "of its own last 2 s, so a queue that grows slowly raises them with it; fbra probes "
+    "into it until packets pass the cut-off, undershoots below the goodput and climbs "
+    "again probe by probe. FEC is about 7 % of the media rate, FRCC 86-96 %, about 130 "
+    "probes a minute.",
+    "TCP fair share: a 30-50 kB download is mostly slow start, so a web flow's throughput "
+    "is set by the round trip, i.e. by the queue the video flows keep. TFS follows the "
+    "mean one-way delay of the video flow: at 50 ms in Table 3, fbra 75 ms -> 92 %, rrtcc "
+    "58 ms -> 118 %, c-nadu 58 ms -> 134 % (paper 134.9, 77.9, 152.7). rtcc's 2013 "
+    "over-use detector keeps the shortest queue, so the paper's finding that RRTCC "
+    "crowds TCP out is not reproduced; the paper's RRTCC must have held a longer queue "
+    "(its Fig. 10 shows Chrome's RRTCC past 400 ms of packet delay). TFS falls with the "
+    "bottleneck delay for every scheme, as in the paper (fbra 92 -> 54 -> 28 %, paper "
+    "135 -> 93 -> 60 %). With Linux's 10-segment initial window every TFS is about twice "
+    "as high (175-265 % at 50 ms).",
+    "Tables 2-3: fbra takes 3.9 of 5 Mbps against the web flows where the paper's took "
+    "1.0; its watermarks rise with the queue the web bursts leave, so it does not move "
+    "out of their way.",
+    "Two fbra flows do not share (Table 3 at 50 ms: 4,532 and 202 kbps; paper 571 and "
+    "520). Both of fbra's rules are multiplicative — UP turns the FEC into media, R x "
+    "(1 + 1/N); DOWN undershoots to 0.9 (2G - R) — and multiplicative increase with "
+    "multiplicative decrease keeps whatever ratio two flows have (Chiu & Jain 1989). From "
+    "identical starts the first reduction that hits one flow harder is never undone. "
+    "rrtcc (1.8 / 2.1 Mbps) and c-nadu (2.0 / 2.3 Mbps) share.",
 )
