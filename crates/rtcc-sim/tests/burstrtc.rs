@@ -58,8 +58,8 @@ fn burstrtc_fills_a_4mbps_link_on_dynamic_content_with_a_short_tail() {
 
 /// Fig. 8: capacity a 10 s square wave between 4 and 2 Mbps, a constant
 /// 1 Mbps UDP flow, 20 ms one way. The paper's sampler was off by 0.21 Mbps
-/// (capacity) and 0.18 Mbps (background) on average; rtcc's by about 0.11
-/// and 0.15 Mbps.
+/// (capacity) and 0.18 Mbps (background) on average; rtcc's by about 0.10
+/// and 0.14 Mbps.
 #[test]
 fn the_sampler_reads_capacity_and_background_on_a_square_wave() {
     let out = Call::new("40s", r#"{ kind = "square", high = "4Mbps", low = "2Mbps", period = "10s", duty = 0.5 }"#)
@@ -92,8 +92,8 @@ fn the_sampler_reads_capacity_and_background_on_a_square_wave() {
 /// §III-D3 (Fig. 11): with L = 30 the model predicts the delay D of the
 /// interval's last frame, 30 frames ahead, better than the naive predictor
 /// (the newest measured D), here against a 1 Mbps UDP flow on 4 Mbps
-/// (measured: 58 predictions, 34.9 ms against 40.2 ms mean |error|; over
-/// seeds 2-4 the model's error is 55-70 % of the naive one's).
+/// (measured: 58 predictions, 35.1 ms against 40.2 ms mean |error|; over
+/// seeds 2-4 the model's error is 54-71 % of the naive one's).
 #[test]
 fn the_delay_model_predicts_30_frames_ahead_better_than_the_newest_delay() {
     let out = Call::new("60s", r#""4Mbps""#)

@@ -13,7 +13,7 @@ one video flow on the ``content`` encoder model:
 - ``Fig. 19 loss P`` / ``Fig. 20 jitter J``: dynamic with random loss or delay jitter.
 - ``Table I``: two flows of one scheme, fixed-size frames, the second from 10 s.
 - ``Fig. 8``: burstrtc against 1 Mbps UDP on a 2 <-> 4 Mbps square wave (10 s period),
-  20 ms more delay; the sampler's capacity and background errors.
+  20 ms one way (§III-B2's added delay); the sampler's capacity and background errors.
 - ``Fig. 11 cubic`` / ``Fig. 11 udp``: burstrtc with L = 30 against a Cubic flow or
   1 Mbps UDP; the delay model's error 30 frames ahead against the naive predictor's.
 """
@@ -242,7 +242,7 @@ def model_runs(v: Variant, burstrtc: Scheme) -> list[Run]:
     dyn = encoder("dynamic")
     runs = [
         _run("Fig. 8", burstrtc, _scenario(
-            "burstrtc-fig-8", v.duration_s, _link(square, paper.OWD_MS + 20),
+            "burstrtc-fig-8", v.duration_s, _link(square, 20),
             [burstrtc.flow("video", dyn), udp])),
     ]  # fmt: skip
     l30 = Scheme(burstrtc.label, {"name": "burstrtc", "l": 30}, burstrtc.flow_extra)

@@ -448,7 +448,8 @@ impl BurstRtc {
         let (Some(q), Some(d_min), Some((_, naive))) = (self.ahead, self.d_min.get(), self.measured) else {
             return;
         };
-        let frame = self.next_frame.wrapping_add(self.cfg.l as u32 - 1);
+        // `ahead` is the last of L steps from the next frame: frame next + L.
+        let frame = self.next_frame.wrapping_add(self.cfg.l as u32);
         if self.predictions.back().is_some_and(|p| p.0 >= frame) {
             return;
         }
