@@ -104,3 +104,9 @@ def test_a_case_whose_runs_all_failed_shows_no_runs():
     failed = pd.DataFrame({"experiment": ["Table 1"], "scheme": ["fbra"], "delay_ms": [50],
                            "seed": [1], "error": ["flow[0]: bad"]})  # fmt: skip
     assert _table(summary(failed), "Table 1") == "<p>No runs.</p>"
+
+
+def test_ffre_is_counted_by_frames_against_the_web_flows(means: pd.DataFrame):
+    # Queue drops next to the web flows: some protected frames are rebuilt from parity.
+    row = means.loc[("Table 2", "fbra", 50)]
+    assert 0.0 < row["ffre_frames_mean"] < 1.0, row["ffre_frames_mean"]

@@ -253,6 +253,9 @@ pub struct FecStats {
     pub unrecoverable: u64,
     /// Parities whose packets all arrived anyway.
     pub useless: u64,
+    /// Media packets a received parity covered but could not rebuild (two or
+    /// more of its group missing); FFRE = recovered / (recovered + these).
+    pub unrepaired: u64,
 }
 
 /// What the decoder remembers of one media sequence number.
@@ -284,6 +287,8 @@ struct Scan {
 struct Pending {
     parity: Packet,
     order: u64,
+    /// Protected packets still missing, as of the last scan.
+    missing: u16,
 }
 
 /// Receiver side: rebuilds a lost media packet from its group's parity and
@@ -328,7 +333,11 @@ impl FecDecoder {
     }
 
     pub fn stats(&self) -> FecStats {
-        FecStats { unrecoverable: self.stats.unrecoverable + self.pending.len() as u64, ..self.stats }
+        FecStats {
+            unrecoverable: self.stats.unrecoverable + self.pending.len() as u64,
+            unrepaired: self.stats.unrepaired + self.pending.iter().map(|p| u64::from(p.missing)).sum::<u64>(),
+            ..self.stats
+        }
     }
 
     /// Parities waiting for more of their packets.
@@ -384,8 +393,8 @@ impl FecDecoder {
                 None
             }
             1 => Some(self.recover(p, &scan)),
-            _ => {
-                self.store(p);
+            n => {
+                self.store(p, n);
                 None
             }
         }
@@ -464,15 +473,16 @@ impl FecDecoder {
         rec
     }
 
-    fn store(&mut self, p: &Packet) {
+    fn store(&mut self, p: &Packet, missing: u16) {
         if self.pending.len() >= MAX_PENDING {
             // Evict the oldest: it has waited longest for a retransmission.
             if let Some(i) = (0..self.pending.len()).min_by_key(|&i| self.pending[i].order) {
-                self.pending.swap_remove(i);
+                let gone = self.pending.swap_remove(i);
                 self.stats.unrecoverable += 1;
+                self.stats.unrepaired += u64::from(gone.missing);
             }
         }
-        self.pending.push(Pending { parity: p.clone(), order: self.next_order });
+        self.pending.push(Pending { parity: p.clone(), order: self.next_order, missing });
         self.next_order += 1;
     }
 
@@ -483,8 +493,9 @@ impl FecDecoder {
         while i < self.pending.len() {
             let (base, group) = (self.pending[i].parity.media_seq, self.pending[i].parity.group);
             if self.too_old(base) {
-                self.pending.swap_remove(i);
+                let gone = self.pending.swap_remove(i);
                 self.stats.unrecoverable += 1;
+                self.stats.unrepaired += u64::from(gone.missing);
                 continue;
             }
             if s.wrapping_sub(base) < u32::from(group) {
@@ -499,7 +510,7 @@ impl FecDecoder {
                         let par = self.pending.swap_remove(i).parity;
                         return Some(self.recover(&par, &sc));
                     }
-                    _ => {}
+                    n => self.pending[i].missing = n,
                 }
             }
             i += 1;
@@ -599,7 +610,7 @@ mod tests {
         assert_eq!(rec.len(), 1);
         let parity = find(&wire, PacketKind::Fec, 10);
         assert_eq!(rec[0], Packet { seq: u64::MAX, send_time: parity.send_time, ..orig });
-        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9 });
+        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
     #[test]
@@ -619,7 +630,7 @@ mod tests {
         let lost = [13, 21, 25];
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && lost.contains(&p.media_seq));
         assert_eq!(rec.iter().map(|p| p.media_seq).collect::<Vec<_>>(), [13]);
-        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 1, useless: 8 });
+        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 1, useless: 8, unrepaired: 2 });
         assert_eq!(dec.pending(), 1);
     }
 
@@ -632,10 +643,10 @@ mod tests {
         }
         // The parity overtakes media 9: 3 and 9 missing.
         assert_eq!(dec.on_parity(&find(&wire, PacketKind::Fec, 0)), None);
-        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 0, unrecoverable: 1, useless: 0 });
+        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 0, unrecoverable: 1, useless: 0, unrepaired: 2 });
         let rec = dec.on_media(&find(&wire, PacketKind::Media, 9)).unwrap();
         assert_eq!((rec.media_seq, rec.frame, rec.index), (3, 0, 3));
-        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0 });
+        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0, unrepaired: 0 });
         assert_eq!(dec.pending(), 0);
     }
 
@@ -649,7 +660,7 @@ mod tests {
         let rtx = Packet { kind: PacketKind::Rtx, seq: 500, ..find(&wire, PacketKind::Media, 6) };
         let rec = dec.on_media(&rtx).unwrap();
         assert_eq!(rec, Packet { seq: u64::MAX, send_time: wire[10].send_time, ..find(&wire, PacketKind::Media, 2) });
-        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0 });
+        assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0, unrepaired: 0 });
     }
 
     #[test]
@@ -730,7 +741,7 @@ mod tests {
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.media_seq == 13 || (p.kind == PacketKind::Fec && p.media_seq == 10));
         assert!(rec.is_empty());
-        assert_eq!(dec.stats(), FecStats { parities: 9, recovered: 0, unrecoverable: 0, useless: 9 });
+        assert_eq!(dec.stats(), FecStats { parities: 9, recovered: 0, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
     #[test]
@@ -743,7 +754,7 @@ mod tests {
         // The original arriving late, or retransmitted, is a duplicate too.
         assert_eq!(dec.on_media(&find(&wire, PacketKind::Media, 13)), None);
         assert_eq!(dec.on_parity(&find(&wire, PacketKind::Fec, 10)), None);
-        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9 });
+        assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
     #[test]
@@ -755,7 +766,7 @@ mod tests {
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 1);
         assert_eq!(rec.len(), 1);
         assert_eq!((rec[0].media_seq, rec[0].frame, rec[0].index), (1, 1, 2));
-        assert_eq!(dec.stats(), FecStats { parities: 4, recovered: 1, unrecoverable: 0, useless: 3 });
+        assert_eq!(dec.stats(), FecStats { parities: 4, recovered: 1, unrecoverable: 0, useless: 3, unrepaired: 0 });
     }
 
     #[test]
@@ -766,12 +777,18 @@ mod tests {
         let mut dec = FecDecoder::new();
         deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && matches!(p.media_seq % 10, 2 | 7));
         assert_eq!(dec.pending(), MAX_PENDING);
-        assert_eq!(dec.stats(), FecStats { parities: 100, recovered: 0, unrecoverable: 100, useless: 0 });
+        assert_eq!(
+            dec.stats(),
+            FecStats { parities: 100, recovered: 0, unrecoverable: 100, useless: 0, unrepaired: 200 }
+        );
         // Group 0's parity was evicted; group 99's is still there.
         let rtx = |ms| Packet { kind: PacketKind::Rtx, ..find(&wire, PacketKind::Media, ms) };
         assert_eq!(dec.on_media(&rtx(7)), None);
         assert_eq!(dec.on_media(&rtx(997)).map(|p| p.media_seq), Some(992));
-        assert_eq!(dec.stats(), FecStats { parities: 100, recovered: 1, unrecoverable: 99, useless: 0 });
+        assert_eq!(
+            dec.stats(),
+            FecStats { parities: 100, recovered: 1, unrecoverable: 99, useless: 0, unrepaired: 198 }
+        );
     }
 
     #[test]
@@ -851,7 +868,7 @@ mod tests {
         }
         // Expected: every received parity with exactly one lost media packet.
         let by_ms: Vec<usize> = (0..wire.len()).filter(|&i| wire[i].kind == PacketKind::Media).collect();
-        let (mut expect, mut multi, mut useless) = (Vec::new(), 0u64, 0u64);
+        let (mut expect, mut multi, mut useless, mut unrepaired) = (Vec::new(), 0u64, 0u64, 0u64);
         for (i, par) in wire.iter().enumerate().filter(|(_, p)| p.kind == PacketKind::Fec) {
             if lost[i] {
                 continue;
@@ -861,7 +878,10 @@ mod tests {
             match gone.len() {
                 0 => useless += 1,
                 1 => expect.push(wire[gone[0]].media_seq),
-                _ => multi += 1,
+                n => {
+                    multi += 1;
+                    unrepaired += n as u64;
+                }
             }
         }
         let mut got: Vec<u32> = recovered.iter().map(|p| p.media_seq).collect();
@@ -875,6 +895,7 @@ mod tests {
         let st = dec.stats();
         check_sum(st);
         assert_eq!((st.recovered, st.unrecoverable, st.useless), (expect.len() as u64, multi, useless));
+        assert_eq!(st.unrepaired, unrepaired);
         let parities = wire.iter().filter(|p| p.kind == PacketKind::Fec).count();
         (ms, parities, st)
     }
@@ -885,9 +906,15 @@ mod tests {
         // runs so a behaviour change shows up as a diff.
         let (media, parities, st) = random_run(42, false);
         assert_eq!((media, parities), (10_016, 2_108));
-        assert_eq!(st, FecStats { parities: 2_009, recovered: 179, unrecoverable: 101, useless: 1_729 });
+        assert_eq!(
+            st,
+            FecStats { parities: 2_009, recovered: 179, unrecoverable: 101, useless: 1_729, unrepaired: 250 }
+        );
         let (media, parities, st) = random_run(7, true);
         assert_eq!((media, parities), (10_014, 2_234));
-        assert_eq!(st, FecStats { parities: 2_132, recovered: 195, unrecoverable: 94, useless: 1_843 });
+        assert_eq!(
+            st,
+            FecStats { parities: 2_132, recovered: 195, unrecoverable: 94, useless: 1_843, unrepaired: 218 }
+        );
     }
 }

@@ -107,6 +107,8 @@ pub struct RecvFrame {
     /// The frame's bytes (real codecs), kept from the first of its packets
     /// that brought them: received, retransmitted or rebuilt by FEC.
     pub payload: Option<Payload>,
+    /// One of its packets was rebuilt from FEC parity.
+    pub fec: bool,
 }
 
 /// Freeze statistics, by the simple gap rule and by WebRTC's rule
@@ -391,6 +393,9 @@ impl Receiver {
             self.repair.fec_recovered_late += 1;
         }
         self.on_media(now, r);
+        if let Some(f) = r.frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
+            f.fec = true;
+        }
     }
 
     fn seen_bit(&self, m: u32) -> (usize, u64) {

@@ -83,6 +83,12 @@ pub struct FlowSummary {
     /// RTCP XR sender sees lost or discarded (RFC 3611, RFC 7097).
     pub discard_rate: f64,
     pub fec_unrecoverable: u64,
+    /// Media packets a received parity covered but could not rebuild.
+    pub fec_unrepaired: u64,
+    /// FFRE (FBRA §5): frames a sent parity protected that had a packet
+    /// rebuilt from it and completed, over those plus the protected frames
+    /// that never completed; null when no protected frame lost a packet.
+    pub ffre: Option<f64>,
     pub psnr_db_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
     pub psnr_db_displayed: Option<f64>,
@@ -373,6 +379,11 @@ impl Recorder {
             fec_recovered_late: rp.fec_recovered_late,
             discard_rate: if rp.received == 0 { 0.0 } else { rp.discarded as f64 / rp.received as f64 },
             fec_unrecoverable: rp.fec.unrecoverable,
+            fec_unrepaired: rp.fec.unrepaired,
+            ffre: {
+                let (r, l) = (f.fec_frames_recovered, f.fec_frames_lost);
+                (r + l > 0).then(|| r as f64 / (r + l) as f64)
+            },
             psnr_db_mean: fl.quality_mean().map(|q| q.0),
             ssim_db_mean: fl.quality_mean().map(|q| q.1),
             psnr_db_displayed: fl.viewer_mean().map(|q| q.0),

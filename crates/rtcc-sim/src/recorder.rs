@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use rtcc_core::controller::Controller;
-use rtcc_core::packet::{Packet, NO_FRAME};
+use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
@@ -84,7 +84,6 @@ pub enum Event<'a> {
     BackDropped { reverse: bool },
     /// It reached its receiver.
     PacketArrived { at: Time, packet: &'a Packet },
-    /// A receiver report was sent; `lost` on the way back.
     /// A report (or ACK) left the receiving end: its wire bytes, and whether
     /// the reverse path lost or dropped it at once.
     ReportSent { lost: bool, bytes: u64 },
@@ -168,6 +167,14 @@ pub(crate) struct FlowRec {
     /// ids rise and settle in order, so no hashing per packet.
     frame_packets: VecDeque<(u32, u32)>,
     packets_base: u32,
+    /// Unsettled frames a sent parity covers (same indexing), and the
+    /// (media sequence, frame) of recent media packets to find them by.
+    protected: VecDeque<bool>,
+    media_frames: VecDeque<(u32, u32)>,
+    /// FFRE's parts (FBRA §5): protected frames that had a packet rebuilt
+    /// from parity and completed, and protected frames never completed.
+    pub fec_frames_recovered: u64,
+    pub fec_frames_lost: u64,
     /// Cross traffic's totals and distributions.
     pub traffic: TrafficRec,
     /// Its index in `KIND_NAMES`, and whether its data takes the reverse
@@ -266,6 +273,35 @@ impl FlowRec {
 
     /// Whether `s` may still arrive: some of its packets are in the network
     /// or were never sent.
+    /// Remember which frame media packet `seq` carried (the last 4096).
+    fn note_media(&mut self, seq: u32, frame: u32) {
+        if self.media_frames.len() >= 4096 {
+            self.media_frames.pop_front();
+        }
+        self.media_frames.push_back((seq, frame));
+    }
+
+    /// A parity covering `group` media packets from `base` was sent: their
+    /// frames are protected.
+    fn protect(&mut self, base: u32, group: u16) {
+        for &(seq, frame) in self.media_frames.iter().rev() {
+            let k = seq.wrapping_sub(base);
+            if k >= u32::from(group) {
+                // Older than the group's first packet: done.
+                if (k as i32) < 0 {
+                    break;
+                }
+                continue;
+            }
+            let Some(i) = frame.checked_sub(self.packets_base) else { continue };
+            let i = i as usize;
+            if self.protected.len() <= i {
+                self.protected.resize(i + 1, false);
+            }
+            self.protected[i] = true;
+        }
+    }
+
     fn in_flight(&self, s: &SentFrame) -> bool {
         let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
         let (sent, out) = at.and_then(|i| self.frame_packets.get(i)).copied().unwrap_or_default();
@@ -296,9 +332,19 @@ impl FlowRec {
             let end = end && (s.skipped || self.in_flight(&s));
             if !s.skipped {
                 self.settled = Some(s.frame);
+                let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
+                if at.and_then(|i| self.protected.get(i)).copied().unwrap_or(false) {
+                    match rec.complete {
+                        Some(_) if rec.fec => self.fec_frames_recovered += 1,
+                        Some(_) => {}
+                        None if !end => self.fec_frames_lost += 1,
+                        None => {}
+                    }
+                }
                 // Counts up to this frame are done with.
                 let done = (s.frame + 1).saturating_sub(self.packets_base) as usize;
                 self.frame_packets.drain(..done.min(self.frame_packets.len()));
+                self.protected.drain(..done.min(self.protected.len()));
                 self.packets_base = self.packets_base.max(s.frame + 1);
             }
             self.frames.settle(flow, &s, &rec, next, end);
@@ -306,6 +352,7 @@ impl FlowRec {
         if at_end {
             self.received.clear();
             self.frame_packets.clear();
+            self.protected.clear();
         }
     }
 }
@@ -393,6 +440,10 @@ impl Recorder {
             settled: None,
             frame_packets: VecDeque::new(),
             packets_base: 0,
+            protected: VecDeque::new(),
+            media_frames: VecDeque::new(),
+            fec_frames_recovered: 0,
+            fec_frames_lost: 0,
             traffic: TrafficRec::default(),
             class: kind_index(label.kind),
             reverse: label.direction == "reverse",
@@ -413,7 +464,15 @@ impl Recorder {
             Event::PacketSent(p) => {
                 let f = &mut self.flows[flow];
                 f.stats.on_sent(p, self.record_packets);
-                f.frame_packet(p.frame, true);
+                match p.kind {
+                    // A parity's frame field is an XOR of its group's.
+                    PacketKind::Fec => f.protect(p.media_seq, p.group),
+                    PacketKind::Media => {
+                        f.note_media(p.media_seq, p.frame);
+                        f.frame_packet(p.frame, true);
+                    }
+                    _ => f.frame_packet(p.frame, true),
+                }
             }
             Event::PacketDropped { seq, frame } => {
                 let f = &mut self.flows[flow];
@@ -441,7 +500,7 @@ impl Recorder {
                 l.data_bytes += packet.size.bytes();
                 f.data_bytes += packet.size.bytes();
                 f.stats.on_departed(packet, queued, lost);
-                if lost {
+                if lost && packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
             }
@@ -470,7 +529,9 @@ impl Recorder {
             Event::PacketArrived { at, packet } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_arrived(at, packet);
-                f.frame_packet(packet.frame, false);
+                if packet.kind != PacketKind::Fec {
+                    f.frame_packet(packet.frame, false);
+                }
             }
             Event::ReportSent { lost, bytes } => {
                 let f = &mut self.flows[flow];

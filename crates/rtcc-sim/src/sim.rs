@@ -11,7 +11,7 @@
 //! give the same event order.
 
 use rtcc_core::controller;
-use rtcc_core::packet::{Packet, PacketKind};
+use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{Duration, Time};
 
@@ -531,7 +531,7 @@ impl Simulation {
                 self.recorder.record(i, Event::ReportLost);
                 self.recorder.record(i, Event::BackDropped { reverse });
             } else {
-                self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame });
+                self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: frame_of(&p) });
             }
         }
     }
@@ -559,7 +559,7 @@ impl Simulation {
         while let Some(p) = f.ends.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
-            let (seq, frame) = (p.seq, p.frame);
+            let (seq, frame) = (p.seq, frame_of(&p));
             if !link.enqueue(t, p) {
                 self.recorder.record(i, Event::PacketDropped { seq, frame });
             }
@@ -580,5 +580,14 @@ impl Simulation {
         for (i, f) in self.flows.iter().enumerate() {
             f.ends.record_sample(i, t1, &mut self.recorder);
         }
+    }
+}
+
+/// The frame a packet counts for in the recorder's per-frame tallies: none
+/// for a parity, whose frame field is the XOR of its group's.
+fn frame_of(p: &Packet) -> u32 {
+    match p.kind {
+        PacketKind::Fec => NO_FRAME,
+        _ => p.frame,
     }
 }

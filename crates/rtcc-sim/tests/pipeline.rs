@@ -287,3 +287,25 @@ fn rtcp_xr_reports_cost_less_than_per_packet_feedback_at_high_rates() {
     let err = rtcc_sim::run_text(&text, "t.toml", None).err().expect("refused").to_string();
     assert!(err.contains("report_format") && err.contains("rtcp-xr"), "{err}");
 }
+
+/// FFRE (FBRA §5): protected frames rebuilt from parity over protected
+/// frames that lost a packet. With a parity per frame of ~7 packets, a frame
+/// is lost only when two of its packets (or one and the parity) are.
+#[test]
+fn ffre_counts_frames_parity_rebuilt_against_those_it_could_not() {
+    let run = |loss: f64, fec: &str| {
+        let text = Call::new("30s", r#""10Mbps""#)
+            .link(&format!("loss = {loss}"))
+            .fixed("2Mbps", &format!("nack = false\n{fec}"))
+            .text();
+        common::run(&text).summary.flows[0].clone()
+    };
+    let low = run(0.01, "fec = { group = 10 }");
+    let high = run(0.1, "fec = { group = 10 }");
+    let (a, b) = (low.ffre.expect("frames lost"), high.ffre.expect("frames lost"));
+    // 1 %: P(≥ 2 of 8 lost | ≥ 1 lost) ≈ 4 %; 10 %: ≈ 30 %.
+    assert!(a > 0.9, "ffre {a} at 1 %");
+    assert!((0.5..0.85).contains(&b), "ffre {b} at 10 %");
+    assert!(high.fec_unrepaired > low.fec_unrepaired);
+    assert_eq!(run(0.01, "").ffre, None);
+}

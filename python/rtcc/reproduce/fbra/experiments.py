@@ -135,7 +135,7 @@ def _lost_or_discarded(f: Mapping[str, Any]) -> float:
 
 
 def _video_metrics(f: Mapping[str, Any]) -> dict[str, Any]:
-    rec, unrec = f.get("fec_recovered") or 0, f.get("fec_unrecoverable") or 0
+    rec, unrec = f.get("fec_recovered") or 0, f.get("fec_unrepaired") or 0
     return {
         "goodput_kbps": f.get("goodput_kbps"),
         "loss_rate": f.get("loss_rate"),
@@ -145,7 +145,9 @@ def _video_metrics(f: Mapping[str, Any]) -> dict[str, Any]:
         "lost_frames": (f.get("frames_lost") or 0) + (f.get("frames_late") or 0),
         "fec_kbps": f.get("fec_kbps"),
         "fec_share": (f["fec_kbps"] / f["video_kbps"]) if f.get("video_kbps") else math.nan,
+        # Packets rebuilt over those a parity covered; ffre_frames is the paper's (frames).
         "ffre": rec / (rec + unrec) if rec + unrec else math.nan,
+        "ffre_frames": f["ffre"] if f.get("ffre") is not None else math.nan,
         "psnr_db": f.get("psnr_db_mean"),
         "owd_ms_mean": f.get("owd_ms_mean"),
     }
@@ -193,7 +195,8 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         return table
     cols = [c for c in ("goodput_kbps", "goodput2_kbps", "loss_rate", "discard_rate",
                         "loss_discard_rate", "lost_frames", "fec_share",
-                        "ffre", "frcc", "probes_per_min", "tcp_kbps", "tfs", "owd_ms_mean")
+                        "ffre", "ffre_frames", "frcc", "probes_per_min", "tcp_kbps", "tfs",
+                        "owd_ms_mean")
             if c in table]  # fmt: skip
     g = table.groupby(["experiment", "scheme", "delay_ms"], sort=False)[cols]
     out = (

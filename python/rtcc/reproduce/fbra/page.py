@@ -25,6 +25,7 @@ COLUMNS = {
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_1, 2),
                 ("fec_share", "FEC / media (%)", 100.0, None, None),
                 ("frcc", "FRCC (%)", 100.0, None, None),
+                ("ffre_frames", "FFRE (%)", 100.0, None, None),
                 ("probes_per_min", "probes / min", 1.0, None, None),
                 ("owd_ms_mean", "OWD (ms)", 1.0, None, None)),
     "Table 2": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_2, 0),
