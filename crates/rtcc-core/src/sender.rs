@@ -147,6 +147,9 @@ pub struct SendCounters {
     pub key_frames: u64,
     /// Frames the encoder's own rate control dropped (real codecs).
     pub encoder_drops: u64,
+    /// Captures dropped for the controller's `cwnd_reduce_ratio` (GCC's
+    /// congestion-window frame dropping).
+    pub cwnd_drops: u64,
     pub resolution_switches: u64,
     /// Time since the start with the send buffer (the pacer queue) over
     /// `BUFFER_OVERSHOOT` of sending at the pacing rate, and empty
@@ -165,6 +168,8 @@ pub struct Sender {
     next_frame: Time,
     next_audio: Time,
     next_frame_id: u32,
+    /// libwebrtc's cwnd_frame_counter_: captures seen while dropping.
+    cwnd_frame_counter: u64,
     next_seq: u64,
     next_media_seq: u32,
     /// Send history, `history[i]` has sequence `hist_base + i`.
@@ -224,6 +229,7 @@ impl Sender {
             encoder,
             decision,
             next_frame_id: 0,
+            cwnd_frame_counter: 0,
             next_seq: 0,
             next_media_seq: 0,
             history: VecDeque::with_capacity(256),
@@ -307,10 +313,32 @@ impl Sender {
     }
 
     /// Encoder target: the controller's budget less the audio rate, within
-    /// the flow's caps.
+    /// the flow's caps, less what congestion-window frame dropping sheds.
     pub fn target_rate(&self) -> DataRate {
+        let target = self.video_budget();
+        match self.cwnd_drop_interval(target) {
+            Some(n) => target - DataRate::from_bps(target.bps() / n),
+            None => target,
+        }
+    }
+
+    fn video_budget(&self) -> DataRate {
         let budget = self.decision.target_rate.mul_f64(self.pushback);
         (budget - self.audio_rate()).clamp(self.cfg.min_rate, self.max_video_rate())
+    }
+
+    /// libwebrtc VideoStreamEncoder::UpdateTargetBitrate: with the window's
+    /// reduce ratio above 1 % and the target above the codec's minimum (the
+    /// flow's min_rate), one frame in max(2, target / reduction) is dropped,
+    /// the reduction capped at target − minimum ("at maximum the congestion
+    /// window can drop 1/2 frames").
+    fn cwnd_drop_interval(&self, target: DataRate) -> Option<u64> {
+        let ratio = self.decision.cwnd_reduce_ratio;
+        if !(ratio > 0.01) || target <= self.cfg.min_rate {
+            return None;
+        }
+        let reduce = ((target.bps() as f64 * ratio) as u64).min((target - self.cfg.min_rate).bps());
+        (reduce > 0).then(|| (target.bps() / reduce).max(2))
     }
 
     /// libwebrtc CongestionWindowPushbackController::UpdateTargetBitrate:
@@ -461,7 +489,15 @@ impl Sender {
     /// Encode the frame captured at `capture`, handed over at `now`
     /// (`capture <= now`; the controller only ever sees `now`).
     fn produce_frame(&mut self, now: Time, capture: Time) {
-        let target = self.target_rate();
+        let budget = self.video_budget();
+        let interval = self.cwnd_drop_interval(budget);
+        let target = interval.map_or(budget, |n| budget - DataRate::from_bps(budget.bps() / n));
+        // VideoStreamEncoder::OnFrame: the counter runs only while dropping.
+        let cwnd_drop = interval.is_some_and(|n| {
+            self.cwnd_frame_counter += 1;
+            (self.cwnd_frame_counter - 1) % n == 0
+        });
+        self.counters.cwnd_drops += u64::from(cwnd_drop);
         if self.resolution.update(capture, target) {
             // A new resolution starts with a key frame in every codec.
             self.encoder.request_key_frame();
@@ -475,7 +511,8 @@ impl Sender {
         // Dumbo §4 "Pacer": the queue's latency is its size over the target
         // bitrate (not the pacing rate, which Copa sets at twice its rate).
         let latency = self.pacer.queued_bytes() / self.decision.target_rate.max(self.cfg.min_rate);
-        let skip = threshold.is_some_and(|th| latency > th)
+        let skip = cwnd_drop
+            || threshold.is_some_and(|th| latency > th)
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
         let id = self.next_frame_id;
         let enc = if skip {

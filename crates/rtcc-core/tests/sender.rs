@@ -299,6 +299,42 @@ fn frames_are_skipped_past_the_smaller_of_the_flow_and_controller_thresholds() {
 }
 
 #[test]
+fn a_cwnd_reduce_ratio_drops_frames_and_lowers_the_target_as_libwebrtcs_encoder() {
+    // libwebrtc VideoStreamEncoder::UpdateTargetBitrate: one capture in
+    // max(2, target / (target·ratio)) dropped, the first of each interval,
+    // and target / interval taken off the encoder target; nothing at 1 % or
+    // below, or at the codec's minimum.
+    let run = |ratio: f64, target: u64| {
+        let d = Decision { cwnd_reduce_ratio: ratio, ..Decision::rates(kbps(target), kbps(100_000)) };
+        let ctl = Recorder::new(d);
+        let enc = Script::new(&[1000]);
+        let mut pair = silent(flow(10), &ctl, &enc);
+        pair.run_until(ms(95));
+        let log = enc.log();
+        let skipped: Vec<i64> = log.skipped.iter().map(|s| s.0.as_micros() / 1000).collect();
+        let targets: Vec<u64> = log.encoded.iter().map(|e| e.2.bps()).collect();
+        (skipped, targets, pair.sender.counters().cwnd_drops)
+    };
+    // 1000 kbps · 0.2 = 200 kbps: interval 5, encoder target 800 kbps.
+    let (skipped, targets, drops) = run(0.2, 1000);
+    assert_eq!(skipped, [0, 50]);
+    assert_eq!(drops, 2);
+    assert!(targets.iter().all(|&t| t == 800_000), "{targets:?}");
+    // Above 0.5 it is still one frame in two, and half the target.
+    let (skipped, targets, _) = run(0.9, 1000);
+    assert_eq!(skipped, [0, 20, 40, 60, 80]);
+    assert!(targets.iter().all(|&t| t == 500_000), "{targets:?}");
+    // The reduction stops at the flow's minimum (30 kbps): 40 kbps · 0.9
+    // would be 36 kbps, capped at 10 kbps, so one frame in four.
+    let (skipped, targets, _) = run(0.9, 40);
+    assert_eq!(skipped, [0, 40, 80]);
+    assert!(targets.iter().all(|&t| t == 30_000), "{targets:?}");
+    // 1 % or less, or a target at the minimum: no drops.
+    assert_eq!(run(0.01, 1000).2, 0);
+    assert_eq!(run(0.5, 30).2, 0);
+}
+
+#[test]
 fn the_pacing_rate_spaces_packets() {
     // 6000 B frames every 100 ms = five 1200 B packets; 1200 B at 960 kbps
     // is 10 ms, at 480 kbps (from 100 ms on) 20 ms.

@@ -121,9 +121,11 @@ impl Run {
         let cwnd = d.cwnd.map_or("-".to_string(), |w| w.bytes().to_string());
         let fec = d.fec.map_or("-".to_string(), |f| f.group.to_string());
         let skip = d.skip_threshold.map_or("-".to_string(), |s| format!("{:.1}", s.as_millis_f64()));
+        // Only controllers that ask for frame drops show the ratio.
+        let drop = if d.cwnd_reduce_ratio > 0.0 { format!(" drop={:.3}", d.cwnd_reduce_ratio) } else { String::new() };
         let _ = writeln!(
             self.out,
-            "{:>7.1} {what:<8} target={:.1}k pacing={:.1}k cwnd={cwnd} padding={:.1}k {:?} fec={fec} skip={skip}",
+            "{:>7.1} {what:<8} target={:.1}k pacing={:.1}k cwnd={cwnd} padding={:.1}k {:?} fec={fec} skip={skip}{drop}",
             self.now.as_millis_f64(),
             d.target_rate.kbps_f64(),
             d.pacing_rate.kbps_f64(),

@@ -41,8 +41,8 @@ struct ViewAcc {
 
 #[derive(Default)]
 pub struct FrameLog {
-    /// capture → display (Dumbo §6.1; a frame never shown gets the next
-    /// shown frame's display time).
+    /// capture → display (Dumbo §6.1; a frame never shown, a skipped
+    /// capture included, gets the next shown frame's display time).
     pub latency: Histogram,
     /// encode done → complete at the receiver (BurstRTC, SQP).
     pub delay: Histogram,
@@ -64,6 +64,9 @@ pub struct FrameLog {
     real: Option<RealQuality>,
     /// The flow's stop time, if it stops before the run ends.
     stop: Option<Time>,
+    /// Skipped captures waiting for the next encoded frame to settle: they
+    /// take the display time it or a later frame is shown at.
+    pending: Vec<(usize, SentFrame)>,
 }
 
 fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
@@ -152,7 +155,24 @@ impl FrameLog {
     /// Fold in one settled frame: the sender's record, the receiver's, and
     /// the next displayed frame's display time. `at_end`: the run ended
     /// before its fate was known.
+    ///
+    /// A skipped capture (controller skip, cwnd frame drop, encoder drop,
+    /// queue-limit pause) is never shown; as Dumbo §6.1 scores a frame not
+    /// received, its latency runs to the display of the next frame shown,
+    /// so it waits for the next encoded frame's fate.
     pub fn settle(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
+        if s.skipped {
+            self.pending.push((flow, *s));
+            return;
+        }
+        let shown = r.display.or(next);
+        for (f, k) in std::mem::take(&mut self.pending) {
+            self.fold(f, &k, &RecvFrame::default(), shown, false);
+        }
+        self.fold(flow, s, r, next, at_end);
+    }
+
+    fn fold(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
         let status = if s.skipped {
             STATUS_SKIPPED
         } else if r.display.is_none() && next.is_none() {
@@ -189,10 +209,12 @@ impl FrameLog {
         let latency = ms(Some(s.capture), shown);
         let delay = ms(Some(s.capture), r.complete);
         let transport = ms(s.first_sent, r.complete);
-        if status < STATUS_SKIPPED {
+        if status <= STATUS_SKIPPED {
             if let Some(d) = shown {
                 self.latency.add(d - s.capture);
             }
+        }
+        if status < STATUS_SKIPPED {
             if let Some(c) = r.complete {
                 self.delay.add(c - s.capture);
                 if let Some(f) = s.first_sent {
@@ -218,7 +240,7 @@ impl FrameLog {
             rows.display.push(secs(r.display));
             rows.status.push(status);
             let keep = status < STATUS_SKIPPED;
-            rows.latency.push(if keep { latency } else { f64::NAN });
+            rows.latency.push(if status <= STATUS_SKIPPED { latency } else { f64::NAN });
             rows.delay.push(if keep { delay } else { f64::NAN });
             rows.transport.push(if keep { transport } else { f64::NAN });
             rows.psnr.push(psnr);
@@ -229,6 +251,10 @@ impl FrameLog {
     /// The call ended at `now`: the screen of a flow that stopped early is
     /// not watched after its stop.
     pub fn finish(&mut self, now: Time) {
+        // Skipped at the end with nothing shown after them: no latency.
+        for (f, k) in std::mem::take(&mut self.pending) {
+            self.fold(f, &k, &RecvFrame::default(), None, true);
+        }
         self.view_until(self.stop.map_or(now, |s| s.min(now)));
         if let Some(real) = &mut self.real {
             real.finish();

@@ -98,6 +98,9 @@ pub struct FlowSummary {
     pub quality_source: String,
     /// Frames the real encoder's rate control dropped.
     pub encoder_drops: u64,
+    /// Captures dropped because the controller's congestion window was full
+    /// (GCC's cwnd_reduce_ratio, as libwebrtc's encoder drops them).
+    pub cwnd_drops: u64,
     /// Share of the sending time with the send buffer holding more than
     /// 150 ms at the pacing rate, and empty (BurstRTC §II-C overshooting
     /// and undershooting); null for cross traffic.
@@ -390,6 +393,7 @@ impl Recorder {
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
+            cwnd_drops: c.cwnd_drops,
             send_buffer_overshoot: share(c.buffer_over, c.buffer_time),
             send_buffer_undershoot: share(c.buffer_empty, c.buffer_time),
             decode_errors: fl.decode_errors(),

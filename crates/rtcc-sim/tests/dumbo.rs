@@ -77,3 +77,42 @@ fn dummy_traffic_appears_after_the_step_and_stays_small() {
         assert!(f.utilization > 0.9, "{name}: utilisation {}", f.utilization);
     }
 }
+
+/// GCC's congestion window (goog_cc's default trial: 350 ms queue, DropFrame)
+/// acts through frame drops: after the step down at 40 s the window fills,
+/// libwebrtc's encoder drops frames and lowers its target, and the queue
+/// drains sooner than with the drops switched off.
+#[test]
+fn gccs_window_drops_frames_after_the_step_down_and_shortens_the_queue() {
+    let gcc = pulse("gcc", 60);
+    let text = |drop: bool| {
+        format!(
+            r#"duration = "60s"
+[link]
+capacity = {{ kind = "pulse", high = "3Mbps", low = "500kbps", every = "40s" }}
+delay = "25ms"
+[[flow]]
+controller = {{ name = "gcc", drop_frames = {drop} }}
+encoder = {{ kind = "lagging", tau_up = "1.3s", tau_down = "0.3s", sigma = 0.1, key_ratio = 5 }}
+resolution = "dumbo"
+"#
+        )
+    };
+    let off = run_text(&text(false), "pulse.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let (on, off) = (&gcc.summary.flows[0], &off.summary.flows[0]);
+    let q = |f: &rtcc_sim::output::FlowSummary| f.queue_delay_ms_mean.unwrap();
+    eprintln!(
+        "drops on: {} cwnd drops, {} skipped, queue {:.0} ms, latency {:.0} ms; off: {} drops, queue {:.0} ms, latency {:.0} ms",
+        on.cwnd_drops,
+        on.frames_skipped,
+        q(on),
+        on.frame_latency_ms_mean.unwrap(),
+        off.cwnd_drops,
+        q(off),
+        off.frame_latency_ms_mean.unwrap()
+    );
+    assert!(on.cwnd_drops >= 10, "{} drops", on.cwnd_drops);
+    assert!(on.frames_skipped >= on.cwnd_drops);
+    assert_eq!(off.cwnd_drops, 0);
+    assert!(q(on) < q(off), "queue {} ms with drops, {} ms without", q(on), q(off));
+}

@@ -9,6 +9,7 @@ use rtcc_core::resolution::Resolution;
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use rtcc_sim::frames::FrameLog;
+use rtcc_sim::metrics::Column;
 use rtcc_sim::output::RunInfo;
 use rtcc_sim::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
 use rtcc_sim::trace::Capacity;
@@ -83,12 +84,7 @@ fn outputs_come_from_events_alone() {
     };
     let fi = Duration::from_millis(100);
     rec.add_flow(label, FrameLog::new(true, Default::default(), fi, None, None));
-    let ctrl = rtcc_core::controller::create(
-        "fixed",
-        &Params::new(),
-        &ControllerContext::default(),
-    )
-    .unwrap();
+    let ctrl = rtcc_core::controller::create("fixed", &Params::new(), &ControllerContext::default()).unwrap();
     let mut counters = SendCounters::default();
     // 80 frames of one 1000-byte packet, each 30 ms on the way, and a
     // skipped capture after frame 3. The receiver's records come after the
@@ -171,11 +167,19 @@ fn outputs_come_from_events_alone() {
     assert!((f.video_kbps - 80.0).abs() < 1e-9, "{}", f.video_kbps);
     assert!((f.goodput_kbps - 80.0).abs() < 1e-9, "{}", f.goodput_kbps);
     assert!((f.owd_ms_mean.unwrap() - 30.0).abs() < 0.1);
-    assert!((f.frame_latency_ms_mean.unwrap() - 30.0).abs() < 0.1);
+    // 79 frames shown 30 ms after capture; the capture skipped at 350 ms
+    // takes frame 4's display at 430 ms (Dumbo §6.1).
+    let latency = (79.0 * 30.0 + 80.0) / 80.0;
+    assert!((f.frame_latency_ms_mean.unwrap() - latency).abs() < 0.1, "{:?}", f.frame_latency_ms_mean);
     assert!((out.summary.link.utilization - 0.08).abs() < 1e-9);
     assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 80);
     let frames = out.frames.get("frame").unwrap();
     assert_eq!(frames.len(), 81);
+    let (status, lat) = (out.frames.get("status").unwrap(), out.frames.f64("latency_ms").unwrap());
+    let Column::U8(status) = status else { panic!("status is u8") };
+    let skipped: Vec<f64> = (0..status.len()).filter(|&i| status[i] == 3).map(|i| lat[i]).collect();
+    assert_eq!(skipped.len(), 1);
+    assert!((skipped[0] - 80.0).abs() < 1e-6, "{skipped:?}");
 }
 
 /// Cross eq. 6 counts what the receivers got: loss after the queue used the

@@ -57,6 +57,15 @@ const RTT: Param<&str> = Param::choice(
     &["rtcp", "feedback"],
     "\"rtcp\": RTT and loss from RTCP-style reports each second (WebRTC); \"feedback\": from transport feedback",
 );
+/// goog_cc's default WebRTC-CongestionWindow trial (QueueSize:350,
+/// MinBitrate:30000, DropFrame:true, rate_control_settings.cc): the window
+/// acts through `cwnd_reduce_ratio`, which libwebrtc's VideoStreamEncoder
+/// turns into frame drops and a lower encoder target.
+const DROP_FRAMES: Param<bool> = Param::flag(
+    "drop_frames",
+    true,
+    "drop frames as libwebrtc's encoder does when goog_cc's window is full (cwnd_reduce_ratio)",
+);
 
 pub const PARAMS: &[ParamInfo] = &[
     LOSS.info(),
@@ -67,6 +76,7 @@ pub const PARAMS: &[ParamInfo] = &[
     PACING_FACTOR.info(),
     MAX_PADDING_RATE.info(),
     RTT.info(),
+    DROP_FRAMES.info(),
 ];
 
 pub const INFO: ControllerInfo = ControllerInfo {
@@ -127,6 +137,8 @@ pub struct GccConfig {
     pub max_padding_rate: DataRate,
     /// RTT and loss from RTCP-style reports (true) or transport feedback.
     pub rtcp: bool,
+    /// Pass goog_cc's cwnd_reduce_ratio on for frame dropping.
+    pub drop_frames: bool,
 }
 
 impl GccConfig {
@@ -159,6 +171,7 @@ impl GccConfig {
             pacing_factor: p.get(&PACING_FACTOR)?,
             max_padding_rate: p.get(&MAX_PADDING_RATE)?.min(cap),
             rtcp: p.get(&RTT)? == "rtcp",
+            drop_frames: p.get(&DROP_FRAMES)?,
         })
     }
 }
@@ -387,6 +400,9 @@ impl Gcc {
             self.est.stable = from_goog(t.stable_target_rate);
             self.est.loss_ratio = ratio(f64::from(t.network_estimate.loss_rate_ratio));
             self.est.cwnd_reduce_ratio = ratio(t.cwnd_reduce_ratio);
+            if self.cfg.drop_frames {
+                self.decision.cwnd_reduce_ratio = self.est.cwnd_reduce_ratio;
+            }
         }
         if let Some(p) = u.pacer_config {
             if p.time_window.is_finite()

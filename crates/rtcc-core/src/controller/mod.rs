@@ -179,6 +179,12 @@ pub struct Decision {
     /// to drain at the target rate (Dumbo §4 "Latency Control"); the flow's
     /// own threshold, if any, applies too (the smaller wins).
     pub skip_threshold: Option<Duration>,
+    /// Share of the target the congestion window asks the encoder to shed by
+    /// dropping frames (goog_cc's `cwnd_reduce_ratio` under its default
+    /// DropFrame trial); the sender drops one capture in max(2, 1/ratio) and
+    /// lowers the encoder target by as much, as libwebrtc's
+    /// `VideoStreamEncoder::UpdateTargetBitrate` does. 0 = none.
+    pub cwnd_reduce_ratio: f64,
 }
 
 impl Default for Decision {
@@ -198,6 +204,7 @@ impl Decision {
             schedule: FrameSchedule::Paced,
             fec: None,
             skip_threshold: None,
+            cwnd_reduce_ratio: 0.0,
         }
     }
 }
