@@ -69,11 +69,13 @@ pub struct SenderConfig {
     /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
     /// "backlogged" reference): the send queue never runs dry.
     pub bulk: bool,
-    /// libwebrtc's congestion-window pushback (with the pacer queue counted,
-    /// WebRTC-AddPacingToCongestionWindowPushback): scale the encoder target
-    /// down while in-flight plus queued bytes exceed the window. Applies to
-    /// window-based controllers that do not fill the window with padding.
+    /// libwebrtc's congestion-window pushback: scale the encoder target
+    /// down while in-flight bytes exceed the window. Applies to window-based
+    /// controllers that do not fill the window with padding.
     pub cwnd_pushback: bool,
+    /// Count the pacer queue in the pushback's fill (libwebrtc's
+    /// off-by-default WebRTC-AddPacingToCongestionWindowPushback trial).
+    pub pushback_pacer: bool,
     pub pacer: PacerConfig,
 }
 
@@ -98,6 +100,7 @@ impl Default for SenderConfig {
             max_resolution: Resolution::R1080,
             bulk: false,
             cwnd_pushback: true,
+            pushback_pacer: false,
             pacer: PacerConfig::default(),
         }
     }
@@ -343,6 +346,9 @@ impl Sender {
 
     /// libwebrtc CongestionWindowPushbackController::UpdateTargetBitrate:
     /// fill > 1.5 → ×0.9, > 1 → ×0.95, < 0.1 → 1, else ×1.05 (capped at 1).
+    /// The fill is outstanding bytes over the window, plus the pacer queue
+    /// with `pushback_pacer` (libwebrtc's off-by-default
+    /// WebRTC-AddPacingToCongestionWindowPushback trial).
     fn update_pushback(&mut self) {
         let Some(w) =
             self.decision.cwnd.filter(|_| self.cfg.cwnd_pushback && self.decision.padding_rate == DataRate::ZERO)
@@ -350,7 +356,8 @@ impl Sender {
             self.pushback = 1.0;
             return;
         };
-        let fill = (self.in_flight + self.pacer.queued_bytes()).bytes() as f64 / w.bytes().max(1) as f64;
+        let queued = if self.cfg.pushback_pacer { self.pacer.queued_bytes() } else { DataSize::ZERO };
+        let fill = (self.in_flight + queued).bytes() as f64 / w.bytes().max(1) as f64;
         self.pushback = if fill > 1.5 {
             self.pushback * 0.9
         } else if fill > 1.0 {

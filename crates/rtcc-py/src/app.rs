@@ -45,7 +45,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: &[POLICY.info()],
     create,
     receiver: None,
-    pushback: false,
+    pushback: rtcc_core::controller::Pushback::Off,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

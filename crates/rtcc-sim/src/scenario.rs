@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rtcc_core::controller::{self, ControllerContext, Param, ParamInfo, ParamValue, Params};
+use rtcc_core::controller::{self, ControllerContext, Param, ParamInfo, ParamValue, Params, Pushback};
 use rtcc_core::encoder::{ContentProfile, EncoderConfig};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use std::fmt;
@@ -651,6 +651,7 @@ fn flow_spec(
         ));
     }
     let ctrl = controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
+    let pushback = controller::pushback_of(&controller).unwrap_or(Pushback::InFlight);
     if controller == "fixed" {
         // The encoder's target never leaves [min_rate, max_rate] while the
         // pacer follows `rate`: refused rather than run inconsistent (a
@@ -817,8 +818,10 @@ fn flow_spec(
             Some("bulk") => true,
             Some(o) => return Err(e("source", format!("'{o}' is not one of video, bulk"))),
         },
-        // The controller's default: WebRTC's BBR gives its window to the pacer.
-        cwnd_pushback: f.cwnd_pushback.unwrap_or_else(|| controller::pushback_of(&controller).unwrap_or(true)),
+        // The controller's default (Copa, RoCC and WebRTC's BBR leave their
+        // window to the pacer); a flow's `cwnd_pushback` overrides on/off.
+        cwnd_pushback: f.cwnd_pushback.unwrap_or(pushback != Pushback::Off),
+        pushback_pacer: pushback == Pushback::WithPacer,
         pacer: PacerConfig {
             queue_time_limit,
             burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {

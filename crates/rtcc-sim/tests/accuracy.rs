@@ -57,7 +57,7 @@ const INFO: ControllerInfo = ControllerInfo {
     params: &[RATE.info(), ESTIMATE.info(), COMPETITION.info()],
     create,
     receiver: None,
-    pushback: true,
+    pushback: rtcc_core::controller::Pushback::InFlight,
 };
 
 fn register() {

@@ -70,21 +70,25 @@ fn refusals_name_file_field_and_reason() {
 }
 
 /// A controller says whether its window drives pushback by default (WebRTC's
-/// BBR gives it to the pacer); a flow's `cwnd_pushback` overrides it, and a
-/// wrapper takes its inner controller's.
+/// BBR and the Dumbo thesis's Copa and RoCC give it to the pacer); a flow's
+/// `cwnd_pushback` overrides it, and a wrapper takes its inner controller's.
+/// Only `cross` counts the pacer queue in the fill.
 #[test]
 fn cwnd_pushback_defaults_to_the_controllers_choice() {
     let pushback = |controller: &str, extra: &str| {
-        let text = format!(
-            "duration = 20\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"{controller}\"\n{extra}\n"
-        );
-        Scenario::parse(&text, "call.toml").unwrap().flows[0].sender.cwnd_pushback
+        let text =
+            format!("duration = 20\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"{controller}\"\n{extra}\n");
+        let s = Scenario::parse(&text, "call.toml").unwrap().flows[0].sender.clone();
+        (s.cwnd_pushback, s.pushback_pacer)
     };
-    assert!(!pushback("bbr", ""));
-    assert!(pushback("bbr", "cwnd_pushback = true"));
-    assert!(pushback("copa", ""));
-    assert!(pushback("copa+dumbo", ""));
-    assert!(!pushback("copa", "cwnd_pushback = false"));
+    assert_eq!(pushback("bbr", ""), (false, false));
+    assert_eq!(pushback("bbr", "cwnd_pushback = true"), (true, false));
+    assert_eq!(pushback("copa", ""), (false, false));
+    assert_eq!(pushback("rocc+dumbo", ""), (false, false));
+    assert_eq!(pushback("copa", "cwnd_pushback = true"), (true, false));
+    assert_eq!(pushback("fixed", ""), (true, false));
+    assert_eq!(pushback("cross", ""), (true, true));
+    assert_eq!(pushback("cross", "cwnd_pushback = false"), (false, true));
 }
 
 #[test]

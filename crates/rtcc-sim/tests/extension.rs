@@ -52,7 +52,7 @@ const INFO: ControllerInfo = ControllerInfo {
     params: &[RATE.info(), SWITCH.info()],
     create,
     receiver: None,
-    pushback: true,
+    pushback: rtcc_core::controller::Pushback::InFlight,
 };
 
 fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
@@ -177,7 +177,7 @@ fn a_receiver_side_estimate_rides_in_every_report() {
         params: &[],
         create: create_remb,
         receiver: Some(create_remb_receiver),
-        pushback: true,
+        pushback: rtcc_core::controller::Pushback::InFlight,
     })
     .unwrap();
     let text = r#"duration = "10s"

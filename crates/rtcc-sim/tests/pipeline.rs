@@ -156,7 +156,7 @@ fn fq_codel_protects_a_light_flow() {
 
 #[test]
 fn bulk_source_is_always_backlogged() {
-    let flow = r#"controller = { name = "fixed", rate = "2Mbps" }
+    let flow = r#"controller = { name = "fixed", rate = "2Mbps", pacing_factor = 1 }
 source = "bulk""#;
     let out = Call::new("20s", r#""3Mbps""#).flow(flow).run();
     let f = &out.summary.flows[0];
@@ -308,4 +308,27 @@ fn ffre_counts_frames_parity_rebuilt_against_those_it_could_not() {
     assert!((0.5..0.85).contains(&b), "ffre {b} at 10 %");
     assert!(high.fec_unrepaired > low.fec_unrepaired);
     assert_eq!(run(0.01, "").ffre, None);
+}
+
+/// A fixed 2 Mbps flow on a 3 Mbps link with 5 % random loss and default
+/// settings: paced at 2.5 × the target as libwebrtc paces, retransmissions
+/// and key frames pass the video in time and nearly every frame is shown;
+/// paced at exactly the target they wait behind it until too old.
+#[test]
+fn nack_repairs_random_loss_when_paced_as_libwebrtc() {
+    let text = |extra: &str| {
+        format!(
+            "duration = \"30s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\nloss = 0.05\n[[flow]]\n\
+             controller = {{ name = \"fixed\", rate = \"2Mbps\"{extra} }}\n"
+        )
+    };
+    let run = |extra: &str| rtcc_sim::run_text(&text(extra), "nack.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let (paced, tight) = (run(""), run(", pacing_factor = 1"));
+    let shown = |o: &Output| {
+        let f = &o.summary.flows[0];
+        f.frames_displayed as f64 / f.frames_sent as f64
+    };
+    eprintln!("shown: default {:.3}, pacing_factor 1 {:.3}", shown(&paced), shown(&tight));
+    assert!(shown(&paced) >= 0.99, "{}", shown(&paced));
+    assert!(shown(&tight) < 0.9, "{}", shown(&tight));
 }

@@ -116,7 +116,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     ],
     create,
     receiver: None,
-    pushback: false,
+    pushback: super::Pushback::Off,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -95,7 +95,9 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    // Dumbo thesis §4, §5.1: the window gates the pacer only; libwebrtc's
+    // pushback lives inside goog_cc and is not part of this design.
+    pushback: super::Pushback::Off,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).

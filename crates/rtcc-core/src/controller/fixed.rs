@@ -6,12 +6,15 @@ use crate::units::DataRate;
 
 const RATE: Param<DataRate> =
     Param::rate("rate", DataRate::from_mbps(1), DataRate::ZERO, DataRate::MAX, "encoder target bitrate").above_min();
+/// libwebrtc paces at 2.5 × the target (DEFAULT_PACE_MULTIPLIER), so
+/// retransmissions and key frames do not wait behind the video; 1 sends
+/// exactly as smoothly as the encoder produces.
 const PACING_FACTOR: Param<f64> = Param::number(
     "pacing_factor",
-    1.0,
+    2.5,
     0.05,
     100.0,
-    "pacing rate / target rate; 1 sends as smoothly as the encoder produces",
+    "pacing rate / target rate (libwebrtc's 2.5; 1 sends as smoothly as the encoder produces)",
 );
 const PADDING: Param<DataRate> = Param::rate(
     "padding",
@@ -29,7 +32,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    pushback: super::Pushback::InFlight,
 };
 
 pub struct Fixed {

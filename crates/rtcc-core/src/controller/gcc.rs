@@ -85,7 +85,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    pushback: super::Pushback::InFlight,
 };
 
 /// libwebrtc goog_cc_factory.cc `GetProcessInterval()`: kUpdateIntervalMs = 25.
@@ -188,7 +188,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
     params: INFO.params,
     create: create_probing,
     receiver: None,
-    pushback: true,
+    pushback: super::Pushback::InFlight,
 };
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

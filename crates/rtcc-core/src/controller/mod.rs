@@ -305,10 +305,24 @@ pub struct ControllerInfo {
     pub params: &'static [ParamInfo],
     pub create: Factory,
     pub receiver: Option<EstimatorFactory>,
-    /// true for a window meant to steer the encoder through pushback (Copa,
-    /// RoCC as libwebrtc would run them); false for one meant to hold the
-    /// pacer (WebRTC's BBR, cross.txt §IV).
-    pub pushback: bool,
+    /// Whether a window, if the controller gives one, also steers the
+    /// encoder through pushback, or only holds the pacer (the Dumbo thesis's
+    /// Copa and RoCC, WebRTC's BBR, cross.txt §IV).
+    pub pushback: Pushback,
+}
+
+/// libwebrtc's CongestionWindowPushbackController as a controller's window
+/// default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushback {
+    /// The window only holds the pacer.
+    Off,
+    /// The encoder target backs off while in-flight bytes exceed the window
+    /// (libwebrtc's default).
+    InFlight,
+    /// In-flight plus pacer-queue bytes (libwebrtc's off-by-default
+    /// WebRTC-AddPacingToCongestionWindowPushback trial).
+    WithPacer,
 }
 
 /// Builds a wrapper named `name` around `inner`.
@@ -430,8 +444,8 @@ pub fn summary_of(name: &str) -> Option<String> {
     }
 }
 
-/// Whether a name's window drives pushback by default (a wrapper: its inner's).
-pub fn pushback_of(name: &str) -> Option<bool> {
+/// How a name's window drives pushback by default (a wrapper: its inner's).
+pub fn pushback_of(name: &str) -> Option<Pushback> {
     match split_wrapped(name) {
         Some((_, inner)) => pushback_of(inner),
         None => Some(lookup(name)?.pushback),

@@ -130,7 +130,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    pushback: super::Pushback::InFlight,
 };
 
 /// Inter-send gap avg/5, at least 0.5 ms and at most 2 ms (§8.4, §8.5;

@@ -55,8 +55,12 @@ impl Call {
     }
 
     /// A flow at a fixed `rate` with the ideal encoder, then `lines`.
+    /// A smooth constant-rate source: paced at the rate itself, not at
+    /// `fixed`'s default 2.5 × (libwebrtc's pacer), so the physics is exact.
     pub fn fixed(self, rate: &str, lines: &str) -> Call {
-        self.flow(&format!("controller = {{ name = \"fixed\", rate = \"{rate}\" }}\nencoder = \"ideal\"\n{lines}"))
+        self.flow(&format!(
+            "controller = {{ name = \"fixed\", rate = \"{rate}\", pacing_factor = 1 }}\nencoder = \"ideal\"\n{lines}"
+        ))
     }
 
     pub fn text(&self) -> String {

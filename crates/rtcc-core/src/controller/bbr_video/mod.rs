@@ -406,7 +406,9 @@ pub(crate) mod tests {
     /// measured from `from` to `until` seconds.
     pub(crate) fn call(ctrl: Box<dyn Controller>, link: Link, pushback: bool, from: i64, until: i64) -> Outcome {
         let (start, end) = (Time::from_millis(from * 1000), Time::from_millis(until * 1000));
-        let sender = SenderConfig { cwnd_pushback: pushback, ..SenderConfig::default() };
+        // goog_cc-style pushback counting the pacer queue: a window that
+        // only holds the pacer never has more than itself in flight.
+        let sender = SenderConfig { cwnd_pushback: pushback, pushback_pacer: pushback, ..SenderConfig::default() };
         let enc = Encoder::new(EncoderConfig::Ideal, sender.frame_interval, Rng::new(1));
         // The drop-tail buffer, in front of the pair's own FIFO: the same
         // link, so the same departures.

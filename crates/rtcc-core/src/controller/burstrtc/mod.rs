@@ -215,7 +215,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: false,
+    pushback: crate::controller::Pushback::Off,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -265,7 +265,9 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    // Counting the pacer queue, as rtcc's Cross results were measured
+    // (libwebrtc's WebRTC-AddPacingToCongestionWindowPushback trial).
+    pushback: crate::controller::Pushback::WithPacer,
 };
 
 /// Lowest rate whatever min_rate says: MIMD from zero stays at zero.

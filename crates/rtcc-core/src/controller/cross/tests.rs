@@ -6,6 +6,7 @@ use super::*;
 use crate::controller::ParamValue;
 use crate::packet::PacketKind;
 use crate::pair::Pair;
+use crate::sender::SenderConfig;
 
 const MS: Duration = Duration::from_millis(1);
 const PKT: DataSize = DataSize::from_bytes(1200);
@@ -432,7 +433,9 @@ struct Slot {
 /// ms reports) with cross over a FIFO bottleneck of `capacity(t)` and `owd`
 /// each way; one `Slot` per 100 ms.
 fn run(c: Cross, capacity: fn(Time) -> DataRate, owd: Duration, secs: i64) -> Vec<Slot> {
-    let mut pair = Pair::builder().controller(Box::new(c)).delay(owd).capacity(capacity).build();
+    // As a `cross` flow runs by default (its registry entry's pushback).
+    let sender = SenderConfig { pushback_pacer: true, ..SenderConfig::default() };
+    let mut pair = Pair::builder().sender(sender).controller(Box::new(c)).delay(owd).capacity(capacity).build();
     let mut slots = vec![Slot::default(); (secs * 10) as usize];
     let slot = |t: Time| (t.as_micros() / 100_000) as usize;
     for (i, sl) in slots.iter_mut().enumerate() {

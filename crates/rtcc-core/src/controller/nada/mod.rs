@@ -327,7 +327,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    pushback: crate::controller::Pushback::InFlight,
 };
 
 pub const INFO_NADAR: ControllerInfo = ControllerInfo {
@@ -337,7 +337,7 @@ pub const INFO_NADAR: ControllerInfo = ControllerInfo {
     params: NADAR_PARAMS,
     create: create_nadar,
     receiver: None,
-    pushback: true,
+    pushback: crate::controller::Pushback::InFlight,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -161,7 +161,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: false,
+    pushback: crate::controller::Pushback::Off,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

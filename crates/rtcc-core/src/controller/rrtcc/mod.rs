@@ -126,7 +126,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: Some(create_receiver),
-    pushback: false,
+    pushback: crate::controller::Pushback::Off,
 };
 
 // send_side_bandwidth_estimation.{h,cc} (r4855). Loss is RTCP's fraction

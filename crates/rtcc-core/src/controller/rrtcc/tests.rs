@@ -44,7 +44,7 @@ fn defaults_are_the_2013_ones() {
     assert!(RrtccConfig::from_params(&with("pacing_factor", -1.0), &ctx).is_err());
     // The flow's registry entry brings the receiver-side estimator.
     let info = crate::controller::lookup("rrtcc").unwrap();
-    assert!(info.receiver.is_some() && !info.pushback);
+    assert!(info.receiver.is_some() && info.pushback == crate::controller::Pushback::Off);
     assert!((info.receiver.unwrap())(&Params::new(), &ctx).is_ok());
 }
 

@@ -146,7 +146,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: false,
+    pushback: crate::controller::Pushback::Off,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -213,7 +213,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     params: PARAMS,
     create,
     receiver: None,
-    pushback: true,
+    pushback: crate::controller::Pushback::InFlight,
 };
 
 /// kInitialRttMs: RTT before any sample; initial MI timeout = 2 × this.
