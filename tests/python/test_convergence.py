@@ -144,7 +144,10 @@ def test_bin_series_from_a_run_on_a_pulse_link():
             "queue": "unlimited",
         },
         "record": {"packets": False},
-        "flow": [{"controller": {"name": "fixed", "rate": "500kbps"}, "encoder": "ideal"}],
+        # Paced at the rate itself, so each frame serialises at the link's rate.
+        "flow": [
+            {"controller": {"name": "fixed", "rate": "500kbps", "pacing_factor": 1}, "encoder": "ideal"}
+        ],
     }
     s = conv.bin_series(rtcc.simulate(scenario, record_packets=False))
     assert [(st.t_s, st.after_kbps) for st in conv.detect_steps(s)] == [

@@ -94,8 +94,8 @@ def test_shapes_follow_the_scenario(short: rtcc.Result):
     assert abs(len(short.link) - 100) <= 1
     assert abs(len(short.timeseries) - 100) <= 1
     assert set(short.timeseries["flow"]) == {0}
-    # ~1 Mbps of 1200-byte packets for 10 s is ~1000 packets.
-    assert 900 <= (short.packets["kind"] == "media").sum() <= 1200
+    # 300 frames of 4167 B at 1 Mbps, 4 packets each.
+    assert 1150 <= (short.packets["kind"] == "media").sum() <= 1210
 
 
 def test_fixed_rate_on_an_idle_link_behaves(short: rtcc.Result):
@@ -159,7 +159,9 @@ def test_seed_is_recorded_and_matters():
     b = rtcc.simulate(lossy, seed=2, record_packets=False).summary
     assert (a["seed"], b["seed"]) == (1, 2)
     assert a["flows"][0]["loss_rate"] == pytest.approx(0.05, abs=0.02)
-    assert a["flows"][0]["loss_rate"] != b["flows"][0]["loss_rate"]
+    # Seeds 1 and 2 happen to lose the same count; what was lost differs.
+    fa, fb = a["flows"][0], b["flows"][0]
+    assert (fa["loss_rate"], fa["rtx_kbps"]) != (fb["loss_rate"], fb["rtx_kbps"])
 
 
 def test_scenario_error_from_python():
