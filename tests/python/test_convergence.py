@@ -146,7 +146,10 @@ def test_bin_series_from_a_run_on_a_pulse_link():
         "record": {"packets": False},
         # Paced at the rate itself, so each frame serialises at the link's rate.
         "flow": [
-            {"controller": {"name": "fixed", "rate": "500kbps", "pacing_factor": 1}, "encoder": "ideal"}
+            {
+                "controller": {"name": "fixed", "rate": "500kbps", "pacing_factor": 1},
+                "encoder": "ideal",
+            }
         ],
     }
     s = conv.bin_series(rtcc.simulate(scenario, record_packets=False))
