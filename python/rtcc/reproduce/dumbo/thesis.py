@@ -80,4 +80,16 @@ NOTES = [
     "The thesis measured PSNR/SSIM of each received frame against its source frame in "
     "a real WebRTC testbed; rtcc estimates them with a rate-quality model (no pixels), so "
     "compare differences between schemes rather than absolute dB.",
+    "Frame latency scores a capture that was never shown — lost, skipped by Dumbo's "
+    "latency threshold, dropped by GCC's window or paused by the pacer's queue limit — "
+    "with the next shown frame's display time, as §6.1 does for a frame not received.",
+    "GCC runs goog_cc's default congestion window (350 ms queue, DropFrame): libwebrtc's "
+    "encoder drops one frame in max(2, 1/ratio) and lowers its target while the window is "
+    "full (the cwnd_drops column). Plain Copa and RoCC only gate the pacer by their "
+    "window (§4, §5.1), without libwebrtc's encoder pushback.",
+    "Not reproduced: plain Copa follows the pulse link's step up within a second (thesis "
+    "2.8 s) and on the cellular traces keeps 62 % utilisation and 3.7 Mbps of video "
+    "(thesis 22 % and 458 kbps); its frames wait in the window-gated pacer queue instead "
+    "(2.3 s mean frame latency, thesis 725 ms). Why the thesis's Copa stayed so low is "
+    "still open.",
 ]
