@@ -93,6 +93,8 @@ pub struct FlowStats {
     pub lost: u64,
     pub owd: Histogram,
     pub queue: Histogram,
+    /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
+    pub sojourn: Histogram,
     pub packets: Vec<PacketRec>,
     /// Time-series accumulators for the current bin.
     pub bin: BinAcc,
@@ -135,8 +137,9 @@ impl FlowStats {
     }
 
     /// Left the bottleneck after `queued` in its queue; `lost` = random loss.
-    pub fn on_departed(&mut self, p: &Packet, queued: Duration, lost: bool) {
+    pub fn on_departed(&mut self, p: &Packet, queued: Duration, sojourn: Duration, lost: bool) {
         self.queue.add(queued);
+        self.sojourn.add(sojourn);
         self.bin.queue_sum_us += queued.as_micros() as f64;
         self.bin.queue_n += 1;
         if lost {

@@ -46,10 +46,18 @@ pub struct FlowSummary {
     pub goodput_kbps: f64,
     pub utilization: f64,
     pub media_utilization: f64,
+    /// Mean over the time-series bins of received bytes / the bin's
+    /// capacity (bins with capacity while the flow runs): utilisation per
+    /// sample, as the Dumbo thesis averages it; `utilization` is Σ/Σ.
+    pub utilization_mean: Option<f64>,
     pub owd_ms_mean: Option<f64>,
     pub owd_ms_p95: Option<f64>,
     pub queue_delay_ms_mean: Option<f64>,
     pub queue_delay_ms_p95: Option<f64>,
+    /// Arrival at the bottleneck to departure (the wait for a delivery
+    /// opportunity and the serialisation included), as Mahimahi logs it.
+    pub sojourn_ms_mean: Option<f64>,
+    pub sojourn_ms_p95: Option<f64>,
     pub frame_latency_ms_mean: Option<f64>,
     pub frame_latency_ms_p95: Option<f64>,
     pub frame_delay_ms_mean: Option<f64>,
@@ -353,6 +361,8 @@ impl Recorder {
             owd_ms_p95: st.owd.quantile_ms(0.95),
             queue_delay_ms_mean: st.queue.mean_ms(),
             queue_delay_ms_p95: st.queue.quantile_ms(0.95),
+            sojourn_ms_mean: st.sojourn.mean_ms(),
+            sojourn_ms_p95: st.sojourn.quantile_ms(0.95),
             frame_latency_ms_mean: fl.latency.mean_ms(),
             frame_latency_ms_p95: fl.latency.quantile_ms(0.95),
             frame_delay_ms_mean: fl.delay.mean_ms(),
@@ -372,6 +382,7 @@ impl Recorder {
             packets_dropped: st.dropped,
             packets_lost: st.lost,
             target_kbps_mean: (f.target_n > 0).then(|| f.target_sum / f.target_n as f64),
+            utilization_mean: (f.util_n > 0).then(|| f.util_sum / f.util_n as f64),
             key_frames: c.key_frames,
             resolution_switches: c.resolution_switches,
             nacks_sent: rp.nacks_sent,

@@ -75,7 +75,8 @@ pub enum Event<'a> {
     /// It left the bottleneck after `queued` in the queue; `lost`: random
     /// loss after the bottleneck. `reverse`: the reverse bottleneck (a
     /// flow whose data runs from the receiving side).
-    PacketDeparted { packet: &'a Packet, queued: Duration, lost: bool, reverse: bool },
+    /// `sojourn`: arrival at the bottleneck to its last byte's departure.
+    PacketDeparted { packet: &'a Packet, queued: Duration, sojourn: Duration, lost: bool, reverse: bool },
     /// Something sent back (report, ACK) left a bottleneck: the forward
     /// one for a reverse flow, else the reverse one.
     BackDeparted { size: DataSize, reverse: bool },
@@ -147,6 +148,10 @@ pub(crate) struct FlowRec {
     pub counters: SendCounters,
     pub target_sum: f64,
     pub target_n: u64,
+    /// Per-bin received bytes over the bin's capacity, summed over the
+    /// active bins with capacity (utilisation per sample).
+    pub util_sum: f64,
+    pub util_n: u64,
     pub receiver: ReceiverSample,
     pub reports_sent: u64,
     pub reports_lost: u64,
@@ -430,6 +435,8 @@ impl Recorder {
             counters: SendCounters::default(),
             target_sum: 0.0,
             target_n: 0,
+            util_sum: 0.0,
+            util_n: 0,
             receiver: ReceiverSample::default(),
             reports_sent: 0,
             report_bytes: 0,
@@ -486,7 +493,7 @@ impl Recorder {
                     }
                 }
             }
-            Event::PacketDeparted { packet, queued, lost, reverse } => {
+            Event::PacketDeparted { packet, queued, sojourn, lost, reverse } => {
                 let f = &mut self.flows[flow];
                 let l = match (&mut self.reverse, reverse) {
                     (Some(r), true) => r,
@@ -499,7 +506,7 @@ impl Recorder {
                 l.by_kind[f.class] += packet.size.bytes();
                 l.data_bytes += packet.size.bytes();
                 f.data_bytes += packet.size.bytes();
-                f.stats.on_departed(packet, queued, lost);
+                f.stats.on_departed(packet, queued, sojourn, lost);
                 if lost && packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
@@ -567,11 +574,16 @@ impl Recorder {
         let bin = self.bin;
         let kbps = |b: u64| kbps_over(b, bin);
         let record = self.record_timeseries;
+        let cap = self.link.capacity.bytes_between(t1 - bin, t1);
         let f = &mut self.flows[flow];
         let active = t1 > f.label.start && f.label.stop.is_none_or(|s| t1 <= s);
         if active {
             f.target_sum += x.target.kbps_f64();
             f.target_n += 1;
+            if cap > 0.0 {
+                f.util_sum += f.stats.bin.recv_bytes as f64 / cap;
+                f.util_n += 1;
+            }
         }
         if record {
             let c = x.counters;

@@ -481,9 +481,9 @@ impl Simulation {
                 self.back_departed(i, d.packet.seq, d.departed, d.lost);
                 continue;
             }
-            let queued = d.service_start - d.enqueued;
+            let (queued, sojourn) = (d.service_start - d.enqueued, d.departed - d.enqueued);
             let lost = d.lost || self.data[r].lose(d.departed);
-            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, lost, reverse });
+            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, sojourn, lost, reverse });
             if lost {
                 self.data[r].discard();
             } else {

@@ -20,8 +20,20 @@ fn fixed_2mbps_on_3mbps_sees_no_queue() {
     assert!((f.video_kbps - 2000.0).abs() < 20.0, "{}", f.video_kbps);
     assert!((f.goodput_kbps - 2000.0).abs() < 20.0, "{}", f.goodput_kbps);
     assert!((f.utilization - 2.0 / 3.0).abs() < 0.01, "{}", f.utilization);
+    assert!((f.utilization_mean.unwrap() - 2.0 / 3.0).abs() < 0.01, "{:?}", f.utilization_mean);
     assert_eq!(f.frames_displayed, f.frames_sent);
     assert_eq!(f.freeze_ratio, Some(0.0));
+}
+
+/// 1 Mbps through 3 Mbps for 10 s, then 1 Mbps for 10 s: Σ received over
+/// Σ capacity is 20 Mb / 40 Mb = 0.5, the mean of per-bin shares
+/// (1/3 + 1)/2 = 0.67 (the Dumbo thesis averages per sample).
+#[test]
+fn utilisation_per_sample_and_over_the_call_differ_on_a_step() {
+    let out = fixed("1Mbps", r#"{ kind = "step", steps = [["0s", "3Mbps"], ["10s", "1Mbps"]] }"#, 20);
+    let f = &out.summary.flows[0];
+    assert!((f.utilization - 0.5).abs() < 0.01, "{}", f.utilization);
+    assert!((f.utilization_mean.unwrap() - 2.0 / 3.0).abs() < 0.02, "{:?}", f.utilization_mean);
 }
 
 #[test]
@@ -37,6 +49,25 @@ fn fixed_2mbps_on_1mbps_queue_grows_at_1mbps() {
     let f = &out.summary.flows[0];
     assert!((f.goodput_kbps - 1000.0).abs() < 20.0, "{}", f.goodput_kbps);
     assert!((out.summary.link.utilization - 1.0).abs() < 0.01);
+}
+
+/// On a trace link a packet waits for the next delivery opportunity even
+/// with the buffer empty: the queuing delay (until service starts) stays
+/// zero while the sojourn (arrival → departure, as Mahimahi logs it) holds
+/// the wait, about half the 10 ms between opportunities here.
+#[test]
+fn a_trace_links_sojourn_holds_the_wait_for_an_opportunity() {
+    let dir = std::env::temp_dir().join(format!("rtcc-trace-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ten.trace");
+    std::fs::write(&path, "10\n").unwrap();
+    let out = fixed("300kbps", &format!("{{ kind = \"trace\", file = {:?} }}", path.to_str().unwrap()), 20);
+    let f = &out.summary.flows[0];
+    let (queue, sojourn) = (f.queue_delay_ms_mean.unwrap(), f.sojourn_ms_mean.unwrap());
+    assert!(queue < 0.5, "queue {queue} ms");
+    assert!((3.0..7.0).contains(&sojourn), "sojourn {sojourn} ms");
+    assert!(f.sojourn_ms_p95.unwrap() <= 10.0 + 1e-6, "{:?}", f.sojourn_ms_p95);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -102,7 +102,16 @@ fn outputs_come_from_events_alone() {
             ..Packet::default()
         };
         rec.record(0, Event::PacketSent(&p));
-        rec.record(0, Event::PacketDeparted { packet: &p, queued: Duration::ZERO, lost: false, reverse: false });
+        rec.record(
+            0,
+            Event::PacketDeparted {
+                packet: &p,
+                queued: Duration::ZERO,
+                sojourn: Duration::ZERO,
+                lost: false,
+                reverse: false,
+            },
+        );
         let at = sent + Duration::from_millis(30);
         rec.record(0, Event::PacketArrived { at, packet: &p });
         counters.bytes[0] += 1000;

@@ -106,7 +106,7 @@ def bitrate_breakdown(table: pd.DataFrame) -> Figure | None:
 
 _BOXES = (
     ("frame_latency_ms_mean", "frame latency (ms)", 1.0),
-    ("queue_delay_ms_mean", "queuing delay (ms)", 1.0),
+    ("sojourn_ms_mean", "queuing delay (ms)", 1.0),
     ("utilization", "utilisation (%)", 100.0),
     ("video_kbps", "video bitrate (kbps)", 1.0),
 )

@@ -35,8 +35,9 @@ CELLULAR_COLUMNS = (
     ("psnr_db_mean", "PSNR (dB)", 1.0),
     ("ssim_db_mean", "SSIM (dB)", 1.0),
     ("frame_latency_ms_mean", "frame latency (ms)", 1.0),
-    ("queue_delay_ms_mean", "network (queuing) delay (ms)", 1.0),
-    ("utilization", "utilisation (%)", 100.0),
+    ("sojourn_ms_mean", "network (queuing) delay, arrival → departure (ms)", 1.0),
+    ("utilization_mean", "utilisation per sample (%)", 100.0),
+    ("utilization", "utilisation Σ/Σ (%)", 100.0),
     ("video_kbps", "video (kbps)", 1.0),
     ("padding_kbps", "dummy / padding incl. probes (kbps)", 1.0),
 )
