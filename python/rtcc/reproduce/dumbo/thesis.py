@@ -91,8 +91,11 @@ NOTES = [
     "full (the cwnd_drops column). Plain Copa and RoCC only gate the pacer by their "
     "window (§4, §5.1), without libwebrtc's encoder pushback.",
     "Not reproduced: plain Copa follows the pulse link's step up within a second (thesis "
-    "2.8 s) and on the cellular traces keeps 62 % utilisation and 3.7 Mbps of video "
+    "2.8 s) and on the cellular traces keeps 74 % utilisation and 3.9 Mbps of video "
     "(thesis 22 % and 458 kbps); its frames wait in the window-gated pacer queue instead "
-    "(2.3 s mean frame latency, thesis 725 ms). Why the thesis's Copa stayed so low is "
+    "(2.6 s mean frame latency, thesis 725 ms). Why the thesis's Copa stayed so low is "
     "still open.",
+    "Network delay is arrival to departure at the bottleneck (sojourn_ms_mean), as "
+    "Mahimahi's log gives it, and utilisation the mean over 100 ms samples "
+    "(utilization_mean); the page also lists Σ received / Σ capacity (utilization).",
 ]
