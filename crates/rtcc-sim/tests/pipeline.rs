@@ -332,3 +332,35 @@ fn nack_repairs_random_loss_when_paced_as_libwebrtc() {
     assert!(shown(&paced) >= 0.99, "{}", shown(&paced));
     assert!(shown(&tight) < 0.9, "{}", shown(&tight));
 }
+
+/// libwebrtc's PCC pads up to its sending rate, so each monitor interval's
+/// rate r·(1±ε) is on the wire even when the encoder lags behind the
+/// target; without the padding the utility gradients compare rates that
+/// were never sent.
+#[test]
+fn vivace_pads_its_monitor_intervals_up_to_their_rate() {
+    let text = |padding: bool| {
+        format!(
+            "duration = \"30s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\n\
+             controller = {{ name = \"vivace\", padding = {padding} }}\n\
+             encoder = {{ kind = \"lagging\", tau_up = \"1.3s\", tau_down = \"0.3s\", sigma = 0.1, key_ratio = 5 }}\n"
+        )
+    };
+    let run = |padding: bool| rtcc_sim::run_text(&text(padding), "pcc.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let (on, off) = (run(true), run(false));
+    let share = |o: &Output| {
+        let f = &o.summary.flows[0];
+        f.send_kbps / f.target_kbps_mean.unwrap()
+    };
+    let (fon, foff) = (&on.summary.flows[0], &off.summary.flows[0]);
+    eprintln!(
+        "padding: sent/target {:.3}, padding {:.0} kbps; without: sent/target {:.3}, padding {:.0} kbps",
+        share(&on),
+        fon.padding_kbps,
+        share(&off),
+        foff.padding_kbps
+    );
+    assert!(share(&on) > 0.95, "{}", share(&on));
+    assert!(fon.padding_kbps > 0.0 && foff.padding_kbps == 0.0);
+    assert!(share(&on) > share(&off), "{} vs {}", share(&on), share(&off));
+}

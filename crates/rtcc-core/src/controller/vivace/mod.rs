@@ -171,6 +171,14 @@ const RATE_SOURCE: Param<&str> = Param::choice(
     &["target", "sent"],
     "utility at the MI's \"target\" rate (libwebrtc) or the rate actually \"sent\"",
 );
+/// pcc_network_controller.cc: pacer_config.pad_window = sending_rate, so
+/// the pacer pads up to each MI's rate and r·(1±ε) is on the wire even when
+/// the encoder sends less.
+const PADDING: Param<bool> = Param::flag(
+    "padding",
+    true,
+    "pad up to the sending rate as libwebrtc's PCC does, so each monitor interval's rate is on the wire",
+);
 /// libwebrtc seeds the coin with kRandomSeed = 100; here the run's seed
 /// unless one is given, so `--seed` varies it like every other random choice.
 const SEED: Param<Option<u64>> = Param::optional_integer(
@@ -204,6 +212,7 @@ pub const PARAMS: &[ParamInfo] = &[
     MIN_MI.info(),
     TIMEOUT_RATIO.info(),
     RATE_SOURCE.info(),
+    PADDING.info(),
     SEED.info(),
 ];
 
@@ -257,6 +266,8 @@ pub struct VivaceConfig {
     pub min_mi: Duration,
     pub timeout_ratio: f64,
     pub rate_source: RateSource,
+    /// Pad up to the sending rate (libwebrtc's pad_window).
+    pub padding: bool,
     pub seed: u64,
 }
 
@@ -311,6 +322,7 @@ impl VivaceConfig {
             min_mi: p.get(&MIN_MI)?,
             timeout_ratio: p.get(&TIMEOUT_RATIO)?,
             rate_source,
+            padding: p.get(&PADDING)?,
             // The run's seed unless one is given, so `--seed` varies the
             // coin like every other random choice of the run.
             seed: p.get(&SEED)?.unwrap_or(ctx.seed),
@@ -490,7 +502,8 @@ impl Controller for Vivace {
     }
 
     fn decision(&self) -> Decision {
-        Decision::rates(self.rate, self.rate)
+        let padding = if self.cfg.padding { self.rate } else { DataRate::ZERO };
+        Decision { padding_rate: padding, ..Decision::rates(self.rate, self.rate) }
     }
 
     fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
