@@ -145,6 +145,10 @@ VIDEO_FIELDS = {
     "queue_time_limit": WRONG_TYPES | {"word": '"abc"', "negative": '"-2s"'},
     "pacer_burst": WRONG_TYPES | {"word": '"abc"', "negative": '"-2ms"'},
     "cwnd_pushback": {"table": "{ bogus = 1 }", "string": '"yes"', "number": "1"},
+    "playout": {"unknown": '"fast"', "number": "5", "no-kind": '{ decode_time = "1ms" }',
+                "bad-kind": '{ kind = "vlc" }', "negative": '{ kind = "webrtc", decode_time = "-1ms" }',
+                "min-above-max": '{ kind = "webrtc", min_delay = "2s", max_delay = "1s" }',
+                "unknown-param": '{ kind = "webrtc", bogus = 1 }'},
     "skip_threshold": WRONG_TYPES | {"word": '"abc"', "negative": '"-2ms"'},
     "content": WRONG_TYPES | {"unknown": '"nope"', "missing-file": '{ file = "nope.y4m" }'},
 }  # fmt: skip

@@ -126,6 +126,8 @@ struct Group {
     index: u16,
     count: u16,
     flags: u8,
+    /// XOR of the capture timestamps (µs), as RFC 5109 §7 recovers TS.
+    capture: i64,
     longest: DataSize,
     /// Frame of the first packet, and whether every packet is of it.
     first_frame: u32,
@@ -193,6 +195,7 @@ impl FecEncoder {
         g.index ^= p.index;
         g.count ^= p.count;
         g.flags ^= p.flags;
+        g.capture ^= p.capture.as_micros();
         g.longest = g.longest.max(p.size);
         g.one_frame &= p.frame == g.first_frame;
         let frame_done = self.cfg.per_frame && p.count > 0 && u32::from(p.index) + 1 >= u32::from(p.count);
@@ -228,6 +231,7 @@ impl FecEncoder {
             // Zero padding to the longest packet (RFC 5109 §8) + headers.
             size: g.longest + self.cfg.overhead,
             send_time: Time::ZERO,
+            capture: Time::from_micros(g.capture),
             frame: g.frame,
             index: g.index,
             count: g.count,
@@ -270,6 +274,7 @@ struct Slot {
     index: u16,
     count: u16,
     flags: u8,
+    capture: i64,
 }
 
 /// XOR of the received headers of a group and what is missing from it.
@@ -281,6 +286,7 @@ struct Scan {
     index: u16,
     count: u16,
     flags: u8,
+    capture: i64,
 }
 
 #[derive(Clone, Debug)]
@@ -361,7 +367,8 @@ impl FecDecoder {
         if slot.media {
             return None;
         }
-        *slot = Slot { media: true, frame: p.frame, index: p.index, count: p.count, flags: p.flags, ..*slot };
+        let capture = p.capture.as_micros();
+        *slot = Slot { media: true, frame: p.frame, index: p.index, count: p.count, flags: p.flags, capture, ..*slot };
         self.resolve_pending(s)
     }
 
@@ -436,6 +443,7 @@ impl FecDecoder {
                     sc.index ^= slot.index;
                     sc.count ^= slot.count;
                     sc.flags ^= slot.flags;
+                    sc.capture ^= slot.capture;
                 }
                 _ => {
                     sc.missing += 1;
@@ -462,13 +470,23 @@ impl FecDecoder {
             media_seq: sc.last_missing,
             group: 0,
             flags: parity.flags ^ sc.flags,
+            capture: Time::from_micros(parity.capture.as_micros() ^ sc.capture),
             // Only a one-frame group's parity has a handle, and it is the
             // recovered packet's frame's.
             payload: parity.payload.clone(),
         };
         // Remember it, so a late original or retransmission is a duplicate.
         let slot = self.slot_mut(rec.media_seq);
-        *slot = Slot { media: true, frame: rec.frame, index: rec.index, count: rec.count, flags: rec.flags, ..*slot };
+        let capture = rec.capture.as_micros();
+        *slot = Slot {
+            media: true,
+            frame: rec.frame,
+            index: rec.index,
+            count: rec.count,
+            flags: rec.flags,
+            capture,
+            ..*slot
+        };
         self.stats.recovered += 1;
         rec
     }
@@ -542,6 +560,8 @@ mod tests {
             count,
             media_seq: ms,
             flags,
+            // The frame's RTP timestamp: a 30 fps capture clock.
+            capture: Time::from_micros(i64::from(frame) * 33_333),
             ..Packet::default()
         }
     }
@@ -605,6 +625,7 @@ mod tests {
         // packet 1 of key frame 3.
         let orig = find(&wire, PacketKind::Media, 13);
         assert_eq!((orig.frame, orig.index, orig.count, orig.flags, orig.size.bytes()), (3, 1, 4, FLAG_KEY, 1200));
+        assert_eq!(orig.capture, Time::from_micros(99_999));
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 13);
         assert_eq!(rec.len(), 1);

@@ -13,6 +13,7 @@ pub mod feedback;
 pub mod pacer;
 pub mod packet;
 pub mod pair;
+pub mod playout;
 pub mod quality;
 pub mod receiver;
 pub mod resolution;

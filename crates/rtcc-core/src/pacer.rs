@@ -53,6 +53,8 @@ pub struct Queued {
     pub media_seq: u32,
     pub group: u16,
     pub flags: u8,
+    /// `Packet::capture`.
+    pub capture: Time,
     pub enqueued: Time,
     /// Leave without waiting for the pacing rate (a frame burst,
     /// `FrameSchedule`); the window still applies and the bytes still count
@@ -74,6 +76,7 @@ impl Queued {
             media_seq: 0,
             group: 0,
             flags: 0,
+            capture: now,
             enqueued: now,
             burst: false,
             payload: None,

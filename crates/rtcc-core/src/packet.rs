@@ -125,7 +125,6 @@ impl Default for FramePos {
     }
 }
 
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Packet {
     /// Flow (call) index in the scenario.
@@ -136,6 +135,9 @@ pub struct Packet {
     pub size: DataSize,
     /// Sender clock when the packet left the pacer.
     pub send_time: Time,
+    /// The RTP timestamp: capture time of the frame a media packet (or its
+    /// retransmission, or its rebuild from parity) carries; unused otherwise.
+    pub capture: Time,
     /// Video frame this packet belongs to, or `NO_FRAME`.
     pub frame: u32,
     /// Index within the frame and packets in the frame.
@@ -165,6 +167,7 @@ impl Default for Packet {
             seq: 0,
             size: DataSize::ZERO,
             send_time: Time::ZERO,
+            capture: Time::ZERO,
             frame: NO_FRAME,
             index: 0,
             count: 0,

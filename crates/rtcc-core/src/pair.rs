@@ -404,9 +404,10 @@ mod tests {
         // Delivered by 99 ms: those arriving at 35..=95 ms.
         assert_eq!(pair.delivered().count(), 7);
         assert_eq!(pair.now(), Time::from_millis(99));
-        // The frame completes with its last packet at 125 ms.
-        pair.run_until(Time::from_millis(130));
-        assert_eq!(pair.displayed(), &[Displayed { frame: 0, at: Time::from_millis(125), key: true }]);
+        // The frame completes with its last packet at 125 ms and is shown
+        // after WebRTC's 5 ms decode and 10 ms render delay.
+        pair.run_until(Time::from_millis(150));
+        assert_eq!(pair.displayed(), &[Displayed { frame: 0, at: Time::from_millis(140), key: true }]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The receiving side of one call: reassembles frames (with FEC recovery),
 //! decodes them in reference order — a delta frame needs the frame before it,
-//! a key frame needs nothing — and displays each as soon as it is decoded;
+//! a key frame needs nothing — and shows each at the render time WebRTC's
+//! jitter buffer and timing give it (`playout`, see [`crate::playout`]) or as
+//! soon as it is decoded;
 //! detects freezes; asks for retransmissions (NACK) and key frames (PLI); and
 //! sends a feedback report every `interval` with per-packet arrival times and
 //! its own send time, early when a NACK or PLI is due.
@@ -11,6 +13,7 @@ use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportFormat, ReportStats};
 use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
+use crate::playout::{Playout, Timing};
 use crate::units::{DataSize, Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,6 +54,8 @@ pub struct ReceiverConfig {
     /// Per-parity overhead of the sender's FEC (`FecConfig::overhead`), to
     /// size recovered packets; both ends agree on it as SDP would negotiate.
     pub fec_overhead: DataSize,
+    /// When decoded frames are shown (WebRTC's timing by default).
+    pub playout: Playout,
 }
 
 impl Default for ReceiverConfig {
@@ -68,6 +73,7 @@ impl Default for ReceiverConfig {
             early_reports: false,
             report_format: ReportFormat::Rfc8888,
             fec_overhead: FecConfig::default().overhead,
+            playout: Playout::default(),
         }
     }
 }
@@ -109,6 +115,17 @@ pub struct RecvFrame {
     pub payload: Option<Payload>,
     /// One of its packets was rebuilt from FEC parity.
     pub fec: bool,
+    /// Its RTP timestamp (capture time), from its packets.
+    pub capture: Option<Time>,
+    /// Bytes of its packets.
+    pub bytes: u64,
+    /// One of its packets came as a retransmission.
+    pub retransmitted: bool,
+    /// When it was decoded (shown at `display`, after decode and render).
+    pub decoded: Option<Time>,
+    /// The jitter buffer's playout delay its render time was given (WebRTC
+    /// timing's current delay; `None` with `Playout::Immediate`).
+    pub jitter_buffer: Option<Duration>,
 }
 
 /// Freeze statistics, by the simple gap rule and by WebRTC's rule
@@ -191,6 +208,8 @@ pub struct Receiver {
     estimator: Option<Box<dyn ReceiverEstimator>>,
     /// `poll_timeout`, recomputed after every input.
     timeout: Option<Time>,
+    /// WebRTC's jitter estimate and render timing, with `Playout::Webrtc`.
+    timing: Option<Timing>,
 }
 
 impl Receiver {
@@ -229,6 +248,10 @@ impl Receiver {
             owd_sum_us: 0,
             estimator: None,
             timeout: None,
+            timing: match cfg.playout {
+                Playout::Webrtc(p) => Some(Timing::new(p)),
+                Playout::Immediate => None,
+            },
         }
     }
 
@@ -477,11 +500,17 @@ impl Receiver {
         if fr.complete.is_some() {
             return true;
         }
+        fr.capture = Some(pkt.capture);
+        fr.bytes += pkt.size.bytes();
+        fr.retransmitted |= pkt.kind == PacketKind::Rtx;
         fr.received += 1;
         if fr.received < fr.count {
             return true;
         }
         fr.complete = Some(now);
+        if let Some(t) = self.timing.as_mut() {
+            t.on_complete(pkt.capture, now, fr.retransmitted);
+        }
         if self.last_decoded.is_some_and(|d| pkt.frame <= d) {
             fr.status = FrameStatus::Late;
             return true;
@@ -523,15 +552,27 @@ impl Receiver {
 
     fn decode(&mut self, now: Time, id: u32) {
         let i = (id - self.frame_base) as usize;
+        let f = &self.frames[i];
+        let (shown, jitter_buffer) = match (self.timing.as_mut(), f.capture, f.complete) {
+            (Some(t), Some(capture), Some(complete)) => {
+                let (shown, delay) = t.decode(now, capture, complete, f.bytes, f.retransmitted);
+                (shown, Some(delay))
+            }
+            _ => (now, None),
+        };
+        // Frames are shown in decode order.
+        let shown = self.last_display_time.map_or(shown, |p| shown.max(p));
         self.frames[i].status = FrameStatus::Displayed;
-        self.frames[i].display = Some(now);
+        self.frames[i].display = Some(shown);
+        self.frames[i].decoded = Some(now);
+        self.frames[i].jitter_buffer = jitter_buffer;
         self.last_decoded = Some(id);
         self.stuck_since = None;
         if let Some(prev) = self.last_display_time {
-            self.on_gap(now - prev);
+            self.on_gap(shown - prev);
         }
-        self.first_display_time.get_or_insert(now);
-        self.last_display_time = Some(now);
+        self.first_display_time.get_or_insert(shown);
+        self.last_display_time = Some(shown);
         // Gaps older than a decoded key frame need no repair any more; those
         // of newer frames still do.
         if self.frames[i].key {
@@ -631,6 +672,12 @@ mod tests {
     use super::*;
     use crate::units::DataSize;
 
+    /// Frames shown when decoded: these tests are about reassembly and
+    /// decode order (playout timing has its own in `playout`).
+    fn immediate() -> ReceiverConfig {
+        ReceiverConfig { playout: Playout::Immediate, ..ReceiverConfig::default() }
+    }
+
     fn pkt(seq: u64, frame: u32, index: u16, count: u16) -> Packet {
         Packet {
             seq,
@@ -649,7 +696,7 @@ mod tests {
     #[test]
     fn lateness_does_not_depend_on_when_records_are_collected() {
         let late_after = |collect: bool| {
-            let mut r = Receiver::new(ReceiverConfig::default());
+            let mut r = Receiver::new(immediate());
             // Frame 0 (key) is shown; frame 1 loses a packet and frame 2
             // (a key frame) overtakes it.
             r.handle_packet(Time::from_millis(10), &pkt(0, 0, 0, 1));
@@ -676,7 +723,7 @@ mod tests {
 
     #[test]
     fn delta_frames_wait_for_their_reference() {
-        let mut r = Receiver::new(ReceiverConfig::default());
+        let mut r = Receiver::new(immediate());
         r.handle_packet(Time::from_millis(10), &pkt(0, 0, 0, 2));
         r.handle_packet(Time::from_millis(11), &pkt(1, 0, 1, 2));
         // Frame 1 loses its first packet; frame 2 completes but cannot decode.
@@ -700,7 +747,7 @@ mod tests {
 
     #[test]
     fn stuck_receiver_asks_for_a_key_frame() {
-        let mut r = Receiver::new(ReceiverConfig::default());
+        let mut r = Receiver::new(immediate());
         r.handle_packet(Time::from_millis(0), &pkt(0, 0, 0, 1));
         // Frame 1 lost entirely; frame 2 complete at 66 ms.
         r.handle_packet(Time::from_millis(66), &pkt(2, 2, 0, 1));
@@ -728,7 +775,7 @@ mod tests {
 
     #[test]
     fn nacks_missing_media_after_the_reorder_allowance() {
-        let cfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
+        let cfg = ReceiverConfig { nack: true, ..immediate() };
         let mut r = Receiver::new(cfg);
         r.handle_packet(Time::from_millis(0), &pkt(0, 0, 0, 1));
         r.handle_packet(Time::from_millis(10), &pkt(3, 1, 2, 3));
@@ -745,7 +792,7 @@ mod tests {
 
     #[test]
     fn key_frame_decode_keeps_newer_gaps() {
-        let cfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
+        let cfg = ReceiverConfig { nack: true, ..immediate() };
         let mut r = Receiver::new(cfg);
         // Key frame 0 = media 0..3 with media 1 lost; frame 1 = media 3..5 with media 4 lost.
         r.handle_packet(Time::from_millis(0), &Packet { flags: FLAG_KEY, ..pkt(0, 0, 0, 3) });
@@ -762,7 +809,7 @@ mod tests {
 
     #[test]
     fn freeze_counts_long_gaps() {
-        let mut r = Receiver::new(ReceiverConfig::default());
+        let mut r = Receiver::new(immediate());
         for (i, t) in [0, 33, 66, 300, 333].iter().enumerate() {
             r.handle_packet(Time::from_millis(*t), &pkt(i as u64, i as u32, 0, 1));
         }

@@ -575,6 +575,7 @@ impl Sender {
                 media_seq: self.next_media_seq,
                 group: 0,
                 flags,
+                capture,
                 enqueued: capture,
                 burst: schedule.is_burst(i, count),
                 payload: enc.payload.clone(),
@@ -825,6 +826,7 @@ fn parity(p: Packet, now: Time) -> Queued {
         media_seq: p.media_seq,
         group: p.group,
         flags: p.flags,
+        capture: p.capture,
         enqueued: now,
         burst: false,
         payload: p.payload,
@@ -842,6 +844,7 @@ fn to_packet(flow: u16, q: Queued) -> Packet {
         media_seq: q.media_seq,
         group: q.group,
         flags: q.flags,
+        capture: q.capture,
         payload: q.payload,
         ..Packet::default()
     }

@@ -48,6 +48,12 @@ pub struct FrameLog {
     pub delay: Histogram,
     /// first packet sent → complete (PIBES).
     pub transport: Histogram,
+    /// complete → shown, for displayed frames: the receiver's playout delay
+    /// (jitter buffer, decode and render).
+    pub playout: Histogram,
+    /// The jitter buffer's delay each displayed frame was given (WebRTC
+    /// timing's current delay).
+    pub jitter_buffer: Histogram,
     /// Frames per status code.
     pub counts: [u64; 5],
     /// Sums over displayed frames, each against its own source (as the Dumbo
@@ -214,6 +220,12 @@ impl FrameLog {
                 self.latency.add(d - s.capture);
             }
         }
+        if let (Some(d), Some(c)) = (displayed, r.complete) {
+            self.playout.add(d - c);
+        }
+        if let Some(j) = r.jitter_buffer.filter(|_| displayed.is_some()) {
+            self.jitter_buffer.add(j);
+        }
         if status < STATUS_SKIPPED {
             if let Some(c) = r.complete {
                 self.delay.add(c - s.capture);
@@ -243,6 +255,8 @@ impl FrameLog {
             rows.latency.push(if status <= STATUS_SKIPPED { latency } else { f64::NAN });
             rows.delay.push(if keep { delay } else { f64::NAN });
             rows.transport.push(if keep { transport } else { f64::NAN });
+            let jb = r.jitter_buffer.filter(|_| displayed.is_some());
+            rows.jitter_buffer.push(jb.map_or(f64::NAN, |j| j.as_millis_f64()));
             rows.psnr.push(psnr);
             rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
         }
@@ -293,6 +307,7 @@ pub struct FrameCols {
     latency: Vec<f64>,
     delay: Vec<f64>,
     transport: Vec<f64>,
+    jitter_buffer: Vec<f64>,
     psnr: Vec<f64>,
     ssim_db: Vec<f64>,
 }
@@ -315,6 +330,7 @@ impl FrameCols {
         self.latency.extend_from_slice(&o.latency);
         self.delay.extend_from_slice(&o.delay);
         self.transport.extend_from_slice(&o.transport);
+        self.jitter_buffer.extend_from_slice(&o.jitter_buffer);
         self.psnr.extend_from_slice(&o.psnr);
         self.ssim_db.extend_from_slice(&o.ssim_db);
     }
@@ -337,6 +353,7 @@ impl FrameCols {
         t.push("latency_ms", Column::F64(self.latency));
         t.push("delay_ms", Column::F64(self.delay));
         t.push("transport_ms", Column::F64(self.transport));
+        t.push("jitter_buffer_ms", Column::F64(self.jitter_buffer));
         t.push("psnr_db", Column::F64(self.psnr));
         t.push("ssim_db", Column::F64(self.ssim_db));
         t

@@ -62,6 +62,13 @@ pub struct FlowSummary {
     pub frame_latency_ms_p95: Option<f64>,
     pub frame_delay_ms_mean: Option<f64>,
     pub frame_delay_ms_p95: Option<f64>,
+    /// Complete → shown, displayed frames: the receiver's playout delay.
+    pub playout_delay_ms_mean: Option<f64>,
+    pub playout_delay_ms_p95: Option<f64>,
+    /// The jitter buffer's delay displayed frames were given (WebRTC
+    /// timing's current delay: jitter estimate + decode + render); null
+    /// with `playout = "immediate"`.
+    pub jitter_buffer_ms_mean: Option<f64>,
     pub transport_delay_ms_mean: Option<f64>,
     /// Video only (null for cross traffic).
     pub freeze_ratio: Option<f64>,
@@ -367,6 +374,9 @@ impl Recorder {
             frame_latency_ms_p95: fl.latency.quantile_ms(0.95),
             frame_delay_ms_mean: fl.delay.mean_ms(),
             frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
+            playout_delay_ms_mean: fl.playout.mean_ms(),
+            playout_delay_ms_p95: fl.playout.quantile_ms(0.95),
+            jitter_buffer_ms_mean: fl.jitter_buffer.mean_ms(),
             transport_delay_ms_mean: fl.transport.mean_ms(),
             freeze_ratio: video.then(|| ((fz.total + edges).as_secs_f64() / active).min(1.0)),
             freeze_count: fz.count,

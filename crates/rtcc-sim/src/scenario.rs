@@ -15,6 +15,7 @@ use serde::Deserialize;
 use rtcc_core::fec::FecConfig;
 use rtcc_core::feedback::ReportFormat;
 use rtcc_core::pacer::PacerConfig;
+use rtcc_core::playout::{Playout, WebrtcPlayout};
 use rtcc_core::quality::QualityModel;
 use rtcc_core::receiver::ReceiverConfig;
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
@@ -200,6 +201,7 @@ pub struct FlowFile {
     pub max_delay: Option<Quantity>,
     pub early_reports: Option<bool>,
     pub report_format: Option<String>,
+    pub playout: Option<Spec>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
     pub resolution: Option<String>,
@@ -756,6 +758,7 @@ fn flow_spec(
         Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
+    let playout = parse_playout(f.playout.as_ref()).map_err(|(k, r)| e(&k, r))?;
     // RFC 8888 is what WebRTC sends; FBRA §4.1 reports by RTCP RR + XR.
     let report_format = match f.report_format.as_deref() {
         None | Some("rfc8888") => ReportFormat::Rfc8888,
@@ -842,6 +845,7 @@ fn flow_spec(
         early_reports: f.early_reports.unwrap_or(false),
         report_format,
         fec_overhead: fec.map_or(FecConfig::default().overhead, |f| f.overhead),
+        playout,
         ..ReceiverConfig::default()
     };
     Ok(FlowSpec {
@@ -918,6 +922,74 @@ const AUDIO_PTIME: Param<Duration> = Param::duration(
     "audio packet interval",
 );
 const AUDIO_PARAMS: &[ParamInfo] = &[AUDIO_RATE.info(), AUDIO_PTIME.info()];
+
+/// VCMTiming's settings (`rtcc_core::playout::WebrtcPlayout`).
+const PLAYOUT_DECODE: Param<Duration> = Param::duration(
+    "decode_time",
+    Duration::from_millis(5),
+    Duration::ZERO,
+    Duration::from_secs(1),
+    "decode time the timing reserves (VCMCodecTimer's; 5 ms, a software 720p decode, is a choice)",
+);
+const PLAYOUT_RENDER: Param<Duration> = Param::duration(
+    "render_delay",
+    Duration::from_millis(10),
+    Duration::ZERO,
+    Duration::from_secs(1),
+    "render delay (kDefaultRenderDelay)",
+);
+const PLAYOUT_MIN: Param<Duration> =
+    Param::duration("min_delay", Duration::ZERO, Duration::ZERO, Duration::from_secs(10), "minimum playout delay");
+const PLAYOUT_MAX: Param<Duration> = Param::duration(
+    "max_delay",
+    Duration::from_secs(10),
+    Duration::ZERO,
+    Duration::from_secs(60),
+    "maximum playout delay",
+);
+const PLAYOUT_PARAMS: &[ParamInfo] =
+    &[PLAYOUT_DECODE.info(), PLAYOUT_RENDER.info(), PLAYOUT_MIN.info(), PLAYOUT_MAX.info()];
+
+/// `playout = "webrtc"` (default), `"immediate"`, or
+/// `{ kind = "webrtc", decode_time = "5ms", ... }`.
+fn parse_playout(spec: Option<&Spec>) -> Result<Playout, (String, String)> {
+    let kind_err = |k: &str| ("playout".to_string(), format!("'{k}' is not one of webrtc, immediate"));
+    match spec {
+        None => Ok(Playout::default()),
+        Some(Spec::Name(n)) => match n.as_str() {
+            "webrtc" => Ok(Playout::default()),
+            "immediate" => Ok(Playout::Immediate),
+            other => Err(kind_err(other)),
+        },
+        Some(Spec::Table(t)) => {
+            let (kind, p) = table_params(t, "kind").map_err(|(k, r)| (format!("playout.{k}"), r))?;
+            match kind.as_str() {
+                "immediate" => {
+                    p.check_known(&[]).map_err(|er| config_err("playout", er))?;
+                    Ok(Playout::Immediate)
+                }
+                "webrtc" => {
+                    p.check_known(PLAYOUT_PARAMS).map_err(|er| config_err("playout", er))?;
+                    let get = |d: &Param<Duration>| p.get(d).map_err(|er| config_err("playout", er));
+                    let w = WebrtcPlayout {
+                        decode_time: get(&PLAYOUT_DECODE)?,
+                        render_delay: get(&PLAYOUT_RENDER)?,
+                        min_delay: get(&PLAYOUT_MIN)?,
+                        max_delay: get(&PLAYOUT_MAX)?,
+                    };
+                    if w.min_delay > w.max_delay {
+                        return Err((
+                            "playout.min_delay".into(),
+                            format!("{} is above max_delay {}", w.min_delay, w.max_delay),
+                        ));
+                    }
+                    Ok(Playout::Webrtc(w))
+                }
+                other => Err(("playout.kind".into(), format!("'{other}' is not one of webrtc, immediate"))),
+            }
+        }
+    }
+}
 
 /// `{ name = "gcc", loss = "classic" }` → ("gcc", params).
 fn table_params(t: &toml::Table, key: &str) -> Result<(String, Params), (String, String)> {

@@ -364,3 +364,67 @@ fn vivace_pads_its_monitor_intervals_up_to_their_rate() {
     assert!(fon.padding_kbps > 0.0 && foff.padding_kbps == 0.0);
     assert!(share(&on) > share(&off), "{} vs {}", share(&on), share(&off));
 }
+
+/// WebRTC's jitter buffer and render timing at the receiver: on a jittery
+/// link a frame waits after it completes (decode, render and the jitter
+/// margin), so frame latency > frame delay > transport delay; `immediate`
+/// shows it on completion. A TCP flow from 120 to 150 s makes the queue
+/// swing: the jitter buffer's delay rises with it (measured 38.7 ms before,
+/// 50.4 ms after it started) and falls once it has gone (42.6 ms at the end). The
+/// wait after completion falls more slowly: the timestamp extrapolator
+/// (RLS, no forgetting) still expects the congested arrival times.
+#[test]
+fn the_jitter_buffer_holds_frames_by_the_jitter_it_sees() {
+    let text = |playout: &str| {
+        format!(
+            "duration = \"240s\"\n[link]\ncapacity = \"4Mbps\"\ndelay = \"25ms\"\njitter = \"5ms\"\nqueue = \"60ms\"\n\
+             [[flow]]\ncontroller = {{ name = \"fixed\", rate = \"1Mbps\" }}\nplayout = \"{playout}\"\n\
+             [[flow]]\nkind = \"tcp\"\ncc = \"cubic\"\nstart = \"120s\"\nstop = \"150s\"\n"
+        )
+    };
+    let run = |p: &str| rtcc_sim::run_text(&text(p), "jitter.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let (webrtc, immediate) = (run("webrtc"), run("immediate"));
+    let f = &webrtc.summary.flows[0];
+    let (latency, delay, transport) =
+        (f.frame_latency_ms_mean.unwrap(), f.frame_delay_ms_mean.unwrap(), f.transport_delay_ms_mean.unwrap());
+    let i = &immediate.summary.flows[0];
+    eprintln!(
+        "webrtc: latency {latency:.1}, delay {delay:.1}, transport {transport:.1}, playout {:?}; immediate: latency {:.1}, delay {:.1}, playout {:?}",
+        f.playout_delay_ms_mean,
+        i.frame_latency_ms_mean.unwrap(),
+        i.frame_delay_ms_mean.unwrap(),
+        i.playout_delay_ms_mean
+    );
+    assert!(latency > delay && delay > transport, "{latency} {delay} {transport}");
+    assert!(f.playout_delay_ms_mean.unwrap() >= 15.0, "{:?}", f.playout_delay_ms_mean);
+    // Shown when decoded: only a frame that waited for its reference
+    // waits at all.
+    let ip = i.playout_delay_ms_mean.unwrap();
+    assert!(ip < 5.0, "{ip}");
+    assert!((i.frame_latency_ms_mean.unwrap() - i.frame_delay_ms_mean.unwrap() - ip).abs() < 0.5);
+    // By phase, from the frames table: the jitter buffer's delay, and the
+    // wait after completion (display − complete).
+    let (flow, capture) = (i64s(&webrtc.frames, "flow"), f64s(&webrtc.frames, "capture_s"));
+    let (complete, display) = (f64s(&webrtc.frames, "complete_s"), f64s(&webrtc.frames, "display_s"));
+    let jb = f64s(&webrtc.frames, "jitter_buffer_ms");
+    let phase = |from: f64, to: f64, value: &dyn Fn(usize) -> f64| {
+        let v: Vec<f64> = (0..flow.len())
+            .filter(|&k| flow[k] == 0 && capture[k] >= from && capture[k] < to && display[k].is_finite())
+            .map(value)
+            .collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    let buffer = |k: usize| jb[k];
+    let wait = |k: usize| (display[k] - complete[k]) * 1e3;
+    let (before, during, after) =
+        (phase(100.0, 120.0, &buffer), phase(140.0, 160.0, &buffer), phase(225.0, 240.0, &buffer));
+    eprintln!(
+        "jitter buffer: before {before:.1} ms, with TCP {during:.1} ms, after {after:.1} ms; wait after completion: \
+         {:.1}, {:.1}, {:.1} ms",
+        phase(100.0, 120.0, &wait),
+        phase(140.0, 160.0, &wait),
+        phase(225.0, 240.0, &wait)
+    );
+    assert!(during > before + 5.0, "{before} -> {during}");
+    assert!(after < during - 5.0, "{during} -> {after}");
+}
