@@ -144,11 +144,13 @@ def test_bin_series_from_a_run_on_a_pulse_link():
             "queue": "unlimited",
         },
         "record": {"packets": False},
-        # Paced at the rate itself, so each frame serialises at the link's rate.
+        # Paced at the rate itself, so each frame serialises at the link's rate, and
+        # shown when decoded, so latency is the network's alone.
         "flow": [
             {
                 "controller": {"name": "fixed", "rate": "500kbps", "pacing_factor": 1},
                 "encoder": "ideal",
+                "playout": "immediate",
             }
         ],
     }
