@@ -100,7 +100,9 @@ def test_short_pulse_convergence_numbers(table: pd.DataFrame):
     # GCC behind a lagging encoder is slow both ways (thesis §6.2.1: 16.6 s up, 10.5 s down).
     assert gcc["converge_up_s"] > 5.0
     assert gcc["converge_down_settle_s"] > 3.0
-    assert not gcc["converge_down_s"] < 3.0  # NaN when a drop never returns to the old band
+    # NaN only when a drop never returned to the old band, and then it says so.
+    down = gcc["converge_down_s"]
+    assert down >= 3.0 or (math.isnan(down) and gcc["down_unconverged"] > 0), down
     assert gcc["down_latency_max_ms"] > 1000  # the multi-second spike of thesis Fig. 3-6
     assert 0.3 < gcc["down_steady_mbps"] <= 0.52  # at most the 500 kbps link
     ok = available()

@@ -74,7 +74,12 @@ fn dummy_traffic_appears_after_the_step_and_stays_small() {
         let t = col(&o, "t_s");
         let pad = col(&o, "padding_kbps");
         let after_step: f64 = t.iter().zip(pad).filter(|(t, _)| **t > 80.0 && **t <= 82.0).map(|(_, p)| p).sum();
-        assert!(after_step > 0.0, "{name}: no padding in the 2 s after the step up");
+        // 100 ms bins: the mean padding rate over the 2 s.
+        let mean = after_step / 20.0;
+        eprintln!("{name}: {mean:.0} kbps of padding in the 2 s after the step up");
+        // The dummy stream fills what the lagging encoder leaves of the new
+        // 3 Mbps (measured ~1 Mbps for both).
+        assert!(mean >= 300.0, "{name}: {mean} kbps of padding in the 2 s after the step up");
         let f = &o.summary.flows[0];
         let share = f.padding_kbps / (f.padding_kbps + f.video_kbps);
         eprintln!("{name}: padding {:.1} % of bytes (thesis 3.8 %)", share * 100.0);
