@@ -193,6 +193,11 @@ pub struct Sender {
     fec: Option<FecEncoder>,
     /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
     fec_off: bool,
+    /// The controller plans FEC (FBRA's probe rides on top of the media
+    /// rate); otherwise the flow's FEC is protection inside the target.
+    fec_planned: bool,
+    /// Parity bytes per media byte of recent frames (EWMA over frames).
+    fec_ratio: f64,
     resolution: ResolutionState,
     rtt: Duration,
     stopped: bool,
@@ -226,6 +231,9 @@ impl Sender {
             next_audio: cfg.start,
             fec: cfg.fec.map(FecEncoder::new),
             fec_off: false,
+            fec_planned: false,
+            // Until frames are measured: one parity per `group` packets.
+            fec_ratio: cfg.fec.map_or(0.0, |f| 1.0 / f64::from(f.group.max(1))),
             resolution: ResolutionState::new(cfg.resolution).with_max(cfg.max_resolution),
             cfg,
             controller,
@@ -325,9 +333,15 @@ impl Sender {
         }
     }
 
+    /// The controller's budget less audio and, for the flow's own FEC, the
+    /// parity it adds: libwebrtc takes the protection rate off the encoder
+    /// target (VideoSendStreamImpl::OnBitrateUpdated). A controller's FEC
+    /// plan (FBRA's probe) rides on top instead.
     fn video_budget(&self) -> DataRate {
-        let budget = self.decision.target_rate.mul_f64(self.pushback);
-        (budget - self.audio_rate()).clamp(self.cfg.min_rate, self.max_video_rate())
+        let budget = self.decision.target_rate.mul_f64(self.pushback) - self.audio_rate();
+        let protected = self.fec.is_some() && !self.fec_off && !self.fec_planned;
+        let budget = if protected { budget.mul_f64(1.0 / (1.0 + self.fec_ratio)) } else { budget };
+        budget.clamp(self.cfg.min_rate, self.max_video_rate())
     }
 
     /// libwebrtc VideoStreamEncoder::UpdateTargetBitrate: with the window's
@@ -390,6 +404,7 @@ impl Sender {
     /// it after closing the open group, so packets already sent keep their
     /// protection.
     fn apply_fec(&mut self, now: Time, plan: FecPlan) {
+        self.fec_planned = true;
         if plan.group == 0 {
             self.fec_off = true;
             if let Some(p) = self.fec.as_mut().and_then(FecEncoder::flush) {
@@ -562,6 +577,7 @@ impl Sender {
         // can choose one per frame (BurstRTC §IV-A1 alternates small frames).
         let schedule = self.decision.schedule;
         let fec_on = !self.fec_off;
+        let mut parity_bytes = 0u64;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
             // Every packet holds the whole frame's handle; it stands for its
@@ -596,12 +612,13 @@ impl Sender {
                 None => (None, None),
             };
             self.pacer.enqueue(item);
-            if let Some(p) = full {
+            for p in [full, last].into_iter().flatten() {
+                parity_bytes += p.size.bytes();
                 self.pacer.enqueue(Queued { burst: schedule.is_burst(i, count), ..parity(p, capture) });
             }
-            if let Some(p) = last {
-                self.pacer.enqueue(Queued { burst: schedule.is_burst(i, count), ..parity(p, capture) });
-            }
+        }
+        if fec_on && self.fec.is_some() {
+            self.fec_ratio += (parity_bytes as f64 / total as f64 - self.fec_ratio) / 8.0;
         }
         let info = FrameInfo {
             frame: id,

@@ -464,6 +464,29 @@ fn an_fec_plan_sets_the_parity_count_per_frame() {
     assert_eq!(parities, [1, 3, 1, 0, 5, 5]);
 }
 
+#[test]
+fn the_flows_own_fec_comes_out_of_the_encoder_target_and_a_plan_rides_on_top() {
+    // 6000 B frames = five 1200 B packets; the flow's FEC with one parity per
+    // frame (group 5): parity 1214 B per 6000 B of media, 20.2 %.
+    let targets = |fec: Option<FecConfig>, d: Decision| {
+        let ctl = Recorder::new(d);
+        let enc = Script::new(&[6000]);
+        let mut pair = silent(SenderConfig { fec, ..flow(100) }, &ctl, &enc);
+        pair.run_until(ms(3000));
+        let log = enc.log();
+        log.encoded.last().map(|e| e.2.bps()).unwrap_or(0)
+    };
+    let rates = Decision::rates(kbps(1000), DataRate::from_mbps(10));
+    let fec = FecConfig { group: 5, ..FecConfig::default() };
+    let with = targets(Some(fec), rates);
+    // libwebrtc: encoder target = target − protection; here 1 Mbps / 1.202.
+    assert!((with as f64 - 1e6 / (1.0 + 1214.0 / 6000.0)).abs() < 5_000.0, "{with}");
+    assert_eq!(targets(None, rates), 1_000_000);
+    // FBRA's FEC plan is a probe on top of the media rate: the target stays.
+    let planned = Decision { fec: Some(FecPlan { group: 5 }), ..rates };
+    assert_eq!(targets(None, planned), 1_000_000);
+}
+
 /// Run to `t` and hand the sender `r` then.
 fn report_at(pair: &mut Pair, t: Time, r: &ReceiverReport) {
     pair.run_until(t);
