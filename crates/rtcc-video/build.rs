@@ -44,6 +44,25 @@ fn probe(pkg: &str, min_version: &str, disable_var: &str, codec: &str, deb: &str
     }
 }
 
+/// A codec found missing is probed again once a `.pc` file appears (the
+/// library installed later): cargo reruns this script when a watched
+/// directory changes, so the next `pip install .` picks the codec up.
+fn watch_pkg_config_dirs() {
+    let pkg_config = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".into());
+    let default = std::process::Command::new(pkg_config)
+        .args(["--variable", "pc_path", "pkg-config"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let extra = env::var("PKG_CONFIG_PATH").unwrap_or_default();
+    for dir in extra.split(':').chain(default.split(':')) {
+        if !dir.is_empty() && std::path::Path::new(dir).is_dir() {
+            println!("cargo:rerun-if-changed={dir}");
+        }
+    }
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rtcc_vpx)");
     println!("cargo::rustc-check-cfg=cfg(rtcc_h264)");
@@ -55,6 +74,9 @@ fn main() {
 
     let vpx = probe("vpx", "1.6", "RTCC_NO_VPX", "VP8", "libvpx-dev");
     let h264 = probe("openh264", "2.0", "RTCC_NO_OPENH264", "H.264", "libopenh264-dev");
+    if vpx.is_none() || h264.is_none() {
+        watch_pkg_config_dirs();
+    }
     let found: Vec<&Found> = vpx.iter().chain(h264.iter()).collect();
     if found.is_empty() {
         return; // nothing to wrap: no shim, no C compiler needed
