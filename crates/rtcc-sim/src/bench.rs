@@ -4,6 +4,9 @@
 //! link: content generated, encoded, decoded and scored both ways.
 //! Packet recording is off, as in sweeps: only streamed metrics are kept.
 //!
+//! The fixed-rate flows pace at their rate (`pacing_factor = 1`), as ns-3's
+//! constant-rate sources send and as these workloads always measured.
+//!
 //! `flows-N`: N fixed-rate 2.5 Mbps calls (1200 B packets) sharing a 3N Mbps
 //! / 25 ms link for 30 s — the packet volume of bare ns-3's
 //! `ns3_multiflow_udp.py N` (`../shared/bench`), so the two compare in one
@@ -51,7 +54,8 @@ delay = "25ms"
     );
     for i in 0..n {
         t.push_str(&format!(
-            "[[flow]]\nname = \"f{i}\"\ncontroller = {{ name = \"fixed\", rate = \"2.5Mbps\" }}\nencoder = \"ideal\"\n\
+            "[[flow]]\nname = \"f{i}\"\ncontroller = {{ name = \"fixed\", rate = \"2.5Mbps\", pacing_factor = 1 }}\n\
+             encoder = \"ideal\"\n\
              nack = false\nqueue_time_limit = \"off\"\n"
         ));
     }
@@ -79,7 +83,7 @@ pub fn workload_scenario(name: &str) -> Option<&'static str> {
         "fixed" => workload!(
             "fixed",
             r#""5Mbps""#,
-            r#"controller = { name = "fixed", rate = "3Mbps" }
+            r#"controller = { name = "fixed", rate = "3Mbps", pacing_factor = 1 }
 encoder = "ideal"
 "#
         ),
