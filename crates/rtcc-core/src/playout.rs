@@ -87,6 +87,8 @@ struct Extrapolator {
     acc_neg: f64,
 }
 
+/// timestamp_extrapolator.cc's kP11, kStartUpFilterDelayInPackets,
+/// kAlarmThreshold, kAccDrift and kAccMaxError (ticks).
 impl Extrapolator {
     const P11: f64 = 1e10;
     const STARTUP_PACKETS: u32 = 2;
@@ -233,6 +235,10 @@ struct Jitter {
     intervals: VecDeque<i64>,
 }
 
+/// jitter_estimator.cc's kPhi, kPsi, kAlphaCountMax, kStartupDelaySamples,
+/// kFsAccuStartupSamples, kNumStdDevDelayOutlier, kNumStdDevFrameSizeOutlier,
+/// kDefaultMaxTimestampDeviationInSigmas, kNoiseStdDevs, kNoiseStdDevOffset
+/// and OPERATING_SYSTEM_JITTER, in that order.
 impl Jitter {
     const PHI: f64 = 0.97;
     const PSI: f64 = 0.9999;
