@@ -121,8 +121,6 @@ pub struct RecvFrame {
     pub bytes: u64,
     /// One of its packets came as a retransmission.
     pub retransmitted: bool,
-    /// When it was decoded (shown at `display`, after decode and render).
-    pub decoded: Option<Time>,
     /// The jitter buffer's playout delay its render time was given (WebRTC
     /// timing's current delay; `None` with `Playout::Immediate`).
     pub jitter_buffer: Option<Duration>,
@@ -564,7 +562,6 @@ impl Receiver {
         let shown = self.last_display_time.map_or(shown, |p| shown.max(p));
         self.frames[i].status = FrameStatus::Displayed;
         self.frames[i].display = Some(shown);
-        self.frames[i].decoded = Some(now);
         self.frames[i].jitter_buffer = jitter_buffer;
         self.last_decoded = Some(id);
         self.stuck_since = None;

@@ -326,11 +326,15 @@ impl Sender {
     /// Encoder target: the controller's budget less the audio rate, within
     /// the flow's caps, less what congestion-window frame dropping sheds.
     pub fn target_rate(&self) -> DataRate {
-        let target = self.video_budget();
-        match self.cwnd_drop_interval(target) {
-            Some(n) => target - DataRate::from_bps(target.bps() / n),
-            None => target,
-        }
+        self.encoder_target().0
+    }
+
+    /// The encoder target and, while GCC's window drops frames, one capture
+    /// in how many is dropped (the target shed by as much).
+    fn encoder_target(&self) -> (DataRate, Option<u64>) {
+        let budget = self.video_budget();
+        let interval = self.cwnd_drop_interval(budget);
+        (interval.map_or(budget, |n| budget - DataRate::from_bps(budget.bps() / n)), interval)
     }
 
     /// The controller's budget less audio and, for the flow's own FEC, the
@@ -511,9 +515,7 @@ impl Sender {
     /// Encode the frame captured at `capture`, handed over at `now`
     /// (`capture <= now`; the controller only ever sees `now`).
     fn produce_frame(&mut self, now: Time, capture: Time) {
-        let budget = self.video_budget();
-        let interval = self.cwnd_drop_interval(budget);
-        let target = interval.map_or(budget, |n| budget - DataRate::from_bps(budget.bps() / n));
+        let (target, interval) = self.encoder_target();
         // VideoStreamEncoder::OnFrame: the counter runs only while dropping.
         let cwnd_drop = interval.is_some_and(|n| {
             self.cwnd_frame_counter += 1;
