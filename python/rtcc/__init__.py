@@ -64,6 +64,9 @@ _NATIVE_NAMES = frozenset(
 
 # Progress is reported this many times per run; each is one run_until() call.
 PROGRESS_STEPS = 100
+# With tables written as the run goes: simulated seconds between checks of how many
+# rows are waiting.
+STREAM_SLICE_S = 10.0
 
 ProgressCallback = Callable[[float, float], None]
 
@@ -110,6 +113,7 @@ def simulate(
     record_packets: bool = True,
     progress: bool | ProgressCallback = False,
     save_video: str | os.PathLike[str] | None = None,
+    tables_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one scenario to completion and return its :class:`Result`.
 
@@ -124,6 +128,10 @@ def simulate(
     "vp8"`` or ``"h264"``) writes ``<flow>.received.mp4`` (the screen at each
     frame instant, freezes included) and ``<flow>.side_by_side.mp4`` (source
     beside it, labelled with controller and target bitrate) there.
+
+    ``tables_dir`` is a folder: the four tables are written there as
+    ``<table>.parquet`` while the run goes on, so memory stays flat however long
+    the call, and the result reads them from there when they are used.
 
     Raises :class:`ScenarioError` for a scenario the simulator refuses, and the
     usual ``OSError``/``UnicodeDecodeError`` when a path cannot be read.
@@ -141,6 +149,8 @@ def simulate(
         )
     if save_video is not None and not isinstance(save_video, (str, os.PathLike)):
         raise TypeError(f"save_video must be a folder path or None, not {_kind(save_video)}")
+    if tables_dir is not None and not isinstance(tables_dir, (str, os.PathLike)):
+        raise TypeError(f"tables_dir must be a folder path or None, not {_kind(tables_dir)}")
     loaded = load_scenario(scenario, source)
     video_dir = None
     if save_video is not None:
@@ -165,26 +175,49 @@ def simulate(
     else:
         callback = progress or None
 
+    stream = None
+    if tables_dir is not None:
+        from rtcc.tablestream import TableStream
+
+        stream = TableStream(Path(tables_dir))
     duration = float(sim.duration_s)
+    reached = 0.0
     try:
         for step in range(1, PROGRESS_STEPS + 1):
             until = duration if step == PROGRESS_STEPS else duration * step / PROGRESS_STEPS
-            more = sim.run_until(until)
+            if stream is None:
+                more = sim.run_until(until)
+            else:
+                # Slices of bounded simulated time, so a batch stays near its size
+                # however long the call.
+                while True:
+                    reached = min(until, reached + STREAM_SLICE_S)
+                    more = sim.run_until(reached)
+                    if sim.pending_rows >= stream.rows_per_batch:
+                        stream.add(sim.take_tables())
+                    if not more or reached >= until:
+                        break
             if callback is not None:
                 callback(min(float(sim.now_s), duration), duration)
             if not more:
                 break
+        streams = [(Path(p), float(fps)) for p, fps in sim.video_files()]
+        try:
+            out = sim.finish()
+        except RuntimeError:
+            for raw, _ in streams:
+                raw.unlink(missing_ok=True)
+            raise
+        if stream is not None:
+            stream.finish(out["tables"])
+    except BaseException:
+        if stream is not None:
+            stream.abandon()
+        raise
     finally:
         if bar is not None:
             bar.close()
-    streams = [(Path(p), float(fps)) for p, fps in sim.video_files()]
-    try:
-        out = sim.finish()
-    except RuntimeError:
-        for raw, _ in streams:
-            raw.unlink(missing_ok=True)
-        raise
-    result = Result.from_native(out, loaded.text, loaded.source)
+    result = Result.from_native(out, loaded.text, loaded.source, tables_dir)
     for raw, fps in streams:
         # <flow>.received.h264 -> <flow>.received.mp4
         media.to_mp4(raw, raw.with_suffix(".mp4"), fps)

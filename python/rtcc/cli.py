@@ -210,6 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=bar or False,
             save_video=out if args.save_video else None,
+            tables_dir=out,
         )
     finally:
         if bar is not None:

@@ -9,6 +9,7 @@ packets, or a flow that never sent).
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,31 @@ def _flows(df: pd.DataFrame, names: dict[int, str]) -> Iterator[tuple[int, str, 
         yield fid, names.get(fid, f"flow {fid}"), part
 
 
+# A line is drawn through at most about this many points: each of half as many
+# buckets keeps its lowest and highest point, so spikes survive, and the figure
+# costs the same however long the call.
+_LINE_POINTS = 4000
+
+
+def _thin(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` cut to at most ``_LINE_POINTS`` points, keeping each bucket's
+    extremes in their order."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    buckets = _LINE_POINTS // 2
+    if len(xs) <= _LINE_POINTS:
+        return xs, ys
+    edges = np.linspace(0, len(xs), buckets + 1).astype(np.int64)
+    keep = []
+    for a, b in itertools.pairwise(edges):
+        part = ys[a:b]
+        if np.isnan(part).all():
+            keep.append(a)
+            continue
+        keep.extend(sorted({a + int(np.nanargmin(part)), a + int(np.nanargmax(part))}))
+    at = np.asarray(keep, dtype=np.int64)
+    return xs[at], ys[at]
+
+
 def _has(df: pd.DataFrame, *columns: str) -> bool:
     return not df.empty and all(c in df.columns for c in columns)
 
@@ -88,11 +114,12 @@ def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
 def rates(result: Result) -> Figure:
     """Link capacity against each flow's sending, video and padding rate."""
     fig, ax = plt.subplots(figsize=_SIZE)
-    link, ts, names = result.link, result.timeseries, result.flow_names()
+    link = result.table("link", ["t_s", "capacity_kbps"])
+    ts = result.table("timeseries", ["flow", "t_s", "send_kbps", "video_kbps", "padding_kbps"])
+    names = result.flow_names()
     if _has(link, "t_s", "capacity_kbps"):
         ax.step(
-            link["t_s"],
-            link["capacity_kbps"],
+            *_thin(link["t_s"], link["capacity_kbps"]),
             where="post",
             color=_CAPACITY,
             lw=1.6,
@@ -105,18 +132,18 @@ def rates(result: Result) -> Figure:
         # so the two stay distinguishable where they coincide.
         if "send_kbps" in part:
             ax.plot(
-                part["t_s"], part["send_kbps"], color=color, lw=2.2, alpha=0.35,
+                *_thin(part["t_s"], part["send_kbps"]), color=color, lw=2.2, alpha=0.35,
                 label=f"{name} sending",
             )  # fmt: skip
             drawn = True
         if "video_kbps" in part:
-            ax.plot(part["t_s"], part["video_kbps"], color=color, lw=1.0, label=f"{name} video")
+            video = _thin(part["t_s"], part["video_kbps"])
+            ax.plot(*video, color=color, lw=1.0, label=f"{name} video")
             drawn = True
         # Padding only when the flow pads, to keep legends short for the rest.
         if "padding_kbps" in part and np.nansum(part["padding_kbps"].to_numpy()) > 0:
             ax.plot(
-                part["t_s"],
-                part["padding_kbps"],
+                *_thin(part["t_s"], part["padding_kbps"]),
                 color=color,
                 lw=0.9,
                 ls=":",
@@ -132,16 +159,17 @@ def rates(result: Result) -> Figure:
 def queue(result: Result) -> Figure:
     """Bottleneck queuing delay, overall and as seen by each flow's packets."""
     fig, ax = plt.subplots(figsize=_SIZE)
-    link, ts, names = result.link, result.timeseries, result.flow_names()
+    link = result.table("link", ["t_s", "queue_ms"])
+    ts = result.table("timeseries", ["flow", "t_s", "queue_ms"])
+    names = result.flow_names()
     drawn = False
     if _has(link, "t_s", "queue_ms"):
-        ax.plot(link["t_s"], link["queue_ms"], color=_CAPACITY, lw=1.4, label="link queue")
+        ax.plot(*_thin(link["t_s"], link["queue_ms"]), color=_CAPACITY, lw=1.4, label="link queue")
         drawn = True
     for fid, name, part in _flows(ts, names):
         if "queue_ms" in part:
             ax.plot(
-                part["t_s"],
-                part["queue_ms"],
+                *_thin(part["t_s"], part["queue_ms"]),
                 color=flow_color(fid),
                 lw=1.0,
                 label=f"{name} queuing delay",
@@ -157,7 +185,8 @@ def queue(result: Result) -> Figure:
 def frame_delay(result: Result) -> Figure:
     """Frame latency (capture to display) and frame delay (encoded to complete)."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(_SIZE[0], _SIZE[1] * 1.5), sharex=True)
-    frames, names = result.frames, result.flow_names()
+    frames = result.table("frames", ["flow", "capture_s", "latency_ms", "delay_ms"])
+    names = result.flow_names()
     for ax, column, title in (
         (top, "latency_ms", "Frame latency (capture \u2192 display)"),
         (bottom, "delay_ms", "Frame delay (encoded \u2192 received)"),
@@ -166,8 +195,7 @@ def frame_delay(result: Result) -> Figure:
         for fid, name, part in _flows(frames, names):
             if "capture_s" in part and column in part:
                 ax.plot(
-                    part["capture_s"],
-                    part[column],
+                    *_thin(part["capture_s"], part[column]),
                     color=flow_color(fid),
                     lw=0.9,
                     marker=".",
@@ -188,11 +216,20 @@ def frame_delay(result: Result) -> Figure:
 _LOG_SPAN = 30.0
 
 
+# A CDF is drawn through at most this many of its points (evenly spaced ranks, the
+# extremes included): finer than the figure's pixels, bounded however long the call.
+_CDF_POINTS = 20_000
+_CDF_SAMPLE = 500_000
+
+
 def _cdf(ax: Axes, values: np.ndarray, color: str, label: str) -> tuple[float, float] | None:
     values = np.sort(values[np.isfinite(values)])
     if values.size == 0:
         return None
     y = np.arange(1, values.size + 1) / values.size
+    if values.size > _CDF_POINTS:
+        keep = np.unique(np.linspace(0, values.size - 1, _CDF_POINTS).round().astype(np.int64))
+        values, y = values[keep], y[keep]
     ax.step(values, y, where="post", color=color, lw=1.2, label=label)
     return float(values[0]), float(values[-1])
 
@@ -201,10 +238,13 @@ def cdf(result: Result) -> Figure:
     """CDFs of frame latency, frame delay and packet one-way delay per flow."""
     fig, axes = plt.subplots(1, 3, figsize=(_SIZE[0] * 1.3, _SIZE[1]), sharey=True)
     names = result.flow_names()
+    frames = result.table("frames", ["flow", "latency_ms", "delay_ms"])
+    # Every k-th packet: a CDF of a few hundred thousand is the same picture.
+    packets = result.table("packets", ["flow", "owd_ms"], max_rows=_CDF_SAMPLE)
     panels = (
-        (result.frames, "latency_ms", "Frame latency", "frame latency (ms)", "frames"),
-        (result.frames, "delay_ms", "Frame delay", "frame delay (ms)", "frames"),
-        (result.packets, "owd_ms", "One-way delay", "one-way delay (ms)", "packets"),
+        (frames, "latency_ms", "Frame latency", "frame latency (ms)", "frames"),
+        (frames, "delay_ms", "Frame delay", "frame delay (ms)", "frames"),
+        (packets, "owd_ms", "One-way delay", "one-way delay (ms)", "packets"),
     )
     for ax, (table, column, title, xlabel, what) in zip(axes, panels, strict=True):
         ranges = []

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-__all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table"]
+__all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table", "native_tables"]
 
 # Code order is the native module's: packets.kind and frames.status are u8 codes.
 PACKET_KINDS = ("media", "padding", "probe", "fec", "rtx", "audio", "feedback", "data")
@@ -59,39 +61,152 @@ def _categorize(df: pd.DataFrame, column: str, names: tuple[str, ...]) -> pd.Dat
     return df
 
 
-@dataclass(repr=False)
+def _frame(table: pa.Table) -> pd.DataFrame:
+    # Column by column, each Arrow buffer freed as it is converted: the peak stays
+    # near one copy of the table.
+    return table.to_pandas(split_blocks=True, self_destruct=True)
+
+
+def _stride(rows: int, max_rows: int | None) -> int:
+    return 1 if max_rows is None or rows <= max_rows else -(-rows // max(max_rows, 1))
+
+
+def native_tables(tables: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """The four tables from the native module's ``{table: {column: (dtype, bytes)}}``,
+    with ``packets.kind`` and ``frames.status`` as categories."""
+    out = {name: decode_table(tables.get(name, {}), name) for name in TABLES}
+    out["packets"] = _categorize(out["packets"], "kind", PACKET_KINDS)
+    out["frames"] = _categorize(out["frames"], "status", FRAME_STATUS)
+    return out
+
+
+class _Table:
+    """A table attribute of :class:`Result`: a DataFrame held in memory, or read
+    from ``<folder>/<name>.parquet`` when first used (and then kept)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, result: Result | None, owner: type) -> Any:
+        if result is None:
+            return self
+        held = result._tables.get(self.name)
+        if held is None:
+            held = result.table(self.name)
+            result._tables[self.name] = held
+        return held
+
+    def __set__(self, result: Result, value: pd.DataFrame) -> None:
+        result._tables[self.name] = value
+
+
 class Result:
     """Everything one run produced.
 
     ``summary`` is the native summary (see DESIGN.md §4); the four tables are
     ``packets`` (one row per packet), ``frames`` (one row per frame),
     ``timeseries`` (per flow per 100 ms bin) and ``link`` (per 100 ms bin).
+
+    A result whose tables were written to a folder while it ran
+    (``rtcc.simulate(..., tables_dir=...)``) or read back with :meth:`load` reads
+    each table when it is first used; :meth:`table` reads chosen columns only.
     """
 
-    summary: dict[str, Any]
-    packets: pd.DataFrame
-    frames: pd.DataFrame
-    timeseries: pd.DataFrame
-    link: pd.DataFrame
-    scenario_text: str = ""
-    source: str = "<scenario>"
+    packets = _Table()
+    frames = _Table()
+    timeseries = _Table()
+    link = _Table()
+
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        packets: pd.DataFrame | None = None,
+        frames: pd.DataFrame | None = None,
+        timeseries: pd.DataFrame | None = None,
+        link: pd.DataFrame | None = None,
+        scenario_text: str = "",
+        source: str = "<scenario>",
+        tables_dir: str | Path | None = None,
+    ) -> None:
+        self.summary = summary
+        self.scenario_text = scenario_text
+        self.source = source
+        self.tables_dir = None if tables_dir is None else Path(tables_dir)
+        given = {"packets": packets, "frames": frames, "timeseries": timeseries, "link": link}
+        if self.tables_dir is None:
+            given = {k: pd.DataFrame() if v is None else v for k, v in given.items()}
+        self._tables: dict[str, pd.DataFrame | None] = given
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return (
+            self.summary == other.summary
+            and self.scenario_text == other.scenario_text
+            and self.source == other.source
+            and all(getattr(self, n).equals(getattr(other, n)) for n in TABLES)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def table(
+        self, name: str, columns: list[str] | None = None, max_rows: int | None = None
+    ) -> pd.DataFrame:
+        """Table ``name`` (one of ``TABLES``), or only ``columns`` of it (those it
+        has), without reading the rest from disk. With ``max_rows``, a longer table
+        gives every k-th row (k the smallest that fits), read a batch at a time."""
+        if name not in TABLES:
+            raise ValueError(f"'{name}' is not a table (tables: {', '.join(TABLES)})")
+        held = self._tables.get(name)
+        if held is not None:
+            df = held if columns is None else held[[c for c in columns if c in held.columns]]
+            step = _stride(len(df), max_rows)
+            return df if step == 1 else df.iloc[::step].reset_index(drop=True)
+        path = None if self.tables_dir is None else self.tables_dir / f"{name}.parquet"
+        if path is None or not path.exists():
+            return pd.DataFrame()
+        with pq.ParquetFile(path) as file:
+            if columns is not None:
+                columns = [c for c in columns if c in file.schema_arrow.names]
+            step = _stride(file.metadata.num_rows, max_rows)
+            if step == 1:
+                return _frame(file.read(columns=columns, use_threads=False))
+            parts, offset = [], 0
+            for batch in file.iter_batches(columns=columns):
+                # Rows offset, offset + step, ... of the whole table.
+                first = (-offset) % step
+                parts.append(batch.take(pa.array(range(first, batch.num_rows, step))))
+                offset += batch.num_rows
+            # More rows than max_rows: there is at least one batch.
+            return _frame(pa.Table.from_batches(parts))
 
     @classmethod
     def from_native(
-        cls, finished: Mapping[str, Any], scenario_text: str = "", source: str = "<scenario>"
+        cls,
+        finished: Mapping[str, Any],
+        scenario_text: str = "",
+        source: str = "<scenario>",
+        tables_dir: str | Path | None = None,
     ) -> Result:
-        """Build from ``Simulation.finish()``'s return value."""
+        """Build from ``Simulation.finish()``'s return value; with ``tables_dir``, the
+        tables are the files there instead (written while the run went on)."""
         summary = json.loads(finished["summary"])
-        tables = finished.get("tables", {})
-        frames_ = {name: decode_table(tables.get(name, {}), name) for name in TABLES}
-        frames_["packets"] = _categorize(frames_["packets"], "kind", PACKET_KINDS)
-        frames_["frames"] = _categorize(frames_["frames"], "status", FRAME_STATUS)
-        return cls(summary=summary, scenario_text=scenario_text, source=source, **frames_)
+        if tables_dir is not None:
+            return cls(summary, scenario_text=scenario_text, source=source, tables_dir=tables_dir)
+        tables = native_tables(finished.get("tables", {}))
+        return cls(summary=summary, scenario_text=scenario_text, source=source, **tables)
 
     def __repr__(self) -> str:
         flows = ", ".join(self.flow_names().values())
-        rows = ", ".join(f"{name}={len(getattr(self, name))}" for name in TABLES)
+        rows = ", ".join(f"{name}={self._rows(name)}" for name in TABLES)
         return f"<Result {self.name!r} seed={self.seed} flows=[{flows}] rows: {rows}>"
+
+    def _rows(self, name: str) -> int:
+        held = self._tables.get(name)
+        if held is not None or self.tables_dir is None:
+            return 0 if held is None else len(held)
+        path = self.tables_dir / f"{name}.parquet"
+        return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
 
     @property
     def name(self) -> str:
@@ -122,11 +237,7 @@ class Result:
             summary = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise ValueError(f"{path}: not a results folder's summary ({e})") from None
-        tables = {}
-        for name in TABLES:
-            table = out / f"{name}.parquet"
-            tables[name] = pd.read_parquet(table) if table.exists() else pd.DataFrame()
-        return cls(summary=summary, source=str(out), **tables)
+        return cls(summary=summary, source=str(out), tables_dir=out)
 
     def jain(
         self,
@@ -190,8 +301,16 @@ class Result:
         written.append(summary_path)
         for name in TABLES:
             path = out / f"{name}.parquet"
-            with atomic_path(path) as tmp:
-                getattr(self, name).to_parquet(tmp, index=False)
+            kept = self.tables_dir is not None and self._tables.get(name) is None
+            there = None if not kept else self.tables_dir / f"{name}.parquet"  # type: ignore[operator]
+            if there is not None and there.exists() and there.resolve() == path.resolve():
+                pass  # written while the run went on
+            elif there is not None and there.exists():
+                with atomic_path(path) as tmp:
+                    shutil.copyfile(there, tmp)
+            else:
+                with atomic_path(path) as tmp:
+                    getattr(self, name).to_parquet(tmp, index=False)
             written.append(path)
 
         images: dict[str, bytes] = {}

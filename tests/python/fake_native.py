@@ -135,6 +135,12 @@ class Simulation:
         self._now = min(max(self._now, t_s), self._duration)
         return self._now < self._duration
 
+    # Rows are made at the end, all at once: none wait before it.
+    pending_rows = 0
+
+    def take_tables(self) -> dict[str, Any]:
+        return {name: {} for name in ("packets", "frames", "timeseries", "link")}
+
     def finish(self) -> dict[str, Any]:
         d, fps, size = self._duration, 30, 1200
         pk: dict[str, list[Any]] = {c: [] for c in ("flow", "seq", "kind", "size", "frame")}

@@ -229,16 +229,28 @@ def test_full_disk_names_the_file_and_leaves_no_partial_file(
     assert list(out.iterdir()) == []  # no truncated summary, no temporary file
 
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    def parquet_full(self, path, **_k):
-        Path(path).write_bytes(b"PAR1 half")
+    def parquet_full(self, *_a, **_k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", parquet_full)
+    # `rtcc run` writes its tables while the run goes on, a Result's save at the end.
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", parquet_full)
     out2 = tmp_path / "res2"
     code, _, err = run(capsys, "run", short_scenario, "--out", out2, "--no-plots")
     one_line_error(code, err, str(out2 / "packets.parquet"), "No space left")
-    assert sorted(p.name for p in out2.iterdir()) == ["summary.json"]
+    assert list(out2.iterdir()) == []
+
+    def frame_full(self, path, **_k):
+        Path(path).write_bytes(b"PAR1 half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", frame_full)
+    out3 = tmp_path / "res3"
+    with pytest.raises(OSError) as caught:
+        result.save(out3, plots=False)
+    assert caught.value.filename == str(out3 / "packets.parquet")
+    assert sorted(p.name for p in out3.iterdir()) == ["summary.json"]
 
 
 def test_atomic_write_replaces_whole_files(tmp_path: Path):

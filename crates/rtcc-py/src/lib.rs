@@ -76,6 +76,9 @@ impl Simulation {
     fn run_until(&mut self, t_s: f64) -> PyResult<bool> {
         let t = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
         let more = self.sim.run_until(t);
+        if let Some(e) = self.sim.budget_error() {
+            return Err(to_py_err(e));
+        }
         // A policy of rtcc.app that raised stops the run with its exception.
         match app::take_failure() {
             Some(e) => Err(e),
@@ -88,9 +91,30 @@ impl Simulation {
         self.sim.saved_videos.iter().map(|(p, f)| (p.display().to_string(), *f)).collect()
     }
 
+    /// Table rows kept and not yet taken.
+    #[getter]
+    fn pending_rows(&self) -> usize {
+        self.sim.pending_rows()
+    }
+
+    /// Takes the table rows that are final so far, as `finish()["tables"]`;
+    /// `finish` then returns only the rest. Each table's rows are flow by flow.
+    fn take_tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.sim.take_tables();
+        let tables = PyDict::new(py);
+        tables.set_item("packets", table(py, &t.packets)?)?;
+        tables.set_item("frames", table(py, &t.frames)?)?;
+        tables.set_item("timeseries", table(py, &t.timeseries)?)?;
+        tables.set_item("link", table(py, &t.link)?)?;
+        Ok(tables)
+    }
+
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if !self.sim.is_done() {
             self.sim.run();
+        }
+        if let Some(e) = self.sim.budget_error() {
+            return Err(to_py_err(e));
         }
         if let Some(e) = app::take_failure() {
             return Err(e);

@@ -101,7 +101,8 @@ impl VideoCall {
                 None => Receiver::new(rcfg),
             },
         };
-        let frames = FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.sender.stop);
+        let frames =
+            FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.sender.stop);
         Ok((call, frames))
     }
 }

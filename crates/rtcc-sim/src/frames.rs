@@ -285,6 +285,19 @@ impl FrameLog {
             out.extend(r);
         }
     }
+
+    /// Moves the rows so far into `out`, to write them while the run goes on.
+    pub fn take_rows(&mut self, out: &mut FrameCols) {
+        if let Some(r) = &mut self.rows {
+            out.extend(r);
+            *r = FrameCols::default();
+        }
+    }
+
+    /// Rows kept and not yet taken.
+    pub fn rows_len(&self) -> usize {
+        self.rows.as_ref().map_or(0, |r| r.flow.len())
+    }
 }
 
 /// The frames table: one row per capture. `frame` is the encoded frame id,

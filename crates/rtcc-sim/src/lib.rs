@@ -11,10 +11,10 @@ pub mod metrics;
 pub mod output;
 pub mod path;
 pub mod profile;
-pub mod recorder;
 pub mod queue;
-mod schedule;
+pub mod recorder;
 pub mod scenario;
+mod schedule;
 pub mod sim;
 pub mod trace;
 pub mod traffic;
@@ -47,6 +47,9 @@ pub fn run_text(text: &str, source: &str, seed: Option<u64>) -> Result<Output, S
     let sc = Scenario::parse(text, source)?;
     let mut sim = Simulation::new(sc, seed)?;
     sim.run();
+    if let Some(e) = sim.budget_error() {
+        return Err(e);
+    }
     if let Some(reason) = sim.failure() {
         return Err(ScenarioError { source_name: source.to_string(), field: "run".into(), reason });
     }

@@ -3,6 +3,8 @@
 //! records (a few per second), and 100 ms time-series bins. Definitions
 //! follow DESIGN §4.
 
+use std::collections::VecDeque;
+
 use rtcc_core::packet::{Packet, PacketKind};
 use rtcc_core::units::{Duration, Time};
 
@@ -95,7 +97,9 @@ pub struct FlowStats {
     pub queue: Histogram,
     /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
     pub sojourn: Histogram,
-    pub packets: Vec<PacketRec>,
+    /// Packet rows not yet taken, from sequence `packets_base` on.
+    pub packets: VecDeque<PacketRec>,
+    pub packets_base: u64,
     /// Time-series accumulators for the current bin.
     pub bin: BinAcc,
 }
@@ -114,8 +118,8 @@ impl FlowStats {
     pub fn on_sent(&mut self, p: &Packet, record: bool) {
         self.sent += 1;
         if record {
-            debug_assert_eq!(self.packets.len() as u64, p.seq);
-            self.packets.push(PacketRec {
+            debug_assert_eq!(self.packets_base + self.packets.len() as u64, p.seq);
+            self.packets.push_back(PacketRec {
                 kind: p.kind,
                 size: p.size.bytes() as u32,
                 frame: p.frame,
@@ -131,7 +135,7 @@ impl FlowStats {
     /// Packet `seq` was dropped at the bottleneck.
     pub fn on_dropped(&mut self, seq: u64) {
         self.dropped += 1;
-        if let Some(r) = self.packets.get_mut(seq as usize) {
+        if let Some(r) = self.rec(seq) {
             r.dropped = true;
         }
     }
@@ -145,7 +149,7 @@ impl FlowStats {
         if lost {
             self.lost += 1;
         }
-        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+        if let Some(r) = self.rec(p.seq) {
             r.queue_us = queued.as_micros();
             r.lost = lost;
         }
@@ -164,9 +168,25 @@ impl FlowStats {
         }
         self.bin.owd_sum_us += owd.as_micros() as f64;
         self.bin.owd_n += 1;
-        if let Some(r) = self.packets.get_mut(p.seq as usize) {
+        if let Some(r) = self.rec(p.seq) {
             r.arrival_us = now.as_micros();
         }
+    }
+
+    fn rec(&mut self, seq: u64) -> Option<&mut PacketRec> {
+        let i = seq.checked_sub(self.packets_base)?;
+        self.packets.get_mut(i as usize)
+    }
+
+    /// Takes the leading rows whose fate is known (arrived, dropped or
+    /// lost), so their table can be written while the run goes on; a row
+    /// still in flight holds back those after it, keeping sequence order.
+    /// Returns the first taken row's sequence number and the rows.
+    pub fn take_settled(&mut self) -> (u64, Vec<PacketRec>) {
+        let first = self.packets_base;
+        let n = self.packets.iter().take_while(|r| r.arrival_us >= 0 || r.dropped || r.lost).count();
+        self.packets_base += n as u64;
+        (first, self.packets.drain(..n).collect())
     }
 
     pub fn total_recv_bytes(&self) -> u64 {
@@ -204,6 +224,12 @@ impl Series {
     }
     pub fn col(&self, name: &str) -> Option<&[f64]> {
         self.cols.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_slice())
+    }
+    /// Takes the rows so far; the column names stay, in their order, so a
+    /// later take (or the end) lists every column seen.
+    pub fn take(&mut self) -> Series {
+        let cols = self.cols.iter_mut().map(|(n, c)| (n.clone(), std::mem::take(c))).collect();
+        Series { cols, rows: std::mem::take(&mut self.rows) }
     }
 }
 

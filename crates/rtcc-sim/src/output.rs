@@ -7,7 +7,7 @@ use rtcc_core::packet::PacketKind;
 use rtcc_core::units::{Duration, Time};
 
 use crate::frames::{FrameCols, STATUS_SKIPPED};
-use crate::metrics::{jain, Column, Table};
+use crate::metrics::{jain, Column, PacketRec, Series, Table};
 use crate::recorder::{FlowRec, LinkRec, Recorder, KIND_NAMES};
 
 /// A link's bytes by kind of traffic as shares of its capacity.
@@ -233,33 +233,12 @@ impl Recorder {
     pub fn output(&self, run: &RunInfo) -> Output {
         let end = run.end;
         let mut flows = Vec::new();
-        let mut ts = Table::default();
         let mut frames_t = FrameCols::default();
-        let mut ts_cols: Vec<String> = Vec::new();
-        for f in &self.flows {
-            for (n, _) in &f.series.cols {
-                if !ts_cols.contains(n) {
-                    ts_cols.push(n.clone());
-                }
-            }
-        }
-        for name in &ts_cols {
-            let mut v = Vec::new();
-            for f in &self.flows {
-                match f.series.col(name) {
-                    Some(c) => v.extend_from_slice(c),
-                    None => v.extend(std::iter::repeat_n(f64::NAN, f.series.rows)),
-                }
-            }
-            ts.push(
-                name,
-                if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) },
-            );
-        }
         for f in &self.flows {
             flows.push(self.flow_summary(f, end));
             f.frames.append_rows(&mut frames_t);
         }
+        let ts = series_table(self.flows.iter().map(|f| &f.series));
         let l = &self.link;
         let cap_bytes = l.capacity.bytes_between(Time::ZERO, end);
         // Bytes received by the flows crossing each bottleneck (eq. 6 of Cross).
@@ -305,11 +284,35 @@ impl Recorder {
             reverse_link,
             sim: SimStats { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
         };
-        let mut link_t = Table::default();
-        for (n, c) in &self.link.series.cols {
-            link_t.push(n, Column::F64(c.clone()));
+        let packets = packet_table(self.flows.iter().map(|f| (f.stats.packets_base, f.stats.packets.iter())));
+        Output { summary, packets, frames: frames_t.finish(), timeseries: ts, link: link_table(&self.link.series) }
+    }
+
+    /// Takes the table rows that are final (packets whose fate is known,
+    /// settled frames, finished bins) so they can be written while the run
+    /// goes on and memory stays flat however long the call; `output` then
+    /// holds only the rest. Rows come flow by flow, as in `output`.
+    pub fn take_tables(&mut self) -> Tables {
+        let mut frames_t = FrameCols::default();
+        let mut series = Vec::with_capacity(self.flows.len());
+        let mut packets = Vec::with_capacity(self.flows.len());
+        for f in &mut self.flows {
+            f.frames.take_rows(&mut frames_t);
+            series.push(f.series.take());
+            packets.push(f.stats.take_settled());
         }
-        Output { summary, packets: self.packet_table(), frames: frames_t.finish(), timeseries: ts, link: link_t }
+        Tables {
+            packets: packet_table(packets.iter().map(|(base, rows)| (*base, rows.iter()))),
+            frames: frames_t.finish(),
+            timeseries: series_table(series.iter()),
+            link: link_table(&self.link.series.take()),
+        }
+    }
+
+    /// Table rows kept and not yet taken.
+    pub fn pending_rows(&self) -> usize {
+        let flows: usize = self.flows.iter().map(|f| f.stats.packets.len() + f.frames.rows_len() + f.series.rows).sum();
+        flows + self.link.series.rows
     }
 
     fn flow_summary(&self, f: &FlowRec, end: Time) -> FlowSummary {
@@ -438,43 +441,80 @@ impl Recorder {
             link_share: (bottleneck.data_bytes > 0).then(|| f.data_bytes as f64 / bottleneck.data_bytes as f64),
         }
     }
+}
 
-    fn packet_table(&self) -> Table {
-        let n: usize = self.flows.iter().map(|f| f.stats.packets.len()).sum();
-        let (mut flow, mut seq, mut kind, mut size, mut frame) = (vec![], vec![], vec![], vec![], vec![]);
-        let (mut send, mut arr, mut owd, mut q, mut dropped, mut lost) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
-        for v in [&mut flow, &mut seq, &mut size, &mut frame] {
-            v.reserve(n);
-        }
-        for (i, f) in self.flows.iter().enumerate() {
-            for (s, r) in f.stats.packets.iter().enumerate() {
-                flow.push(i as i64);
-                seq.push(s as i64);
-                kind.push(r.kind as u8);
-                size.push(r.size as i64);
-                frame.push(if r.frame == u32::MAX { -1 } else { r.frame as i64 });
-                send.push(r.send_us as f64 / 1e6);
-                let a = if r.arrival_us >= 0 { r.arrival_us as f64 / 1e6 } else { f64::NAN };
-                arr.push(a);
-                owd.push(if r.arrival_us >= 0 { (r.arrival_us - r.send_us) as f64 / 1e3 } else { f64::NAN });
-                q.push(if r.queue_us >= 0 { r.queue_us as f64 / 1e3 } else { f64::NAN });
-                dropped.push(r.dropped as u8);
-                lost.push(r.lost as u8);
+/// The four tables of `Output`, as `Recorder::take_tables` gives them.
+pub struct Tables {
+    pub packets: Table,
+    pub frames: Table,
+    pub timeseries: Table,
+    pub link: Table,
+}
+
+/// The time series: every flow's rows, flow by flow; a column a flow never
+/// had is NaN in its rows.
+fn series_table<'a>(flows: impl Iterator<Item = &'a Series> + Clone) -> Table {
+    let mut names: Vec<&str> = Vec::new();
+    for s in flows.clone() {
+        for (n, _) in &s.cols {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
             }
         }
-        let mut t = Table::default();
-        t.push("flow", Column::I64(flow));
-        t.push("seq", Column::I64(seq));
-        t.push("kind", Column::U8(kind));
-        t.push("size", Column::I64(size));
-        t.push("frame", Column::I64(frame));
-        t.push("send_s", Column::F64(send));
-        t.push("arrival_s", Column::F64(arr));
-        t.push("owd_ms", Column::F64(owd));
-        t.push("queue_ms", Column::F64(q));
-        t.push("dropped", Column::U8(dropped));
-        t.push("lost", Column::U8(lost));
-        t
     }
+    let mut t = Table::default();
+    for name in names {
+        let mut v = Vec::new();
+        for s in flows.clone() {
+            match s.col(name) {
+                Some(c) => v.extend_from_slice(c),
+                None => v.extend(std::iter::repeat_n(f64::NAN, s.rows)),
+            }
+        }
+        t.push(name, if name == "flow" { Column::I64(v.iter().map(|x| *x as i64).collect()) } else { Column::F64(v) });
+    }
+    t
+}
+
+fn link_table(series: &Series) -> Table {
+    let mut t = Table::default();
+    for (n, c) in &series.cols {
+        t.push(n, Column::F64(c.clone()));
+    }
+    t
+}
+
+/// The packets table from each flow's (first sequence number, rows).
+fn packet_table<'a, R: Iterator<Item = &'a PacketRec>>(flows: impl Iterator<Item = (u64, R)>) -> Table {
+    let (mut flow, mut seq, mut kind, mut size, mut frame) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut send, mut arr, mut owd, mut q, mut dropped, mut lost) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (i, (base, rows)) in flows.enumerate() {
+        for (s, r) in rows.enumerate() {
+            flow.push(i as i64);
+            seq.push((base + s as u64) as i64);
+            kind.push(r.kind as u8);
+            size.push(r.size as i64);
+            frame.push(if r.frame == u32::MAX { -1 } else { r.frame as i64 });
+            send.push(r.send_us as f64 / 1e6);
+            let a = if r.arrival_us >= 0 { r.arrival_us as f64 / 1e6 } else { f64::NAN };
+            arr.push(a);
+            owd.push(if r.arrival_us >= 0 { (r.arrival_us - r.send_us) as f64 / 1e3 } else { f64::NAN });
+            q.push(if r.queue_us >= 0 { r.queue_us as f64 / 1e3 } else { f64::NAN });
+            dropped.push(r.dropped as u8);
+            lost.push(r.lost as u8);
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::I64(flow));
+    t.push("seq", Column::I64(seq));
+    t.push("kind", Column::U8(kind));
+    t.push("size", Column::I64(size));
+    t.push("frame", Column::I64(frame));
+    t.push("send_s", Column::F64(send));
+    t.push("arrival_s", Column::F64(arr));
+    t.push("owd_ms", Column::F64(owd));
+    t.push("queue_ms", Column::F64(q));
+    t.push("dropped", Column::U8(dropped));
+    t.push("lost", Column::U8(lost));
+    t
 }

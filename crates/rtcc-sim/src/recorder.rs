@@ -406,6 +406,8 @@ pub struct Recorder {
     bin: Duration,
     record_packets: bool,
     record_timeseries: bool,
+    /// Packets all flows sent so far (the run's packet budget counts them).
+    pub sent: u64,
 }
 
 impl Recorder {
@@ -417,6 +419,7 @@ impl Recorder {
             bin,
             record_packets,
             record_timeseries,
+            sent: 0,
         }
     }
 
@@ -469,6 +472,7 @@ impl Recorder {
     pub fn record(&mut self, flow: usize, e: Event) {
         match e {
             Event::PacketSent(p) => {
+                self.sent += 1;
                 let f = &mut self.flows[flow];
                 f.stats.on_sent(p, self.record_packets);
                 match p.kind {

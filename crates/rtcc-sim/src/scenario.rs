@@ -163,7 +163,22 @@ pub struct ScenarioFile {
     pub flows: Vec<toml::Table>,
     #[serde(default)]
     pub record: RecordFile,
+    #[serde(default)]
+    pub limits: LimitsFile,
 }
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// Packets all flows may send in the run (default `DEFAULT_MAX_PACKETS`).
+    pub packets: Option<u64>,
+}
+
+/// The default packet budget of a run: about a minute of simulation, and a
+/// few GB of packet rows in memory when they are not written as the run
+/// goes; far beyond any call the papers ran (the Dumbo thesis's longest,
+/// 13 traces × 120 s, sends under 2 million).
+pub const DEFAULT_MAX_PACKETS: u64 = 100_000_000;
 
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
@@ -371,6 +386,10 @@ pub struct Scenario {
     pub record_frames: bool,
     pub record_timeseries: bool,
     pub bin: Duration,
+    /// Packets all flows may send (`[limits] packets`): a run that would send
+    /// more is refused before it starts when constant-rate flows alone
+    /// would, and stops with an error when it gets there.
+    pub max_packets: u64,
     /// Folder of default photographs for generated content (the Python
     /// package passes scikit-image's); without it, procedural pictures.
     pub photo_dir: Option<PathBuf>,
@@ -463,6 +482,20 @@ impl Scenario {
         let name = file.name.clone().unwrap_or_else(|| {
             Path::new(source).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string()
         });
+        let max_packets = file.limits.packets.unwrap_or(DEFAULT_MAX_PACKETS);
+        if max_packets == 0 {
+            return Err(err("limits.packets", "must be at least 1".into()));
+        }
+        let floor = packets_floor(&flows, duration);
+        if floor > max_packets {
+            return Err(err(
+                "limits.packets",
+                format!(
+                    "the constant-rate flows alone would send about {floor} packets in {duration}, more than the \
+                     run's budget of {max_packets}; raise [limits] packets or shorten the run"
+                ),
+            ));
+        }
         Ok(Scenario {
             name,
             source: source.to_string(),
@@ -476,6 +509,7 @@ impl Scenario {
             record_frames: file.record.frames.unwrap_or(true),
             record_timeseries: file.record.timeseries.unwrap_or(true),
             bin,
+            max_packets,
             photo_dir: None,
             video_dir: None,
         })
@@ -892,6 +926,31 @@ fn flow_spec(
         },
         video,
     })
+}
+
+/// Packets the flows that send at a constant rate whatever the network
+/// does (a `fixed` controller: its rate and padding; UDP: its rate while
+/// on, taken as always on) send over their active time: what a run sends
+/// at least, known before it starts.
+fn packets_floor(flows: &[FlowSpec], duration: Duration) -> u64 {
+    let mut total = 0.0;
+    for f in flows {
+        let (rate, size) = match &f.traffic {
+            Some(crate::traffic::TrafficSpec::Udp(u)) => (u.rate, u.packet),
+            Some(_) => continue,
+            None if f.controller == "fixed" => {
+                let Ok(c) = controller::create(&f.controller, &f.params, &f.ctx) else { continue };
+                let d = c.decision();
+                (d.target_rate + d.padding_rate, f.sender.mtu)
+            }
+            None => continue,
+        };
+        let start = f.sender.start - Time::ZERO;
+        let stop = f.sender.stop.map_or(duration, |s| (s - Time::ZERO).min(duration));
+        let active = (stop - start).as_secs_f64().max(0.0);
+        total += rate.bps() as f64 * active / 8.0 / size.bytes().max(1) as f64;
+    }
+    total as u64
 }
 
 /// Highest rate a flow may ask for: the simulator's clock ticks in whole

@@ -117,6 +117,8 @@ pub struct Simulation {
     /// Saved-video streams written (`--save-video`): path and frame rate.
     pub saved_videos: Vec<(std::path::PathBuf, f64)>,
     spins: u32,
+    /// Set when the run went over its packet budget.
+    over_budget: Option<Time>,
     done: bool,
 }
 
@@ -218,6 +220,7 @@ impl Simulation {
             wall: std::time::Duration::ZERO,
             seed,
             spins: 0,
+            over_budget: None,
             done: false,
             saved_videos,
         };
@@ -335,6 +338,12 @@ impl Simulation {
                 self.sample_bin();
                 self.next_bin += self.scenario.bin;
             }
+            if self.recorder.sent > self.scenario.max_packets {
+                // Stopped where it is: no end-of-call records, no output.
+                self.over_budget = Some(self.now);
+                self.done = true;
+                break;
+            }
             if t >= self.end {
                 self.done = true;
                 for (i, f) in self.flows.iter_mut().enumerate() {
@@ -345,6 +354,22 @@ impl Simulation {
         }
         self.wall += wall.elapsed();
         !self.done
+    }
+
+    /// When the run stopped for sending more packets than its budget
+    /// (`[limits] packets`): a clear error naming the field.
+    pub fn budget_error(&self) -> Option<ScenarioError> {
+        let at = self.over_budget?;
+        Some(ScenarioError {
+            source_name: self.scenario.source.clone(),
+            field: "limits.packets".into(),
+            reason: format!(
+                "the run stopped at {:.3} s, having sent more than its budget of {} packets; raise [limits] \
+                 packets to run it whole",
+                (at - Time::ZERO).as_secs_f64(),
+                self.scenario.max_packets
+            ),
+        })
     }
 
     /// The first real-codec failure (library error, unwritable video), if
@@ -369,6 +394,17 @@ impl Simulation {
             wall: self.wall,
             events: self.events,
         })
+    }
+
+    /// Takes the table rows that are final so far (`Recorder::take_tables`);
+    /// `output` then has only the rest.
+    pub fn take_tables(&mut self) -> crate::output::Tables {
+        self.recorder.take_tables()
+    }
+
+    /// Table rows kept in memory and not yet taken.
+    pub fn pending_rows(&self) -> usize {
+        self.recorder.pending_rows()
     }
 
     /// Serve every component due at or before `t`, in (time, stage, flow)

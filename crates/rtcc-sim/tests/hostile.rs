@@ -196,3 +196,38 @@ fn trace_errors_in_a_scenario() {
     assert!(e.contains("link.capacity.scale: scale 0.000001 is outside 1/3000"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_run_over_its_packet_budget_is_refused_before_it_starts_or_stopped_with_an_error() {
+    let fast = |extra: &str| {
+        format!(
+            "duration = 120\n{extra}\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = {{ name = \"fixed\", rate = \"10Gbps\", pacing_factor = 1 }}\n"
+        )
+    };
+    // 10 Gbps for 120 s is 125 million 1200 B packets: known before the run.
+    let msg = Scenario::parse(&fast(""), "call.toml").err().expect("refused").to_string();
+    plain(&msg);
+    assert!(msg.starts_with("call.toml: limits.packets: "), "{msg}");
+    assert!(msg.contains("about 125000000 packets") && msg.contains("budget of 100000000"), "{msg}");
+    // The user can raise it (parsed only: the run itself would take minutes).
+    Scenario::parse(&fast("[limits]\npackets = 200000000"), "call.toml").expect("a raised budget is accepted");
+    // UDP at its rate counts the same way; TCP and adaptive video do not.
+    let udp = "duration = 60\n[limits]\npackets = 1000\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\nkind = \"udp\"\nrate = \"1Mbps\"\n";
+    let msg = Scenario::parse(udp, "u.toml").err().expect("refused").to_string();
+    assert!(msg.contains("about 5000 packets"), "{msg}");
+    let zero = Scenario::parse(
+        "duration = 5\n[limits]\npackets = 0\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"gcc\"\n",
+        "z.toml",
+    );
+    assert!(zero.err().expect("refused").to_string().contains("limits.packets: must be at least 1"));
+    // An adaptive flow is stopped where it crosses the budget.
+    let gcc = "duration = 30\n[limits]\npackets = 2000\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"gcc\"\n";
+    let msg = rtcc_sim::run_text(gcc, "g.toml", None).err().expect("stopped").to_string();
+    plain(&msg);
+    assert!(msg.starts_with("g.toml: limits.packets: the run stopped at "), "{msg}");
+    assert!(msg.contains("more than its budget of 2000 packets"), "{msg}");
+    let ok =
+        "duration = 30\n[limits]\npackets = 200000\n[link]\ncapacity = \"3Mbps\"\n[[flow]]\ncontroller = \"gcc\"\n";
+    let out = rtcc_sim::run_text(ok, "g.toml", None).expect("within budget");
+    assert!(out.summary.flows[0].packets_sent > 2000);
+}

@@ -219,3 +219,109 @@ nack = false
     let missing = lossy.utilization - lossy.utilization_received;
     assert!((0.035..0.065).contains(&missing), "{missing} of {lossy:?}");
 }
+
+/// `flow`'s rows of `t` (all rows for a table without a flow column).
+fn rows_of(t: &rtcc_sim::metrics::Table, flow: Option<i64>) -> Vec<(String, Vec<u64>)> {
+    let keep: Vec<bool> = match (flow, t.get("flow")) {
+        (Some(i), Some(Column::I64(f))) => f.iter().map(|x| *x == i).collect(),
+        _ => vec![true; t.columns.first().map_or(0, |(_, c)| c.len())],
+    };
+    t.columns
+        .iter()
+        .map(|(n, c)| {
+            let bits: Vec<u64> = match c {
+                Column::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                Column::I64(v) => v.iter().map(|x| *x as u64).collect(),
+                Column::U8(v) => v.iter().map(|x| *x as u64).collect(),
+            };
+            (n.clone(), bits.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(b, _)| b).collect())
+        })
+        .collect()
+}
+
+/// Appends `part`'s rows to `acc`, column by column; a column `acc` lacks
+/// so far is NaN in its earlier rows (as the time series back-fills).
+fn append(acc: &mut Vec<(String, Vec<u64>)>, part: Vec<(String, Vec<u64>)>) {
+    let before = acc.first().map_or(0, |(_, c)| c.len());
+    let n = part.first().map_or(0, |(_, c)| c.len());
+    for (name, col) in part {
+        match acc.iter_mut().find(|(a, _)| *a == name) {
+            Some((_, c)) => c.extend(col),
+            None => {
+                let mut c = vec![f64::NAN.to_bits(); before];
+                c.extend(col);
+                acc.push((name, c));
+            }
+        }
+    }
+    for (_, c) in acc.iter_mut() {
+        c.resize(before + n, f64::NAN.to_bits());
+    }
+}
+
+#[test]
+fn tables_taken_during_the_run_add_up_to_the_tables_at_the_end() {
+    // Loss, jitter (reordering), a reverse bottleneck, TCP beside video and
+    // a controller whose state columns appear late: every row must come out
+    // once, whole, in its flow's order, whenever the tables are taken.
+    let text = r#"duration = "12s"
+seed = 3
+[link]
+capacity = { kind = "step", steps = [["0s", "4Mbps"], ["5s", "1Mbps"], ["8s", "4Mbps"]] }
+queue = "60kB"
+loss = 0.02
+jitter = "3ms"
+reverse_capacity = "300kbps"
+reverse_queue = "20kB"
+[[flow]]
+controller = "gcc"
+encoder = "lagging"
+[[flow]]
+controller = "vivace"
+start = "2s"
+[[flow]]
+kind = "tcp"
+cc = "cubic"
+start = "4s"
+"#;
+    let whole = run(text);
+    let mut sim = rtcc_sim::Simulation::new(rtcc_sim::Scenario::parse(text, "t.toml").unwrap(), None).unwrap();
+    let mut parts = Vec::new();
+    let mut t = Time::ZERO;
+    while sim.run_until(t) {
+        parts.push(sim.take_tables());
+        t = t + Duration::from_millis(730);
+    }
+    assert!(sim.pending_rows() > 0, "the last flows' rows wait for the end");
+    let rest = sim.output();
+    let taken: usize = parts.iter().map(|p| p.packets.columns[0].1.len()).sum();
+    assert!(taken > whole.packets.columns[0].1.len() / 2, "most packet rows were taken during the run");
+    for (name, full, part_of, rest_of) in [
+        ("packets", &whole.packets, (|p: &rtcc_sim::output::Tables| &p.packets) as fn(&_) -> &_, &rest.packets),
+        ("frames", &whole.frames, |p| &p.frames, &rest.frames),
+        ("timeseries", &whole.timeseries, |p| &p.timeseries, &rest.timeseries),
+    ] {
+        for flow in 0..3 {
+            let mut acc = Vec::new();
+            for p in &parts {
+                append(&mut acc, rows_of(part_of(p), Some(flow)));
+            }
+            append(&mut acc, rows_of(rest_of, Some(flow)));
+            let want = rows_of(full, Some(flow));
+            // Columns in the end's order (taken rows may predate a column).
+            let got: Vec<_> =
+                want.iter().map(|(n, _)| acc.iter().find(|(a, _)| a == n).cloned().unwrap_or_default()).collect();
+            assert_eq!(got.len(), acc.len(), "{name}: a column the end does not have");
+            // The TCP flow has no frames.
+            assert!(!want[0].1.is_empty() || (name, flow) == ("frames", 2), "{name} flow {flow}: no rows");
+            assert_eq!(got, want, "{name} flow {flow}");
+        }
+    }
+    let mut link = Vec::new();
+    for p in &parts {
+        append(&mut link, rows_of(&p.link, None));
+    }
+    append(&mut link, rows_of(&rest.link, None));
+    assert_eq!(link, rows_of(&whole.link, None));
+    assert_eq!(rest.summary.flows, whole.summary.flows, "taking rows leaves the summary as it is");
+}

@@ -874,12 +874,9 @@ impl RawQueue {
         kind_fields(name, &present, allowed)?;
         Ok(match self.kind {
             QueueKind::DropTail => QueueTable::DropTail { limit: self.limit.unwrap_or_else(unlimited) },
-            QueueKind::Codel => QueueTable::Codel {
-                target: self.target,
-                interval: self.interval,
-                mtu: self.mtu,
-                limit: self.limit,
-            },
+            QueueKind::Codel => {
+                QueueTable::Codel { target: self.target, interval: self.interval, mtu: self.mtu, limit: self.limit }
+            }
             QueueKind::FqCodel => QueueTable::FqCodel {
                 target: self.target,
                 interval: self.interval,
@@ -1099,9 +1096,11 @@ mod tests {
         assert_eq!(l.queue_limit(), QueueLimit::Packets(100));
         assert_eq!(l.loss(), &LossModel::gilbert_elliott(0.01, 0.3, 0.0, 1.0));
         assert_eq!(l.reverse_loss(), &LossModel::Bernoulli { p: 0.05 });
-        let l = build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"10s\" }\n").unwrap();
+        let l =
+            build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"10s\" }\n").unwrap();
         assert_eq!(l.loss(), &LossModel::bernoulli(0.1).starting(Time::from_millis(10_000)));
-        let e = build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"soon\" }\n").unwrap_err();
+        let e = build("[link]\ncapacity = \"3Mbps\"\nloss = { kind = \"bernoulli\", p = 0.1, start = \"soon\" }\n")
+            .unwrap_err();
         assert!(e.contains("link.loss.start"), "{e}");
         let q = |s: &str| build(&format!("[link]\ncapacity = \"3Mbps\"\nqueue = \"{s}\"\n")).map(|l| l.queue_limit());
         assert_eq!(q("100ms"), Ok(QueueLimit::Time(Duration::from_millis(100))));
@@ -1137,7 +1136,10 @@ mod tests {
         let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", hgh = 1 }");
         assert!(e.starts_with("link.capacity.hgh: unknown field `hgh`"), "{e}");
         let e = err("{ kind = \"pulse\", high = \"3Mbps\", low = \"1Mbps\", every = \"1s\", file = \"x\" }");
-        assert!(e.starts_with("link.capacity: `file` is not a field of kind = \"pulse\" (it takes high, low, every)"), "{e}");
+        assert!(
+            e.starts_with("link.capacity: `file` is not a field of kind = \"pulse\" (it takes high, low, every)"),
+            "{e}"
+        );
         let e = err("{ kind = \"trace\", file = 5 }");
         assert!(e.starts_with("link.capacity.file: "), "{e}");
         let e = err("{ kind = \"trace\", file = \"t\", scale = \"big\" }");

@@ -151,7 +151,6 @@ impl Link {
     pub fn loss(&self) -> &LossModel {
         &self.loss
     }
-
 }
 
 #[cfg(test)]
@@ -186,8 +185,7 @@ mod tests {
 
     #[test]
     fn link_serves_fifo_with_pull_model() {
-        let mut l =
-            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Unlimited, LossModel::None);
+        let mut l = link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Unlimited, LossModel::None);
         assert_eq!(l.poll_timeout(), None);
         for i in 0..3 {
             assert!(l.enqueue(Time::ZERO, pkt(i, 1250)));
@@ -217,8 +215,7 @@ mod tests {
 
     #[test]
     fn link_drops_at_the_queue_limit_counting_the_packet_in_service() {
-        let mut l =
-            link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Packets(2), LossModel::None);
+        let mut l = link(Capacity::constant(DataRate::from_mbps(1)), QueueLimit::Packets(2), LossModel::None);
         assert!(l.enqueue(Time::ZERO, pkt(0, 1250)));
         assert!(l.enqueue(Time::ZERO, pkt(1, 1250)));
         assert!(!l.enqueue(Time::ZERO, pkt(2, 1250)));
@@ -234,8 +231,7 @@ mod tests {
     #[test]
     fn link_over_a_trace() {
         let t = Arc::new(MahimahiTrace::parse("1").unwrap());
-        let mut l =
-            link(Capacity::trace(t, Duration::ZERO, 1.0), QueueLimit::Unlimited, LossModel::None);
+        let mut l = link(Capacity::trace(t, Duration::ZERO, 1.0), QueueLimit::Unlimited, LossModel::None);
         for (i, size) in [1500, 300, 300, 300, 300, 300, 300, 2000].into_iter().enumerate() {
             l.enqueue(Time::ZERO, pkt(i as u64, size));
         }
