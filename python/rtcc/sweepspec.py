@@ -19,7 +19,9 @@ series = false                             # keep the per-bin series in each run
 Relative paths (``base``, ``traces``, a base scenario's trace file) resolve against the
 file that names them. Controllers replace every flow's controller unless
 ``controller_flows = [0, ...]`` picks some; traces replace ``link.capacity``.
-A list-valued override setting is a list of lists. Errors name the file and field.
+A list-valued override setting is a list of lists. The fields' types and ranges are
+checked by a pydantic model (strict: TOML's types as written); every refusal is one line
+naming the file and field.
 
 Limits (:mod:`rtcc.limits`): a spec expands to at most ``MAX_RUNS`` (100,000) runs unless
 ``max_runs`` raises it (counted before any run is built); ``name`` names the results
