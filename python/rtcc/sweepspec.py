@@ -126,8 +126,8 @@ class _Spec(BaseModel):
 
 
 _KNOWN = tuple(_Spec.model_fields)
-# The order today's messages come in: the name, unknown fields, a missing base, the
-# analysis options, then the axes.
+# Which problem a spec with several is refused for: the name, unknown fields, a missing
+# base, the analysis options, then the axes (the order they were always checked in).
 _ORDER = (
     "name", "", "base?", "flows", "convergence", "series", "steady_window_s", "smooth_s",
     "series_s", "base", "controllers", "traces", "seeds", "controller_flows", "overrides",
@@ -143,7 +143,6 @@ _REASONS: dict[str, str] = {
     "controllers": "must be a non-empty list",
     "controllers[]": "must be a name or a table with a name",
     "controller_flows": "must be a list of flow indices",
-    "controller_flows[]": "must be a list of flow indices",
     "traces": "must be a non-empty list",
     "traces[]": "must be a trace file, a rate or a capacity table",
     "seeds": "must be a count or a non-empty list of integers",

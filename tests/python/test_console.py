@@ -8,24 +8,17 @@ pseudo-terminal (stdout a pipe) against the compiled simulator.
 from __future__ import annotations
 
 import io
-import os
-import pty
-import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import rtcc
-from conftest import requires_native, subprocess_env
+from conftest import ANSI, on_a_terminal, requires_native, subprocess_env
 from rtcc import cli
 from rtcc.console import Bar, Steps, console, print_error
 from rtcc.tables import table_text
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class _Tty(io.StringIO):
@@ -111,35 +104,6 @@ def test_bench_draws_its_runs_on_a_terminal(monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines()[0].split()[:2] == ["workload", "sim"]
 
 
-def _on_a_pty(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    """``python -m rtcc ARGS`` with stderr on a pseudo-terminal and stdout on a pipe."""
-    master, slave = pty.openpty()
-    env = {**subprocess_env(), "COLUMNS": "100", "TERM": "xterm"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rtcc", *args], stdout=subprocess.PIPE, stderr=slave,
-        cwd=cwd, env=env,
-    )  # fmt: skip
-    os.close(slave)
-    err = b""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            err += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    out = proc.stdout.read() if proc.stdout else b""
-    code = proc.wait(timeout=60)
-    return code, out.decode(), err.decode(errors="replace")
-
-
 SPEC = """\
 name = "pty"
 controllers = ["fixed", "gcc"]
@@ -163,7 +127,7 @@ def test_progress_on_a_pseudo_terminal_and_not_in_a_pipe(tmp_path: Path, short_s
     run = ["run", str(short_scenario), "--out", str(tmp_path / "run"), "--no-plots"]
     sweep = ["sweep", str(spec), "--out", str(tmp_path / "sweep"), "-j", "2"]
     for args, drawn, table in ((run, "10.0/10.0 s", 3), (sweep, "4/4 runs", 4)):
-        code, out, err = _on_a_pty(args, tmp_path)
+        code, out, err = on_a_terminal(*args, cwd=tmp_path)
         assert code == 0, err
         assert drawn in plain(err) and "ETA" in plain(err)
         assert "\x1b" not in out  # stdout is a pipe: plain text
@@ -181,7 +145,7 @@ def test_progress_on_a_pseudo_terminal_and_not_in_a_pipe(tmp_path: Path, short_s
 
 @requires_native
 def test_errors_are_one_coloured_line_on_a_terminal(tmp_path: Path):
-    code, out, err = _on_a_pty(["run", "missing.toml"], tmp_path)
+    code, out, err = on_a_terminal("run", "missing.toml", cwd=tmp_path)
     assert code == 2 and out == ""
     assert "\x1b[" in err  # coloured prefix
     assert plain(err).rstrip("\r\n").splitlines() == ["rtcc: error: missing.toml: no such file"]
