@@ -8,6 +8,7 @@ pseudo-terminal (stdout a pipe) against the compiled simulator.
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,6 +142,21 @@ def test_progress_on_a_pseudo_terminal_and_not_in_a_pipe(tmp_path: Path, short_s
         assert piped.stderr == ""
         assert piped.stdout.splitlines()[:table] == out.splitlines()[:table]
         assert max(len(line) for line in out.splitlines()[:table]) > 40
+
+
+@requires_native
+def test_a_reproduction_draws_its_runs_on_a_terminal_only(tmp_path: Path):
+    args = ["reproduce", "fbra", "--short", "--out", str(tmp_path / "fbra"), "-j", "2"]
+    code, out, err = on_a_terminal(*args, cwd=tmp_path)
+    assert code == 0, err
+    assert re.search(r"fbra .* \d+/\d+ runs .*ETA", plain(err))
+    piped = subprocess.run(
+        [sys.executable, "-m", "rtcc", *args], capture_output=True, text=True, cwd=tmp_path,
+        env={**subprocess_env(), "FORCE_COLOR": "1"}, timeout=300,
+    )  # fmt: skip
+    assert piped.returncode == 0 and piped.stderr == ""
+    table = out.split("\nresults:")[0]
+    assert piped.stdout.startswith(table) and "\x1b" not in out
 
 
 @requires_native
