@@ -43,8 +43,8 @@ def is_terminal(stream: TextIO) -> bool:
 def console(stream: TextIO | None = None, *, stderr: bool = False) -> Console:
     """A rich console on ``stream`` (default: ``sys.stderr`` or ``sys.stdout`` as they are
     now, so captured streams are honoured) that is a terminal exactly when the stream is.
-    Off a terminal it has no colour and never wraps; markup and highlighting are always
-    off, since messages hold file names and field paths such as ``flow[0].fps``."""
+    Off a terminal it has no colour. It never wraps a line, and markup and highlighting
+    are off, since messages hold file names and field paths such as ``flow[0].fps``."""
     file = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
     tty = is_terminal(file)
     return Console(

@@ -89,7 +89,8 @@ def test_steps_report_to_a_callable_or_a_bar():
 def test_run_draws_on_a_terminal_and_prints_clean_results(monkeypatch, capsys, short_scenario):
     terminal = _Tty()
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert cli.main(["run", str(short_scenario), "--out", str(short_scenario.parent / "o")]) == 0
+    out_dir = str(short_scenario.parent / "o")
+    assert cli.main(["run", str(short_scenario), "--out", out_dir, "--no-plots"]) == 0
     out = capsys.readouterr().out
     bar = plain(terminal.getvalue())
     assert "fixed-1mbps" in bar and "10.0/10.0 s" in bar and "ETA" in bar
