@@ -21,7 +21,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioLike, dumps_toml, load_scenario
 
 if TYPE_CHECKING:
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         default_scenario,
         encoders,
     )
+    from rtcc.console import Bar
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
     from rtcc.sweeprun import sweep
 
@@ -121,8 +121,8 @@ def simulate(
     newline or ``=``) or a dict in the scenario layout. ``seed`` overrides the
     scenario's seed. ``source`` names the scenario in error messages (default:
     the path, ``<scenario>`` for text, ``<dict>`` for dicts). ``progress`` is
-    ``True`` for a bar on stderr (drawn only on a terminal) or a callable taking
-    ``(simulated_s, duration_s)``.
+    ``True`` for a bar with the time left on stderr (drawn only on a terminal) or a
+    callable taking ``(simulated_s, duration_s)``.
 
     ``save_video`` is a folder: every flow with a real codec (``encoder =
     "vp8"`` or ``"h264"``) writes ``<flow>.received.mp4`` (the screen at each
@@ -167,10 +167,12 @@ def simulate(
         media.scenario_media_map(loaded.text, loaded.source),
     )
 
-    bar: ProgressBar | None = None
+    bar: Bar | None = None
     callback: ProgressCallback | None
     if progress is True:
-        bar = ProgressBar(label=loaded.stem or "")
+        from rtcc.console import Bar  # rich: loaded only to draw
+
+        bar = Bar(loaded.stem or "")
         callback = bar
     else:
         callback = progress or None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import rtcc
+from rtcc.console import ProgressCallback, Steps
 
 FLOW_COUNTS = (1, 10, 100, 200, 1000)
 # Per-packet cost may grow with the number of flows by at most this factor.
@@ -47,26 +48,35 @@ def run(
     repeat: int = 3,
     ns3_python: str | None = None,
     ns3_script: Path | None = None,
+    progress: bool | ProgressCallback = False,
 ) -> list[dict[str, Any]]:
-    """One row per flow count: rtcc's best of ``repeat`` runs and, optionally, ns-3's."""
+    """One row per flow count: rtcc's best of ``repeat`` runs and, optionally, ns-3's.
+    ``progress``: ``True`` for a bar on stderr (on a terminal), or a callable taking
+    (runs done, runs), ns-3's included."""
+    ns3 = bool(ns3_python and ns3_script)
     rows = []
-    for n in counts:
-        runs = [rtcc.bench(f"flows-{n}") for _ in range(repeat)]
-        best = min(runs, key=lambda r: float(r["wall_s"]))
-        row: dict[str, Any] = {
-            "flows": n,
-            "wall_s": float(best["wall_s"]),
-            "speedup": float(best["speedup"]),
-            "ns_per_packet": float(best["ns_per_packet"]),
-            "rss_per_flow_kb": (
-                None
-                if best["rss_per_flow_bytes"] is None
-                else float(best["rss_per_flow_bytes"]) / 1e3
-            ),
-        }
-        if ns3_python and ns3_script:
-            row["ns3_wall_s"] = ns3_seconds(ns3_python, ns3_script, n)
-        rows.append(row)
+    with Steps(progress, "bench flows", len(counts) * (repeat + ns3), unit=" runs") as report:
+        for n in counts:
+            runs = []
+            for _ in range(repeat):
+                runs.append(rtcc.bench(f"flows-{n}"))
+                report.advance()
+            best = min(runs, key=lambda r: float(r["wall_s"]))
+            row: dict[str, Any] = {
+                "flows": n,
+                "wall_s": float(best["wall_s"]),
+                "speedup": float(best["speedup"]),
+                "ns_per_packet": float(best["ns_per_packet"]),
+                "rss_per_flow_kb": (
+                    None
+                    if best["rss_per_flow_bytes"] is None
+                    else float(best["rss_per_flow_bytes"]) / 1e3
+                ),
+            }
+            if ns3_python and ns3_script:
+                row["ns3_wall_s"] = ns3_seconds(ns3_python, ns3_script, n)
+                report.advance()
+            rows.append(row)
     base = rows[0]["ns_per_packet"] if rows else 1.0
     for row in rows:
         row["cost_ratio"] = row["ns_per_packet"] / base

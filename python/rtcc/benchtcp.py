@@ -11,6 +11,7 @@ from typing import Any
 
 import rtcc
 from rtcc import benchflows
+from rtcc.console import ProgressCallback, Steps
 
 WORKLOAD = "tcp"
 SECONDS = 120.0
@@ -42,24 +43,35 @@ def ns3_run(python: str, script: Path, seconds: float = SECONDS) -> dict[str, fl
 
 
 def run(
-    repeat: int = 3, ns3_python: str | None = None, ns3_script: Path | None = None
+    repeat: int = 3,
+    ns3_python: str | None = None,
+    ns3_script: Path | None = None,
+    progress: bool | ProgressCallback = False,
 ) -> dict[str, Any]:
-    """rtcc's best of ``repeat`` runs of the workload and, optionally, bare ns-3's run."""
-    runs = [rtcc.bench(WORKLOAD) for _ in range(repeat)]
-    best = min(runs, key=lambda r: float(r["wall_s"]))
-    goodput = best.get("goodput_mbps")
-    row: dict[str, Any] = {
-        "sim_s": float(best["sim_s"]),
-        "wall_s": float(best["wall_s"]),
-        "speedup": float(best["speedup"]),
-        "packets_per_s": float(best["packets_per_s"]),
-        "goodput_mbps": None if goodput is None else float(goodput),
-    }
-    if ns3_python and ns3_script:
-        ns3 = ns3_run(ns3_python, ns3_script, row["sim_s"] or SECONDS)
-        row["ns3_wall_s"] = ns3["run_s"]
-        row["ns3_goodput_mbps"] = ns3["goodput_mbps"]
-        row["faster_than_ns3"] = ns3["run_s"] / max(row["wall_s"], 1e-12)
+    """rtcc's best of ``repeat`` runs of the workload and, optionally, bare ns-3's run.
+    ``progress``: ``True`` for a bar on stderr (on a terminal), or a callable taking
+    (runs done, runs), ns-3's included."""
+    ns3 = bool(ns3_python and ns3_script)
+    with Steps(progress, "bench tcp", repeat + ns3, unit=" runs") as report:
+        runs = []
+        for _ in range(repeat):
+            runs.append(rtcc.bench(WORKLOAD))
+            report.advance()
+        best = min(runs, key=lambda r: float(r["wall_s"]))
+        goodput = best.get("goodput_mbps")
+        row: dict[str, Any] = {
+            "sim_s": float(best["sim_s"]),
+            "wall_s": float(best["wall_s"]),
+            "speedup": float(best["speedup"]),
+            "packets_per_s": float(best["packets_per_s"]),
+            "goodput_mbps": None if goodput is None else float(goodput),
+        }
+        if ns3_python and ns3_script:
+            ns3_row = ns3_run(ns3_python, ns3_script, row["sim_s"] or SECONDS)
+            row["ns3_wall_s"] = ns3_row["run_s"]
+            row["ns3_goodput_mbps"] = ns3_row["goodput_mbps"]
+            row["faster_than_ns3"] = ns3_row["run_s"] / max(row["wall_s"], 1e-12)
+            report.advance()
     return row
 
 

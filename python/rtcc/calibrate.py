@@ -35,7 +35,9 @@ from typing import Any
 import numpy as np
 
 from rtcc import media, native
+from rtcc.console import ProgressCallback, Steps
 from rtcc.limits import atomic_path, write_atomic
+from rtcc.scenario import dumps_toml
 
 FPS = 30.0
 # Dumbo thesis Fig. 3-8: 500 kbps -> 2 Mbps.
@@ -383,8 +385,9 @@ def _secs(v: Sequence[float]) -> str:
     return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+def _num(v: float) -> float:
+    """Four significant digits: what the measurements support."""
+    return float(f"{v:.4g}")
 
 
 def profile_toml(
@@ -395,37 +398,46 @@ def profile_toml(
     display: tuple[int, int],
 ) -> str:
     fit = step["fit"]
-    lines = [
+    header = [
         f"# rtcc encoder profile for {codec}, measured by `{command}`",
         f"# on {time.strftime('%Y-%m-%d')}: step response 500 kbps <-> 2 Mbps every 5 s on",
         f"# {step['content']} {step['resolution']} (t90 up {_secs(fit['t90_up_s'])} s,",
         f"# down {_secs(fit['t90_down_s'])} s in a 1 s window); rate-quality from",
         f"# {display[1]}p sources coded at lower and equal sizes, decoded and scored",
         f"# at {display[1]}p.",
-        f'codec = "{codec}"',
-        "",
-        "[encoder]",
-        f'tau_up = "{round(fit["tau_up_s"] * 1000)}ms"',
-        f'tau_down = "{round(fit["tau_down_s"] * 1000)}ms"',
-        f"sigma = {_fmt(min(max(step['sigma'], 0.0), 1.0))}",
-        f"key_ratio = {_fmt(min(max(step['key_ratio'], 1.0), 20.0))}",
     ]
-    for kind, q in quality.items():
-        lines += ["", f"[quality.{kind}]"]
-        for k in (
-            "psnr_at_1bpp",
-            "db_per_doubling",
-            "coded_max_db",
-            "upscale_2x_db",
-            "ssim_offset_db",
-            "ssim_scale_db",
-            "freeze_floor_db",
-        ):
-            lines.append(f"{k} = {_fmt(q[k])}")
-        lines.append(f'freeze_tau = "{round(q["freeze_tau_s"] * 1000)}ms"')
-        lines.append(f"key_cost = {_fmt(min(max(step['key_ratio'], 1.0), 20.0))}")
-        lines.append(f'display = "{display[0]}x{display[1]}"')
-    return "\n".join(lines) + "\n"
+    key_ratio = _num(min(max(step["key_ratio"], 1.0), 20.0))
+    profile = {
+        "codec": codec,
+        "encoder": {
+            "tau_up": f"{round(fit['tau_up_s'] * 1000)}ms",
+            "tau_down": f"{round(fit['tau_down_s'] * 1000)}ms",
+            "sigma": _num(min(max(step["sigma"], 0.0), 1.0)),
+            "key_ratio": key_ratio,
+        },
+        "quality": {
+            kind: {
+                **{k: _num(q[k]) for k in QUALITY_KEYS},
+                "freeze_tau": f"{round(q['freeze_tau_s'] * 1000)}ms",
+                "key_cost": key_ratio,
+                "display": f"{display[0]}x{display[1]}",
+            }
+            for kind, q in quality.items()
+        },
+    }
+    return "\n".join(header) + "\n" + dumps_toml(profile)
+
+
+# The fitted rate-quality numbers a profile's [quality.<content>] table holds.
+QUALITY_KEYS = (
+    "psnr_at_1bpp",
+    "db_per_doubling",
+    "coded_max_db",
+    "upscale_2x_db",
+    "ssim_offset_db",
+    "ssim_scale_db",
+    "freeze_floor_db",
+)
 
 
 def calibrate(
@@ -435,9 +447,11 @@ def calibrate(
     short: bool = False,
     log: Callable[[str], None] = print,
     command: str = "rtcc calibrate-encoder",
+    progress: bool | ProgressCallback = False,
 ) -> dict[str, Any]:
     """Run the measurements for each codec; write ``profile-<codec>.toml``,
-    ``calibration.json`` and plots in ``out``. Returns the measurements."""
+    ``calibration.json`` and plots in ``out``. Returns the measurements. ``progress``:
+    ``True`` for a bar on stderr (on a terminal), or a callable taking (steps done, steps)."""
     photos = media.photo_dir()
     out.mkdir(parents=True, exist_ok=True)
     duration = 20.0 if short else 40.0
@@ -447,49 +461,56 @@ def calibrate(
     clip_s = 4.0 if short else 8.0
     display = RES[source_res]
     results: dict[str, Any] = {"photos": photos, "short": short, "codecs": {}}
-    for codec in codecs:
-        t0 = time.perf_counter()
-        step = step_response(codec, "talking-head", "360p", duration, photos)
-        log(
-            f"{codec}: step response t90 up {_secs(step['fit']['t90_up_s'])} s, "
-            f"down {_secs(step['fit']['t90_down_s'])} s -> "
-            f"tau_up {step['fit']['tau_up_s']:.2f} s, tau_down {step['fit']['tau_down_s']:.2f} s, "
-            f"sigma {step['sigma']:.3f}, key_ratio {step['key_ratio']:.2f}"
-        )
-        quality: dict[str, dict[str, float]] = {}
-        rq: dict[str, list[dict[str, Any]]] = {}
-        frozen: dict[str, Any] = {}
-        for kind in CONTENTS:
-            rq[kind] = rate_quality(codec, kind, source_res, resolutions, rates, clip_s, photos)
-            q = fit_quality(rq[kind], display)
-            curve = native().frozen_curve(
-                _content(kind, source_res), FPS, 6 if short else 12, 20.0, 45, photos
-            )
-            q.update(fit_freeze(curve))
-            frozen[kind] = curve
-            quality[kind] = q
+    # Steps: per codec its step response and each content's rate-quality, then x264's.
+    steps = len(codecs) * (1 + len(CONTENTS)) + len(CONTENTS)
+    with Steps(progress, "calibrate", steps) as report:
+        for codec in codecs:
+            t0 = time.perf_counter()
+            step = step_response(codec, "talking-head", "360p", duration, photos)
+            report.advance()
+            fit = step["fit"]
             log(
-                f"{codec}/{kind}: PSNR = {q['psnr_at_1bpp']:.1f} "
-                f"+ {q['db_per_doubling']:.2f}·log2(bpp), "
-                f"max {q['coded_max_db']:.1f}, 2x upscale {q['upscale_2x_db']:.1f} dB "
-                f"(rms {q['rms_error_db']:.2f} dB); "
-                f"freeze floor {q['freeze_floor_db']:.1f} dB, tau {q['freeze_tau_s']:.2f} s"
+                f"{codec}: step response t90 up {_secs(fit['t90_up_s'])} s, "
+                f"down {_secs(fit['t90_down_s'])} s -> "
+                f"tau_up {fit['tau_up_s']:.2f} s, tau_down {fit['tau_down_s']:.2f} s, "
+                f"sigma {step['sigma']:.3f}, key_ratio {step['key_ratio']:.2f}"
             )
-        text = profile_toml(codec, step, quality, command, display)
-        write_atomic(out / f"profile-{codec}.toml", text)
-        results["codecs"][codec] = {
-            "step": step,
-            "rate_quality": rq,
-            "quality_fit": quality,
-            "frozen": frozen,
-            "wall_s": time.perf_counter() - t0,
-        }
-    try:
-        results["x264"] = {
-            kind: x264_variation(kind, "360p", rates, clip_s, photos) for kind in CONTENTS
-        }
-    except ImportError:
-        results["x264"] = None
+            quality: dict[str, dict[str, float]] = {}
+            rq: dict[str, list[dict[str, Any]]] = {}
+            frozen: dict[str, Any] = {}
+            for kind in CONTENTS:
+                rq[kind] = rate_quality(codec, kind, source_res, resolutions, rates, clip_s, photos)
+                q = fit_quality(rq[kind], display)
+                curve = native().frozen_curve(
+                    _content(kind, source_res), FPS, 6 if short else 12, 20.0, 45, photos
+                )
+                q.update(fit_freeze(curve))
+                report.advance()
+                frozen[kind] = curve
+                quality[kind] = q
+                log(
+                    f"{codec}/{kind}: PSNR = {q['psnr_at_1bpp']:.1f} "
+                    f"+ {q['db_per_doubling']:.2f}·log2(bpp), "
+                    f"max {q['coded_max_db']:.1f}, 2x upscale {q['upscale_2x_db']:.1f} dB "
+                    f"(rms {q['rms_error_db']:.2f} dB); "
+                    f"freeze floor {q['freeze_floor_db']:.1f} dB, tau {q['freeze_tau_s']:.2f} s"
+                )
+            text = profile_toml(codec, step, quality, command, display)
+            write_atomic(out / f"profile-{codec}.toml", text)
+            results["codecs"][codec] = {
+                "step": step,
+                "rate_quality": rq,
+                "quality_fit": quality,
+                "frozen": frozen,
+                "wall_s": time.perf_counter() - t0,
+            }
+        try:
+            results["x264"] = {}
+            for kind in CONTENTS:
+                results["x264"][kind] = x264_variation(kind, "360p", rates, clip_s, photos)
+                report.advance()
+        except ImportError:
+            results["x264"] = None
     write_atomic(out / "calibration.json", json.dumps(results, indent=1, allow_nan=True))
     _plots(results, out)
     return results

@@ -54,7 +54,9 @@ from typing import Any
 import numpy as np
 
 from rtcc import media, native
+from rtcc.console import ProgressCallback, Steps
 from rtcc.limits import atomic_path, write_atomic
+from rtcc.scenario import dumps_toml
 
 FPS = 30.0
 # BurstRTC §II-B: 4 Mbps at 1080p. Other resolutions get the same bits per
@@ -502,7 +504,7 @@ def validate(
 def profile_toml(
     name: str, consts: dict[str, Any], command: str, m: dict[str, Any], x264: dict[str, float]
 ) -> str:
-    lines = [
+    header = [
         f'# rtcc content-encoder profile "{name}", measured by `{command}`',
         f"# on {time.strftime('%Y-%m-%d')}: x264 (PyAV) at {m['target_bps'] / 1e6:.3g} Mbps, "
         f"{m['resolution']} at {FPS:g} fps, preset faster, tune zerolatency, intra-refresh,",
@@ -511,12 +513,8 @@ def profile_toml(
         f"p95 {x264['p95']:.2f} (min {x264['min']:.2f}, max {x264['max']:.2f}).",
         '# Load with encoder = { kind = "content", profile = "<this file>" }.',
         "",
-        "[encoder]",
-        f'profile = "{name}"',
     ]
-    for k, v in consts.items():
-        lines.append(f'{k} = "{v}"' if isinstance(v, str) else f"{k} = {v}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(header) + "\n" + dumps_toml({"encoder": {"profile": name, **consts}})
 
 
 def _rust_duration(v: str) -> str:
@@ -578,9 +576,11 @@ def calibrate_content(
     seed: int = 1,
     log: Callable[[str], None] = print,
     command: str = "rtcc calibrate-encoder --content",
+    progress: bool | ProgressCallback = False,
 ) -> dict[str, Any]:
     """Measure, fit and write ``profile-content-<profile>.toml``,
-    ``content.json`` and ``content_variation.png`` in ``out``."""
+    ``content.json`` and ``content_variation.png`` in ``out``. ``progress``: ``True`` for
+    a bar on stderr (on a terminal), or a callable taking (steps done, steps)."""
     why = x264_available()
     if why:
         raise RuntimeError(f"content calibration needs x264: {why}")
@@ -589,19 +589,23 @@ def calibrate_content(
     resolution = "360p" if short else "1080p"
     seconds = seconds or (12.0 if short else 120.0)
     measured = []
-    for k, name in enumerate(MIXES):
-        t0 = time.perf_counter()
-        m = measure(name, resolution, seconds, seed + k, photos)
-        x = spread(second_rates(m["size_abr"])[round(WARMUP_S) :], m["target_bps"])
-        m["x264_spread"] = x
-        measured.append(m)
-        log(
-            f"{name}: x264 at {m['target_bps'] / 1e6:.3g} Mbps, {resolution}, "
-            f"{len(m['scenes'])} scenes: "
-            f"1 s bitrate / target p5 {x['p5']:.2f} p50 {x['p50']:.2f} p95 {x['p95']:.2f} "
-            f"(min {x['min']:.2f}, max {x['max']:.2f}) [{time.perf_counter() - t0:.0f} s]"
-        )
-    results = fit_profiles(measured, out, command=command, log=log, seconds=seconds)
+    # Steps: each profile's measurement, then the fits.
+    with Steps(progress, "calibrate content", len(MIXES) + 1) as report:
+        for k, name in enumerate(MIXES):
+            t0 = time.perf_counter()
+            m = measure(name, resolution, seconds, seed + k, photos)
+            x = spread(second_rates(m["size_abr"])[round(WARMUP_S) :], m["target_bps"])
+            m["x264_spread"] = x
+            measured.append(m)
+            report.advance()
+            log(
+                f"{name}: x264 at {m['target_bps'] / 1e6:.3g} Mbps, {resolution}, "
+                f"{len(m['scenes'])} scenes: "
+                f"1 s bitrate / target p5 {x['p5']:.2f} p50 {x['p50']:.2f} p95 {x['p95']:.2f} "
+                f"(min {x['min']:.2f}, max {x['max']:.2f}) [{time.perf_counter() - t0:.0f} s]"
+            )
+        results = fit_profiles(measured, out, command=command, log=log, seconds=seconds)
+        report.advance()
     results.update(short=short, photos=photos)
     write_atomic(out / "content.json", json.dumps(results, indent=1, allow_nan=True))
     _plot(results, out)

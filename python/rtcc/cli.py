@@ -2,7 +2,9 @@
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
-2. Set ``RTCC_DEBUG=1`` to get the Python traceback instead.
+2. Set ``RTCC_DEBUG=1`` to get the Python traceback instead. Long commands (run, bench,
+sweep, reproduce, calibrate-encoder) draw a progress bar on stderr when it is a terminal;
+tables and results go to stdout as plain text (:mod:`rtcc.console`, :mod:`rtcc.tables`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from typing import Any, NoReturn
 
 import rtcc
 from rtcc.limits import MAX_INPUT_BYTES, MAX_RUNS, check_nesting, check_output_dir, safe_file_name
-from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, load_scenario, peek
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 # Speed-up targets (simulated seconds per wall second), DESIGN.md §6.
 # vp8: a 120 s real-codec call (encode, decode, both quality measures) in
@@ -70,10 +71,6 @@ def _read_scenario(path_text: str | None) -> ScenarioInput:
         raise CliError(f"{path_text}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 # --- formatting -------------------------------------------------------------------
 
 
@@ -119,7 +116,7 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
         ]
         for i, f in enumerate(summary.get("flows", []))
     ]
-    lines = [format_table(header, rows, left=2), ""]
+    lines = [table_text(header, rows, left=2), ""]
     link = summary.get("link", {})
     shares = _shares(link)
     lines.append(
@@ -188,10 +185,7 @@ def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
                 ]
                 for p in params
             ]
-            widths = [max(len(r[i]) for r in rows) for i in range(3)]
-            lines += [
-                "  ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in rows
-            ]
+            lines.append(table_text(None, rows, left=4))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -202,19 +196,14 @@ def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _read_scenario(args.scenario)
     out = _out_dir(args.out, Path("results") / safe_file_name(scenario.stem or "", "scenario"))
-    bar = None if args.quiet else ProgressBar(label=scenario.stem or "")
     started = time.perf_counter()
-    try:
-        result = rtcc.simulate(
-            scenario,
-            seed=args.seed,
-            progress=bar or False,
-            save_video=out if args.save_video else None,
-            tables_dir=out,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    result = rtcc.simulate(
+        scenario,
+        seed=args.seed,
+        progress=not args.quiet,  # a bar labelled with the scenario's file name
+        save_video=out if args.save_video else None,
+        tables_dir=out,
+    )
     wall = time.perf_counter() - started
     files = result.save(out, plots=not args.no_plots)
     if args.save_video:
@@ -222,8 +211,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(summary_text(result.summary, wall))
         print(f"results: {out}")
-        for path in files:
-            print(f"  {path.name:<20} {path.stat().st_size:>10,} bytes")
+        sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
+        print(table_text(None, sizes))
     return 0
 
 
@@ -284,32 +273,39 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_flows(args)
     if args.workload == "tcp":
         return _bench_tcp(args)
+    from rtcc.console import Steps
+
     workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
     rows, below = [], []
     codecs = rtcc.native().codecs() if "vp8" in workloads else {}
     for workload in workloads:
         if codecs.get(workload):
             print(f"skipped {workload}: {codecs[workload]}")
-            continue
-        runs = [rtcc.bench(workload) for _ in range(args.repeat)]
-        best = max(runs, key=lambda r: float(r["speedup"]))
-        target = BENCH_TARGETS[workload]
-        ok = float(best["speedup"]) >= target
-        if not ok:
-            below.append(workload)
-        rows.append(
-            [
-                workload,
-                format_number(best["sim_s"], 1, 0),
-                format_number(best["wall_s"], 1000, 2),
-                format_number(best["speedup"]),
-                format_number(best["packets_per_s"]),
-                format_number(target),
-                "PASS" if ok else "BELOW TARGET",
-            ]
-        )
+    timed = [w for w in workloads if not codecs.get(w)]
+    with Steps(True, "bench", len(timed) * args.repeat, unit=" runs") as report:
+        for workload in timed:
+            runs = []
+            for _ in range(args.repeat):
+                runs.append(rtcc.bench(workload))
+                report.advance()
+            best = max(runs, key=lambda r: float(r["speedup"]))
+            target = BENCH_TARGETS[workload]
+            ok = float(best["speedup"]) >= target
+            if not ok:
+                below.append(workload)
+            rows.append(
+                [
+                    workload,
+                    format_number(best["sim_s"], 1, 0),
+                    format_number(best["wall_s"], 1000, 2),
+                    format_number(best["speedup"]),
+                    format_number(best["packets_per_s"]),
+                    format_number(target),
+                    "PASS" if ok else "BELOW TARGET",
+                ]
+            )
     header = ["workload", "sim s", "wall ms", "sim s / wall s", "packets/s", "target", "result"]
-    print(format_table(header, rows))
+    print(table_text(header, rows))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''} per workload")
     return 1 if (below and args.strict) else 0
 
@@ -329,7 +325,9 @@ def _bench_flows(args: argparse.Namespace) -> int:
 
     script = _ns3_script(args, lambda: _shared_bench() / benchflows.NS3_SCRIPT, "reference")
     try:
-        rows = benchflows.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
+        rows = benchflows.run(
+            repeat=args.repeat, ns3_python=args.ns3, ns3_script=script, progress=True
+        )
     except RuntimeError as e:
         raise CliError(str(e)) from None
     header = ["flows", "wall s", "sim s / wall s", "ns/packet", "cost vs 1 flow", "kB/flow (RSS)"]
@@ -349,7 +347,7 @@ def _bench_flows(args: argparse.Namespace) -> int:
         if args.ns3:
             line += [format_number(r["ns3_wall_s"], 1, 3), f"{r['faster_than_ns3']:.1f}x"]
         table.append(line)
-    print(format_table(header, table))
+    print(table_text(header, table))
     print(
         f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; N fixed 2.5 Mbps flows, "
         f"3N Mbps / 25 ms, 30 s; target: cost within {benchflows.COST_LIMIT:.0f}x of 1 flow"
@@ -363,7 +361,7 @@ def _bench_tcp(args: argparse.Namespace) -> int:
 
     script = _ns3_script(args, benchtcp.default_script, "TCP")
     try:
-        r = benchtcp.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script)
+        r = benchtcp.run(repeat=args.repeat, ns3_python=args.ns3, ns3_script=script, progress=True)
     except RuntimeError as e:
         raise CliError(str(e)) from None
     target = BENCH_TARGETS["tcp"]
@@ -385,7 +383,7 @@ def _bench_tcp(args: argparse.Namespace) -> int:
             format_number(r["ns3_goodput_mbps"], 1, 2),
             f"{r['faster_than_ns3']:.1f}x",
         ]
-    print(format_table(header, [line]))
+    print(table_text(header, [line]))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; {benchtcp.PATH_TEXT}")
     return 1 if (not ok and args.strict) else 0
 
@@ -525,7 +523,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     log = (lambda _m: None) if args.quiet else print
     command = "rtcc calibrate-encoder" + (" --short" if args.short else "")
-    calibrate(codecs, out, short=args.short, log=log, command=command)
+    calibrate(codecs, out, short=args.short, log=log, command=command, progress=not args.quiet)
     if not args.quiet:
         print(
             f"results: {out} ({', '.join(f'profile-{c}.toml' for c in codecs)}, "
@@ -549,7 +547,10 @@ def _calibrate_content(args: argparse.Namespace) -> int:
     command = "rtcc calibrate-encoder --content" + (" --short" if args.short else "")
     if args.seconds is not None:
         command += f" --seconds {args.seconds:g}"
-    calibrate_content(out, short=args.short, seconds=args.seconds, log=log, command=command)
+    calibrate_content(
+        out, short=args.short, seconds=args.seconds, log=log, command=command,
+        progress=not args.quiet,
+    )  # fmt: skip
     if not args.quiet:
         print(
             f"results: {out} (profile-content-static.toml, profile-content-dynamic.toml, "
@@ -862,6 +863,8 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
 
 
 def _print_error(exc: BaseException) -> None:
+    from rtcc.console import print_error
+
     if isinstance(exc, OSError) and exc.filename is not None:
         reason = {
             FileNotFoundError: "no such file",
@@ -873,7 +876,7 @@ def _print_error(exc: BaseException) -> None:
         message = f"{os.fsdecode(exc.filename)}: {reason}"
     else:
         message = str(exc)
-    print(f"rtcc: error: {_one_line(message)}", file=sys.stderr)
+    print_error(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -888,7 +891,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return int(args.func(args))
     except KeyboardInterrupt:
-        print("rtcc: interrupted", file=sys.stderr)
+        from rtcc.console import print_error
+
+        print_error("interrupted", prefix="rtcc: ")
         return 130
     except BrokenPipeError:
         # Output piped into `head`: stop quietly, and keep Python from complaining at exit.

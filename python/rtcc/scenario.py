@@ -1,17 +1,14 @@
 """Scenario input: files, TOML text and Python dicts, all turned into TOML text.
 
 The native module parses and validates scenarios; this module only gets text to
-it. Dicts are serialised with a small TOML emitter because ``tomllib`` is
-read-only and rtcc keeps its runtime dependencies to numpy/pandas/pyarrow/matplotlib.
+it. Dicts are written as TOML by tomli-w (``tomllib`` only reads).
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,115 +101,53 @@ def peek(text: str) -> dict[str, Any]:
     return data
 
 
-# --- TOML emitter ---------------------------------------------------------------
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-
-
-def _key(key: object) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"TOML keys must be strings, not {type(key).__name__}: {key!r}")
-    return key if _BARE_KEY.match(key) else _string(key)
-
-
-def _string(value: str) -> str:
-    out = []
-    for ch in value:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _is_table(value: object) -> bool:
-    return isinstance(value, Mapping)
-
-
-def _is_table_array(value: object) -> bool:
-    return (
-        isinstance(value, Sequence)
-        and not isinstance(value, (str, bytes))
-        and len(value) > 0
-        and all(isinstance(v, Mapping) for v in value)
-    )
-
-
-def _value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(int(value))  # int() so IntEnum and friends print as numbers
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        # float() drops subclasses such as numpy.float64, whose repr is not TOML;
-        # "3.0", "1e-05" and "1e+16" are all valid TOML floats.
-        return repr(float(value))
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, os.PathLike):
-        return _string(os.fspath(value))
-    if isinstance(value, Mapping):
-        items = [f"{_key(k)} = {_value(v)}" for k, v in value.items() if v is not None]
-        return "{ " + ", ".join(items) + " }" if items else "{}"
-    if isinstance(value, Sequence) and not isinstance(value, bytes):
-        if any(v is None for v in value):
-            raise TypeError("TOML arrays cannot hold None")
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    # numpy scalars and the like: fall back on their Python equivalents.
-    item = getattr(value, "item", None)
-    if callable(item):
-        return _value(item())
-    raise TypeError(f"cannot write {type(value).__name__} to TOML: {value!r}")
-
-
-def _emit_table(table: Mapping[str, Any], path: list[str], out: list[str]) -> None:
-    # Scalars and inline values must precede sub-tables within a TOML table.
-    scalars = [
-        (k, v)
-        for k, v in table.items()
-        if v is not None and not _is_table(v) and not _is_table_array(v)
-    ]
-    tables = [(k, v) for k, v in table.items() if _is_table(v)]
-    arrays = [(k, v) for k, v in table.items() if _is_table_array(v)]
-    for k, v in scalars:
-        out.append(f"{_key(k)} = {_value(v)}")
-    for k, v in tables:
-        sub = [*path, _key(k)]
-        out.append("")
-        out.append("[" + ".".join(sub) + "]")
-        _emit_table(v, sub, out)
-    for k, v in arrays:
-        sub = [*path, _key(k)]
-        for entry in v:
-            out.append("")
-            out.append("[[" + ".".join(sub) + "]]")
-            _emit_table(entry, sub, out)
+# --- TOML text from Python data ----------------------------------------------------------
 
 
 def dumps_toml(data: Mapping[str, Any]) -> str:
-    """Serialise a nested dict to TOML text.
+    """Serialise a nested dict to TOML text (with tomli-w).
 
-    Supports str, int, float, bool, path-likes, lists and nested dicts; lists of
-    dicts become arrays of tables (``[[flow]]``). Keys whose value is ``None`` are
-    left out, so optional settings can be passed as ``None``.
+    Takes str, int, float, bool, path-likes, lists, tuples and nested dicts, and numpy
+    scalars and arrays as their Python values; a list of dicts is an array of tables
+    (``[[flow]]``, or inline when short). Keys whose value is ``None`` are left out, so
+    optional settings can be passed as ``None``; ``None`` inside a list is refused.
     """
+    import tomli_w
+
     if not isinstance(data, Mapping):
         raise TypeError("top level of a TOML document must be a dict")
-    out: list[str] = []
-    _emit_table(data, [], out)
-    return "\n".join(out).lstrip("\n") + "\n"
+    text: str = tomli_w.dumps(_plain(data))
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """``value`` in the types tomli-w writes: dicts without their None-valued keys, lists,
+    and plain str/int/float/bool (IntEnum, numpy.float64 and the like are subclasses or
+    scalars whose text is not TOML's)."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"TOML keys must be strings, not {type(key).__name__}: {key!r}")
+            if item is not None:
+                out[key] = _plain(item)
+        return out
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, os.PathLike):
+        return _plain(os.fspath(value))
+    if isinstance(value, (list, tuple)):
+        if any(v is None for v in value):
+            raise TypeError("TOML arrays cannot hold None")
+        return [_plain(v) for v in value]
+    # numpy scalars and arrays: their Python values.
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, bytes):
+        return _plain(tolist())
+    raise TypeError(f"cannot write {type(value).__name__} to TOML: {value!r}")

@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rtcc.console import Bar
 from rtcc.limits import MAX_RUNS, atomic_path, write_atomic
-from rtcc.progress import ProgressBar
 from rtcc.scenario import ScenarioInput, dumps_toml
 from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = [
     "CACHE_VERSION", "SweepError", "SweepResult", "execute", "run_key", "summary_text", "sweep",
@@ -287,7 +287,7 @@ def execute(
             pending.append((key, text, run.source, run.seed, analysis, str(path) if path else None))
         where.setdefault(key, []).append(i)
 
-    bar = ProgressBar(label=label, unit=" runs", digits=0) if progress is True else None
+    bar = Bar(label, unit=" runs", digits=0) if progress is True else None
     report = bar or (progress if callable(progress) else None)
     done = result.cached
     total = len(runs)
@@ -525,4 +525,4 @@ def summary_text(table: pd.DataFrame) -> str:
             + [format_number(row[col], scale, digits) for col, _, scale, digits in shown]
         )
     header = [*labels, "runs", *(c[1] for c in shown)]
-    return format_table(header, rows, left=len(labels))
+    return table_text(header, rows, left=len(labels))

@@ -19,7 +19,9 @@ series = false                             # keep the per-bin series in each run
 Relative paths (``base``, ``traces``, a base scenario's trace file) resolve against the
 file that names them. Controllers replace every flow's controller unless
 ``controller_flows = [0, ...]`` picks some; traces replace ``link.capacity``.
-A list-valued override setting is a list of lists. Errors name the file and field.
+A list-valued override setting is a list of lists. The fields' types and ranges are
+checked by a pydantic model (strict: TOML's types as written); every refusal is one line
+naming the file and field.
 
 Limits (:mod:`rtcc.limits`): a spec expands to at most ``MAX_RUNS`` (100,000) runs unless
 ``max_runs`` raises it (counted before any run is built); ``name`` names the results
@@ -34,7 +36,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from rtcc.limits import (
     MAX_NESTING,
@@ -48,16 +53,155 @@ from rtcc.scenario import read_text, toml_module
 
 __all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml", "set_dotted"]
 
-_KNOWN = (
-    "name", "base", "controllers", "controller_flows", "traces", "seeds", "flows",
-    "convergence", "series", "overrides", "steady_window_s", "smooth_s",
-    "series_s",
-)  # fmt: skip
 _MAX_SEED = 2**64 - 1
 
 
 class SweepError(ValueError):
     """A refused sweep spec or a failed run; the message is one line naming file and field."""
+
+
+# --- the spec's fields, checked by pydantic ------------------------------------------------
+
+
+def _safe_name(name: str) -> str:
+    why = file_name_error(name)
+    if why is not None:
+        raise ValueError(f"{why}; it names the results folder")
+    return name
+
+
+def _named(table: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(table.get("name"), str):
+        raise ValueError("must be a name or a table with a name")
+    return table
+
+
+def _kind(table: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(table.get("kind"), str):
+        raise ValueError("must be a trace file, a rate or a capacity table")
+    if table["kind"] == "trace" and not isinstance(table.get("file"), str):
+        raise ValueError('a capacity table of kind "trace" needs a file')
+    return table
+
+
+def _axis(values: Any) -> Any:
+    if isinstance(values, list) and not values:
+        raise ValueError("an empty list gives no runs")
+    return values
+
+
+_Seed = Annotated[int, Field(ge=0, le=_MAX_SEED)]
+_Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+_Table = dict[str, Any]
+_Base = str | _Table
+
+
+class _Spec(BaseModel):
+    """A spec's top-level fields and their types. Strict: TOML's types as they are (no
+    "3" for 3, no true for 1). Declared in the order errors are looked for."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: Annotated[str, AfterValidator(_safe_name)] | None = None
+    base: _Base | Annotated[list[_Base], Field(min_length=1)]
+    controllers: (
+        Annotated[list[str | Annotated[_Table, AfterValidator(_named)]], Field(min_length=1)] | None
+    ) = None
+    controller_flows: list[Annotated[int, Field(ge=0)]] | None = None
+    traces: (
+        Annotated[list[str | Annotated[_Table, AfterValidator(_kind)]], Field(min_length=1)] | None
+    ) = None
+    seeds: (
+        Annotated[int, Field(ge=1, le=_MAX_SEED)]
+        | Annotated[list[_Seed], Field(min_length=1)]
+        | None
+    ) = None
+    flows: Literal["first", "all"] = "first"
+    convergence: bool = False
+    series: bool = False
+    overrides: dict[str, Annotated[Any, AfterValidator(_axis)]] | None = None
+    steady_window_s: _Seconds = 10.0
+    smooth_s: _Seconds = 1.0
+    series_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+
+
+_KNOWN = tuple(_Spec.model_fields)
+# Which problem a spec with several is refused for: the name, unknown fields, a missing
+# base, the analysis options, then the axes (the order they were always checked in).
+_ORDER = (
+    "name", "", "base?", "flows", "convergence", "series", "steady_window_s", "smooth_s",
+    "series_s", "base", "controllers", "traces", "seeds", "controller_flows", "overrides",
+)  # fmt: skip
+# Why a field (or one of its items, "[]") is refused, in the project's words; a few
+# depend on pydantic's error type. Reasons of rtcc's own validators are their messages.
+_REASONS: dict[str, str] = {
+    "name": "must be a string, not {kind}; it names the results folder",
+    "base": "must be a path or a table",
+    "base[]": "must be a path or a table",
+    "base:missing": "missing (a scenario path or an inline [base] table)",
+    "base:too_short": "needs at least one scenario",
+    "controllers": "must be a non-empty list",
+    "controllers[]": "must be a name or a table with a name",
+    "controller_flows": "must be a list of flow indices",
+    "traces": "must be a non-empty list",
+    "traces[]": "must be a trace file, a rate or a capacity table",
+    "seeds": "must be a count or a non-empty list of integers",
+    "seeds[]": "must be an integer in 0..2^64-1",
+    "seeds:greater_than_equal": "a count must be at least 1",
+    "seeds:less_than_equal": "a count must be at most 2^64-1",
+    "flows": 'must be "first" or "all"',
+    "convergence": "must be true or false",
+    "series": "must be true or false",
+    "overrides": "must be a table of dotted keys",
+    "steady_window_s": "must be a non-negative number of seconds",
+    "smooth_s": "must be a non-negative number of seconds",
+    "series_s": "must be a positive number of seconds",
+}
+# Fields whose items are named in messages (seeds[1]); the others name the field only.
+_ITEMS = ("base", "controllers", "traces", "seeds")
+
+
+def _validate(data: Mapping[str, Any], source: str) -> _Spec:
+    """The spec's fields checked by type and range; the first problem (in :data:`_ORDER`)
+    as one line ``source: field: reason``."""
+    try:
+        return _Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SweepError(f"{source}: {_first_problem(exc.errors())}") from None
+
+
+def _first_problem(errors: list[ErrorDetails]) -> str:
+    def rank(error: ErrorDetails) -> tuple[int, str]:
+        top = str(error["loc"][0])
+        if error["type"] == "extra_forbidden":
+            return _ORDER.index(""), top
+        if top == "base" and error["type"] == "missing":
+            return _ORDER.index("base?"), top
+        return _ORDER.index(top), top
+
+    first = min(rank(e) for e in errors)
+    errors = [e for e in errors if rank(e) == first]
+    top = first[1]
+    if errors[0]["type"] == "extra_forbidden":
+        return f"{top}: unknown field (known: {', '.join(_KNOWN)})"
+    # A union's members each report an error; the one inside a list names the item.
+    items = sorted({i for e in errors for i in e["loc"][1:] if isinstance(i, int)})
+    if items and top in _ITEMS:
+        errors = [e for e in errors if items[0] in e["loc"][1:]]
+    where = f"{top}[{items[0]}]" if items and top in _ITEMS else top
+    for error in errors:
+        if error["type"] == "value_error":  # rtcc's own validator: its message
+            reason = str(error["ctx"]["error"])
+            if top == "overrides" and len(error["loc"]) > 1:
+                where = f"overrides.{error['loc'][1]}"
+            return f"{where}: {reason}"
+    key = f"{top}[]" if where != top else top
+    for error in errors:
+        special = _REASONS.get(f"{key}:{error['type']}")
+        if special is not None:
+            return f"{where}: {special}"
+    kind = type(errors[0]["input"]).__name__
+    return f"{where}: {_REASONS[key].format(kind=kind)}"
 
 
 @dataclass(frozen=True)
@@ -176,8 +320,8 @@ def _label(value: Any) -> str:
     return str(value)
 
 
-def _bases(raw: Any, folder: Path, source: str) -> list[tuple[str, dict[str, Any], str]]:
-    """(label, scenario dict, source) for each base scenario."""
+def _bases(raw: _Base | list[_Base], folder: Path, source: str) -> list[tuple[str, _Table, str]]:
+    """(label, scenario dict, source) for each base scenario (a path or an inline table)."""
     items = raw if isinstance(raw, list) else [raw]
     out = []
     for i, item in enumerate(items):
@@ -187,55 +331,45 @@ def _bases(raw: Any, folder: Path, source: str) -> list[tuple[str, dict[str, Any
             data = loads_toml(_read(path, source, where), str(path))
             scenario_folder, scenario_source = path.parent, str(path)
             label = str(data.get("name", path.stem))
-        elif isinstance(item, Mapping):
+        else:
             data = dict(item)
             scenario_folder, scenario_source = folder, source
             label = str(data.get("name", Path(source).stem))
-        else:
-            raise SweepError(f"{source}: {where}: must be a path or a table")
         link = data.get("link")
         if isinstance(link, Mapping) and "capacity" in link:
             data["link"] = {**link, "capacity": _absolute_trace(link["capacity"], scenario_folder)}
         out.append((label, data, scenario_source))
-    if not out:
-        raise SweepError(f"{source}: base: needs at least one scenario")
     return out
 
 
-def _controllers(raw: Any, source: str) -> list[tuple[str, Any]]:
-    if not isinstance(raw, list) or not raw:
-        raise SweepError(f"{source}: controllers: must be a non-empty list")
+def _controllers(raw: list[str | _Table]) -> list[tuple[str, Any]]:
+    """(label, controller) per entry: a name, or a table whose ``label`` names it."""
     out: list[tuple[str, Any]] = []
-    for i, item in enumerate(raw):
+    for item in raw:
         if isinstance(item, str):
             out.append((item, item))
-        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+        else:
             spec = {k: v for k, v in item.items() if k != "label"}
             out.append((str(item.get("label", _label(item))), spec))
-        else:
-            raise SweepError(f"{source}: controllers[{i}]: must be a name or a table with a name")
     return out
 
 
-def _traces(raw: Any, folder: Path, source: str) -> list[tuple[str, Any]]:
-    if not isinstance(raw, list) or not raw:
-        raise SweepError(f"{source}: traces: must be a non-empty list")
+def _traces(raw: list[str | _Table], folder: Path, source: str) -> list[tuple[str, Any]]:
+    """(label, capacity) per entry: a rate, every trace file a pattern matches, or a
+    capacity table."""
     out: list[tuple[str, Any]] = []
     for i, item in enumerate(raw):
-        where = f"traces[{i}]"
         if isinstance(item, str) and _is_rate(item):
             out.append((item.strip(), item))
         elif isinstance(item, str):
             files = _glob(folder, item)
             if not files:
-                raise SweepError(f"{source}: {where}: no trace file matches '{item}'")
+                raise SweepError(f"{source}: traces[{i}]: no trace file matches '{item}'")
             out += [(f.name, {"kind": "trace", "file": str(f.resolve())}) for f in files]
-        elif isinstance(item, Mapping) and isinstance(item.get("kind"), str):
-            table = {k: v for k, v in item.items() if k != "label"}
-            default = Path(str(table["file"])).name if table["kind"] == "trace" else table["kind"]
-            out.append((str(item.get("label", default)), _absolute_trace(table, folder)))
         else:
-            raise SweepError(f"{source}: {where}: must be a trace file, a rate or a capacity table")
+            table = {k: v for k, v in item.items() if k != "label"}
+            default = Path(table["file"]).name if table["kind"] == "trace" else table["kind"]
+            out.append((str(item.get("label", default)), _absolute_trace(table, folder)))
     return out
 
 
@@ -262,42 +396,10 @@ def _glob(folder: Path, pattern: str) -> list[Path]:
     return sorted(p for p in anchor.glob(relative) if p.is_file())
 
 
-def _seeds(raw: Any, source: str) -> Sequence[int]:
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        if raw < 1:
-            raise SweepError(f"{source}: seeds: a count must be at least 1")
-        if raw > _MAX_SEED:
-            raise SweepError(f"{source}: seeds: a count must be at most 2^64-1")
-        return range(1, raw + 1)  # not a list: the run count is checked before expanding
-    if isinstance(raw, list) and raw:
-        for i, seed in enumerate(raw):
-            if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
-                raise SweepError(f"{source}: seeds[{i}]: must be an integer in 0..2^64-1")
-        return list(dict.fromkeys(raw))
-    raise SweepError(f"{source}: seeds: must be a count or a non-empty list of integers")
-
-
-def _analysis(data: Mapping[str, Any], source: str) -> Analysis:
-    flows = data.get("flows", "first")
-    if flows not in ("first", "all"):
-        raise SweepError(f'{source}: flows: must be "first" or "all"')
-    values: dict[str, Any] = {"flows": flows}
-    for key in ("convergence", "series"):
-        if key in data:
-            if not isinstance(data[key], bool):
-                raise SweepError(f"{source}: {key}: must be true or false")
-            values[key] = data[key]
-    for key in ("steady_window_s", "smooth_s"):
-        if key in data:
-            if not isinstance(data[key], int | float) or data[key] < 0:
-                raise SweepError(f"{source}: {key}: must be a non-negative number of seconds")
-            values[key] = float(data[key])
-    if "series_s" in data:
-        value = data["series_s"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise SweepError(f"{source}: series_s: must be a positive number of seconds")
-        values["series_s"] = float(value)
-    return Analysis(**values)
+def _seeds(raw: int | list[int]) -> Sequence[int]:
+    """A count ``n`` is seeds 1..n (a range: the run count is checked before expanding);
+    a list keeps its first of each seed."""
+    return range(1, raw + 1) if isinstance(raw, int) else list(dict.fromkeys(raw))
 
 
 def load_spec(
@@ -320,22 +422,21 @@ def load_spec(
         path = Path(spec)
         src = source or str(path)
         data, folder, stem = loads_toml(_read(path, src, "spec"), src), path.parent, path.stem
-    name = _name(data, stem, src)
-    unknown = sorted(set(data) - set(_KNOWN))
-    if unknown:
-        raise SweepError(f"{src}: {unknown[0]}: unknown field (known: {', '.join(_KNOWN)})")
-    if "base" not in data:
-        raise SweepError(f"{src}: base: missing (a scenario path or an inline [base] table)")
-    analysis = _analysis(data, src)
-    bases = _bases(data["base"], folder, src)
-    controllers = _controllers(data["controllers"], src) if "controllers" in data else [None]
-    traces = _traces(data["traces"], folder, src) if "traces" in data else [None]
-    seeds = _seeds(data["seeds"], src) if "seeds" in data else None
-    picked = data.get("controller_flows")
-    if picked is not None and (
-        not isinstance(picked, list) or not all(isinstance(i, int) and i >= 0 for i in picked)
-    ):
-        raise SweepError(f"{src}: controller_flows: must be a list of flow indices")
+    fields = _validate(data, src)
+    name = fields.name if fields.name is not None else safe_file_name(stem, "sweep")
+    analysis = Analysis(
+        flows=fields.flows,
+        convergence=fields.convergence,
+        series=fields.series,
+        steady_window_s=fields.steady_window_s,
+        smooth_s=fields.smooth_s,
+        series_s=fields.series_s,
+    )
+    bases = _bases(fields.base, folder, src)
+    controllers = _controllers(fields.controllers) if fields.controllers else [None]
+    traces = _traces(fields.traces, folder, src) if fields.traces else [None]
+    seeds = _seeds(fields.seeds) if fields.seeds is not None else None
+    picked = fields.controller_flows
     if picked is not None:
         for label, base, base_source in bases:
             flows = base.get("flow")
@@ -347,14 +448,9 @@ def load_spec(
                     f"'{label}' ({base_source}) has {count} flow{'s' if count != 1 else ''} "
                     f"(indices 0..{count - 1})"
                 )
-    overrides = data.get("overrides", {})
-    if not isinstance(overrides, Mapping):
-        raise SweepError(f"{src}: overrides: must be a table of dotted keys")
+    overrides = fields.overrides or {}
     fixed = {k: v for k, v in overrides.items() if not isinstance(v, list)}
     axes = {k: v for k, v in overrides.items() if isinstance(v, list)}
-    for key, values in axes.items():
-        if not values:
-            raise SweepError(f"{src}: overrides.{key}: an empty list gives no runs")
     total = len(bases) * len(controllers) * len(traces) * (len(seeds) if seeds else 1)
     for values in axes.values():
         total *= len(values)
@@ -397,17 +493,6 @@ def load_spec(
                 Run(labels, scenario, run_seed, base_source, tuple(picked) if picked else None)
             )
     return SweepSpec(name, runs, analysis, src)
-
-
-def _name(data: Mapping[str, Any], stem: str, source: str) -> str:
-    """The sweep's name; it names the default results folder, so it must be file-name
-    safe (a name derived from the spec file's stem is made safe instead)."""
-    if "name" not in data:
-        return safe_file_name(stem, "sweep")
-    why = file_name_error(data["name"])
-    if why is not None:
-        raise SweepError(f"{source}: name: {why}; it names the results folder")
-    return str(data["name"])
 
 
 def _capacity_label(scenario: Mapping[str, Any]) -> str:

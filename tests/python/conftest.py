@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import pty
+import re
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -92,3 +96,38 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_a_terminal(
+    *args: str | Path, cwd: Path | None = None, timeout_s: float = 300
+) -> tuple[int, str, str]:
+    """Run ``python -m rtcc ARGS`` with stderr on a pseudo-terminal and stdout on a pipe:
+    (exit status, stdout, stderr with its control codes)."""
+    master, slave = pty.openpty()
+    env = {**subprocess_env(), "COLUMNS": "100", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rtcc", *map(str, args)],
+        stdout=subprocess.PIPE, stderr=slave, cwd=cwd, env=env,
+    )  # fmt: skip
+    os.close(slave)
+    err = b""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    out = proc.stdout.read() if proc.stdout else b""
+    code = proc.wait(timeout=60)
+    return code, out.decode(), err.decode(errors="replace")

@@ -246,16 +246,6 @@ def test_bench_tcp_ns3_failures_are_one_line(capsys, tmp_path: Path):
     assert_one_line_error(code, err, str(missing), "ns-3 TCP script not found")
 
 
-def test_format_table_aligns():
-    text = tables.format_table(["a", "bb"], [["long name", "1"], ["x", "1,000"]])
-    assert text.splitlines() == [
-        "a             bb",
-        "---------  -----",
-        "long name      1",
-        "x          1,000",
-    ]
-
-
 def test_format_number_scales_and_marks_missing_values():
     assert tables.format_number(0.4712, 100, 1) == "47.1"
     assert tables.format_number(3129.0) == "3,129"

@@ -111,6 +111,7 @@ def test_content_calibration_writes_profiles_the_model_loads(tmp_path: Path, run
     out = tmp_path / "cal"
     proc = run_cli("calibrate-encoder", "--content", "--short", "--out", out)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # not a terminal: no progress bar
     assert "x264 at" in proc.stdout and "rate control gamma" in proc.stdout
     for name in ("static", "dynamic"):
         prof = tomllib.loads((out / f"profile-content-{name}.toml").read_text())["encoder"]

@@ -145,6 +145,65 @@ def test_inputs_text_path_and_dict_agree(short: rtcc.Result, short_scenario: Pat
     assert strip(by_path.summary) == strip(short.summary) == strip(by_dict.summary)
 
 
+WRITTEN = {
+    "name": "written",
+    "duration": "6s",
+    "seed": np.int64(5),
+    "note": None,  # None: left out
+    "link": {
+        "capacity": {"kind": "step", "steps": [["0s", "3Mbps"], ["3s", "1Mbps"]]},
+        "delay": "25ms",
+        "queue": "100ms",
+        "jitter": None,
+    },
+    "flow": [
+        {
+            "name": "call",
+            "controller": {"name": "gcc", "loss": "classic"},
+            "encoder": "ideal",
+            "fps": np.int32(30),
+            "start": None,
+        },
+        {"name": "bulk", "kind": "tcp", "cc": "cubic", "start": "1s"},
+    ],
+}
+WRITTEN_BY_HAND = """\
+name = "written"
+duration = "6s"
+seed = 5
+
+[link]
+capacity = { kind = "step", steps = [["0s", "3Mbps"], ["3s", "1Mbps"]] }
+delay = "25ms"
+queue = "100ms"
+
+[[flow]]
+name = "call"
+controller = { name = "gcc", loss = "classic" }
+encoder = "ideal"
+fps = 30
+
+[[flow]]
+name = "bulk"
+kind = "tcp"
+cc = "cubic"
+start = "1s"
+"""
+
+
+def test_dicts_written_as_toml_run_as_their_hand_written_text():
+    """A dict goes through tomli-w into the simulator's parser: nested tables, an array
+    of tables with sub-tables, arrays of arrays, None left out, numpy numbers."""
+    strip = lambda s: {k: v for k, v in s.items() if k != "sim"}  # noqa: E731
+    by_dict = rtcc.simulate(WRITTEN, record_packets=False)
+    by_hand = rtcc.simulate(WRITTEN_BY_HAND, record_packets=False)
+    assert strip(by_dict.summary) == strip(by_hand.summary)
+    flows = by_dict.summary["flows"]
+    assert [f["name"] for f in flows] == ["call", "bulk"]
+    assert flows[0]["controller"] == "gcc" and flows[1]["kind"] == "tcp"
+    assert by_dict.summary["seed"] == 5
+
+
 def test_progress_callback():
     seen: list[float] = []
     rtcc.simulate(SHORT_SCENARIO, record_packets=False, progress=lambda d, t: seen.append(d))

@@ -7,7 +7,6 @@ against the compiled simulator.
 from __future__ import annotations
 
 import base64
-import io
 import json
 import re
 from pathlib import Path
@@ -17,7 +16,6 @@ import pytest
 import rtcc
 from conftest import SHORT_SCENARIO
 from rtcc import plots, report
-from rtcc.progress import ProgressBar
 
 tomllib = pytest.importorskip("tomllib")  # stdlib from Python 3.11
 
@@ -162,21 +160,3 @@ def test_report_formatting():
     assert report.fmt(2500.4) == "2,500"
     assert report.fmt(12) == "12"
     assert report.fmt("gcc") == "gcc"
-
-
-class _Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_progress_bar_draws_on_a_terminal_and_clears():
-    stream = _Tty()
-    bar = ProgressBar("demo", stream=stream, width=10, min_interval_s=0)
-    bar(5.0, 10.0)
-    assert stream.getvalue() == "\rdemo [#####-----]  50.0%  5.0/10.0 s"
-    bar(10.0, 10.0)
-    bar.close()
-    assert stream.getvalue().endswith("[##########] 100.0%  10.0/10.0 s\r\x1b[K")
-    quiet = io.StringIO()
-    ProgressBar(stream=quiet)(5.0, 10.0)
-    assert quiet.getvalue() == ""

@@ -1,4 +1,5 @@
-"""Scenario input handling and the TOML emitter (no native module needed)."""
+"""Scenario input handling and TOML written from dicts (no native module needed;
+test_native.py runs written scenarios through the simulator's parser)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,19 @@ SCENARIO = {
 def test_round_trip_through_tomllib():
     text = dumps_toml(SCENARIO)
     assert tomllib.loads(text) == SCENARIO
-    # Arrays of dicts become [[flow]] tables, nested dicts become [link] tables.
-    assert text.count("[[flow]]") == 2
-    assert "[link]" in text
+    # Nested dicts become tables; the two short flows an inline array of tables.
+    assert "[link]" in text and "[link.capacity]" in text and "[link.loss]" in text
+    assert text.startswith('name = "two flows"\n')
+
+
+def test_arrays_of_tables_round_trip_inline_or_as_sections():
+    long = {"name": "a" * 40, "controller": {"name": "gcc", "loss": "classic"}, "fps": 30}
+    data = {"flow": [long, {**long, "steps": [["1s", "2Mbps"], ["5s", "1Mbps"]]}]}
+    text = dumps_toml(data)
+    assert text.count("[[flow]]") == 2 and text.count("[flow.controller]") == 2
+    assert tomllib.loads(text) == data
+    short = {"flow": [{"name": "a"}, {"name": "b", "controller": {"name": "fixed"}}]}
+    assert tomllib.loads(dumps_toml(short)) == short
 
 
 def test_scalars_and_escapes():
@@ -68,6 +79,10 @@ def test_nan_is_written():
 def test_none_values_are_left_out():
     back = tomllib.loads(dumps_toml({"a": 1, "seed": None, "link": {"queue": None, "x": 2}}))
     assert back == {"a": 1, "link": {"x": 2}}
+    # At every depth: inside an array of tables and in an inline table of one.
+    data = {"flow": [{"name": "a", "start": None, "controller": {"name": "gcc", "x": None}}]}
+    back = tomllib.loads(dumps_toml(data))
+    assert back == {"flow": [{"name": "a", "controller": {"name": "gcc"}}]}
 
 
 def test_scalars_come_before_tables_whatever_the_dict_order():
@@ -76,18 +91,39 @@ def test_scalars_come_before_tables_whatever_the_dict_order():
 
 
 def test_unsupported_values_are_refused():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="cannot write object"):
         dumps_toml({"x": object()})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="cannot hold None"):
         dumps_toml({"x": [1, None]})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="keys must be strings"):
         dumps_toml({1: "x"})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="bytes"):
+        dumps_toml({"x": b"raw"})
+    with pytest.raises(TypeError, match="top level"):
+        dumps_toml([1])  # type: ignore[arg-type]
 
 
-def test_numpy_scalars_become_plain_numbers():
+def test_numpy_values_subclasses_and_tuples_become_plain_toml():
     np = pytest.importorskip("numpy")
-    back = tomllib.loads(dumps_toml({"a": np.int64(4), "b": np.float64(0.5)}))
-    assert back == {"a": 4, "b": 0.5}
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    data = {
+        "a": np.int64(4), "b": np.float64(0.5), "c": np.array([1.5, 2.0]), "d": (1, 2),
+        "e": Level.HIGH, "f": np.bool_(True),
+    }  # fmt: skip
+    text = dumps_toml(data)
+    assert tomllib.loads(text) == {
+        "a": 4,
+        "b": 0.5,
+        "c": [1.5, 2.0],
+        "d": [1, 2],
+        "e": 3,
+        "f": True,
+    }
+    assert "HIGH" not in text and "np." not in text
 
 
 def test_load_scenario_kinds(tmp_path: Path):

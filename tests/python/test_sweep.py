@@ -119,6 +119,88 @@ def test_missing_base_file(tmp_path: Path):
         load_spec(path)
 
 
+INLINE_BASE = {
+    "duration": "1s",
+    "link": {"capacity": "2Mbps", "delay": "20ms", "queue": "unlimited"},
+    "flow": [{"name": "call", "controller": {"name": "fixed", "rate": "300kbps"}}],
+}
+KNOWN = (
+    "name, base, controllers, controller_flows, traces, seeds, flows, convergence, series, "
+    "overrides, steady_window_s, smooth_s, series_s"
+)
+NAME_RULE = (
+    "cannot be used in a file name (use ASCII letters, digits, '-', '_' and '.', not "
+    "starting with '.', at most 64 characters); it names the results folder"
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"bogus": 1}, f"bogus: unknown field (known: {KNOWN})"),
+        ({"seeds": 0}, "seeds: a count must be at least 1"),
+        ({"seeds": 2**64}, "seeds: a count must be at most 2^64-1"),
+        ({"seeds": 2.5}, "seeds: must be a count or a non-empty list of integers"),
+        ({"seeds": True}, "seeds: must be a count or a non-empty list of integers"),
+        ({"seeds": []}, "seeds: must be a count or a non-empty list of integers"),
+        ({"seeds": [1, True, -1]}, "seeds[1]: must be an integer in 0..2^64-1"),
+        ({"controllers": []}, "controllers: must be a non-empty list"),
+        ({"controllers": "gcc"}, "controllers: must be a non-empty list"),
+        (
+            {"controllers": ["gcc", {"rate": "1Mbps"}]},
+            "controllers[1]: must be a name or a table with a name",
+        ),
+        ({"traces": [5]}, "traces[0]: must be a trace file, a rate or a capacity table"),
+        (
+            {"traces": [{"kind": "trace"}]},
+            'traces[0]: a capacity table of kind "trace" needs a file',
+        ),
+        ({"flows": "some"}, 'flows: must be "first" or "all"'),
+        ({"convergence": "yes"}, "convergence: must be true or false"),
+        ({"series": 1}, "series: must be true or false"),
+        ({"steady_window_s": -1}, "steady_window_s: must be a non-negative number of seconds"),
+        ({"steady_window_s": True}, "steady_window_s: must be a non-negative number of seconds"),
+        ({"smooth_s": float("nan")}, "smooth_s: must be a non-negative number of seconds"),
+        ({"series_s": 0}, "series_s: must be a positive number of seconds"),
+        ({"name": 5}, "name: must be a string, not int; it names the results folder"),
+        ({"name": "../x"}, f"name: '../x' {NAME_RULE}"),
+        ({"controller_flows": "0"}, "controller_flows: must be a list of flow indices"),
+        ({"controller_flows": [True]}, "controller_flows: must be a list of flow indices"),
+        ({"overrides": 5}, "overrides: must be a table of dotted keys"),
+        ({"overrides": {"link.delay": []}}, "overrides.link.delay: an empty list gives no runs"),
+        ({"base": [INLINE_BASE, 5]}, "base[1]: must be a path or a table"),
+        ({"base": []}, "base: needs at least one scenario"),
+        ({"base": 5}, "base: must be a path or a table"),
+        ({"base": None}, "base: missing (a scenario path or an inline [base] table)"),
+        # Several problems: the first in the order the fields were always checked.
+        ({"seeds": 0, "flows": "x", "bogus": 1}, f"bogus: unknown field (known: {KNOWN})"),
+        ({"seeds": 0, "controllers": []}, "controllers: must be a non-empty list"),
+        (
+            {"seeds": 0, "flows": "x", "name": 5},
+            "name: must be a string, not int; it names the results folder",
+        ),
+    ],
+)
+def test_spec_errors_are_the_one_line_messages(fields, message):
+    spec = {"base": INLINE_BASE, **fields}
+    if spec["base"] is None:
+        del spec["base"]
+    with pytest.raises(SweepError) as info:
+        load_spec(spec, "spec.toml")
+    assert str(info.value) == f"spec.toml: {message}"
+
+
+def test_spec_error_on_the_command_line(capsys, tmp_path: Path):
+    from rtcc import cli
+
+    path = tmp_path / "spec.toml"
+    path.write_text("seeds = [1, true]\n" + SPEC.split("seeds = [1, 2]\n")[1], encoding="utf-8")
+    assert cli.main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"rtcc: error: {path}: seeds[1]: must be an integer in 0..2^64-1\n"
+    assert captured.out == ""
+
+
 @requires_native
 def test_cache_second_run_computes_nothing(spec: Path, tmp_path: Path):
     out = tmp_path / "out"

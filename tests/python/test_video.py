@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rtcc
-from conftest import requires_native
+from conftest import ANSI, on_a_terminal, requires_native
 
 pytestmark = requires_native
 
@@ -111,12 +111,15 @@ def test_y4m_content_loops(tmp_path: Path) -> None:
     assert flow["decode_errors"] == 0
 
 
-def test_calibration_writes_profiles_the_models_load(tmp_path: Path, run_cli) -> None:
+def test_calibration_writes_profiles_the_models_load(tmp_path: Path) -> None:
     _need("vp8")
     out = tmp_path / "cal"
-    proc = run_cli("calibrate-encoder", "--short", "--codec", "vp8", "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    assert "step response" in proc.stdout
+    # On a terminal: its steps (step response, two contents, x264 on two) in a bar.
+    code, stdout, stderr = on_a_terminal("calibrate-encoder", "--short", "--codec", "vp8",
+                                         "--out", out)  # fmt: skip
+    assert code == 0, stderr
+    assert "step response" in stdout and "\x1b" not in stdout
+    assert "5/5 steps" in ANSI.sub("", stderr)
     prof = tomllib.loads((out / "profile-vp8.toml").read_text())
     tau_up = float(prof["encoder"]["tau_up"].removesuffix("ms")) / 1000
     # libvpx follows a 500 kbps -> 2 Mbps step in seconds, not frames.

@@ -36,7 +36,7 @@ from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "TRACE", "Outcome", "Scheme", "Variant", "jain", "metrics",
@@ -459,4 +459,4 @@ def summary_text(table: pd.DataFrame) -> str:
         ])  # fmt: skip
     header = ["experiment", "scheme", "kbps", "delay ms", "p95 ms", "freeze %", "over %",
               "empty %", "jain"]  # fmt: skip
-    return format_table(header, out)
+    return table_text(header, out)

@@ -42,7 +42,7 @@ from rtcc.reproduce.runs import missing_controller, rows, series_of
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "run",
@@ -441,4 +441,4 @@ def summary_text(table: pd.DataFrame) -> str:
             format_number(r.get("jain_window"), 1, 3),
         ])  # fmt: skip
     header = ["experiment", "scheme", "util %", "owd ms", "loss %", "freeze %", "spike s", "jain"]
-    return format_table(header, rows)
+    return table_text(header, rows)

@@ -33,7 +33,7 @@ from rtcc.reproduce.figures import scheme_colors
 from rtcc.reproduce.traces import default_traces, find_traces
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = [
     "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "probe", "pulse_series", "ratios",
@@ -402,12 +402,12 @@ def summary_text(table: pd.DataFrame) -> str:
     if rows:
         header = ["pulse link", "up s", "down s", "settle s", "steady up Mbps", "max lat. ms",
                   "util %", "PSNR dB"]  # fmt: skip
-        blocks.append(format_table(header, rows))
+        blocks.append(table_text(header, rows))
     rows = _scheme_rows(table, "cellular", thesis.CELLULAR, _cellular_cells)
     if rows:
         # Utilisation per sample and arrival → departure delay, as the thesis measures.
         header = ["cellular (mean)", "traces", "util %", "latency ms", "network ms", "video kbps"]
-        blocks.append(format_table(header, rows))
+        blocks.append(table_text(header, rows))
         ours = ratios(table)
         if ours:
             ref = thesis.CELLULAR_RATIOS

@@ -28,7 +28,7 @@ from rtcc.reproduce.runs import Outcome, missing_controller, rows, write_outputs
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = ["FULL", "SCHEMES", "SHORT", "Variant", "capacity_steps", "metrics", "run",
            "summary", "summary_text"]  # fmt: skip
@@ -257,4 +257,4 @@ def summary_text(table: pd.DataFrame) -> str:
         ])  # fmt: skip
     header = ["experiment", "scheme", "ms", "kbps", "lost+late %", "lost frames", "FEC %", "FRCC %",
               "TFS %"]  # fmt: skip
-    return format_table(header, out)
+    return table_text(header, out)

@@ -37,7 +37,7 @@ from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, format_table
+from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "detection", "jain", "metrics",
@@ -457,4 +457,4 @@ def summary_text(table: pd.DataFrame) -> str:
         ])  # fmt: skip
     header = ["experiment", "scheme", "util %", "tcp %", "delay ms", "p95 ms", "est err %",
               "detect %"]  # fmt: skip
-    return format_table(header, rows)
+    return table_text(header, rows)
