@@ -29,6 +29,7 @@ _CDF_SCALE = {"utilization": 100.0}
 _CDF_UNIT = {
     "utilization": "%", "frame_latency_ms": "ms", "bin_latency_ms": "ms", "recv_kbps": "kbps",
 }  # fmt: skip
+_LOG_CDFS = ("frame_latency_ms", "bin_latency_ms")
 # A delay axis turns logarithmic when its values span more than this factor.
 LOG_SPAN = 10.0
 _DASH = "\u2013"
@@ -115,7 +116,7 @@ def _span(values: Sequence[float], log: bool) -> tuple[float, float]:
     if log:
         v = np.log10(v[v > 0])
     lo, hi = float(v.min()), float(v.max())
-    pad = 0.07 * (hi - lo) if hi > lo else (0.1 if log else max(abs(hi) * 0.1, 1.0))
+    pad = 0.1 * (hi - lo) if hi > lo else (0.1 if log else max(abs(hi) * 0.1, 1.0))
     return lo - pad, hi + pad
 
 
@@ -308,8 +309,16 @@ def cdfs(
         # Up to every scheme's 99th percentile: a long tail (bunched trace deliveries)
         # would squeeze the rest; zooming out shows it.
         lo, hi = min(tops), max(tops)
-        pad = 0.03 * (hi - lo) if hi > lo else 1.0
-        fig.update_xaxes(title_text=_CDF_UNIT[m], range=[lo - pad, hi + pad], **where)
+        if m in _LOG_CDFS and lo > 0 and hi > LOG_SPAN * 2 * lo:
+            # Latency tails span decades: a log axis keeps the short ones readable.
+            a, b = _span([lo, hi], True)
+            fig.update_xaxes(
+                title_text=_CDF_UNIT[m], type="log", range=[a, b], tickmode="array",
+                tickvals=log_ticks(10**a, 10**b), **where,
+            )  # fmt: skip
+        else:
+            pad = 0.03 * (hi - lo) if hi > lo else 1.0
+            fig.update_xaxes(title_text=_CDF_UNIT[m], range=[lo - pad, hi + pad], **where)
         fig.update_yaxes(title_text="CDF", range=[0, 1.02], tickformat=".0%", **where)
     _style(fig)
     return fig, 100 + 340 * nrows

@@ -226,6 +226,7 @@ def build(
         delay=delay,
         rate=rate,
         title=title,
+        chosen=chosen,
     )
 
 
@@ -262,10 +263,11 @@ def render(
     delay: str | None,
     rate: str | None,
     title: str | None = None,
+    chosen: Sequence[str] | None = None,
 ) -> str:
     """The page as one HTML string, from the runs (:func:`rtcc.runset.load_runs`' shape),
-    their distributions (:func:`rtcc.runset.load_distributions`) and the chosen runs'
-    series (:func:`rtcc.runset.load_series`)."""
+    their distributions (:func:`rtcc.runset.load_distributions`) and the series of the
+    ``chosen`` runs (:func:`rtcc.runset.load_series`; a chosen run without one is named)."""
     import plotly
 
     ok = runs[runs["error"].isna()]
@@ -294,7 +296,7 @@ def render(
     ]
     for i, experiment in enumerate(experiments):
         body += _experiment(i, experiment, ok, values, distributions, metrics, pairs, colors, page)
-    body += _series_section(ok, series, colors, page)
+    body += _series_section(ok, series, chosen, colors, page)
     body += _runs_section(runs)
     return (
         "\n".join(
@@ -415,30 +417,46 @@ def _scatter_pairs(ok: pd.DataFrame, delay: str | None, rate: str | None) -> lis
 
 
 def _series_section(
-    ok: pd.DataFrame, series: pd.DataFrame | None, colors: Mapping[str, str], page: charts.Charts
+    ok: pd.DataFrame,
+    series: pd.DataFrame | None,
+    chosen: Sequence[str] | None,
+    colors: Mapping[str, str],
+    page: charts.Charts,
 ) -> list[str]:
     if series is None:
         return []
     out = ['<h2 id="series">Time series</h2>']
-    chosen = series["run"].drop_duplicates().tolist() if not series.empty else []
-    if not chosen:
-        return [
-            *out,
-            "<p>The chosen runs kept no time series (a sweep keeps them with "
-            "<code>series = true</code>; <code>--series RUN...</code> picks runs).</p>",
-        ]
+    kept = series["run"].drop_duplicates().tolist() if not series.empty else []
     labels = ok.drop_duplicates("run").set_index("run")
-    for experiment in dict.fromkeys(labels.loc[chosen, "experiment"].astype(str)):
-        keys = [k for k in chosen if str(labels.loc[k, "experiment"]) == experiment]
+    for experiment in dict.fromkeys(labels.loc[kept, "experiment"].astype(str)):
+        keys = [k for k in kept if str(labels.loc[k, "experiment"]) == experiment]
         fig, height = charts.series(series[series["run"].isin(keys)], labels, keys, colors)
         out += [
             f"<h3>{html.escape(experiment)}</h3>",
             page.add(fig, "series", experiment, height),
         ]
+    if kept:
+        out.append(
+            '<p class="caption">Each chosen run\'s scheme flows per time-series bin; the dotted '
+            "grey line is the link capacity.</p>"
+        )
+    # The chosen runs that kept none, by experiment.
+    bare: dict[str, int] = {}
+    for key in chosen or []:
+        if key not in kept and key in labels.index:
+            name = str(labels.loc[key, "experiment"])
+            bare[name] = bare.get(name, 0) + 1
+    if bare:
+        which = ", ".join(
+            f"{html.escape(e)} ({n} run{'s' if n != 1 else ''})" for e, n in bare.items()
+        )
+        out.append(
+            f"<p>No time series kept by the chosen runs of {which}: a sweep keeps them with "
+            "<code>series = true</code>.</p>"
+        )
     out.append(
-        '<p class="caption">Each chosen run\'s scheme flows per time-series bin; the dotted '
-        "grey line is the link capacity. <code>rtcc report ... --series RUN...</code> picks "
-        "other runs (keys from the Runs table).</p>"
+        '<p class="caption"><code>rtcc report ... --series RUN...</code> picks the runs '
+        "(keys from the Runs table); by default the first run of each scheme.</p>"
     )
     return out
 

@@ -217,6 +217,14 @@ def test_records_without_a_table(tmp_path: Path):
     ]
 
 
+def test_log_ticks():
+    from rtcc.charts import log_ticks
+
+    assert log_ticks(30, 700) == [50, 100, 200, 500]
+    assert log_ticks(0.15, 2) == [0.2, 0.5, 1, 2]
+    assert log_ticks(3, 4) == []
+
+
 def test_describe_capacity():
     assert describe_capacity("3Mbps") == "3Mbps"
     assert describe_capacity({"kind": "trace", "file": "/a/b/TMobile.down"}) == "TMobile.down"
@@ -304,6 +312,15 @@ def test_python_argument_types(sweep_dir: Path, tmp_path: Path):
         compare([sweep_dir], metrics="utilization")  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="series: give a list"):
         compare([sweep_dir], series="k1")  # type: ignore[arg-type]
+
+
+def test_chosen_series(sweep_dir: Path):
+    default = compare([sweep_dir])  # first run of each scheme: k1 (gcc) kept one, k3 not
+    assert default.count('data-kind="series"') == 1
+    assert "No time series kept by the chosen runs of base (1 run)" in default
+    picked = compare([sweep_dir], series=["k2"])
+    assert 'data-kind="series"' not in picked
+    assert "No time series kept by the chosen runs of base (1 run)" in picked
 
 
 def test_no_finished_runs_is_refused(tmp_path: Path):
