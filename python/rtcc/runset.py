@@ -136,7 +136,10 @@ def _folder_list(folders: object) -> list[Path]:
         out.append(Path(f))
     if not out:
         raise RunsError("no results folders given")
-    return out
+    unique: dict[Path, Path] = {}
+    for p in out:  # a folder named twice is read once
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
 
 
 def _folder_names(paths: Sequence[Path]) -> list[str]:
@@ -324,10 +327,10 @@ def _fold_labels(runs: list[_Run]) -> None:
         given = r.labels
         summary = r.summary or {}
         link = r.scenario.get("link") if isinstance(r.scenario.get("link"), dict) else {}
-        experiment = given.get("experiment", given.get("scenario", summary.get("scenario")))
-        scheme = given.get("scheme", given.get("controller", _video_controller(summary)))
-        trace = given.get("trace", describe_capacity(link.get("capacity")))
-        seed = summary.get("seed", given.get("seed"))
+        experiment = _first(given.get("experiment"), given.get("scenario"), summary.get("scenario"))
+        scheme = _first(given.get("scheme"), given.get("controller"), _video_controller(summary))
+        trace = _first(given.get("trace"), describe_capacity(link.get("capacity")))
+        seed = _first(summary.get("seed"), given.get("seed"))
         r.labels = {
             **{k: v for k, v in given.items() if k not in _NAMED},
             "experiment": str(experiment) if experiment is not None else "runs",
@@ -344,6 +347,11 @@ def _fold_labels(runs: list[_Run]) -> None:
         for m in members:
             parts = [f"{k}={m.labels.get(k)}" for k in varying]
             m.labels["experiment"] = " · ".join([name, *parts])
+
+
+def _first(*values: Any) -> Any:
+    """The first value that is not None (an empty label cell is None)."""
+    return next((v for v in values if v is not None), None)
 
 
 def _scalar(value: Any) -> bool:

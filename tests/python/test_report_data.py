@@ -187,6 +187,13 @@ def test_other_labels_split_experiments(tmp_path: Path):
     assert runs["link.delay"].tolist() == ["25ms", "50ms", "25ms"]
 
 
+def test_empty_label_cells_fall_back(tmp_path: Path):
+    records = {"a": _record("a", [_video("call", "nada", owd_ms_mean=1.0)])}
+    rows = [_row("a", "", 1, trace=None)]  # empty cells in the CSV
+    runs = load_runs([_sweep(tmp_path / "s", rows, records)])
+    assert runs[["scheme", "trace"]].values.tolist() == [["nada", "ATT.down"]]
+
+
 def test_same_experiment_in_two_folders(sweep_dir: Path, tmp_path: Path):
     other = tmp_path / "other"
     other.mkdir()
@@ -204,6 +211,12 @@ def test_same_experiment_in_two_folders(sweep_dir: Path, tmp_path: Path):
     assert set(pooled["experiment"]) == {"base"}
     # the same runs (same key and labels) count once
     assert len(pooled[pooled["error"].isna()]) == len(apart[apart["error"].isna()]) // 2
+
+
+def test_a_folder_named_twice_is_read_once(sweep_dir: Path):
+    once = load_runs([sweep_dir])
+    twice = load_runs([sweep_dir, sweep_dir.parent / ".." / sweep_dir.parent.name / "sweep"])
+    pd.testing.assert_frame_equal(once, twice)
 
 
 def test_records_without_a_table(tmp_path: Path):
