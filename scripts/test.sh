@@ -11,8 +11,17 @@ if ! pkg-config --exists vpx openh264 2>/dev/null; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libvpx-dev libopenh264-dev pkg-config >/dev/null
 fi
-# The codec tests fail rather than skip when the libraries are missing.
+# The report page is checked in a real headless Chromium, driven by playwright (from the
+# test extra) on the system's browser.
+if [ ! -x /usr/bin/chromium ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+# The codec and browser tests fail rather than skip when what they need is missing.
 export RTCC_REQUIRE_CODECS=1
+export RTCC_REQUIRE_BROWSER=1
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet ".[test]"
 cargo test --workspace --exclude rtcc-py --release

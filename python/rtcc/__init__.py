@@ -32,8 +32,10 @@ if TYPE_CHECKING:
         default_scenario,
         encoders,
     )
+    from rtcc.comparison import compare
     from rtcc.console import Bar
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
+    from rtcc.runset import load_runs
     from rtcc.sweeprun import sweep
 
 try:
@@ -49,10 +51,12 @@ __all__ = [
     "Simulation",
     "__version__",
     "bench",
+    "compare",
     "controllers",
     "default_scenario",
     "dumps_toml",
     "encoders",
+    "load_runs",
     "load_scenario",
     "simulate",
     "sweep",
@@ -98,11 +102,21 @@ def __getattr__(name: str) -> Any:
         from rtcc.sweeprun import sweep
 
         return sweep
+    if name == "compare":
+        from rtcc.comparison import compare
+
+        return compare
+    if name == "load_runs":
+        from rtcc.runset import load_runs
+
+        return load_runs
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep"})
+    return sorted(
+        set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep", "compare", "load_runs"}
+    )
 
 
 def simulate(

@@ -507,6 +507,26 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from rtcc.comparison import OptionError, compare
+
+    metrics = None
+    if args.metrics is not None:
+        metrics = [m.strip() for m in args.metrics.split(",")]
+        if not all(metrics):
+            raise CliError(f"--metrics {args.metrics!r}: give metric names separated by commas")
+    try:
+        page = compare(
+            args.folders, args.out, series=args.series, metrics=metrics, delay=args.delay,
+            rate=args.rate, pool=args.pool, title=args.title,
+        )  # fmt: skip
+    except OptionError as exc:
+        raise CliError(f"--{exc.option}: {exc.reason}") from None
+    if not args.quiet:
+        print(f"report: {args.out} ({len(page.encode('utf-8')):,} bytes)")
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.content:
         return _calibrate_content(args)
@@ -729,6 +749,40 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--fresh", action="store_true", help="recompute runs already cached")
     repro.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     repro.set_defaults(func=cmd_reproduce)
+
+    rep = sub.add_parser(
+        "report", help="compare the runs of sweeps and reproductions on one interactive page"
+    )
+    rep.add_argument(
+        "folders", nargs="+", metavar="DIR",
+        help="results folders written by rtcc sweep, reproduce or run",
+    )  # fmt: skip
+    rep.add_argument(
+        "--out", metavar="FILE", default="comparison.html",
+        help="the HTML page to write (default: comparison.html)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--series", nargs="+", metavar="RUN",
+        help="runs whose time series to show, by key or a unique prefix of one (default: the "
+        "first run of each scheme)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--metrics", metavar="A,B",
+        help="the table's and boxes' metrics, summary columns separated by commas",
+    )  # fmt: skip
+    rep.add_argument(
+        "--delay", metavar="METRIC", help="the scatter's delay axis (default owd_ms_p95)"
+    )
+    rep.add_argument(
+        "--rate", metavar="METRIC", help="the scatter's rate axis (default utilization)"
+    )
+    rep.add_argument(
+        "--pool", action="store_true",
+        help="pool experiments of the same name from several folders (default: kept apart)",
+    )  # fmt: skip
+    rep.add_argument("--title", metavar="TEXT", help="the page's heading")
+    rep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    rep.set_defaults(func=cmd_report)
     return parser
 
 

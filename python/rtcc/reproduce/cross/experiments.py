@@ -40,6 +40,7 @@ from rtcc.limits import write_atomic
 from rtcc.reproduce.cross import paper
 from rtcc.reproduce.runs import missing_controller, rows, series_of
 from rtcc.reproduce.runs import series as flow_series
+from rtcc.runset import write_runs
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
@@ -405,6 +406,7 @@ def run(
         if runs
     }
     table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
+    write_runs(out, results.values())
     outcome = Outcome(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()]
     )

@@ -26,6 +26,7 @@ from rtcc.limits import write_atomic
 from rtcc.reproduce.fbra import paper
 from rtcc.reproduce.runs import Outcome, missing_controller, rows, write_outputs
 from rtcc.reproduce.runs import series as flow_series
+from rtcc.runset import write_runs
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
@@ -232,6 +233,7 @@ def run(
     results = {"fbra": execute(runs, analysis, out, jobs=jobs, fresh=fresh, progress=progress,
                                label="fbra", on_error="skip")} if runs else {}  # fmt: skip
     table = rows(results.values(), metrics)
+    write_runs(out, results.values())
     outcome = Outcome(v, table, results, skipped,
                       controllers=[c["name"] for c in rtcc.controllers()])  # fmt: skip
     write_atomic(out / "summary.csv", summary(table).to_csv(index=False))

@@ -35,6 +35,7 @@ from rtcc.reproduce.pibes import paper
 from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows, write_outputs
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
+from rtcc.runset import write_runs
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
@@ -429,6 +430,7 @@ def run(
         if runs
     }
     table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
+    write_runs(out, results.values())
     outcome = Outcome(
         v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()],
         traces=str(traces) if traces else None,
