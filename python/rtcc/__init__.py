@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         default_scenario,
         encoders,
     )
+    from rtcc.dataset import query
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
     from rtcc.sweeprun import sweep
 
@@ -54,6 +55,7 @@ __all__ = [
     "dumps_toml",
     "encoders",
     "load_scenario",
+    "query",
     "simulate",
     "sweep",
 ]
@@ -95,11 +97,15 @@ def __getattr__(name: str) -> Any:
         from rtcc.sweeprun import sweep
 
         return sweep
+    if name == "query":
+        from rtcc.dataset import query
+
+        return query
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep"})
+    return sorted(set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep", "query"})
 
 
 def simulate(

@@ -154,6 +154,12 @@ class Outcome:
     wall_s: float = 0.0
     controllers: list[str] = field(default_factory=list)
 
+    @property
+    def results(self) -> dict[str, SweepResult]:
+        """The experiments that ran, by name, as the other reproductions' ``results``."""
+        parts = {"pulse": self.pulse, "cellular": self.cellular}
+        return {name: r for name, r in parts.items() if r is not None}
+
 
 def _means(
     per_run: pd.DataFrame, experiment: str, schemes: tuple[Scheme, ...], skipped: dict[str, str]
@@ -196,11 +202,17 @@ def run(
     fresh: bool = False,
     progress: bool = False,
     encoder: str = "lagging",
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run both experiments; write OUT/table.csv, OUT/runs.csv, the figures as PNG and
     OUT/report.html. Finished runs are cached under OUT/runs (``fresh`` recomputes).
     ``encoder`` is "lagging" (the model with the thesis's lag) or a real codec, "vp8"
-    or "h264", whose decoded frames give PSNR/SSIM as the thesis measured them."""
+    or "h264", whose decoded frames give PSNR/SSIM as the thesis measured them.
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     if encoder not in ENCODERS:
         raise ValueError(f"encoder: '{encoder}' is not one of {', '.join(ENCODERS)}")
     import rtcc
@@ -251,7 +263,10 @@ def run(
         for s in cell_schemes
         for f in files
     ]
-    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "dumbo",
+    }  # fmt: skip
     pulse_analysis = Analysis(convergence=True, series=True)
     pulse = execute(pulse_runs, pulse_analysis, out, progress=progress, label="pulse", **common)
     cellular = None
