@@ -11,9 +11,9 @@ if ! pkg-config --exists vpx openh264 2>/dev/null; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libvpx-dev libopenh264-dev pkg-config >/dev/null
 fi
-# The codec tests fail rather than skip when the libraries are missing.
-export RTCC_REQUIRE_CODECS=1
+# The codec and Ray tests fail rather than skip when the libraries are missing.
+export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_RAY=1
 python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet ".[test]"
+python3 -m pip install --quiet ".[test,ray]"
 cargo test --workspace --exclude rtcc-py --release
 python3 -m pytest tests/python -q

@@ -461,11 +461,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.max_runs < 1:
         raise CliError("argument --max-runs: must be at least 1")
+    where = _where(args)
     # A Path: never mistaken for TOML text. The spec's name is file-name safe (checked).
     spec = load_spec(Path(args.spec), max_runs=args.max_runs)
     out = _out_dir(args.out, Path("results") / spec.name)
     table = sweeprun.sweep(
-        spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh, **_where(args)
+        spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh, **where
     )
     if not args.quiet:
         print(sweeprun.summary_text(table))
@@ -500,6 +501,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    _where(args)  # the flags are checked before any folder is looked at
     if args.experiment == "all":
         return _reproduce_all(args)
     if args.no_vp8 and args.experiment != "burstrtc":

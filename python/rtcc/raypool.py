@@ -64,13 +64,16 @@ def connect(address: str | None, jobs: int | None = None) -> Any:
     """Ray, initialised: already (by the caller), at ``address``, at ``RAY_ADDRESS`` or a
     cluster started on this machine with ``ray start``, else a local instance of ``jobs``
     CPUs (default: all)."""
+    if address is not None:
+        _reachable(address)  # before Ray: a wrong address is the first thing to hear of
     ray = ray_module()
     if ray.is_initialized():
         return ray
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if address is not None:
+    if address is None and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]
         _reachable(address)
+    if address is not None:
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:

@@ -32,8 +32,11 @@ except ImportError as exc:
 else:
     _RAY_ERROR = ""
 
+# CI installs the ray extra and sets RTCC_REQUIRE_RAY=1: there these tests fail, not skip.
+REQUIRED = bool(os.environ.get("RTCC_REQUIRE_RAY"))
 needs_ray = pytest.mark.skipif(
-    ray is None, reason=f"ray cannot be imported ({_RAY_ERROR}); pip install 'rtcc[ray]'"
+    ray is None and not REQUIRED,
+    reason=f"ray cannot be imported ({_RAY_ERROR}); pip install 'rtcc[ray]'",
 )
 
 RATES = ("500kbps", "1Mbps", "2Mbps", "4Mbps")
@@ -84,7 +87,7 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cluster() -> Iterator[str]:
     """A local Ray cluster of two worker processes for this module; yields its address."""
     if ray is None:
-        pytest.skip(f"ray cannot be imported ({_RAY_ERROR})")
+        pytest.fail(f"RTCC_REQUIRE_RAY is set but ray cannot be imported ({_RAY_ERROR})")
     ray.init(
         num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
         object_store_memory=200 * 2**20,

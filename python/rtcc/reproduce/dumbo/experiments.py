@@ -36,8 +36,8 @@ from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, format_table
 
 __all__ = [
-    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "probe", "pulse_series", "ratios",
-    "run", "summary_text", "utilization_quantiles",
+    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "cellular_runs", "probe",
+    "pulse_series", "ratios", "run", "summary_text", "utilization_quantiles",
 ]  # fmt: skip
 
 
@@ -247,22 +247,7 @@ def run(
         )
         for s in pulse_schemes
     ]
-    cell_runs = [
-        Run(
-            {"experiment": "cellular", "scheme": s.label, "trace": f.name, "seed": SEED},
-            _scenario(
-                "dumbo-cellular",
-                variant.trace_s,
-                {"kind": "trace", "file": str(f.resolve())},
-                s,
-                encoder,
-            ),
-            SEED,
-            str(f),
-        )
-        for s in cell_schemes
-        for f in files
-    ]
+    cell_runs = cellular_runs(cell_schemes, files, variant.trace_s, encoder)
     common: dict[str, Any] = {
         "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
         "address": address, "dataset": dataset, "study": "dumbo",
@@ -303,6 +288,24 @@ def run(
     write_atomic(out / "report.html", _page(outcome, images))
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def cellular_runs(
+    schemes: tuple[Scheme, ...], files: list[Path], seconds: int, encoder: str = "lagging"
+) -> list[Run]:
+    """The cellular experiment's runs: each scheme on each trace file for ``seconds``."""
+    return [
+        Run(
+            {"experiment": "cellular", "scheme": s.label, "trace": f.name, "seed": SEED},
+            _scenario(
+                "dumbo-cellular", seconds, {"kind": "trace", "file": str(f.resolve())}, s, encoder
+            ),
+            SEED,
+            str(f),
+        )
+        for s in schemes
+        for f in files
+    ]
 
 
 def _page(outcome: Outcome, images: dict[str, tuple[bytes, str]]) -> str:
