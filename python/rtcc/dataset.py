@@ -94,12 +94,17 @@ def check_target(folder: Path) -> None:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise DatasetError(f"{folder}: not a folder (dataset)")
-    if folder.is_dir() and not (folder / MARKER).is_file() and any(folder.iterdir()):
+    # Hidden entries are temporary files: another writer's marker on its way in.
+    if folder.is_dir() and not (folder / MARKER).is_file() and _holds_files(folder):
         raise DatasetError(
             f"{folder}: not an rtcc dataset (no {MARKER}) and not empty; give a new or empty "
             "folder, or one a sweep or reproduction wrote, as the dataset"
         )
     check_output_dir(folder)
+
+
+def _holds_files(folder: Path) -> bool:
+    return any(not p.name.startswith(".") for p in folder.iterdir())
 
 
 def append(folder: Path, result: SweepResult, study: str) -> int:
