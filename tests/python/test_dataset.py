@@ -245,3 +245,12 @@ def test_datasets_are_found_checked_and_never_mixed_with_other_files(tmp_path: P
     # No dataset at all when asked for none.
     table = sweep(tmp_path, name="none", dataset=False, jobs=1)
     assert table.attrs["dataset"] is None and not (tmp_path / "none" / "dataset").exists()
+
+
+def test_dataset_arguments_are_checked(tmp_path: Path):
+    with pytest.raises(TypeError, match="dataset must be a folder path, None or False"):
+        rtcc.sweep(SPEC, dataset=5)
+    with pytest.raises(TypeError, match="sql must be text"):
+        rtcc.query(5, dataset=tmp_path)
+    with pytest.raises(TypeError, match="dataset must be a folder path or a list"):
+        rtcc.query("SELECT 1", dataset=[5])
