@@ -19,6 +19,7 @@ Ray itself is imported only here, so the local pool needs none.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -129,7 +130,13 @@ def run(tasks: Sequence[Task], jobs: int | None, address: str | None, finish: Fi
         for task in islice(waiting, limit):
             submit(task)
         while running:
-            done, _ = ray.wait(list(running), num_returns=1)
+            try:
+                done, _ = ray.wait(list(running), num_returns=1)
+            except ray.exceptions.RayError as exc:  # the cluster itself went away
+                raise SweepError(
+                    f"Ray cluster: {_first_line(exc)}; the finished runs are cached, run the "
+                    "same command again to resume"
+                ) from None
             for ref in done:
                 task = running.pop(ref)
                 key, record, error = _outcome(ray, ref, task)
@@ -143,15 +150,15 @@ def run(tasks: Sequence[Task], jobs: int | None, address: str | None, finish: Fi
                 finish(key, record, error)
     finally:
         for ref in running:  # Ctrl-C or a failed run: finished runs are already stored
-            ray.cancel(ref, force=True)
+            with contextlib.suppress(Exception):  # keep the error that got us here
+                ray.cancel(ref, force=True)
 
 
 def _outcome(ray: Any, ref: Any, task: Task) -> tuple[str, dict[str, Any] | None, str | None]:
     try:
         key, record, error = ray.get(ref)
     except ray.exceptions.RayError as exc:  # the worker died (a crash, out of memory)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return task[0], None, f"Ray task failed: {' '.join(first.split())[:300]}"
+        return task[0], None, f"Ray task failed: {_first_line(exc)}"
     if error is not None and error.startswith(_WRONG_BUILD):
         raise SweepError(
             f"Ray worker {error.removeprefix(_WRONG_BUILD)} runs another rtcc build than this "
@@ -267,6 +274,12 @@ def ship_fields(scenario: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
                 profile = table.get("profile")
                 if isinstance(profile, str) and profile not in _BUILTIN_PROFILES:
                     yield table, "profile"
+
+
+def _first_line(exc: BaseException) -> str:
+    """A Ray error's first line (the rest is a remote traceback), one line, bounded."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return " ".join(first.split())[:300]
 
 
 def _one_line(exc: BaseException) -> str:
