@@ -19,10 +19,9 @@ if [ ! -x /usr/bin/chromium ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
-# The codec and browser tests fail rather than skip when what they need is missing.
-export RTCC_REQUIRE_CODECS=1
-export RTCC_REQUIRE_BROWSER=1
+# The codec, browser and Ray tests fail rather than skip when what they need is missing.
+export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1
 python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet ".[test]"
+python3 -m pip install --quiet ".[test,ray]"
 cargo test --workspace --exclude rtcc-py --release
 python3 -m pytest tests/python -q

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     )
     from rtcc.comparison import compare
     from rtcc.console import Bar
+    from rtcc.dataset import query
     from rtcc.result import FRAME_STATUS, PACKET_KINDS, Result
     from rtcc.runset import load_runs
     from rtcc.sweeprun import sweep
@@ -58,6 +59,7 @@ __all__ = [
     "encoders",
     "load_runs",
     "load_scenario",
+    "query",
     "simulate",
     "sweep",
 ]
@@ -110,12 +112,16 @@ def __getattr__(name: str) -> Any:
         from rtcc.runset import load_runs
 
         return load_runs
+    if name == "query":
+        from rtcc.dataset import query
+
+        return query
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted(
-        set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep", "compare", "load_runs"}
+        set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep", "compare", "load_runs", "query"}
     )
 
 

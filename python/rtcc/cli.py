@@ -1,4 +1,5 @@
-"""The ``rtcc`` command line: run, validate, controllers, encoders, bench, sweep, reproduce.
+"""The ``rtcc`` command line: run, validate, controllers, encoders, bench, sweep, reproduce,
+query.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
@@ -459,10 +460,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.max_runs < 1:
         raise CliError("argument --max-runs: must be at least 1")
+    where = _where(args)
     # A Path: never mistaken for TOML text. The spec's name is file-name safe (checked).
     spec = load_spec(Path(args.spec), max_runs=args.max_runs)
     out = _out_dir(args.out, Path("results") / spec.name)
-    table = sweeprun.sweep(spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh)
+    table = sweeprun.sweep(
+        spec, out=out, jobs=args.jobs, progress=not args.quiet, fresh=args.fresh, **where
+    )
     if not args.quiet:
         print(sweeprun.summary_text(table))
         attrs = table.attrs
@@ -471,10 +475,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"{attrs['failed']} failed in {attrs['wall_s']:.1f} s"
         )
         print(f"table: {out / 'table.csv'}")
+        print(f"dataset: {attrs['dataset']} ({attrs['appended']} rows added)")
+    return 0
+
+
+def _where(args: argparse.Namespace) -> dict[str, Any]:
+    """Where runs execute and where they are appended: --executor, --address, --dataset."""
+    if args.address is not None and args.executor != "ray":
+        raise CliError("--address: a Ray cluster's address goes with --executor ray")
+    if args.dataset is not None:
+        _out_dir(args.dataset, Path(args.dataset))
+    return {"executor": args.executor, "address": args.address, "dataset": args.dataset}
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rtcc import dataset
+
+    frame = dataset.query(args.sql, args.dataset or dataset.DEFAULT)
+    if args.csv:
+        print(frame.to_csv(index=False), end="")
+    else:
+        print(dataset.format_frame(frame))
     return 0
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    _where(args)  # the flags are checked before any folder is looked at
+    if args.experiment == "all":
+        return _reproduce_all(args)
     if args.no_vp8 and args.experiment != "burstrtc":
         raise CliError("--no-vp8: only 'rtcc reproduce burstrtc' takes it")
     if args.experiment == "cross":
@@ -493,7 +521,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise CliError(f"{args.traces}: no such folder (--traces)")
     outcome = dumbo.run(
         out, args.traces, args.jobs, short=args.short, direction=args.direction,
-        fresh=args.fresh, progress=not args.quiet, encoder=args.encoder,
+        fresh=args.fresh, progress=not args.quiet, encoder=args.encoder, **_where(args),
     )  # fmt: skip
     wall = time.perf_counter() - started
     if not args.quiet:
@@ -712,12 +740,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"refuse a spec that expands to more runs (default {MAX_RUNS:,})",
     )
     sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _executor_flags(sweep)
     sweep.set_defaults(func=cmd_sweep)
 
     repro = sub.add_parser("reproduce", help="re-run a paper's experiments and compare")
     repro.add_argument(
-        "experiment", choices=["dumbo", "cross", "pibes", "burstrtc", "fbra"],
-        metavar="EXPERIMENT", help="dumbo, cross, pibes, burstrtc or fbra",
+        "experiment", choices=["dumbo", "cross", "pibes", "burstrtc", "fbra", "all"],
+        metavar="EXPERIMENT", help="dumbo, cross, pibes, burstrtc, fbra, or all of them",
     )  # fmt: skip
     repro.add_argument(
         "--traces", metavar="DIR",
@@ -748,6 +777,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     repro.add_argument("--fresh", action="store_true", help="recompute runs already cached")
     repro.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _executor_flags(repro)
     repro.set_defaults(func=cmd_reproduce)
 
     rep = sub.add_parser(
@@ -783,7 +813,33 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--title", metavar="TEXT", help="the page's heading")
     rep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     rep.set_defaults(func=cmd_report)
+    query = sub.add_parser("query", help="run DuckDB SQL over the results dataset")
+    query.add_argument(
+        "sql", metavar="SQL", help="a query over the views runs and timeseries (see README)"
+    )
+    query.add_argument(
+        "--dataset", metavar="DIR", action="append",
+        help="a dataset, or a folder searched for datasets (repeatable; default: results)",
+    )  # fmt: skip
+    query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    query.set_defaults(func=cmd_query)
     return parser
+
+
+def _executor_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor", choices=["local", "ray"], default="local",
+        help="where runs execute: a local process pool (default) or a Ray cluster",
+    )  # fmt: skip
+    parser.add_argument(
+        "--address", metavar="ADDR",
+        help="with --executor ray: the cluster's HOST:PORT (default: RAY_ADDRESS, a cluster "
+        "started here with 'ray start', else a new local one)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--dataset", metavar="DIR",
+        help="append the runs to this results dataset (default: OUT/dataset)",
+    )  # fmt: skip
 
 
 def _reproduce_cross(args: argparse.Namespace) -> int:
@@ -798,7 +854,10 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-cross")
-    outcome = cross.run(out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet)
+    outcome = cross.run(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        **_where(args),
+    )  # fmt: skip
     wall = time.perf_counter() - started
     if not args.quiet:
         print(cross.summary_text(outcome.table))
@@ -860,7 +919,7 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
     out = _out_dir(args.out, Path("results") / "reproduce-pibes")
     outcome = pibes.run(
         out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        traces=traces,
+        traces=traces, **_where(args),
     )  # fmt: skip
     _print_outcome(
         args,
@@ -882,7 +941,7 @@ def _reproduce_burstrtc(args: argparse.Namespace) -> int:
     out = _out_dir(args.out, Path("results") / "reproduce-burstrtc")
     outcome = burstrtc.run(
         out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        traces=traces, vp8=False if args.no_vp8 else None,
+        traces=traces, vp8=False if args.no_vp8 else None, **_where(args),
     )  # fmt: skip
     _print_outcome(
         args,
@@ -904,7 +963,10 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
         raise CliError("--traces: 'rtcc reproduce fbra' runs no traces")
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-fbra")
-    outcome = fbra.run(out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet)
+    outcome = fbra.run(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        **_where(args),
+    )  # fmt: skip
     _print_outcome(
         args,
         fbra.summary_text(outcome.table),
@@ -913,6 +975,32 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
         "table.csv, summary.csv, report.html",
         started,
     )
+    return 0
+
+
+def _reproduce_all(args: argparse.Namespace) -> int:
+    from rtcc.reproduce import index
+
+    if args.traces is not None and not Path(args.traces).is_dir():
+        raise CliError(f"{args.traces}: no such folder (--traces)")
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / "reproduce-all")
+
+    def show(entry: index.Entry) -> None:
+        if not args.quiet:
+            print(f"== {entry.name} ({entry.wall_s:.1f} s)\n{entry.summary}")
+            for what, why in entry.skipped.items():
+                print(f"skipped {what}: {why}")
+
+    index.run_all(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        traces=args.traces, encoder=args.encoder, direction=args.direction,
+        vp8=False if args.no_vp8 else None, on_paper=show, **_where(args),
+    )  # fmt: skip
+    if not args.quiet:
+        print(f"results: {out} ({index.PAGE}, one folder per paper)")
+        print(f"dataset: {args.dataset or out / 'dataset'}")
+        print(f"wall time: {time.perf_counter() - started:.1f} s")
     return 0
 
 
@@ -941,7 +1029,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             raise CliError(
                 "missing command (run, validate, controllers, encoders, bench, sweep, "
-                "reproduce); see 'rtcc --help'"
+                "reproduce, query); see 'rtcc --help'"
             )
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -16,6 +16,11 @@ it stopped; ``fresh=True`` (``--fresh``) recomputes anyway. Runs never keep pack
 and keep frames only when convergence needs them.
 See :mod:`rtcc.sweepspec` for the spec format.
 
+``executor="ray"`` (``--executor ray [--address ADDR]``) runs the same runs as tasks on a
+Ray cluster (:mod:`rtcc.raypool`) with the same cache: the sweep's process still reads
+and writes ``OUT/runs``. Every finished batch of runs is also appended to the results
+dataset (:mod:`rtcc.dataset`), ``OUT/dataset`` unless ``dataset`` names a shared one.
+
 One folder holds one sweep: ``OUT/sweep.json`` records the sweep's name (its ``name``,
 else the spec file's stem), and a sweep of another name into the same folder is refused;
 the same sweep, edited (as a file, text or dict), may extend it: only new runs are
@@ -68,6 +73,8 @@ class SweepResult:
     cached: int = 0  # runs read back from the cache
     wall_s: float = 0.0
     out: Path | None = None
+    dataset: Path | None = None  # the dataset this call appended to
+    appended: int = 0  # rows it added there
 
     def table(self) -> pd.DataFrame:
         """One row per run (per flow with ``flows = "all"``): labels, summary metrics,
@@ -229,10 +236,15 @@ def _one(
         wall_s=round(time.perf_counter() - started, 4),
     )  # fmt: skip
     if cache is not None:
-        tmp = Path(f"{cache}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record, separators=(",", ":")), encoding="utf-8")
-        tmp.replace(cache)  # atomic: a killed sweep never leaves half a file
+        store(cache, record)
     return key, record, None
+
+
+def store(cache: str, record: Mapping[str, Any]) -> None:
+    """Write one run's cache file; atomic, so a killed sweep never leaves half a file."""
+    tmp = Path(f"{cache}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, separators=(",", ":")), encoding="utf-8")
+    tmp.replace(cache)
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -253,19 +265,34 @@ def execute(
     fresh: bool = False,
     on_error: str = "raise",
     label: str = "sweep",
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | os.PathLike[str] | bool | None = None,
+    study: str | None = None,
 ) -> SweepResult:
     """Run ``runs`` (skipping those already cached under ``out``) and collect their records.
 
     ``on_error="raise"`` stops at the first failed run with a :class:`SweepError` naming
     it; ``"skip"`` keeps going and leaves the error in the result (and table).
+    ``executor`` is ``"local"`` (a process pool of ``jobs`` workers) or ``"ray"`` (tasks on
+    the Ray cluster at ``address``; none: a running one, else one started here). When it
+    finishes, the runs not yet in the dataset are appended to it under ``study`` (default
+    ``label``): ``dataset`` is a folder, ``None`` for ``OUT/dataset`` (none without
+    ``out``) or ``False`` for none.
     """
     analysis = analysis or Analysis()
     if on_error not in ("raise", "skip"):
         raise ValueError("on_error must be 'raise' or 'skip'")
-    _check_options(jobs, out, progress, fresh)
+    _check_options(jobs, out, progress, fresh, executor, address, dataset)
+    asked = jobs
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise SweepError("jobs: must be at least 1")
+    target = _dataset_folder(out, dataset)
+    if target is not None:
+        from rtcc import dataset as results
+
+        results.check_target(target)  # before any run, not after all of them
     started = time.perf_counter()
     cache_dir = Path(out) / "runs" if out is not None else None
     if cache_dir is not None:
@@ -307,7 +334,12 @@ def execute(
     if report is not None:
         report(done, total)
     try:
-        if jobs == 1 or len(pending) <= 1:
+        if executor == "ray":
+            if pending:  # a sweep found whole in its cache needs no cluster
+                from rtcc import raypool
+
+                raypool.run(pending, asked, address, finish)
+        elif jobs == 1 or len(pending) <= 1:
             for task in pending:
                 finish(*_one(*task))
         else:
@@ -315,11 +347,27 @@ def execute(
     finally:
         if bar is not None:
             bar.close()
+    if target is not None:
+        from rtcc import dataset as results
+
+        result.dataset = target
+        result.appended = results.append(target, result, study or label)
     result.wall_s = time.perf_counter() - started
     return result
 
 
-def _check_options(jobs: object, out: object, progress: object, fresh: object) -> None:
+EXECUTORS = ("local", "ray")
+
+
+def _check_options(
+    jobs: object,
+    out: object,
+    progress: object,
+    fresh: object,
+    executor: object = "local",
+    address: object = None,
+    dataset: object = None,
+) -> None:
     """Clear errors for wrongly typed arguments (``jobs="2"``, ``fresh="no"``)."""
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
         raise TypeError(f"jobs must be a whole number of processes or None, not {jobs!r}")
@@ -329,6 +377,23 @@ def _check_options(jobs: object, out: object, progress: object, fresh: object) -
         raise TypeError(f"progress must be True, False or a callable, not {progress!r}")
     if not isinstance(fresh, bool):
         raise TypeError(f"fresh must be True or False, not {fresh!r}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
+    if address is not None and not isinstance(address, str):
+        raise TypeError(f"address must be a Ray cluster address (text) or None, not {address!r}")
+    if address is not None and executor != "ray":
+        raise ValueError("address: a Ray cluster's address goes with executor 'ray'")
+    if dataset is not None and dataset is not False and not isinstance(dataset, str | os.PathLike):
+        raise TypeError(f"dataset must be a folder path, None or False, not {dataset!r}")
+
+
+def _dataset_folder(out: object, dataset: object) -> Path | None:
+    """Where a batch of runs is appended: ``dataset``, else ``OUT/dataset``; None for none."""
+    if dataset is False:
+        return None
+    if isinstance(dataset, str | os.PathLike):
+        return Path(dataset)
+    return Path(out) / "dataset" if isinstance(out, str | os.PathLike) else None
 
 
 def _pool(tasks: list[Any], jobs: int, finish: Callable[..., None]) -> None:
@@ -385,21 +450,29 @@ def sweep(
     fresh: bool = False,
     on_error: str = "raise",
     max_runs: int = MAX_RUNS,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | os.PathLike[str] | bool | None = None,
 ) -> pd.DataFrame:
     """Run a sweep spec (path, TOML text, dict or :class:`SweepSpec`) and return its table.
 
     With ``out``, each run is cached under ``out/runs`` and the table is also written to
-    ``out/table.csv``. ``table.attrs`` holds ``executed``/``cached``/``failed`` counts.
+    ``out/table.csv``. ``table.attrs`` holds ``executed``/``cached``/``failed`` counts,
+    ``wall_s``, and ``dataset``/``appended`` (where its runs were appended, how many rows).
+    ``executor="ray"`` runs on a Ray cluster (``address``; see :func:`execute`); the runs
+    go to ``out/dataset`` unless ``dataset`` names another folder (``False``: nowhere),
+    under the sweep's name as their study.
     A spec of more than ``max_runs`` runs is refused before any is built. ``out`` holds
     one sweep: another sweep (another name or spec file) into it is refused, and so is a
     second process writing into it while this one runs.
     """
-    _check_options(jobs, out, progress, fresh)
+    _check_options(jobs, out, progress, fresh, executor, address, dataset)
     loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec, max_runs=max_runs)
+    where: dict[str, Any] = {"executor": executor, "address": address, "dataset": dataset}
     if out is None:
         result = execute(
             loaded.runs, loaded.analysis, None, jobs,
-            progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
+            progress=progress, fresh=fresh, on_error=on_error, label=loaded.name, **where,
         )  # fmt: skip
         table = result.table()
     else:
@@ -409,12 +482,14 @@ def sweep(
             _claim(folder, loaded)
             result = execute(
                 loaded.runs, loaded.analysis, folder, jobs,
-                progress=progress, fresh=fresh, on_error=on_error, label=loaded.name,
+                progress=progress, fresh=fresh, on_error=on_error, label=loaded.name, **where,
             )  # fmt: skip
             table = result.table()
             with atomic_path(folder / "table.csv") as tmp:
                 table.to_csv(tmp, index=False)
     table.attrs["wall_s"] = result.wall_s
+    table.attrs["dataset"] = str(result.dataset) if result.dataset is not None else None
+    table.attrs["appended"] = result.appended
     return table
 
 

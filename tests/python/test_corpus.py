@@ -553,7 +553,52 @@ def cli_cases() -> Iterator[Case]:
     yield cli_case("cli-sweep-jobs-word", ("sweep", s, "-j", "many"), "job")
     yield cli_case("cli-sweep-jobs-missing-value", ("sweep", s, "--jobs"), "--jobs")
     yield cli_case("cli-sweep-unknown-flag", ("sweep", s, "--seeds", "3"), "--seeds")
+    yield cli_case("cli-sweep-executor-unknown", ("sweep", s, "--executor", "dask"), "dask")
+    yield cli_case(
+        "cli-sweep-address-without-ray", ("sweep", s, "--address", "127.0.0.1:6379"), "--address"
+    )
+    yield Case(
+        "cli-sweep-address-nobody-there",
+        ("sweep", "{tmp}/spec.toml", "--executor", "ray", "--address", "127.0.0.1:1", "-q",
+         "--out", "{tmp}/o"),
+        {"spec.toml": SPEC_BASE},
+        ("--address 127.0.0.1:1",),
+    )  # fmt: skip
+    yield Case(
+        "cli-sweep-address-not-an-address",
+        ("sweep", "{tmp}/spec.toml", "--executor", "ray", "--address", "head", "-q",
+         "--out", "{tmp}/o"),
+        {"spec.toml": SPEC_BASE},
+        ("--address head", "HOST:PORT"),
+    )  # fmt: skip
+    yield Case(
+        "cli-sweep-dataset-not-a-dataset",
+        ("sweep", "{tmp}/spec.toml", "--dataset", "{tmp}", "-q", "--out", "{tmp}/o"),
+        {"spec.toml": SPEC_BASE},
+        ("not an rtcc dataset",),
+    )
+    yield cli_case("cli-sweep-dataset-is-file", ("sweep", s, "--dataset", s, "-q"), "s.toml")
+    yield cli_case("cli-query-no-sql", ("query",), "SQL")
+    yield cli_case("cli-query-no-dataset", ("query", "SELECT 1", "--dataset", "{tmp}/nope"), "nope")
+    yield cli_case(
+        "cli-query-folder-without-dataset", ("query", "SELECT 1", "--dataset", "{tmp}"),
+        "holds no rtcc dataset",
+    )  # fmt: skip
+    yield Case(
+        "cli-query-bad-sql",
+        ("query", "SELECT FROM WHERE", "--dataset", "{tmp}"),
+        {"dataset.json": '{"format": "rtcc-dataset", "version": 1}'},
+        ("query:", "syntax error"),
+    )
     yield cli_case("cli-reproduce-unknown", ("reproduce", "nope"), "nope")
+    yield cli_case(
+        "cli-reproduce-address-without-ray",
+        ("reproduce", "fbra", "--address", "10.0.0.1:6379"), "--address",
+    )  # fmt: skip
+    yield cli_case(
+        "cli-reproduce-all-traces-missing",
+        ("reproduce", "all", "--traces", "{tmp}/nope", "--out", "{tmp}/o"), "nope", "--traces",
+    )  # fmt: skip
     yield cli_case("cli-reproduce-jobs-zero", ("reproduce", "dumbo", "--jobs", "0"), "job")
     yield cli_case("cli-calibrate-codec", ("calibrate-encoder", "--codec", "av1"), "codec")
     yield cli_case("cli-bench-unknown-flag", ("bench", "--bogus"), "--bogus")

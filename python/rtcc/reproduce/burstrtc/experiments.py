@@ -389,11 +389,17 @@ def run(
     progress: bool = False,
     traces: Path | None = None,
     vp8: bool | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
     Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is the
     ../shared/traces folder for Fig. 18; without it Fig. 18 is skipped. ``vp8`` overrides
-    whether the real-VP8 runs are made (the full variant makes them)."""
+    whether the real-VP8 runs are made (the full variant makes them).
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     import rtcc
     from rtcc.reproduce.burstrtc import figures, page
 
@@ -427,7 +433,10 @@ def run(
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
-    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "burstrtc",
+    }  # fmt: skip
     results = {
         name: execute(runs, analysis, out, progress=progress, label=name, **common)
         for name, (runs, analysis) in groups.items()

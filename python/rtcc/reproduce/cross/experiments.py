@@ -369,9 +369,15 @@ def run(
     short: bool = False,
     fresh: bool = False,
     progress: bool = False,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
-    Finished runs are cached under OUT/runs (``fresh`` recomputes them)."""
+    Finished runs are cached under OUT/runs (``fresh`` recomputes them).
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     import rtcc
     from rtcc.reproduce.cross import figures, page
 
@@ -399,7 +405,10 @@ def run(
             Analysis(),
         ),
     }
-    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "cross",
+    }  # fmt: skip
     results = {
         name: execute(runs, analysis, out, progress=progress, label=name, **common)
         for name, (runs, analysis) in groups.items()

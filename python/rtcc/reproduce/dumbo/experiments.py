@@ -36,8 +36,8 @@ from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
 
 __all__ = [
-    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "probe", "pulse_series", "ratios",
-    "run", "summary_text", "utilization_quantiles",
+    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "cellular_runs", "probe",
+    "pulse_series", "ratios", "run", "summary_text", "utilization_quantiles",
 ]  # fmt: skip
 
 
@@ -154,6 +154,12 @@ class Outcome:
     wall_s: float = 0.0
     controllers: list[str] = field(default_factory=list)
 
+    @property
+    def results(self) -> dict[str, SweepResult]:
+        """The experiments that ran, by name, as the other reproductions' ``results``."""
+        parts = {"pulse": self.pulse, "cellular": self.cellular}
+        return {name: r for name, r in parts.items() if r is not None}
+
 
 def _means(
     per_run: pd.DataFrame, experiment: str, schemes: tuple[Scheme, ...], skipped: dict[str, str]
@@ -196,11 +202,17 @@ def run(
     fresh: bool = False,
     progress: bool = False,
     encoder: str = "lagging",
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run both experiments; write OUT/table.csv, OUT/runs.csv, the figures as PNG and
     OUT/report.html. Finished runs are cached under OUT/runs (``fresh`` recomputes).
     ``encoder`` is "lagging" (the model with the thesis's lag) or a real codec, "vp8"
-    or "h264", whose decoded frames give PSNR/SSIM as the thesis measured them."""
+    or "h264", whose decoded frames give PSNR/SSIM as the thesis measured them.
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     if encoder not in ENCODERS:
         raise ValueError(f"encoder: '{encoder}' is not one of {', '.join(ENCODERS)}")
     import rtcc
@@ -235,23 +247,11 @@ def run(
         )
         for s in pulse_schemes
     ]
-    cell_runs = [
-        Run(
-            {"experiment": "cellular", "scheme": s.label, "trace": f.name, "seed": SEED},
-            _scenario(
-                "dumbo-cellular",
-                variant.trace_s,
-                {"kind": "trace", "file": str(f.resolve())},
-                s,
-                encoder,
-            ),
-            SEED,
-            str(f),
-        )
-        for s in cell_schemes
-        for f in files
-    ]
-    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    cell_runs = cellular_runs(cell_schemes, files, variant.trace_s, encoder)
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "dumbo",
+    }  # fmt: skip
     pulse_analysis = Analysis(convergence=True, series=True)
     pulse = execute(pulse_runs, pulse_analysis, out, progress=progress, label="pulse", **common)
     cellular = None
@@ -288,6 +288,24 @@ def run(
     write_atomic(out / "report.html", _page(outcome, images))
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def cellular_runs(
+    schemes: tuple[Scheme, ...], files: list[Path], seconds: int, encoder: str = "lagging"
+) -> list[Run]:
+    """The cellular experiment's runs: each scheme on each trace file for ``seconds``."""
+    return [
+        Run(
+            {"experiment": "cellular", "scheme": s.label, "trace": f.name, "seed": SEED},
+            _scenario(
+                "dumbo-cellular", seconds, {"kind": "trace", "file": str(f.resolve())}, s, encoder
+            ),
+            SEED,
+            str(f),
+        )
+        for s in schemes
+        for f in files
+    ]
 
 
 def _page(outcome: Outcome, images: dict[str, tuple[bytes, str]]) -> str:

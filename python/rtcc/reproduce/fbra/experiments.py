@@ -213,9 +213,15 @@ def run(
     short: bool = False,
     fresh: bool = False,
     progress: bool = False,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every case; write OUT/table.csv (one row per run), OUT/summary.csv (mean and std
-    over seeds), the figures and OUT/report.html."""
+    over seeds), the figures and OUT/report.html.
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     import rtcc
     from rtcc.reproduce.fbra import figures, page
 
@@ -230,8 +236,9 @@ def run(
 
     runs = table_runs(v, pick(SCHEMES))
     analysis = Analysis(flows="first", series=True, series_s=BIN_S)
+    where = {"executor": executor, "address": address, "dataset": dataset, "study": "fbra"}
     results = {"fbra": execute(runs, analysis, out, jobs=jobs, fresh=fresh, progress=progress,
-                               label="fbra", on_error="skip")} if runs else {}  # fmt: skip
+                               label="fbra", on_error="skip", **where)} if runs else {}  # fmt: skip
     table = rows(results.values(), metrics)
     write_runs(out, results.values())
     outcome = Outcome(v, table, results, skipped,

@@ -396,10 +396,16 @@ def run(
     fresh: bool = False,
     progress: bool = False,
     traces: Path | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
     Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is the
-    ../shared/traces folder for the 3G runs (Figs. 11, 15); without it they are skipped."""
+    ../shared/traces folder for the 3G runs (Figs. 11, 15); without it they are skipped.
+    ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
+    dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    """
     import rtcc
     from rtcc.reproduce.pibes import figures, page
 
@@ -423,7 +429,10 @@ def run(
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
-    common: dict[str, Any] = {"jobs": jobs, "fresh": fresh, "on_error": "skip"}
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "pibes",
+    }  # fmt: skip
     results = {
         name: execute(runs, analysis, out, progress=progress, label=name, **common)
         for name, (runs, analysis) in groups.items()

@@ -1,0 +1,383 @@
+"""One results dataset: every sweep's and reproduction's runs as Parquet, queried with DuckDB.
+
+>>> import rtcc
+>>> rtcc.query("SELECT scheme, avg(utilization) FROM runs GROUP BY scheme")  # doctest: +SKIP
+
+A dataset is a folder::
+
+    DIR/dataset.json                                   marks it (format, version)
+    DIR/runs/study=<study>/<batch>.parquet             one row per flow per run
+    DIR/timeseries/study=<study>/<batch>.parquet       kept per-bin series: one row per bin
+
+A study is a sweep's name or a reproduction's paper (``dumbo``, ``cross``, ...). Each
+finished sweep (or group of a reproduction's runs) adds one batch file per table, written
+under a temporary name and renamed, never rewritten, so any number of processes may
+append to one dataset. A run already in the dataset -- same study, run key, labels and
+flow -- is not added again: re-running or resuming a sweep adds only what is new. The
+``runs`` and ``timeseries`` views keep one row per such identity (the earliest batch's)
+should two writers add the same run at the same moment.
+
+``runs`` columns: ``study``, ``experiment`` (a reproduction's experiment; a sweep's base
+scenario), ``scheme`` (a reproduction's scheme; a sweep's controller label), ``trace``,
+``seed``, ``run`` (the run key: a hash of the scenario text, seed, analysis options, trace
+contents and simulator build, as ``OUT/runs/<run>.json``), ``flow`` (index),
+``flow_name``, ``kind``, ``controller``, then every metric of the flow in
+``summary.json`` under its own name, ``duration_s``, ``jain_index``, the link's
+``link_<metric>``, the convergence metrics when computed (``converge_up_s``, ...),
+``labels`` (JSON of all the run's labels, e.g. sweep override axes), ``wall_s``,
+``rtcc_version``, ``written_at`` (UTC) and ``scenario`` (the TOML the run simulated).
+Metrics are DOUBLE, names and labels VARCHAR. ``timeseries`` columns: ``study``, ``run``,
+``flow``, ``t_s`` (bin end) and the kept series' columns; join on (study, run, flow).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rtcc.limits import atomic_path, check_output_dir, safe_file_name, write_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rtcc.sweeprun import SweepResult
+
+__all__ = [
+    "DEFAULT", "MARKER", "DatasetError", "append", "check_target", "connect", "find",
+    "format_frame", "query",
+]  # fmt: skip
+
+FORMAT = "rtcc-dataset"
+VERSION = 1
+MARKER = "dataset.json"
+RUNS = "runs"
+TIMESERIES = "timeseries"
+# What `rtcc query` reads without --dataset: every dataset under the default results folder.
+DEFAULT = "results"
+
+# Columns first in every runs row. Text columns are VARCHAR even in a batch where they
+# are all empty (cross traffic's `cc` in a video-only sweep), so batches always union.
+_HEAD = ("experiment", "scheme", "trace", "seed", "run", "flow", "flow_name", "kind", "controller")
+_TEXT = frozenset(
+    {*_HEAD, "labels", "rtcc_version", "scenario", "direction", "cc", "encoder", "quality_source"}
+    - {"seed", "flow"}
+)
+# Empty views' columns (a dataset with no runs yet): the identity columns.
+_EMPTY = {
+    RUNS: "NULL::VARCHAR AS study, NULL::VARCHAR AS experiment, NULL::VARCHAR AS scheme, "
+    "NULL::VARCHAR AS trace, NULL::UBIGINT AS seed, NULL::VARCHAR AS run, "
+    "NULL::INTEGER AS flow, NULL::VARCHAR AS labels",
+    TIMESERIES: "NULL::VARCHAR AS study, NULL::VARCHAR AS run, NULL::INTEGER AS flow, "
+    "NULL::DOUBLE AS t_s",
+}
+# One row per identity, the earliest batch's (files sort by the time they were written).
+_IDENTITY = {RUNS: "study, run, labels, flow", TIMESERIES: "study, run, flow, t_s"}
+
+
+class DatasetError(ValueError):
+    """A refused dataset folder or query; the message is one line naming it."""
+
+
+# --- writing --------------------------------------------------------------------------
+
+
+def check_target(folder: Path) -> None:
+    """Refuse a folder runs cannot be appended to, before any run: not a folder, not
+    writable, or holding something other than a dataset."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise DatasetError(f"{folder}: not a folder (dataset)")
+    # Hidden entries are temporary files: another writer's marker on its way in.
+    if folder.is_dir() and not (folder / MARKER).is_file() and _holds_files(folder):
+        raise DatasetError(
+            f"{folder}: not an rtcc dataset (no {MARKER}) and not empty; give a new or empty "
+            "folder, or one a sweep or reproduction wrote, as the dataset"
+        )
+    check_output_dir(folder)
+
+
+def _holds_files(folder: Path) -> bool:
+    return any(not p.name.startswith(".") for p in folder.iterdir())
+
+
+def append(folder: Path, result: SweepResult, study: str) -> int:
+    """Append ``result``'s runs that ``folder`` does not hold yet under ``study``; returns
+    the number of runs rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    check_target(folder)
+    study = safe_file_name(str(study), "study")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / MARKER).is_file():
+        marker = {"format": FORMAT, "version": VERSION, "tables": [RUNS, TIMESERIES]}
+        write_atomic(folder / MARKER, json.dumps(marker, indent=2) + "\n")
+    known = _identities(folder / RUNS / f"study={study}")
+    rows, series = _rows(result, known)
+    if not rows:
+        return 0
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    name = f"{stamp}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
+    # Series first: a batch counts as written once its runs file is there.
+    if series:
+        table = pa.concat_tables(series, promote_options="default")
+        _write(folder / TIMESERIES / f"study={study}" / name, table, pq)
+    _write(folder / RUNS / f"study={study}" / name, _runs_table(rows, pa), pq)
+    return len(rows)
+
+
+def _write(path: Path, table: Any, pq: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def _identities(folder: Path) -> set[tuple[str, str, int]]:
+    """(run, labels, flow) of every runs row already in one study's folder."""
+    import pyarrow.parquet as pq
+
+    known: set[tuple[str, str, int]] = set()
+    for path in sorted(folder.glob("*.parquet")):
+        table = pq.read_table(path, columns=["run", "labels", "flow"]).to_pydict()
+        known.update(zip(table["run"], table["labels"], table["flow"], strict=True))
+    return known
+
+
+def _labels(labels: Mapping[str, Any]) -> str:
+    return json.dumps(dict(labels), sort_keys=True, default=str, separators=(",", ":"))
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _rows(
+    result: SweepResult, known: set[tuple[str, str, int]]
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Runs rows (one per flow) and time-series tables of the runs not ``known``."""
+    import rtcc
+
+    rows: list[dict[str, Any]] = []
+    series: list[Any] = []
+    seen = set(known)
+    for run, record in zip(result.runs, result.records, strict=True):
+        if record is None:  # failed: nothing measured
+            continue
+        key = str(record.get("key"))
+        labels = _labels(run.labels)
+        summary = record.get("summary", {})
+        flows = summary.get("flows", [])
+        shared: dict[str, Any] = {
+            "duration_s": summary.get("duration_s"),
+            "jain_index": summary.get("jain_index"),
+        }
+        link = summary.get("link") or {}
+        shared.update({f"link_{k}": v for k, v in link.items() if _scalar(v)})
+        kept = record.get("flows", {})
+        for i, flow in enumerate(flows):
+            if (key, labels, i) in seen:
+                continue
+            seen.add((key, labels, i))
+            row: dict[str, Any] = {
+                "experiment": run.labels.get("experiment", run.labels.get("scenario")),
+                "scheme": run.labels.get("scheme", run.labels.get("controller")),
+                "trace": run.labels.get("trace"),
+                "seed": run.seed,
+                "run": key,
+                "flow": i,
+                "flow_name": flow.get("name"),
+                "kind": flow.get("kind"),
+                "controller": flow.get("controller"),
+            }
+            row.update((k, v) for k, v in flow.items() if k not in row and k != "name")
+            row.update(shared)
+            row.update(kept.get(str(i), {}).get("convergence", {}))
+            row.update(
+                labels=labels, wall_s=record.get("wall_s"), rtcc_version=rtcc.__version__,
+                scenario=record.get("scenario"),
+            )  # fmt: skip
+            rows.append({k: v for k, v in row.items() if _scalar(v)})
+            data = kept.get(str(i), {}).get("series")
+            if data:
+                series.append(_series_table(key, i, data))
+    return rows, series
+
+
+def _series_table(run: str, flow: int, data: Mapping[str, list[Any]]) -> Any:
+    import pyarrow as pa
+
+    length = len(next(iter(data.values()), []))
+    columns = {"run": pa.array([run] * length, pa.string())}
+    columns["flow"] = pa.array([flow] * length, pa.int32())
+    for name, values in data.items():
+        columns[name] = pa.array([_number(v) for v in values], pa.float64())
+    return pa.table(columns)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _runs_table(rows: Sequence[Mapping[str, Any]], pa: Any) -> Any:
+    """Rows as an Arrow table with one type per column: identity columns as declared,
+    text as string, everything else double (so batches always union)."""
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    columns: dict[str, Any] = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        if name == "seed":
+            columns[name] = pa.array(values, pa.uint64())
+        elif name == "flow":
+            columns[name] = pa.array(values, pa.int32())
+        elif name in _TEXT or any(isinstance(v, str) for v in values):
+            columns[name] = pa.array([None if v is None else str(v) for v in values], pa.string())
+        else:
+            columns[name] = pa.array([_number(v) for v in values], pa.float64())
+    now = datetime.now(timezone.utc)
+    columns["written_at"] = pa.array([now] * len(rows), pa.timestamp("us", tz="UTC"))
+    # The scenario text last: the widest column, rarely shown.
+    if "scenario" in columns:
+        columns["scenario"] = columns.pop("scenario")
+    return pa.table(columns)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def find(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The datasets named: each path is a dataset or a folder searched for datasets."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    if not items:
+        raise DatasetError("dataset: give at least one folder")
+    found: list[Path] = []
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise TypeError(f"dataset must be a folder path or a list of them, not {item!r}")
+        path = Path(item)
+        if not path.is_dir():
+            reason = "not a folder" if path.exists() else "no such folder"
+            raise DatasetError(f"{path}: {reason} (dataset)")
+        here = []
+        for folder, dirs, files in os.walk(path):
+            if MARKER in files:
+                here.append(Path(folder))
+                dirs.clear()  # a dataset's own folders hold no other dataset
+            else:
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if not here:
+            raise DatasetError(
+                f"{path}: holds no rtcc dataset (no {MARKER} in it or below it); every "
+                "sweep and reproduction writes one in OUT/dataset"
+            )
+        for folder in here:
+            _check_marker(folder)
+        found += here
+    return list(dict.fromkeys(found))
+
+
+def _check_marker(folder: Path) -> None:
+    path = folder / MARKER
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(marker, dict) or marker.get("format") != FORMAT:
+        raise DatasetError(f"{path}: not an rtcc dataset marker")
+    if not isinstance(marker.get("version"), int) or marker["version"] > VERSION:
+        raise DatasetError(
+            f"{path}: version {marker.get('version')!r}; this rtcc reads version {VERSION}"
+        )
+
+
+def connect(dataset: Any = DEFAULT) -> Any:
+    """An in-memory DuckDB connection with the views ``runs`` and ``timeseries`` over the
+    datasets in ``dataset`` (a folder or a list of them, as :func:`find`)."""
+    try:
+        import duckdb
+    except ImportError:
+        raise DatasetError("querying the dataset needs DuckDB: pip install duckdb") from None
+    folders = find(dataset)
+    con = duckdb.connect(":memory:")
+    for table in (RUNS, TIMESERIES):
+        files = sorted(str(p) for f in folders for p in (f / table).glob("study=*/*.parquet"))
+        if not files:
+            con.execute(f"CREATE VIEW {table} AS SELECT {_EMPTY[table]} WHERE false")
+            continue
+        listed = ", ".join(_literal(p) for p in files)
+        con.execute(
+            f"CREATE VIEW {table} AS SELECT study, * EXCLUDE (study, filename) FROM read_parquet("
+            f"[{listed}], union_by_name = true, hive_partitioning = true, "
+            "hive_types = {'study': VARCHAR}, filename = true) "
+            f"QUALIFY row_number() OVER (PARTITION BY {_IDENTITY[table]} ORDER BY filename) = 1"
+        )
+    return con
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def query(sql: str, dataset: Any = DEFAULT) -> pd.DataFrame:
+    """Run DuckDB SQL over the datasets in ``dataset`` (default: every dataset under
+    ``results/``) and return the result as a pandas DataFrame. The tables are the views
+    ``runs`` and ``timeseries`` (see the module's docs for their columns)."""
+    import duckdb
+
+    if not isinstance(sql, str):
+        raise TypeError(f"sql must be text, not {type(sql).__name__}")
+    con = connect(dataset)
+    try:
+        frame: pd.DataFrame = con.execute(sql).df()
+    except duckdb.Error as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DatasetError(f"query: {' '.join(first.split())}") from None
+    finally:
+        con.close()
+    return frame
+
+
+def format_frame(frame: pd.DataFrame) -> str:
+    """A query's result as an aligned text table; numbers to six significant digits."""
+    from rtcc.tables import table_text
+
+    header = [str(c) for c in frame.columns]
+    rows = [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    text = [i for i, c in enumerate(frame.columns) if not _numeric(frame[c])]
+    left = next((i for i in range(len(header)) if i not in text), len(header))
+    count = f"({len(rows)} row{'s' if len(rows) != 1 else ''})"
+    return table_text(header, rows, left=left) + "\n" + count if header else count
+
+
+def _numeric(column: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(column)) and not pd.api.types.is_bool_dtype(column)
+
+
+def _cell(value: Any) -> str:
+    import pandas as pd
+
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.1f}" if abs(value) >= 1e6 else f"{value:.6g}"
+    if hasattr(value, "item") and not isinstance(value, str):
+        return _cell(value.item())
+    return " ".join(str(value).split())

@@ -1,0 +1,153 @@
+"""``rtcc reproduce all``: every paper's reproduction into one dataset, and an index page.
+
+Each paper runs into ``OUT/<paper>/`` (its own cache, ``table.csv`` and ``report.html``),
+all of them appending to one results dataset (``OUT/dataset`` unless another is named),
+and ``OUT/index.html`` links every paper's page with what it ran, skipped and took.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rtcc.limits import write_atomic
+from rtcc.reproduce import EXPERIMENTS
+from rtcc.reproduce.page import document
+
+__all__ = ["Entry", "render", "run_all"]
+
+PAGE = "index.html"
+
+
+@dataclass
+class Entry:
+    """One paper's reproduction as the index shows it."""
+
+    name: str
+    folder: Path
+    summary: str  # what `rtcc reproduce <name>` prints
+    computed: int
+    cached: int
+    failed: int
+    wall_s: float
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _traces_root(traces: str | Path | None) -> Path | None:
+    """The folder holding mahimahi/ and pensieve/: ``traces``, else ../shared/traces."""
+    from rtcc.reproduce.traces import default_traces
+
+    if traces is not None:
+        return Path(traces)
+    found = default_traces()
+    return found.parent if found is not None else None
+
+
+def run_all(
+    out: str | Path,
+    jobs: int | None = None,
+    *,
+    short: bool = False,
+    fresh: bool = False,
+    progress: bool = False,
+    traces: str | Path | None = None,
+    encoder: str = "lagging",
+    direction: str = "down",
+    vp8: bool | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    dataset: str | Path | None = None,
+    on_paper: Callable[[Entry], None] | None = None,
+) -> list[Entry]:
+    """Run every registered reproduction (:data:`rtcc.reproduce.EXPERIMENTS`) into
+    ``OUT/<paper>``, all appending to ``dataset`` (default ``OUT/dataset``); write
+    ``OUT/index.html``. ``traces`` is the folder holding ``mahimahi/`` and ``pensieve/``
+    (default ../shared/traces); ``encoder`` and ``direction`` go to dumbo, ``vp8`` to
+    burstrtc. ``on_paper`` hears each paper as it finishes."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    root = _traces_root(traces)
+    common: dict[str, Any] = {
+        "short": short, "fresh": fresh, "progress": progress, "executor": executor,
+        "address": address, "dataset": dataset if dataset is not None else out / "dataset",
+    }  # fmt: skip
+    entries = []
+    for name in EXPERIMENTS:
+        module = importlib.import_module(f"rtcc.reproduce.{name}")
+        started = time.perf_counter()
+        folder = out / name
+        outcome = _run_one(name, module, folder, jobs, root, encoder, direction, vp8, common)
+        results = list(outcome.results.values())
+        entry = Entry(
+            name, folder, module.summary_text(outcome.table),
+            computed=sum(r.executed for r in results), cached=sum(r.cached for r in results),
+            failed=sum(r.failed for r in results), wall_s=time.perf_counter() - started,
+            skipped=dict(outcome.skipped),
+        )  # fmt: skip
+        entries.append(entry)
+        if on_paper is not None:
+            on_paper(entry)
+    write_atomic(out / PAGE, render(entries, Path(common["dataset"]), out))
+    return entries
+
+
+def _run_one(
+    name: str,
+    module: Any,
+    folder: Path,
+    jobs: int | None,
+    root: Path | None,
+    encoder: str,
+    direction: str,
+    vp8: bool | None,
+    common: Mapping[str, Any],
+) -> Any:
+    """One paper's ``run`` with the arguments it takes."""
+    if name == "dumbo":
+        mahimahi = root / "mahimahi" if root is not None else None
+        traces = mahimahi if mahimahi is not None and mahimahi.is_dir() else None
+        return module.run(folder, traces, jobs, encoder=encoder, direction=direction, **common)
+    if name == "pibes":
+        held = root if root is not None and (root / module.NORWAY).is_file() else None
+        return module.run(folder, jobs, traces=held, **common)
+    if name == "burstrtc":
+        held = root if root is not None and (root / module.TRACE).is_file() else None
+        return module.run(folder, jobs, traces=held, vp8=vp8, **common)
+    return module.run(folder, jobs, **common)
+
+
+def render(entries: list[Entry], dataset: Path, out: Path) -> str:
+    """The index page: one row per paper, linking its report."""
+    rows = []
+    for e in entries:
+        link = f"{e.folder.name}/report.html"
+        skipped = "; ".join(f"{k}: {v}" for k, v in e.skipped.items())
+        rows.append(
+            f'<tr><td><a href="{html.escape(link)}">{html.escape(e.name)}</a></td>'
+            f"<td>{html.escape(EXPERIMENTS[e.name])}</td>"
+            f"<td>{e.computed + e.cached:,}</td><td>{e.computed:,}</td><td>{e.cached:,}</td>"
+            f"<td>{e.failed:,}</td><td>{e.wall_s:,.1f}</td>"
+            f'<td class="note">{html.escape(skipped)}</td></tr>'
+        )
+    try:
+        shown = dataset.relative_to(out)
+    except ValueError:
+        shown = dataset
+    query = "SELECT study, scheme, count(*) AS runs, avg(utilization) FROM runs GROUP BY ALL"
+    body = [
+        "<p>Every paper's reproduction, each in its own folder with its report.</p>",
+        '<div class="scroll"><table><tr><th>paper</th><th>experiments</th><th>runs</th>'
+        "<th>computed</th><th>cached</th><th>failed</th><th>wall s</th><th>skipped</th></tr>",
+        *rows,
+        "</table></div>",
+        f"<p>All runs, one row per flow, are in the results dataset "
+        f"<code>{html.escape(str(shown))}</code>; query it with "
+        f"<code>rtcc query &quot;{html.escape(query)}&quot; --dataset "
+        f"{html.escape(str(dataset))}</code>.</p>",
+    ]
+    return document("reproductions", "rtcc reproductions", body)
