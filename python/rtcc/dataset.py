@@ -334,13 +334,17 @@ def query(sql: str, dataset: Any = DEFAULT) -> pd.DataFrame:
     """Run DuckDB SQL over the datasets in ``dataset`` (default: every dataset under
     ``results/``) and return the result as a pandas DataFrame. The tables are the views
     ``runs`` and ``timeseries`` (see the module's docs for their columns)."""
-    import duckdb
-
     if not isinstance(sql, str):
         raise TypeError(f"sql must be text, not {type(sql).__name__}")
-    con = connect(dataset)
+    con = connect(dataset)  # first: it says how to install DuckDB when it is missing
+    import duckdb
+
     try:
-        frame: pd.DataFrame = con.execute(sql).df()
+        done = con.execute(sql)
+        # DuckDB runs empty text (or only comments) and returns no result at all.
+        if done is None:
+            raise DatasetError("query: no SQL statement in it (empty or only comments)")
+        frame: pd.DataFrame = done.df()
     except duckdb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise DatasetError(f"query: {' '.join(first.split())}") from None

@@ -211,6 +211,8 @@ def test_cli_query_prints_a_table_and_csv(run_cli, tmp_path: Path):
         ("SELEC 1", 'Parser Error: syntax error at or near "SELEC"'),
         ("SELECT nope FROM runs", 'Referenced column "nope" not found'),
         ("SELECT * FROM elsewhere", "elsewhere"),
+        ("", "no SQL statement in it"),
+        ("  -- a comment alone\n", "no SQL statement in it"),
     ],
 )
 def test_bad_sql_is_one_line(run_cli, tmp_path: Path, sql: str, needle: str):
@@ -245,6 +247,15 @@ def test_datasets_are_found_checked_and_never_mixed_with_other_files(tmp_path: P
     # No dataset at all when asked for none.
     table = sweep(tmp_path, name="none", dataset=False, jobs=1)
     assert table.attrs["dataset"] is None and not (tmp_path / "none" / "dataset").exists()
+
+
+def test_query_without_duckdb_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    sweep(tmp_path, name="few", text=SPEC.replace("seeds = [1, 2]", "seeds = [1]"), jobs=1)
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb raises ImportError
+    with pytest.raises(DatasetError, match=r"^querying the dataset needs DuckDB: pip install"):
+        rtcc.query("SELECT 1", dataset=tmp_path)
 
 
 def test_dataset_arguments_are_checked(tmp_path: Path):
