@@ -1,5 +1,5 @@
-"""The ``rtcc`` command line: run, validate, controllers, encoders, bench, sweep, reproduce,
-query.
+"""The ``rtcc`` command line: run, calibrate-encoder, validate, controllers, encoders, bench,
+fairness, sweep, reproduce, report, query.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
@@ -823,6 +823,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     query.set_defaults(func=cmd_query)
+    # What a bare `rtcc` lists: every command, as registered here.
+    parser.set_defaults(commands=tuple(sub.choices))
     return parser
 
 
@@ -1027,10 +1029,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise CliError(
-                "missing command (run, validate, controllers, encoders, bench, sweep, "
-                "reproduce, query); see 'rtcc --help'"
-            )
+            raise CliError(f"missing command ({', '.join(args.commands)}); see 'rtcc --help'")
         return int(args.func(args))
     except KeyboardInterrupt:
         from rtcc.console import print_error

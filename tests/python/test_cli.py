@@ -84,6 +84,18 @@ def test_errors_are_one_line(capsys, args, needles):
     assert out == ""
 
 
+def test_a_bare_rtcc_and_the_docstring_name_every_command(capsys):
+    code, _, err = run(capsys)
+    listed = err.split("missing command (")[1].split(")")[0].split(", ")
+    commands = [
+        "run", "calibrate-encoder", "validate", "controllers", "encoders", "bench", "fairness",
+        "sweep", "reproduce", "report", "query",
+    ]  # fmt: skip
+    assert code == 2 and listed == commands
+    first = " ".join((cli.__doc__ or "").split(".")[0].split())
+    assert first.endswith(": " + ", ".join(commands))
+
+
 def test_non_utf8_scenario(capsys, tmp_path: Path):
     bad = tmp_path / "latin.toml"
     bad.write_bytes(b'name = "d\xe9bit"\n')
