@@ -785,7 +785,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument(
         "folders", nargs="+", metavar="DIR",
-        help="results folders written by rtcc sweep, reproduce or run",
+        help="results folders written by rtcc sweep, reproduce or run ('reproduce all': "
+        "each paper's)",
     )  # fmt: skip
     rep.add_argument(
         "--out", metavar="FILE", default="comparison.html",

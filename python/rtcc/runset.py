@@ -22,7 +22,8 @@ Folders it reads:
 - one run (``rtcc run``): ``summary.json`` with ``timeseries.parquet``, ``link.parquet``
   and ``frames.parquet``;
 - a folder holding only ``runs/*.json`` (written before runs.csv existed): every record
-  there, labelled from its own scenario (name, controller, capacity).
+  there, labelled from its own scenario (name, controller, capacity);
+- an ``rtcc reproduce all`` folder: each paper's folder in it, as if named one by one.
 
 The labels become columns: ``experiment`` is the ``experiment`` label, else the sweep's
 base scenario (``scenario``), else the run's scenario name; ``scheme`` the ``scheme``
@@ -137,9 +138,27 @@ def _folder_list(folders: object) -> list[Path]:
     if not out:
         raise RunsError("no results folders given")
     unique: dict[Path, Path] = {}
-    for p in out:  # a folder named twice is read once
+    for p in (paper for f in out for paper in _papers(f)):  # a folder named twice: read once
         unique.setdefault(p.resolve(), p)
     return list(unique.values())
+
+
+def _papers(folder: Path) -> list[Path]:
+    """``folder``, or the paper folders of an ``rtcc reproduce all`` folder (its
+    ``OUT/<paper>/``: it holds no runs itself). A results dataset is refused here: its
+    rows name no records to read series from."""
+    from rtcc.dataset import MARKER
+    from rtcc.reproduce import EXPERIMENTS
+
+    if (folder / MARKER).is_file():
+        raise RunsError(
+            f"{folder}: a results dataset, not a results folder; query it with rtcc query, "
+            "or give the folders its runs were written to"
+        )
+    if any((folder / name).exists() for name in ("summary.json", "runs.csv", "table.csv")):
+        return [folder]
+    found = [folder / n for n in EXPERIMENTS if (folder / n / "runs.csv").is_file()]
+    return found or [folder]
 
 
 def _folder_names(paths: Sequence[Path]) -> list[str]:

@@ -219,6 +219,22 @@ def test_a_folder_named_twice_is_read_once(sweep_dir: Path):
     pd.testing.assert_frame_equal(once, twice)
 
 
+def test_a_reproduce_all_folder_reads_each_paper(tmp_path: Path):
+    out = tmp_path / "all"
+    for paper, scheme in (("dumbo", "gcc"), ("fbra", "fbra")):
+        records = {f"{paper}1": _record(f"{paper}1", [_video("call", scheme, owd_ms_mean=1.0)])}
+        _sweep(out / paper, [_row(f"{paper}1", scheme, 1, experiment="E")], records)
+        (out / paper / "table.csv").rename(out / paper / "runs.csv")
+    (out / "index.html").write_text("<html></html>")
+    (out / "dataset").mkdir()
+    runs = load_runs([out])
+    assert runs[["experiment", "scheme"]].values.tolist() == [
+        ["E (dumbo)", "gcc"], ["E (fbra)", "fbra"],
+    ]  # fmt: skip
+    # Named beside one of its papers, that paper is read once.
+    pd.testing.assert_frame_equal(load_runs([out, out / "fbra"]), runs)
+
+
 def test_records_without_a_table(tmp_path: Path):
     folder = tmp_path / "old"
     (folder / "runs").mkdir(parents=True)
@@ -275,6 +291,9 @@ def _bad_folders(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     (tmp_path / "summary").mkdir()
     (tmp_path / "summary" / "summary.json").write_text("[1, 2]")
     cases["bad summary"] = (tmp_path / "summary", "summary.json: not a run's summary")
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "dataset.json").write_text('{"format": "rtcc-dataset"}')
+    cases["dataset"] = (tmp_path / "dataset", "a results dataset, not a results folder")
     return cases
 
 

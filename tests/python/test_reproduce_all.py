@@ -49,6 +49,22 @@ def test_every_paper_ran_into_its_folder_and_the_index_links_it(reproduced: tupl
         assert cached == "0" and failed == "0"
         assert f"== {name} (" in stdout
     assert not any((out / name / "dataset").exists() for name in EXPERIMENTS)
+    assert f"rtcc report {out} --out compare.html" in (out / "index.html").read_text()
+
+
+def test_rtcc_report_over_the_folder_compares_every_paper(
+    reproduced: tuple[Path, str], tmp_path: Path
+):
+    out, _ = reproduced
+    folders = rtcc.load_runs([out])["folder"].map(lambda f: Path(f).name)
+    assert set(folders) == set(EXPERIMENTS)
+    page = tmp_path / "compare.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "report", str(out), "--out", str(page)],
+        capture_output=True, text=True, env=subprocess_env(), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert 'data-experiment="pulse"' in page.read_text(encoding="utf-8")
 
 
 def test_one_dataset_holds_every_papers_runs(reproduced: tuple[Path, str]):

@@ -149,5 +149,7 @@ def render(entries: list[Entry], dataset: Path, out: Path) -> str:
         f"<code>{html.escape(str(shown))}</code>; query it with "
         f"<code>rtcc query &quot;{html.escape(query)}&quot; --dataset "
         f"{html.escape(str(dataset))}</code>.</p>",
+        "<p>All papers' runs on one interactive page: "
+        f"<code>rtcc report {html.escape(str(out))} --out compare.html</code>.</p>",
     ]
     return document("reproductions", "rtcc reproductions", body)
