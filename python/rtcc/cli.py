@@ -531,8 +531,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for scheme, why in outcome.skipped.items():
             print(f"skipped {scheme}: {why}")
         print(f"results: {out} (table.csv, runs.csv, report.html)")
+        print(_dataset_line(args, out, outcome))
         print(f"wall time: {wall:.1f} s")
     return 0
+
+
+def _dataset_line(args: argparse.Namespace, out: Path, outcome: Any) -> str:
+    """Where a reproduction's runs were appended, and how many rows this call added."""
+    added = sum(r.appended for r in outcome.results.values())
+    return f"dataset: {args.dataset or out / 'dataset'} ({added} rows added)"
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -866,7 +873,8 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
         print(cross.summary_text(outcome.table))
         for scheme, why in outcome.skipped.items():
             print(f"skipped {scheme}: {why}")
-        print(f"results: {out} (table.csv, report.html)")
+        print(f"results: {out} (table.csv, runs.csv, report.html)")
+        print(_dataset_line(args, out, outcome))
         print(f"wall time: {wall:.1f} s")
     return 0
 
@@ -897,19 +905,20 @@ def _traces_holding(args: argparse.Namespace, needed: Path) -> Path | None:
 def _print_outcome(
     args: argparse.Namespace,
     text: str,
-    skipped: dict[str, str],
+    outcome: Any,
     out: Path,
     files: str,
     started: float,
 ) -> None:
     """What a reproduction prints unless --quiet: its summary, what it skipped and where
-    its results are."""
+    its results and runs are."""
     wall = time.perf_counter() - started
     if not args.quiet:
         print(text)
-        for what, why in skipped.items():
+        for what, why in outcome.skipped.items():
             print(f"skipped {what}: {why}")
         print(f"results: {out} ({files})")
+        print(_dataset_line(args, out, outcome))
         print(f"wall time: {wall:.1f} s")
 
 
@@ -927,9 +936,9 @@ def _reproduce_pibes(args: argparse.Namespace) -> int:
     _print_outcome(
         args,
         pibes.summary_text(outcome.table),
-        outcome.skipped,
+        outcome,
         out,
-        "table.csv, report.html",
+        "table.csv, runs.csv, report.html",
         started,
     )
     return 0
@@ -949,9 +958,9 @@ def _reproduce_burstrtc(args: argparse.Namespace) -> int:
     _print_outcome(
         args,
         burstrtc.summary_text(outcome.table),
-        outcome.skipped,
+        outcome,
         out,
-        "table.csv, report.html",
+        "table.csv, runs.csv, report.html",
         started,
     )
     return 0
@@ -973,9 +982,9 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
     _print_outcome(
         args,
         fbra.summary_text(outcome.table),
-        outcome.skipped,
+        outcome,
         out,
-        "table.csv, summary.csv, report.html",
+        "table.csv, summary.csv, runs.csv, report.html",
         started,
     )
     return 0

@@ -61,6 +61,8 @@ def test_files_and_one_row_per_scheme(reproduced: tuple[Path, str], table: pd.Da
     out, stdout = reproduced
     assert {"table.csv", "runs.csv", "report.html"} <= {p.name for p in out.iterdir()}
     assert "wall time:" in stdout.splitlines()[-1]
+    assert f"results: {out} (table.csv, runs.csv, report.html)" in stdout
+    assert stdout.splitlines()[-2].startswith(f"dataset: {out / 'dataset'} (")
     pulse = table[table["experiment"] == "pulse"]["scheme"].tolist()
     assert pulse == [s.label for s in dumbo.PULSE_SCHEMES]
     if HAVE_TRACES:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import rtcc
 from conftest import requires_native, subprocess_env
 
 pytestmark = requires_native
@@ -47,6 +48,11 @@ def test_every_case_ran_and_the_files_are_there(reproduced: tuple[Path, str]):
     assert "Reproducing FBRA" in page and "<img" in page
     for n in (1, 2, 3):
         assert (out / f"table{n}.png").stat().st_size > 1000
+    # What it prints names every file it wrote, and the dataset its runs went to.
+    listed = stdout.split(f"results: {out} (")[1].split(")")[0].split(", ")
+    assert all((out / name).is_file() for name in listed) and "runs.csv" in listed
+    flows = len(rtcc.query("SELECT * FROM runs", dataset=out / "dataset"))
+    assert f"dataset: {out / 'dataset'} ({flows} rows added)" in stdout.splitlines()
 
 
 def test_fbra_probes_with_fec_and_most_probes_are_right(means: pd.DataFrame):
