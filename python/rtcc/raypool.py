@@ -71,14 +71,15 @@ def connect(address: str | None, jobs: int | None = None) -> Any:
     if ray.is_initialized():
         return ray
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+    given = "--address"
     if address is None and os.environ.get("RAY_ADDRESS"):
-        address = os.environ["RAY_ADDRESS"]
-        _reachable(address)
+        address, given = os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
+        _reachable(address, given)
     if address is not None:
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise SweepError(f"--address {address}: {_one_line(exc)}") from None
+            raise SweepError(f"{given} {address}: {_one_line(exc)}") from None
         return ray
     try:
         ray.init(address="auto", **quiet)
@@ -87,8 +88,9 @@ def connect(address: str | None, jobs: int | None = None) -> Any:
     return ray
 
 
-def _reachable(address: str) -> None:
-    """Refuse an address nothing listens on at once (Ray would retry for minutes)."""
+def _reachable(address: str, given: str = "--address") -> None:
+    """Refuse an address nothing listens on at once (Ray would retry for minutes);
+    ``given`` names where the address came from."""
     if address in ("auto", "local"):
         return
     parts = urlsplit(address if "://" in address else f"//{address}")
@@ -97,12 +99,12 @@ def _reachable(address: str) -> None:
     except ValueError:
         host, port = None, None
     if not host or port is None:
-        raise SweepError(f"--address {address}: not a Ray cluster address (HOST:PORT)")
+        raise SweepError(f"{given} {address}: not a Ray cluster address (HOST:PORT)")
     try:
         socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S).close()
     except OSError as exc:
         raise SweepError(
-            f"--address {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+            f"{given} {address}: no Ray cluster answers there ({exc.strerror or exc}); "
             "start one with 'ray start --head'"
         ) from None
 

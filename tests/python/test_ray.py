@@ -300,6 +300,23 @@ def test_without_ray_the_local_pool_works_and_ray_is_one_line(spec: Path, tmp_pa
     assert cached.returncode == 0, cached.stderr
 
 
+@needs_ray
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [("junk", "not a Ray cluster address"), ("127.0.0.1:1", "no Ray cluster answers there")],
+)
+def test_a_bad_ray_address_from_the_environment_is_named_as_such(
+    spec: Path, tmp_path: Path, address: str, reason: str
+):
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "sweep", str(spec), "--out", str(tmp_path / "o"),
+         "--executor", "ray"],
+        env={**subprocess_env(), "RAY_ADDRESS": address}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"rtcc: error: RAY_ADDRESS {address}: {reason}")
+
+
 def test_executor_arguments_are_checked():
     with pytest.raises(ValueError, match="executor must be 'local' or 'ray'"):
         rtcc.sweep(SPEC, executor="dask")
