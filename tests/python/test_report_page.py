@@ -148,21 +148,25 @@ def test_scatter_has_every_scheme(browser_page, dumbo: Path, tmp_path: Path):
         assert legend == schemes, experiment
         assert sorted(every) == sorted(schemes), experiment
 
-    # The screenshot shows it: a full page, and the first scatter holding each scheme's colour.
+    # The screenshot shows it: a full page, and every experiment's scatter (the cellular
+    # one is Pantheon's view) holding each scheme's colour.
     shot = tmp_path / "report.png"
     tab.screenshot(path=str(shot), full_page=True)
     full = _pixels(shot.read_bytes())
     assert full.shape[0] > 2000 and _inked(full) > 0.02
-    scatter = tab.locator(".chart[data-kind=scatter]").first
-    pixels = _pixels(scatter.screenshot())
-    assert _inked(pixels) > 0.01
-    colors = tab.evaluate(
-        """() => document.querySelector('.chart[data-kind=scatter]').data
-            .filter(t => t.showlegend !== false).map(t => [t.name, t.marker.color])"""
-    )
-    assert len(colors) == len(expected["pulse"])
-    for name, color in colors:
-        assert _has_color(pixels, color), f"no {name} ({color}) in the scatter's screenshot"
+    charts = tab.locator(".chart[data-kind=scatter]")
+    assert charts.count() == len(expected)
+    for i in range(charts.count()):
+        scatter = charts.nth(i)
+        experiment = scatter.get_attribute("data-experiment")
+        pixels = _pixels(scatter.screenshot())
+        assert _inked(pixels) > 0.01, experiment
+        colors = scatter.evaluate(
+            "e => e.data.filter(t => t.showlegend !== false).map(t => [t.name, t.marker.color])"
+        )
+        assert [name for name, _ in colors] == expected[experiment]
+        for name, color in colors:
+            assert _has_color(pixels, color), f"no {name} ({color}) in {experiment}'s scatter"
 
 
 def test_legend_toggles_and_hover_shows_values(browser_page):
