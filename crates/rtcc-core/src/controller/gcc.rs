@@ -262,6 +262,14 @@ struct Estimates {
     loss_ratio: f64,
     cwnd_reduce_ratio: f64,
     restarts: u32,
+    /// Target cuts, by what goog_cc was handling when its target fell: a
+    /// transport feedback without any loss (neither in it nor in the loss
+    /// estimate: only the delay-based detector's overuse can cut then,
+    /// delay_based_bwe.cc), one with loss, or the process timer (ALR, probes,
+    /// loss-based v2 between reports).
+    cuts_lossless: u32,
+    cuts_lossy: u32,
+    cuts_timer: u32,
 }
 
 fn ts(t: Time) -> gu::Timestamp {
@@ -445,6 +453,66 @@ impl Gcc {
         }
     }
 
+    /// The feedback, handed to goog_cc (`on_feedback` counts the cuts).
+    fn feedback(&mut self, fb: &Feedback) {
+        let feedback_time = self.advance(fb.received_at);
+        if self.cfg.rtcp {
+            self.rtcp_report(fb, feedback_time);
+        }
+        let mut results = Vec::with_capacity(self.pending_lost.len() + fb.packets.len());
+        results.append(&mut self.pending_lost);
+        for p in &fb.packets {
+            let sent = match self.history.binary_search_by_key(&p.seq, |s| s.seq) {
+                Ok(i) => self.history[i].packet,
+                Err(_) => gt::SentPacket {
+                    send_time: ts(p.send_time),
+                    size: goog_size(p.size.max(DataSize::from_bytes(1))),
+                    pacing_info: self.pacing_info(p.probe_cluster),
+                    audio: p.kind == PacketKind::Audio,
+                    sequence_number: p.seq.min(i64::MAX as u64) as i64,
+                    ..Default::default()
+                },
+            };
+            // goog_cc marks a lost packet by receive_time = +infinity (PacketResult::is_received).
+            let receive_time = p.arrival.map_or(gu::Timestamp::plus_infinity(), ts);
+            results.push(gt::PacketResult { sent_packet: sent, receive_time, ..Default::default() });
+            self.max_reported = Some(self.max_reported.map_or(p.seq, |m| m.max(p.seq)));
+        }
+        // on_transport_packets_feedback unwraps the latest arrival: a report
+        // of losses only is held until one with an arrival comes.
+        if !results.iter().any(|r| r.is_received()) {
+            let excess = results.len().saturating_sub(PENDING_LOST_CAP);
+            results.drain(..excess);
+            self.pending_lost = results;
+            return;
+        }
+        let max_reported = self.max_reported.unwrap_or(0);
+        let in_flight =
+            self.history.iter().rev().take_while(|s| s.seq > max_reported).map(|s| s.packet.size.bytes()).sum();
+        let report = gt::TransportPacketsFeedback {
+            feedback_time,
+            data_in_flight: gu::DataSize::from_bytes(in_flight),
+            packet_feedbacks: results,
+            sendless_arrival_times: Vec::new(),
+        };
+        self.call(|cc| cc.on_transport_packets_feedback(report));
+    }
+
+    /// The process timer, handed to goog_cc (`on_timeout` counts the cuts).
+    fn timeout(&mut self, now: Time) {
+        self.ensure_started(now);
+        if now < self.next_process {
+            return;
+        }
+        let at = self.advance(now);
+        // pacer_queue is only passed with WebRTC-AddPacingToCongestionWindowPushback (off by default).
+        self.call(|cc| cc.on_process_interval(gt::ProcessInterval { at_time: at, pacer_queue: None }));
+        self.next_process += PROCESS_INTERVAL;
+        if self.next_process <= now {
+            self.next_process = now + PROCESS_INTERVAL;
+        }
+    }
+
     fn pacing_info(&self, cluster: i32) -> gt::PacedPacketInfo {
         match self.clusters.iter().find(|c| cluster >= 0 && c.id == cluster) {
             Some(c) => gt::PacedPacketInfo::new(c.id, c.min_probes, c.min_bytes),
@@ -495,60 +563,21 @@ impl Controller for Gcc {
             return; // goog_cc ignores empty reports too
         }
         self.ensure_started(now);
-        let feedback_time = self.advance(fb.received_at);
-        if self.cfg.rtcp {
-            self.rtcp_report(fb, feedback_time);
+        let before = self.decision.target_rate;
+        let lossy = self.est.loss_ratio > 0.0 || fb.packets.iter().any(|p| p.arrival.is_none());
+        self.feedback(fb);
+        if self.decision.target_rate < before {
+            let lossy = lossy || self.est.loss_ratio > 0.0;
+            let cuts = if lossy { &mut self.est.cuts_lossy } else { &mut self.est.cuts_lossless };
+            *cuts += 1;
         }
-        let mut results = Vec::with_capacity(self.pending_lost.len() + fb.packets.len());
-        results.append(&mut self.pending_lost);
-        for p in &fb.packets {
-            let sent = match self.history.binary_search_by_key(&p.seq, |s| s.seq) {
-                Ok(i) => self.history[i].packet,
-                Err(_) => gt::SentPacket {
-                    send_time: ts(p.send_time),
-                    size: goog_size(p.size.max(DataSize::from_bytes(1))),
-                    pacing_info: self.pacing_info(p.probe_cluster),
-                    audio: p.kind == PacketKind::Audio,
-                    sequence_number: p.seq.min(i64::MAX as u64) as i64,
-                    ..Default::default()
-                },
-            };
-            // goog_cc marks a lost packet by receive_time = +infinity (PacketResult::is_received).
-            let receive_time = p.arrival.map_or(gu::Timestamp::plus_infinity(), ts);
-            results.push(gt::PacketResult { sent_packet: sent, receive_time, ..Default::default() });
-            self.max_reported = Some(self.max_reported.map_or(p.seq, |m| m.max(p.seq)));
-        }
-        // on_transport_packets_feedback unwraps the latest arrival: a report
-        // of losses only is held until one with an arrival comes.
-        if !results.iter().any(|r| r.is_received()) {
-            let excess = results.len().saturating_sub(PENDING_LOST_CAP);
-            results.drain(..excess);
-            self.pending_lost = results;
-            return;
-        }
-        let max_reported = self.max_reported.unwrap_or(0);
-        let in_flight =
-            self.history.iter().rev().take_while(|s| s.seq > max_reported).map(|s| s.packet.size.bytes()).sum();
-        let report = gt::TransportPacketsFeedback {
-            feedback_time,
-            data_in_flight: gu::DataSize::from_bytes(in_flight),
-            packet_feedbacks: results,
-            sendless_arrival_times: Vec::new(),
-        };
-        self.call(|cc| cc.on_transport_packets_feedback(report));
     }
 
     fn on_timeout(&mut self, now: Time) {
-        self.ensure_started(now);
-        if now < self.next_process {
-            return;
-        }
-        let at = self.advance(now);
-        // pacer_queue is only passed with WebRTC-AddPacingToCongestionWindowPushback (off by default).
-        self.call(|cc| cc.on_process_interval(gt::ProcessInterval { at_time: at, pacer_queue: None }));
-        self.next_process += PROCESS_INTERVAL;
-        if self.next_process <= now {
-            self.next_process = now + PROCESS_INTERVAL;
+        let before = self.decision.target_rate;
+        self.timeout(now);
+        if self.decision.target_rate < before {
+            self.est.cuts_timer += 1;
         }
     }
 
@@ -574,6 +603,9 @@ impl Controller for Gcc {
         out("loss_ratio", e.loss_ratio);
         out("cwnd_reduce_ratio", e.cwnd_reduce_ratio);
         out("restarts", f64::from(e.restarts));
+        out("cuts_lossless", f64::from(e.cuts_lossless));
+        out("cuts_lossy", f64::from(e.cuts_lossy));
+        out("cuts_timer", f64::from(e.cuts_timer));
     }
 }
 
@@ -768,6 +800,26 @@ pub(crate) mod tests {
             fell.map(|f| f.0)
         );
         assert!(fell.is_some_and(|(t, _)| *t <= Time::from_millis(35_000)), "{fell:?}");
+    }
+
+    /// Without loss the delay-based detector's cuts are counted as lossless;
+    /// with every 20th packet lost the cuts are lossy. (Timer cuts, such as
+    /// goog_cc's RTT backoff after 3 s without feedback, are not asserted.)
+    #[test]
+    fn cuts_are_counted_by_what_goog_cc_was_handling() {
+        let col = |g: &Gcc, key: &str| {
+            let mut v = f64::NAN;
+            g.state(&mut |k, x| v = if k == key { x } else { v });
+            v
+        };
+        let capacity = |t| DataRate::from_kbps(if t < Time::from_millis(20_000) { 3000 } else { 2000 });
+        let mut g = gcc(&[]);
+        run(&mut g, 30, &Path { capacity, ..STEADY });
+        assert!(col(&g, "cuts_lossless") >= 1.0, "{}", col(&g, "cuts_lossless"));
+        assert_eq!(col(&g, "cuts_lossy"), 0.0);
+        let mut g = gcc(&[]);
+        run(&mut g, 30, &Path { loss_every: 20, ..STEADY });
+        assert!(col(&g, "cuts_lossy") >= 1.0, "{}", col(&g, "cuts_lossy"));
     }
 
     #[test]
