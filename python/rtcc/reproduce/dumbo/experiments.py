@@ -10,6 +10,8 @@ Reproduces the Dumbo thesis's evaluation in simulation (../shared/papers/dumbo.t
 Every video flow uses the lagging encoder and Dumbo's resolution table (§5.1), except
 "gcc (720p)", fixed 720p as the thesis's original-GCC comparison (Fig. A-12).
 "Copa (backlogged)" is a bulk flow under Copa, the reference line of Fig. 3-1.
+"copa" and "rocc" are Dumbo with its dummy generator off (§6.2.2 "without the dummy
+stream"; ``dummy = false``).
 A scheme whose controller cannot be built is skipped and named in the report.
 The thesis's receiver sat behind the Mahimahi shell, so the media crossed the shell's
 downlink: the ``.down`` files are the default (``direction="all"`` runs every file).
