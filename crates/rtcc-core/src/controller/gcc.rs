@@ -710,7 +710,9 @@ impl Controller for Gcc {
         out("pacing_kbps", self.decision.pacing_rate.kbps_f64());
         out("padding_kbps", self.decision.padding_rate.kbps_f64());
         let e = &self.est;
-        e.stable.inspect(|s| out("stable_kbps", s.kbps_f64()));
+        // MaybeTriggerOnNetworkChanged: stable = min(link capacity, pushback target).
+        let pushed = self.decision.target_rate.mul_f64(1.0 - e.cwnd_reduce_ratio);
+        e.stable.inspect(|s| out("stable_kbps", (*s).min(pushed).kbps_f64()));
         e.rtt.inspect(|rtt| out("rtt_ms", rtt.as_millis_f64()));
         out("loss_ratio", e.loss_ratio);
         out("cwnd_reduce_ratio", e.cwnd_reduce_ratio);
