@@ -107,6 +107,14 @@ NOTES = [
     "with rtt_standing over srtt and rate pacing too (the text taken literally) both are at "
     "37 %. The thesis's plain-Copa figure needs something its text does not describe (its "
     "real encoder, pacer or feedback timing in WebRTC), so it stays a disagreement.",
+    "On the pulse link, Copa without the dummy stream shows the app-limited window the "
+    "dummy stream is there to prevent: while the lagging encoder trails cwnd/RTT the window "
+    "grows unused (218 kB at 120 s), the encoder then overfills the link, and after the "
+    "second drop to 500 kbps a 2.7 s queue stays: 10 s later the rtt_min filter has "
+    "forgotten the 52 ms base RTT (rtt_min 2.2-2.8 s, d_q near 0), so Copa holds its "
+    "window (steady frame latency after the drop 1.8 s; thesis 169 ms). RFC 7661 window "
+    "validation (cwnd_validation = true, not in the thesis) keeps the window at 14-60 kB "
+    "and the queue at 33-70 ms there, but changes nothing on the traces.",
     "GCC on the traces: 27 % utilisation (thesis 47 %). Its inter-arrival grouping "
     "(5 ms send groups; a packet joins the group while it arrives within 5 ms, earlier "
     "than its send spacing, and within 100 ms of the group's first arrival), trendline and "
