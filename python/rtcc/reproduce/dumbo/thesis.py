@@ -101,7 +101,8 @@ NOTES = [
     "about a second and the flow window-limited (pacer queue 15-50 kB, d_q 2-8 ms while "
     "the link delivers), so dummy packets have no idle window to fill. No reading of the "
     "text gives both rows: RFC 7661 window validation (copa cwnd_validation) changes "
-    "nothing, the window being used; keeping the receiver's report wait in rtt_standing "
+    "nothing on ATT-LTE-driving and TMobile-LTE-driving, the window being used; keeping "
+    "the receiver's report wait in rtt_standing "
     "(copa standing_rtt = \"with_hold\", §5.2.2's 'robustness in the face of acknowledgment "
     "compression') gives plain Copa 25 % and 533 kbps but Copa+Dumbo 28 % and 513 kbps; "
     "with rtt_standing over srtt and rate pacing too (the text taken literally) both are at "
@@ -114,7 +115,8 @@ NOTES = [
     "forgotten the 52 ms base RTT (rtt_min 2.2-2.8 s, d_q near 0), so Copa holds its "
     "window (steady frame latency after the drop 1.8 s; thesis 169 ms). RFC 7661 window "
     "validation (cwnd_validation = true, not in the thesis) keeps the window at 14-60 kB "
-    "and the queue at 33-70 ms there, but changes nothing on the traces.",
+    "and the queue at 33-70 ms there, but changes nothing on ATT-LTE-driving or "
+    "TMobile-LTE-driving.",
     "GCC on the traces: 27 % utilisation (thesis 47 %). Its inter-arrival grouping "
     "(5 ms send groups; a packet joins the group while it arrives within 5 ms, earlier "
     "than its send spacing, and within 100 ms of the group's first arrival), trendline and "
