@@ -145,3 +145,16 @@ def test_missing_traces(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "cellular experiment was skipped" in outcome.traces_note
     assert list(outcome.table["experiment"]) == ["pulse"]
     assert math.isfinite(outcome.table.loc[0, "converge_up_s"])
+
+
+def test_plain_copa_and_rocc_are_dumbo_without_its_dummy_stream() -> None:
+    """§6.2.2 compares each scheme with and without the dummy stream in one system."""
+    from rtcc.reproduce.dumbo.experiments import CELLULAR_SCHEMES, PULSE_SCHEMES
+
+    for schemes in (CELLULAR_SCHEMES, PULSE_SCHEMES):
+        plain = {s.label: s for s in schemes if s.label in ("copa", "rocc")}
+        assert set(plain) == {"copa", "rocc"}
+        for label, scheme in plain.items():
+            flow = scheme.flow()
+            assert flow["controller"] == {"name": f"{label}+dumbo", "dummy": False}
+            assert scheme.described == f"{label}+dumbo (dummy = false)"

@@ -24,6 +24,8 @@
 //! as an ACK at its virtual ACK time `send_time + rtt` (receiver hold time
 //! removed, Dumbo §5.2.1), so the srtt/2 standing window sees the arrivals as
 //! they were spread at the receiver, not one burst per report.
+//! `standing_rtt = "with_hold"` keeps the hold in rtt_standing's samples
+//! (the thesis's reading, §5.2.2); rtt_min never has it (§5.2.1).
 //!
 //! Choices the sources leave open: initial window 10 packets (mvfst
 //! initCwndInMss, spec §2.6; RFC 6928); `rtt_smoothing = "ack"` smooths per
@@ -124,6 +126,18 @@ const COMPETITIVE: Param<bool> = Param::flag(
     false,
     "switch to competitive mode (AIMD on 1/δ) when the queue never empties (NSDI'18 §3, genericCC)",
 );
+/// Dumbo thesis §5.2.1 removes the receiver's wait before a report only from
+/// min_rtt; §5.2.2 gives rtt_standing's min filter the job of "robustness in
+/// the face of acknowledgment compression", noting "WebRTC uses acknowledgment
+/// compression when sending the packet feedback" — so its rtt_standing
+/// samples keep the wait ("with_hold"). rtcc's default removes it from both.
+const STANDING_RTT: Param<&str> = Param::choice(
+    "standing_rtt",
+    "no_hold",
+    &["no_hold", "with_hold"],
+    "RTT samples of rtt_standing: \"no_hold\" without the receiver's wait before its report, as \
+     rtt_min; \"with_hold\" with it (thesis §5.2.2: the min filter absorbs ack compression)",
+);
 /// Off: neither the thesis nor NSDI'18 validates the window.
 const CWND_VALIDATION: Param<bool> = Param::flag(
     "cwnd_validation",
@@ -144,6 +158,7 @@ pub const PARAMS: &[ParamInfo] = &[
     PACING.info(),
     COMPETITIVE.info(),
     CWND_VALIDATION.info(),
+    STANDING_RTT.info(),
 ];
 
 pub const INFO: ControllerInfo = ControllerInfo {
@@ -187,6 +202,8 @@ pub struct CopaConfig {
     pub double_pacing: bool,
     pub competitive: bool,
     pub cwnd_validation: bool,
+    /// rtt_standing over RTTs that keep the receiver's hold time.
+    pub standing_with_hold: bool,
 }
 
 impl CopaConfig {
@@ -202,6 +219,7 @@ impl CopaConfig {
         double_pacing: true,
         competitive: COMPETITIVE.default(),
         cwnd_validation: CWND_VALIDATION.default(),
+        standing_with_hold: false,
     };
 
     pub fn from_params(p: &Params) -> Result<Self, ConfigError> {
@@ -219,6 +237,7 @@ impl CopaConfig {
             double_pacing: p.get(&PACING)? == "double",
             competitive: p.get(&COMPETITIVE)?,
             cwnd_validation: p.get(&CWND_VALIDATION)?,
+            standing_with_hold: p.get(&STANDING_RTT)? == "with_hold",
         })
     }
 }
@@ -332,7 +351,14 @@ impl Copa {
     }
 
     /// One acknowledged packet of `size` bytes with RTT `rtt`, at virtual ACK time `t`.
+    #[cfg(test)]
     fn on_ack(&mut self, t: Time, rtt: Duration, size: DataSize) {
+        self.on_ack_held(t, rtt, Duration::ZERO, size)
+    }
+
+    /// As `on_ack`, the receiver having held the packet `hold` before its
+    /// report (counted in rtt_standing's sample with `standing_rtt = "with_hold"`).
+    fn on_ack_held(&mut self, t: Time, rtt: Duration, hold: Duration, size: DataSize) {
         let t = self.clock.max(t);
         self.clock = t;
         let srtt = match (self.srtt, self.cfg.srtt_gain) {
@@ -343,7 +369,8 @@ impl Copa {
         self.srtt = Some(srtt);
         self.rtt_min = self.min_filter.update(t, rtt, self.cfg.min_rtt_window);
         let window = if self.cfg.half_srtt_standing { srtt / 2 } else { srtt };
-        self.standing = self.standing_filter.update(t, rtt, window);
+        let standing_sample = if self.cfg.standing_with_hold { rtt + hold } else { rtt };
+        self.standing = self.standing_filter.update(t, standing_sample, window);
         if self.cfg.competitive {
             self.update_mode(t, rtt, srtt);
         }
@@ -390,10 +417,21 @@ impl Copa {
     /// cwnd/(rtt_standing + mean hold). With per-packet ACKs (hold 0) this is
     /// the paper's rule.
     fn rates(&self) -> (f64, f64) {
-        let current = self.cwnd / (self.standing.as_secs_f64() + self.hold).max(1e-6);
+        let current = self.cwnd / self.standing_turnover().as_secs_f64().max(1e-6);
         let dq = self.queuing_delay();
         let target = if dq.is_positive() { self.mss / (self.delta * dq.as_secs_f64()) } else { f64::INFINITY };
         (current, target)
+    }
+
+    /// rtt_standing plus the mean hold: the time a window takes to come back
+    /// in reports. With `standing_rtt = "with_hold"` the hold is already in
+    /// rtt_standing's samples and is not added again.
+    fn standing_turnover(&self) -> Duration {
+        if self.cfg.standing_with_hold {
+            self.standing
+        } else {
+            self.standing + Duration::from_secs_f64(self.hold)
+        }
     }
 
     /// Once per RTT: compare cwnd with the value one RTT ago (spec §2.4).
@@ -460,7 +498,7 @@ impl Copa {
         let srtt = self.srtt.unwrap_or(self.standing).max(Duration::from_micros(1));
         let rate = DataRate::from_size_per(cwnd, srtt + hold);
         let pacing = if self.cfg.double_pacing {
-            DataRate::from_size_per(cwnd, self.standing.max(Duration::from_micros(1)) + hold).mul_f64(2.0)
+            DataRate::from_size_per(cwnd, self.standing_turnover().max(Duration::from_micros(1))).mul_f64(2.0)
         } else {
             rate
         };
@@ -510,7 +548,7 @@ impl Controller for Copa {
                 self.hold += (h.as_secs_f64() - self.hold) * HOLD_GAIN;
             }
             match ack_sample(fb, p) {
-                Some((t, rtt)) => self.on_ack(t, rtt, p.size),
+                Some((t, rtt)) => self.on_ack_held(t, rtt, fb.hold(p).unwrap_or(Duration::ZERO), p.size),
                 None => self.on_loss(),
             }
         }
@@ -596,6 +634,39 @@ pub(crate) mod tests {
         };
         assert_eq!(ack_sample(&fb, &p), Some((ms(150), MS * 50)));
         assert_eq!(ack_sample(&fb, &PacketResult { arrival: None, ..p }), None);
+    }
+
+    /// `standing_rtt = "with_hold"`: a packet held 20 ms before its report
+    /// counts 70 ms in rtt_standing but 50 ms in rtt_min, so d_q = 20 ms
+    /// with no queue at all; the default sees no queue.
+    #[test]
+    fn standing_rtt_with_hold_counts_the_receiver_s_wait_as_queue() {
+        for (with_hold, dq) in [(false, 0.0), (true, 20.0)] {
+            let cfg = CopaConfig { standing_with_hold: with_hold, ..equations() };
+            let mut c = Copa::new(cfg, &ControllerContext::default());
+            let report = |t: i64| Feedback {
+                report_time: ms(t + 45),
+                received_at: ms(t + 70),
+                packets: vec![PacketResult {
+                    seq: t as u64,
+                    kind: crate::packet::PacketKind::Media,
+                    size: PKT,
+                    send_time: ms(t),
+                    arrival: Some(ms(t + 25)),
+                    probe_cluster: -1,
+                    ..PacketResult::default()
+                }],
+                ..Feedback::default()
+            };
+            for t in (0..500).step_by(10) {
+                c.on_feedback(ms(t + 70), &report(t));
+            }
+            assert_eq!(state(&c, "rtt_min_ms"), 50.0);
+            assert_eq!(state(&c, "dq_ms"), dq, "with_hold {with_hold}");
+        }
+        let p = Params::new().with("standing_rtt", ParamValue::Str("with_hold".into()));
+        assert!(CopaConfig::from_params(&p).unwrap().standing_with_hold);
+        assert!(!CopaConfig::default().standing_with_hold);
     }
 
     /// rtt_min 50 ms, rtt_standing 60 ms, δ 0.5: d_q = 10 ms, target

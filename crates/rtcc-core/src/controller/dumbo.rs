@@ -10,7 +10,8 @@
 //!   `padding_rate = pacing_rate`, so the pacer sends media first and
 //!   otherwise padding whenever bytes in flight < cwnd and the pacing rate
 //!   allows; the pacer sizes padding packets to the free window, ≥ 200 B (§5.1
-//!   "Dummy Generator");
+//!   "Dummy Generator"); `dummy = false` turns it off, §6.2.2's Copa and
+//!   RoCC "without the dummy stream";
 //! - frame skipping (§4 "Latency Control", first mechanism): the encoder skips
 //!   frames while the pacer queue would take longer than the latency threshold
 //!   to drain — 100 ms (Table A.1, both schemes);
@@ -89,10 +90,18 @@ const RTT_ALPHA: Param<f64> = Param::number(
      default: the inner's `alpha` when given",
 )
 .above_min();
+/// §6.2.2 "Impact of Dummy Traffic" runs Copa and RoCC "with and without the
+/// dummy stream", everything else of Dumbo kept (Table A.1 gives both schemes
+/// the 100 ms latency threshold): `dummy = false` is that "without".
+const DUMMY: Param<bool> = Param::flag(
+    "dummy",
+    true,
+    "send dummy (padding) packets up to cwnd (Dumbo §4); false = §6.2.2's \"without the dummy stream\"",
+);
 
 /// The wrapper's own parameters; every other parameter goes to the inner
 /// controller.
-const OWN_PARAMS: [ParamInfo; 3] = [LATENCY_THRESHOLD.info(), STANDING_WINDOW.info(), RTT_ALPHA.info()];
+const OWN_PARAMS: [ParamInfo; 4] = [LATENCY_THRESHOLD.info(), STANDING_WINDOW.info(), RTT_ALPHA.info(), DUMMY.info()];
 
 /// The inner controller's parameter through which the thesis sets the one α
 /// of `propagation_time` (eq. 5.2), RoCC's `alpha`; the wrapper's
@@ -128,6 +137,8 @@ pub struct DumboConfig {
     /// T of the target formula and the span of Standing_PQ.
     pub standing_window: Duration,
     pub rtt_alpha: f64,
+    /// Dummy traffic on (§4) or off (§6.2.2's "without the dummy stream").
+    pub dummy: bool,
 }
 
 impl DumboConfig {
@@ -136,6 +147,7 @@ impl DumboConfig {
         latency_threshold: LATENCY_THRESHOLD.default(),
         standing_window: STANDING_WINDOW.default(),
         rtt_alpha: RTT_ALPHA.default(),
+        dummy: DUMMY.default(),
     };
 
     /// The wrapper's configuration from its own parameters (and the inner's
@@ -147,6 +159,7 @@ impl DumboConfig {
             latency_threshold: p.get(&LATENCY_THRESHOLD)?,
             standing_window: p.get(&STANDING_WINDOW)?,
             rtt_alpha: p.get_or(&RTT_ALPHA, inner_alpha)?,
+            dummy: p.get(&DUMMY)?,
         })
     }
 }
@@ -343,7 +356,7 @@ impl Controller for Dumbo {
             cwnd: d.cwnd,
             // §4 "Dummy Generator": whenever cwnd > in flight and the media
             // queue is empty, send a dummy packet — at the pace media would go.
-            padding_rate: d.pacing_rate,
+            padding_rate: if self.cfg.dummy { d.pacing_rate } else { d.padding_rate },
             // §4 "Latency Control" / §4 "Pacer": stop encoding while the media
             // queue would take longer than the threshold to drain.
             skip_threshold: Some(self.cfg.latency_threshold),
@@ -630,6 +643,24 @@ mod tests {
         assert_eq!(col("inner_rtt_ms"), Some(-1.0));
         assert_eq!(col("target_kbps"), Some(4000.0));
         assert_eq!(col("standing_pq_bytes"), Some(0.0));
+    }
+
+    /// §6.2.2 "without the dummy stream": no padding, but the latency
+    /// threshold and the target formula stay Dumbo's.
+    #[test]
+    fn without_dummy_keeps_latency_control_but_sends_no_padding() {
+        let p = Params::new().with("dummy", ParamValue::Bool(false));
+        let cfg = DumboConfig::from_params(&p).unwrap();
+        assert!(!cfg.dummy && DumboConfig::default().dummy);
+        let mut d = dumbo(FakeWindow::boxed(30_000, DataRate::from_kbps(8400)), cfg);
+        d.on_feedback(Time::from_millis(60), &report(0, 30, 0));
+        d.on_sender_state(Time::from_millis(61), &queued(DataSize::from_bytes(5_000)));
+        let dec = d.decision();
+        assert_eq!(dec.padding_rate, DataRate::ZERO);
+        assert_eq!(dec.cwnd, Some(DataSize::from_bytes(30_000)));
+        assert_eq!(dec.skip_threshold, Some(DEFAULT_LATENCY_THRESHOLD));
+        // 30 kB over 60 ms less 5 kB over 100 ms: 4000 - 400 kbps.
+        assert_eq!(dec.target_rate, DataRate::from_kbps(3600));
     }
 
     #[test]

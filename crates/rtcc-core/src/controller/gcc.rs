@@ -237,6 +237,92 @@ pub struct Gcc {
     decision: Decision,
     est: Estimates,
     rtcp: RtcpState,
+    pushback: WindowPushback,
+}
+
+/// goog_cc's congestion-window pushback (WebRTC-CongestionWindow, default
+/// QueueSize:350, MinBitrate:30000, DropFrame:true; rate_control_settings.cc),
+/// kept here rather than in the crate: goog_cc 0.1.4's `on_process_interval`
+/// calls `update_outstanding_data(current_data_window)` where libwebrtc's
+/// OnProcessInterval calls `SetDataWindow(*current_data_window_)`
+/// (goog_cc_network_control.cc), so every 25 ms without a send it took the
+/// new window for the bytes in flight, and the encoder was pushed back 5 %
+/// (and dropped a frame in 20) whenever the window had grown. The crate runs
+/// with its window off (QueueSize 0); the rules below follow libwebrtc.
+#[derive(Clone, Debug)]
+struct WindowPushback {
+    /// Per feedback, the largest feedback RTT (feedback time − send time),
+    /// ms; the newest 32 (goog_cc_network_control.cc MAX_FEEDBACK_RTT_WINDOW).
+    feedback_max_rtts: VecDeque<i64>,
+    /// current_data_window_: None until the first update.
+    window: Option<DataSize>,
+    outstanding: DataSize,
+    /// encoding_rate_ratio_ (congestion_window_pushback_controller.cc).
+    ratio: f64,
+    cwnd_reduce_ratio: f64,
+}
+
+impl WindowPushback {
+    /// QueueSize:350 of the default WebRTC-CongestionWindow trial.
+    const QUEUE: Duration = Duration::from_millis(350);
+    /// MinBitrate:30000 (min_pushback_target_bitrate_bps_).
+    const MIN_PUSHBACK: DataRate = DataRate::from_kbps(30);
+    /// UpdateCongestionWindowSize's kMinCwnd: two full packets.
+    const MIN_WINDOW: DataSize = DataSize::from_bytes(2 * 1500);
+    const RTT_WINDOW: usize = 32;
+
+    fn new() -> Self {
+        WindowPushback {
+            feedback_max_rtts: VecDeque::with_capacity(Self::RTT_WINDOW + 1),
+            window: None,
+            outstanding: DataSize::ZERO,
+            ratio: 1.0,
+            cwnd_reduce_ratio: 0.0,
+        }
+    }
+
+    /// OnTransportPacketsFeedback: the report's largest feedback RTT.
+    fn feedback_rtt(&mut self, max_rtt: Duration) {
+        // TimeDelta::ms() rounds to the nearest ms.
+        self.feedback_max_rtts.push_back((max_rtt.as_micros() + 500).div_euclid(1000));
+        if self.feedback_max_rtts.len() > Self::RTT_WINDOW {
+            self.feedback_max_rtts.pop_front();
+        }
+    }
+
+    /// UpdateCongestionWindowSize: (min feedback RTT + queue) × target,
+    /// averaged with the previous window.
+    fn update_window(&mut self, target: DataRate) {
+        let Some(&min_rtt) = self.feedback_max_rtts.iter().min() else { return };
+        let w = target * (Duration::from_millis(min_rtt.max(0)) + Self::QUEUE);
+        let w = match self.window {
+            Some(old) => DataSize::from_bytes((w.bytes() + old.bytes()) / 2),
+            None => w,
+        };
+        self.window = Some(w.max(Self::MIN_WINDOW));
+    }
+
+    /// MaybeTriggerOnNetworkChanged → UpdateTargetBitrate: the ratio steps
+    /// once per call by how full the window is; cwnd_reduce_ratio is what
+    /// the pushback takes off `target`, floored at `min_rate`.
+    fn evaluate(&mut self, target: DataRate, min_rate: DataRate) {
+        let Some(window) = self.window.filter(|w| w.bytes() > 0) else { return };
+        let fill = self.outstanding.bytes() as f64 / window.bytes() as f64;
+        self.ratio = if fill > 1.5 {
+            self.ratio * 0.9
+        } else if fill > 1.0 {
+            self.ratio * 0.95
+        } else if fill < 0.1 {
+            1.0
+        } else {
+            (self.ratio * 1.05).min(1.0)
+        };
+        let adjusted = DataRate::from_bps((target.bps() as f64 * self.ratio) as u64);
+        let pushed = if adjusted < Self::MIN_PUSHBACK { target.min(Self::MIN_PUSHBACK) } else { adjusted };
+        let pushed = pushed.max(min_rate);
+        self.cwnd_reduce_ratio =
+            if target.bps() > 0 { (target.bps() as f64 - pushed.bps() as f64) / target.bps() as f64 } else { 0.0 };
+    }
 }
 
 /// What an RTCP receiver report would carry since the last one.
@@ -262,6 +348,14 @@ struct Estimates {
     loss_ratio: f64,
     cwnd_reduce_ratio: f64,
     restarts: u32,
+    /// Target cuts, by what goog_cc was handling when its target fell: a
+    /// transport feedback without any loss (neither in it nor in the loss
+    /// estimate: only the delay-based detector's overuse can cut then,
+    /// delay_based_bwe.cc), one with loss, or the process timer (ALR, probes,
+    /// loss-based v2 between reports).
+    cuts_lossless: u32,
+    cuts_lossy: u32,
+    cuts_timer: u32,
 }
 
 fn ts(t: Time) -> gu::Timestamp {
@@ -297,6 +391,7 @@ impl Gcc {
                 ..Decision::default()
             },
             est: Estimates::default(),
+            pushback: WindowPushback::new(),
             rtcp: RtcpState::default(),
         }
     }
@@ -351,6 +446,9 @@ impl Gcc {
         let at = self.advance(now);
         let mut field_trials = FieldTrials::default();
         field_trials.loss_based_bwe_v2.enabled = self.cfg.loss == LossMode::V2;
+        // The window is kept by `WindowPushback` (see there).
+        field_trials.congestion_window.queue_size_ms = 0;
+        self.pushback = WindowPushback::new();
         let config = NetworkControllerConfig {
             field_trials,
             constraints: gt::TargetRateConstraints {
@@ -399,10 +497,6 @@ impl Gcc {
             let ratio = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 };
             self.est.stable = from_goog(t.stable_target_rate);
             self.est.loss_ratio = ratio(f64::from(t.network_estimate.loss_rate_ratio));
-            self.est.cwnd_reduce_ratio = ratio(t.cwnd_reduce_ratio);
-            if self.cfg.drop_frames {
-                self.decision.cwnd_reduce_ratio = self.est.cwnd_reduce_ratio;
-            }
         }
         if let Some(p) = u.pacer_config {
             if p.time_window.is_finite()
@@ -442,6 +536,90 @@ impl Gcc {
                 min_bytes: DataSize::from_bytes(min_bytes as u64),
                 min_packets: min_probes as u32,
             });
+        }
+    }
+
+    /// The feedback, handed to goog_cc (`on_feedback` counts the cuts).
+    fn feedback(&mut self, fb: &Feedback) {
+        let feedback_time = self.advance(fb.received_at);
+        if self.cfg.rtcp {
+            self.rtcp_report(fb, feedback_time);
+        }
+        let mut results = Vec::with_capacity(self.pending_lost.len() + fb.packets.len());
+        results.append(&mut self.pending_lost);
+        for p in &fb.packets {
+            let sent = match self.history.binary_search_by_key(&p.seq, |s| s.seq) {
+                Ok(i) => self.history[i].packet,
+                Err(_) => gt::SentPacket {
+                    send_time: ts(p.send_time),
+                    size: goog_size(p.size.max(DataSize::from_bytes(1))),
+                    pacing_info: self.pacing_info(p.probe_cluster),
+                    audio: p.kind == PacketKind::Audio,
+                    sequence_number: p.seq.min(i64::MAX as u64) as i64,
+                    ..Default::default()
+                },
+            };
+            // goog_cc marks a lost packet by receive_time = +infinity (PacketResult::is_received).
+            let receive_time = p.arrival.map_or(gu::Timestamp::plus_infinity(), ts);
+            results.push(gt::PacketResult { sent_packet: sent, receive_time, ..Default::default() });
+            self.max_reported = Some(self.max_reported.map_or(p.seq, |m| m.max(p.seq)));
+        }
+        // on_transport_packets_feedback unwraps the latest arrival: a report
+        // of losses only is held until one with an arrival comes.
+        if !results.iter().any(|r| r.is_received()) {
+            let excess = results.len().saturating_sub(PENDING_LOST_CAP);
+            results.drain(..excess);
+            self.pending_lost = results;
+            return;
+        }
+        let max_reported = self.max_reported.unwrap_or(0);
+        let in_flight =
+            self.history.iter().rev().take_while(|s| s.seq > max_reported).map(|s| s.packet.size.bytes()).sum();
+        // OnTransportPacketsFeedback: the largest feedback RTT of the report.
+        let max_rtt = fb.packets.iter().filter(|p| p.arrival.is_some()).map(|p| fb.received_at - p.send_time).max();
+        let report = gt::TransportPacketsFeedback {
+            feedback_time,
+            data_in_flight: gu::DataSize::from_bytes(in_flight),
+            packet_feedbacks: results,
+            sendless_arrival_times: Vec::new(),
+        };
+        self.pushback.outstanding = DataSize::from_bytes(in_flight.max(0) as u64);
+        if let Some(rtt) = max_rtt {
+            self.pushback.feedback_rtt(rtt);
+        }
+        self.call(|cc| cc.on_transport_packets_feedback(report));
+        self.push_back();
+        self.pushback.update_window(self.decision.target_rate);
+    }
+
+    /// The process timer, handed to goog_cc (`on_timeout` counts the cuts).
+    fn timeout(&mut self, now: Time) {
+        self.ensure_started(now);
+        if now < self.next_process {
+            return;
+        }
+        let at = self.advance(now);
+        // OnProcessInterval: the window from the last target, then the pushback step.
+        self.pushback.update_window(self.decision.target_rate);
+        // pacer_queue is only passed with WebRTC-AddPacingToCongestionWindowPushback (off by default).
+        self.call(|cc| cc.on_process_interval(gt::ProcessInterval { at_time: at, pacer_queue: None }));
+        self.push_back();
+        self.next_process += PROCESS_INTERVAL;
+        if self.next_process <= now {
+            self.next_process = now + PROCESS_INTERVAL;
+        }
+    }
+
+    /// MaybeTriggerOnNetworkChanged's pushback step, after each goog_cc call
+    /// that runs it in libwebrtc (sent packet, process interval, feedback).
+    fn push_back(&mut self) {
+        if self.cc.is_none() {
+            return;
+        }
+        self.pushback.evaluate(self.decision.target_rate, self.cfg.min_rate.max(GOOG_MIN_RATE));
+        self.est.cwnd_reduce_ratio = self.pushback.cwnd_reduce_ratio.clamp(0.0, 1.0);
+        if self.cfg.drop_frames {
+            self.decision.cwnd_reduce_ratio = self.est.cwnd_reduce_ratio;
         }
     }
 
@@ -488,6 +666,8 @@ impl Controller for Gcc {
             self.history.pop_front();
         }
         self.call(|cc| cc.on_sent_packet(sent));
+        self.pushback.outstanding = p.in_flight;
+        self.push_back();
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
@@ -495,60 +675,21 @@ impl Controller for Gcc {
             return; // goog_cc ignores empty reports too
         }
         self.ensure_started(now);
-        let feedback_time = self.advance(fb.received_at);
-        if self.cfg.rtcp {
-            self.rtcp_report(fb, feedback_time);
+        let before = self.decision.target_rate;
+        let lossy = self.est.loss_ratio > 0.0 || fb.packets.iter().any(|p| p.arrival.is_none());
+        self.feedback(fb);
+        if self.decision.target_rate < before {
+            let lossy = lossy || self.est.loss_ratio > 0.0;
+            let cuts = if lossy { &mut self.est.cuts_lossy } else { &mut self.est.cuts_lossless };
+            *cuts += 1;
         }
-        let mut results = Vec::with_capacity(self.pending_lost.len() + fb.packets.len());
-        results.append(&mut self.pending_lost);
-        for p in &fb.packets {
-            let sent = match self.history.binary_search_by_key(&p.seq, |s| s.seq) {
-                Ok(i) => self.history[i].packet,
-                Err(_) => gt::SentPacket {
-                    send_time: ts(p.send_time),
-                    size: goog_size(p.size.max(DataSize::from_bytes(1))),
-                    pacing_info: self.pacing_info(p.probe_cluster),
-                    audio: p.kind == PacketKind::Audio,
-                    sequence_number: p.seq.min(i64::MAX as u64) as i64,
-                    ..Default::default()
-                },
-            };
-            // goog_cc marks a lost packet by receive_time = +infinity (PacketResult::is_received).
-            let receive_time = p.arrival.map_or(gu::Timestamp::plus_infinity(), ts);
-            results.push(gt::PacketResult { sent_packet: sent, receive_time, ..Default::default() });
-            self.max_reported = Some(self.max_reported.map_or(p.seq, |m| m.max(p.seq)));
-        }
-        // on_transport_packets_feedback unwraps the latest arrival: a report
-        // of losses only is held until one with an arrival comes.
-        if !results.iter().any(|r| r.is_received()) {
-            let excess = results.len().saturating_sub(PENDING_LOST_CAP);
-            results.drain(..excess);
-            self.pending_lost = results;
-            return;
-        }
-        let max_reported = self.max_reported.unwrap_or(0);
-        let in_flight =
-            self.history.iter().rev().take_while(|s| s.seq > max_reported).map(|s| s.packet.size.bytes()).sum();
-        let report = gt::TransportPacketsFeedback {
-            feedback_time,
-            data_in_flight: gu::DataSize::from_bytes(in_flight),
-            packet_feedbacks: results,
-            sendless_arrival_times: Vec::new(),
-        };
-        self.call(|cc| cc.on_transport_packets_feedback(report));
     }
 
     fn on_timeout(&mut self, now: Time) {
-        self.ensure_started(now);
-        if now < self.next_process {
-            return;
-        }
-        let at = self.advance(now);
-        // pacer_queue is only passed with WebRTC-AddPacingToCongestionWindowPushback (off by default).
-        self.call(|cc| cc.on_process_interval(gt::ProcessInterval { at_time: at, pacer_queue: None }));
-        self.next_process += PROCESS_INTERVAL;
-        if self.next_process <= now {
-            self.next_process = now + PROCESS_INTERVAL;
+        let before = self.decision.target_rate;
+        self.timeout(now);
+        if self.decision.target_rate < before {
+            self.est.cuts_timer += 1;
         }
     }
 
@@ -569,11 +710,16 @@ impl Controller for Gcc {
         out("pacing_kbps", self.decision.pacing_rate.kbps_f64());
         out("padding_kbps", self.decision.padding_rate.kbps_f64());
         let e = &self.est;
-        e.stable.inspect(|s| out("stable_kbps", s.kbps_f64()));
+        // MaybeTriggerOnNetworkChanged: stable = min(link capacity, pushback target).
+        let pushed = self.decision.target_rate.mul_f64(1.0 - e.cwnd_reduce_ratio);
+        e.stable.inspect(|s| out("stable_kbps", (*s).min(pushed).kbps_f64()));
         e.rtt.inspect(|rtt| out("rtt_ms", rtt.as_millis_f64()));
         out("loss_ratio", e.loss_ratio);
         out("cwnd_reduce_ratio", e.cwnd_reduce_ratio);
         out("restarts", f64::from(e.restarts));
+        out("cuts_lossless", f64::from(e.cuts_lossless));
+        out("cuts_lossy", f64::from(e.cuts_lossy));
+        out("cuts_timer", f64::from(e.cuts_timer));
     }
 }
 
@@ -667,6 +813,16 @@ pub(crate) mod tests {
     /// packet lost before it; feedback every 50 ms. Returns the target every
     /// 100 ms and the number of probe clusters requested.
     fn run(g: &mut Gcc, secs: i64, path: &Path) -> (Vec<(Time, DataRate)>, u32) {
+        run_hooked(g, secs, path, &mut |_, _| {})
+    }
+
+    /// `run`, calling `hook` after every process interval.
+    fn run_hooked(
+        g: &mut Gcc,
+        secs: i64,
+        path: &Path,
+        hook: &mut dyn FnMut(Time, &Gcc),
+    ) -> (Vec<(Time, DataRate)>, u32) {
         let [mut now, mut next_frame, mut next_send, mut next_sample] = [Time::ZERO; 4];
         let (mut backlog, mut in_flight, mut seq, mut clusters) = (DataSize::ZERO, DataSize::ZERO, 0u64, 0);
         let mut probe: Option<(ProbeCluster, DataSize, u32)> = None;
@@ -716,6 +872,7 @@ pub(crate) mod tests {
             }
             if g.poll_timeout().is_some_and(|t| t <= now) {
                 g.on_timeout(now);
+                hook(now, g);
             }
             let sending = backlog > DataSize::ZERO || probe.is_some();
             let events = [next_frame, net.next_event(), next_sample, if sending { next_send } else { Time::MAX }];
@@ -768,6 +925,64 @@ pub(crate) mod tests {
             fell.map(|f| f.0)
         );
         assert!(fell.is_some_and(|(t, _)| *t <= Time::from_millis(35_000)), "{fell:?}");
+    }
+
+    /// Without loss the delay-based detector's cuts are counted as lossless;
+    /// with every 20th packet lost the cuts are lossy. (Timer cuts, such as
+    /// goog_cc's RTT backoff after 3 s without feedback, are not asserted.)
+    #[test]
+    fn cuts_are_counted_by_what_goog_cc_was_handling() {
+        let col = |g: &Gcc, key: &str| {
+            let mut v = f64::NAN;
+            g.state(&mut |k, x| v = if k == key { x } else { v });
+            v
+        };
+        let capacity = |t| DataRate::from_kbps(if t < Time::from_millis(20_000) { 3000 } else { 2000 });
+        let mut g = gcc(&[]);
+        run(&mut g, 30, &Path { capacity, ..STEADY });
+        assert!(col(&g, "cuts_lossless") >= 1.0, "{}", col(&g, "cuts_lossless"));
+        assert_eq!(col(&g, "cuts_lossy"), 0.0);
+        let mut g = gcc(&[]);
+        run(&mut g, 30, &Path { loss_every: 20, ..STEADY });
+        assert!(col(&g, "cuts_lossy") >= 1.0, "{}", col(&g, "cuts_lossy"));
+    }
+
+    /// On a steady 3 Mbps link the bytes in flight (~one RTT) stay far below
+    /// goog_cc's window (RTT + 350 ms of the target), so libwebrtc never
+    /// pushes back. goog_cc 0.1.4's own window took the grown window for the
+    /// bytes in flight at each process interval: 5 % pushback after most.
+    #[test]
+    fn no_pushback_while_the_window_is_far_from_full() {
+        let (mut pushed, mut intervals) = (0, 0);
+        run_hooked(&mut gcc(&[]), 30, &STEADY, &mut |now, g| {
+            if now >= Time::from_millis(10_000) {
+                intervals += 1;
+                pushed += u32::from(g.decision().cwnd_reduce_ratio > 0.0);
+            }
+        });
+        assert!(intervals > 700, "{intervals}");
+        assert_eq!(pushed, 0, "pushback after {pushed} of {intervals} process intervals");
+    }
+
+    /// A window that fills (a link that stops delivering) pushes back, and
+    /// the pushback ends once the queue has drained.
+    #[test]
+    fn pushback_while_the_link_stalls() {
+        let capacity = |t: Time| {
+            DataRate::from_kbps(if (10_000..10_400).contains(&t.as_micros().div_euclid(1000)) { 10 } else { 3000 })
+        };
+        let mut during = 0.0f64;
+        let mut after = 0.0f64;
+        run_hooked(&mut gcc(&[]), 20, &Path { capacity, ..STEADY }, &mut |now, g| {
+            let r = g.decision().cwnd_reduce_ratio;
+            if (Time::from_millis(10_000)..Time::from_millis(11_000)).contains(&now) {
+                during = during.max(r);
+            } else if now >= Time::from_millis(15_000) {
+                after = after.max(r);
+            }
+        });
+        assert!(during > 0.0, "no pushback while stalled");
+        assert_eq!(after, 0.0);
     }
 
     #[test]
