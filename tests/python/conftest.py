@@ -56,6 +56,26 @@ fps = 30
 """
 
 
+def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """``rtcc ARGS`` in this process: (exit status, stdout, stderr)."""
+    from rtcc import cli
+
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, err: str, *needles: str) -> str:
+    """Exit status 2 and one ``rtcc: error:`` line holding every needle; the line."""
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("rtcc: error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
 @pytest.fixture
 def short_scenario(tmp_path: Path) -> Path:
     path = tmp_path / "fixed-1mbps.toml"

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import rtcc
-from conftest import SHORT_SCENARIO
-from rtcc import cli, limits
+from conftest import SHORT_SCENARIO, one_line_error
+from conftest import run_main as run
+from rtcc import limits
 from rtcc.scenario import load_scenario, peek
 from rtcc.sweepspec import SweepError, load_spec, loads_toml
 
@@ -37,22 +38,6 @@ name = "call"
 controller = {{ name = "fixed", rate = "500kbps" }}
 encoder = "ideal"
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    code = cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(code: int, err: str, *needles: str) -> str:
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("rtcc: error: ")
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def spec_text(name: str = "small", seeds: object = 2) -> str:

@@ -9,8 +9,8 @@ import pytest
 
 import rtcc
 import rtcc.tablestream
-from conftest import requires_native
-from rtcc import cli
+from conftest import one_line_error, requires_native
+from conftest import run_main as run
 from rtcc.result import TABLES, Result
 
 pytestmark = requires_native
@@ -85,21 +85,6 @@ def test_a_failed_run_leaves_no_tables(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         rtcc.simulate(MIXED, tables_dir=tmp_path, progress=stop)
     assert list(tmp_path.iterdir()) == []
-
-
-def run(capsys, *args: str | Path) -> tuple[int, str, str]:
-    code = cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(code: int, err: str, *needles: str) -> str:
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtcc: error: "), err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def test_a_run_over_its_packet_budget_is_one_line(capsys, tmp_path: Path):
