@@ -183,8 +183,11 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         *embed({k: images[k] for k in ("freeze_ratio.png",) if k in images}),
         "<h2>Notes</h2>",
         "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
-        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs/</code> (cached "
-        "runs).</p>",
+        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs.csv</code> (each "
+        "run's labels and key), "
+        "<code>runs/</code> (cached runs); every run is also in the results dataset "
+        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
+        "<code>rtcc query</code> reads.</p>",
     ]
     return document("reproducing Cross", "Reproducing Cross (Zhang & Yang, arXiv 2409.10042)",
                     [p for p in parts if p], paper="paper")  # fmt: skip

@@ -171,6 +171,9 @@ def render(
         "<h2>Definitions and notes</h2>",
         _definitions(pulse_s, pulse_every_s),
         "<p>Numbers: <code>table.csv</code> (one row per scheme and experiment), "
-        "<code>runs.csv</code> (one row per run), <code>runs/</code> (cached runs).</p>",
+        "<code>runs.csv</code> (one row per run), "
+        "<code>runs/</code> (cached runs); every run is also in the results dataset "
+        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
+        "<code>rtcc query</code> reads.</p>",
     ]
     return document("reproducing Dumbo", "Reproducing Dumbo (Karimi, MIT MS thesis 2023)", parts)
