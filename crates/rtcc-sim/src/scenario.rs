@@ -349,6 +349,11 @@ pub struct FlowSpec {
     /// A real codec (`encoder = "vp8" | "h264"`) and its content; then
     /// `encoder` is unused and quality is measured on decoded pictures.
     pub video: Option<VideoSpec>,
+    /// What the flow sends whatever the network does, and in packets of
+    /// what size: a `fixed` controller its rate and padding, UDP its rate
+    /// (taken as always on); `None` for adaptive flows. The run's packet
+    /// floor (`packets_floor`) is built from it.
+    pub constant_rate: Option<(DataRate, DataSize)>,
 }
 
 impl FlowSpec {
@@ -594,6 +599,10 @@ fn read_flow(
                 }
             }
             let ctx = ControllerContext::default();
+            let constant_rate = match &traffic {
+                crate::traffic::TrafficSpec::Udp(u) => Some((u.rate, u.packet)),
+                _ => None,
+            };
             Ok(FlowSpec {
                 name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
                 controller: traffic.cc().unwrap_or("").to_string(),
@@ -611,6 +620,7 @@ fn read_flow(
                 receiver: ReceiverConfig { flow: i as u16, ..ReceiverConfig::default() },
                 quality: QualityModel::default(),
                 video: None,
+                constant_rate,
                 ctx,
             })
         }
@@ -688,12 +698,14 @@ fn flow_spec(
     }
     let ctrl = controller::create(&controller, &params, &ctx).map_err(|er| config_err("controller", er))?;
     let pushback = controller::pushback_of(&controller).unwrap_or(Pushback::InFlight);
+    let mut constant_rate = None;
     if controller == "fixed" {
         // The encoder's target never leaves [min_rate, max_rate] while the
         // pacer follows `rate`: refused rather than run inconsistent (a
         // 5 kbps pacer under a 30 kbps encoder skips most frames).
         let d = ctrl.decision();
         let rate = d.target_rate;
+        constant_rate = Some(d.target_rate + d.padding_rate);
         let field = if params.0.contains_key("rate") { "controller.rate" } else { "min_rate" };
         if d.pacing_rate > MAX_FLOW_RATE {
             let field = if params.0.contains_key("pacing_factor") { "controller.pacing_factor" } else { field };
@@ -924,6 +936,7 @@ fn flow_spec(
                 false => config_err("quality", er),
             })?
         },
+        constant_rate: constant_rate.map(|r| (r, sender.mtu)),
         video,
     })
 }
@@ -935,16 +948,7 @@ fn flow_spec(
 fn packets_floor(flows: &[FlowSpec], duration: Duration) -> u64 {
     let mut total = 0.0;
     for f in flows {
-        let (rate, size) = match &f.traffic {
-            Some(crate::traffic::TrafficSpec::Udp(u)) => (u.rate, u.packet),
-            Some(_) => continue,
-            None if f.controller == "fixed" => {
-                let Ok(c) = controller::create(&f.controller, &f.params, &f.ctx) else { continue };
-                let d = c.decision();
-                (d.target_rate + d.padding_rate, f.sender.mtu)
-            }
-            None => continue,
-        };
+        let Some((rate, size)) = f.constant_rate else { continue };
         let start = f.sender.start - Time::ZERO;
         let stop = f.sender.stop.map_or(duration, |s| (s - Time::ZERO).min(duration));
         let active = (stop - start).as_secs_f64().max(0.0);
