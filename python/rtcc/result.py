@@ -201,6 +201,13 @@ class Result:
         rows = ", ".join(f"{name}={self._rows(name)}" for name in TABLES)
         return f"<Result {self.name!r} seed={self.seed} flows=[{flows}] rows: {rows}>"
 
+    def _on_disk(self, name: str) -> Path | None:
+        """The file of table ``name`` when it has not been read into memory."""
+        if self.tables_dir is None or self._tables.get(name) is not None:
+            return None
+        path = self.tables_dir / f"{name}.parquet"
+        return path if path.exists() else None
+
     def _rows(self, name: str) -> int:
         held = self._tables.get(name)
         if held is not None or self.tables_dir is None:
@@ -301,16 +308,15 @@ class Result:
         written.append(summary_path)
         for name in TABLES:
             path = out / f"{name}.parquet"
-            kept = self.tables_dir is not None and self._tables.get(name) is None
-            there = None if not kept else self.tables_dir / f"{name}.parquet"  # type: ignore[operator]
-            if there is not None and there.exists() and there.resolve() == path.resolve():
-                pass  # written while the run went on
-            elif there is not None and there.exists():
-                with atomic_path(path) as tmp:
-                    shutil.copyfile(there, tmp)
-            else:
+            # A table still on disk (written while the run went on) is copied, or
+            # left where it is, rather than read in and written again.
+            there = self._on_disk(name)
+            if there is None:
                 with atomic_path(path) as tmp:
                     getattr(self, name).to_parquet(tmp, index=False)
+            elif there.resolve() != path.resolve():
+                with atomic_path(path) as tmp:
+                    shutil.copyfile(there, tmp)
             written.append(path)
 
         images: dict[str, bytes] = {}
