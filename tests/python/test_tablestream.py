@@ -77,13 +77,19 @@ def test_a_streamed_result_reads_only_the_columns_asked_for(tmp_path: Path) -> N
     pd.testing.assert_frame_equal(loaded.frames, result.frames)
 
 
-def test_a_failed_run_leaves_no_tables(tmp_path: Path) -> None:
+def test_a_failed_run_leaves_no_tables(tmp_path: Path, monkeypatch) -> None:
+    # Batches are written before the run fails: their part files must go too.
+    monkeypatch.setattr(rtcc.tablestream, "ROWS_PER_BATCH", 300)
+    seen: list[list[Path]] = []
+
     def stop(now: float, total: float) -> None:
-        if now > 2:
+        seen.append(sorted(tmp_path.rglob("*.parquet")))
+        if now > 4:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         rtcc.simulate(MIXED, tables_dir=tmp_path, progress=stop)
+    assert seen[-1], "part files were written while the run went on"
     assert list(tmp_path.iterdir()) == []
 
 
