@@ -38,7 +38,7 @@
 //! retransmissions that arrive several frames late).
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
-use crate::packet::{Packet, PacketKind, Payload};
+use crate::packet::{Packet, PacketKind, Payload, FLAG_PROTECTED};
 use crate::units::{DataSize, Time};
 
 /// RFC 5109 §7.3: the FEC header.
@@ -302,7 +302,9 @@ struct Pending {
 #[derive(Clone, Debug)]
 pub struct FecDecoder {
     overhead: DataSize,
-    /// `ring[seq % WINDOW]`, tagged with the full sequence number.
+    /// `ring[seq % WINDOW]`, tagged with the full sequence number; empty
+    /// until the first protected packet or parity (a flow without FEC never
+    /// allocates it).
     ring: Box<[Slot]>,
     /// Newest sequence number seen (media, or the last one a parity covers).
     head: Option<u32>,
@@ -330,7 +332,7 @@ impl FecDecoder {
     pub fn with_overhead(overhead: DataSize) -> Self {
         FecDecoder {
             overhead,
-            ring: vec![Slot::default(); WINDOW].into_boxed_slice(),
+            ring: Box::default(),
             head: None,
             pending: Vec::with_capacity(MAX_PENDING),
             next_order: 0,
@@ -363,6 +365,10 @@ impl FecDecoder {
             return None;
         }
         self.advance(s);
+        // No parity covers a packet outside the protected stream.
+        if p.flags & FLAG_PROTECTED == 0 {
+            return None;
+        }
         let slot = self.slot_mut(s);
         if slot.media {
             return None;
@@ -420,12 +426,15 @@ impl FecDecoder {
     }
 
     fn slot(&self, s: u32) -> Option<&Slot> {
-        let slot = &self.ring[s as usize & (WINDOW - 1)];
+        let slot = self.ring.get(s as usize & (WINDOW - 1))?;
         (slot.seq == s).then_some(slot)
     }
 
     /// The slot for `s`, cleared first if it still describes an older number.
     fn slot_mut(&mut self, s: u32) -> &mut Slot {
+        if self.ring.is_empty() {
+            self.ring = vec![Slot::default(); WINDOW].into_boxed_slice();
+        }
         let slot = &mut self.ring[s as usize & (WINDOW - 1)];
         if slot.seq != s {
             *slot = Slot { seq: s, ..Slot::default() };
@@ -559,7 +568,7 @@ mod tests {
             index,
             count,
             media_seq: ms,
-            flags,
+            flags: flags | FLAG_PROTECTED,
             // The frame's RTP timestamp: a 30 fps capture clock.
             capture: Time::from_micros(i64::from(frame) * 33_333),
             ..Packet::default()
@@ -624,7 +633,10 @@ mod tests {
         // Group 1 = media 10..=19 (frames 2, 3, 4); its packet #3 is media 13,
         // packet 1 of key frame 3.
         let orig = find(&wire, PacketKind::Media, 13);
-        assert_eq!((orig.frame, orig.index, orig.count, orig.flags, orig.size.bytes()), (3, 1, 4, FLAG_KEY, 1200));
+        assert_eq!(
+            (orig.frame, orig.index, orig.count, orig.flags, orig.size.bytes()),
+            (3, 1, 4, FLAG_KEY | FLAG_PROTECTED, 1200)
+        );
         assert_eq!(orig.capture, Time::from_micros(99_999));
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 13);
@@ -691,9 +703,10 @@ mod tests {
         let par: Vec<(u32, u16)> =
             wire.iter().filter(|p| p.kind == PacketKind::Fec).map(|p| (p.media_seq, p.group)).collect();
         assert_eq!(par, [(0, 7), (7, 10), (17, 10), (27, 3), (30, 10)]);
-        // The 7-packet parity: index 0^1^…^6 = 7, count 7 XORed 7 times = 7.
+        // The 7-packet parity: index 0^1^…^6 = 7, count 7 XORed 7 times = 7,
+        // and so is the protected flag.
         let p = find(&wire, PacketKind::Fec, 0);
-        assert_eq!((p.flow, p.frame, p.index, p.count, p.flags), (FLOW, 0, 7, 7, 0));
+        assert_eq!((p.flow, p.frame, p.index, p.count, p.flags), (FLOW, 0, 7, 7, FLAG_PROTECTED));
         assert_eq!(p.size, DataSize::from_bytes(1214));
         // Sent right after the frame's last packet.
         assert_eq!(wire[7].kind, PacketKind::Fec);

@@ -184,6 +184,11 @@ impl Default for Packet {
 pub const FLAG_KEY: u8 = 1;
 /// A TCP segment sent again (cross traffic).
 pub const FLAG_RETRANSMIT: u8 = 2;
+/// A media packet of the FEC-protected stream: the sender fed it to its FEC
+/// encoder, so a parity may cover it. The receiver's decoder keeps headers
+/// of these only, as a FlexFEC receiver keeps the protected SSRC's packets
+/// (RFC 8627 §1.1.3), and a flow without FEC costs no decoder window.
+pub const FLAG_PROTECTED: u8 = 4;
 
 impl Packet {
     /// The frame this packet carries and where in it.

@@ -14,7 +14,7 @@ use crate::encoder::FrameEncoder;
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
 use crate::pacer::{Pacer, PacerConfig, Queued};
-use crate::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
+use crate::packet::{Packet, PacketKind, FLAG_KEY, FLAG_PROTECTED, NO_FRAME};
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::units::{DataRate, DataSize, Duration, Time};
 
@@ -178,6 +178,10 @@ pub struct Sender {
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
     hist_base: u64,
+    /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
+    /// when empty.
+    hist_expire: Time,
+    media_expire: Time,
     /// Sequences below this are settled (reported, or their report lost).
     settled_upto: u64,
     /// Media packets by media sequence, `media[i]` has `media_base + i`.
@@ -245,6 +249,8 @@ impl Sender {
             next_media_seq: 0,
             history: VecDeque::with_capacity(256),
             hist_base: 0,
+            hist_expire: Time::MAX,
+            media_expire: Time::MAX,
             settled_upto: 0,
             media: VecDeque::with_capacity(256),
             media_base: 0,
@@ -573,12 +579,12 @@ impl Sender {
         // RtpPacketizer does).
         let base = total / count as u64;
         let extra = total % count as u64;
-        let flags = if enc.key { FLAG_KEY } else { 0 };
+        let protected = !self.fec_off && self.fec.is_some();
+        let flags = if enc.key { FLAG_KEY } else { 0 } | if protected { FLAG_PROTECTED } else { 0 };
         // The schedule as the controller left it after its last input (the
         // previous frame's `on_frame_encoded` at the latest), so a controller
         // can choose one per frame (BurstRTC §IV-A1 alternates small frames).
         let schedule = self.decision.schedule;
-        let fec_on = !self.fec_off;
         let mut parity_bytes = 0u64;
         for i in 0..count {
             let size = base + u64::from((i as u64) < extra);
@@ -602,11 +608,12 @@ impl Sender {
             if self.cfg.nack.is_some() {
                 if self.media.is_empty() {
                     self.media_base = item.media_seq;
+                    self.media_expire = capture + self.cfg.nack.unwrap_or(Duration::ZERO);
                 }
                 self.media.push_back(MediaEntry { item: item.clone(), capture, last_rtx: None });
             }
             // A group's parity, and the frame's last partial group's.
-            let (full, last) = match self.fec.as_mut().filter(|_| fec_on) {
+            let (full, last) = match self.fec.as_mut().filter(|_| protected) {
                 Some(fec) => {
                     let p = fec.on_media(&to_packet(self.cfg.flow, item.clone()));
                     (p, if i + 1 == count { fec.end_frame() } else { None })
@@ -619,7 +626,7 @@ impl Sender {
                 self.pacer.enqueue(Queued { burst: schedule.is_burst(i, count), ..parity(p, capture) });
             }
         }
-        if fec_on && self.fec.is_some() {
+        if protected {
             self.fec_ratio += (parity_bytes as f64 / total as f64 - self.fec_ratio) / 8.0;
         }
         let info = FrameInfo {
@@ -706,6 +713,7 @@ impl Sender {
         self.in_flight += size;
         if self.history.is_empty() {
             self.hist_base = seq;
+            self.hist_expire = now + self.cfg.history;
         }
         self.history.push_back(HistEntry { kind, size, send_time: now, probe_cluster: probe, pos, outstanding: true });
         let k = kind as usize;
@@ -725,21 +733,31 @@ impl Sender {
         Some(pkt)
     }
 
+    /// Forget sent packets older than `history` and media older than the
+    /// NACK age. The oldest entry's expiry is kept beside the deques, so a
+    /// call with nothing to forget reads neither (their fronts are seconds
+    /// old and out of cache when many flows run).
     fn trim_history(&mut self, now: Time) {
-        while let Some(h) = self.history.front() {
-            if now.saturating_since(h.send_time) <= self.cfg.history {
-                break;
+        if now > self.hist_expire {
+            while let Some(h) = self.history.front() {
+                if now.saturating_since(h.send_time) <= self.cfg.history {
+                    break;
+                }
+                if h.outstanding {
+                    self.in_flight -= h.size;
+                }
+                self.history.pop_front();
+                self.hist_base += 1;
             }
-            if h.outstanding {
-                self.in_flight -= h.size;
-            }
-            self.history.pop_front();
-            self.hist_base += 1;
+            self.hist_expire = self.history.front().map_or(Time::MAX, |h| h.send_time + self.cfg.history);
         }
-        let max_age = self.cfg.nack.unwrap_or(Duration::ZERO);
-        while self.media.front().is_some_and(|m| now.saturating_since(m.capture) > max_age) {
-            self.media.pop_front();
-            self.media_base = self.media_base.wrapping_add(1);
+        if now > self.media_expire {
+            let max_age = self.cfg.nack.unwrap_or(Duration::ZERO);
+            while self.media.front().is_some_and(|m| now.saturating_since(m.capture) > max_age) {
+                self.media.pop_front();
+                self.media_base = self.media_base.wrapping_add(1);
+            }
+            self.media_expire = self.media.front().map_or(Time::MAX, |m| m.capture + max_age);
         }
     }
 

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use rtcc_core::controller::Controller;
-use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
+use rtcc_core::packet::{Packet, PacketKind, FLAG_PROTECTED, NO_FRAME};
 use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
@@ -276,9 +276,8 @@ impl FlowRec {
         }
     }
 
-    /// Whether `s` may still arrive: some of its packets are in the network
-    /// or were never sent.
-    /// Remember which frame media packet `seq` carried (the last 4096).
+    /// Remember which frame protected media packet `seq` carried (the last
+    /// 4096), for the parities sent after it.
     fn note_media(&mut self, seq: u32, frame: u32) {
         if self.media_frames.len() >= 4096 {
             self.media_frames.pop_front();
@@ -307,6 +306,8 @@ impl FlowRec {
         }
     }
 
+    /// Whether `s` may still arrive: some of its packets are in the network
+    /// or were never sent.
     fn in_flight(&self, s: &SentFrame) -> bool {
         let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
         let (sent, out) = at.and_then(|i| self.frame_packets.get(i)).copied().unwrap_or_default();
@@ -479,7 +480,10 @@ impl Recorder {
                     // A parity's frame field is an XOR of its group's.
                     PacketKind::Fec => f.protect(p.media_seq, p.group),
                     PacketKind::Media => {
-                        f.note_media(p.media_seq, p.frame);
+                        // Only a protected packet can be in a parity's group.
+                        if p.flags & FLAG_PROTECTED != 0 {
+                            f.note_media(p.media_seq, p.frame);
+                        }
                         f.frame_packet(p.frame, true);
                     }
                     _ => f.frame_packet(p.frame, true),
