@@ -161,33 +161,47 @@ struct Missing {
     retries: u8,
 }
 
+/// Fields in declaration order (`repr(C)`): those every packet touches
+/// first, so that with many flows a packet costs few cache lines.
+#[repr(C)]
 pub struct Receiver {
-    cfg: ReceiverConfig,
-    next_report: Option<Time>,
-    arrivals: Vec<(u64, Option<Time>)>,
     /// Next transport sequence expected; gaps below it are reported lost.
     next_seq: u64,
+    /// Sum of one-way delays (µs) since the last report, for the mean.
+    owd_sum_us: i64,
+    jitter_us: f64,
+    last_transit: Option<i64>,
+    next_report: Option<Time>,
+    /// `poll_timeout`, recomputed after every input.
+    timeout: Option<Time>,
+    arrivals: Vec<(u64, Option<Time>)>,
     stats: ReportStats,
     /// Received media sequence numbers (a bitmap ring) up to `high`.
     seen: Vec<u64>,
     high: Option<u32>,
-    missing: VecDeque<Missing>,
+    frame_base: u32,
     pli_pending: bool,
-    last_pli: Option<Time>,
-    /// An early report is due at this time; the last one went at `last_early`.
-    early_due: Option<Time>,
-    last_early: Option<Time>,
-    last_key_packet: Option<Time>,
+    last_decoded: Option<u32>,
+    newest_complete: Option<u32>,
     /// Frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<RecvFrame>,
-    frame_base: u32,
+    missing: VecDeque<Missing>,
+    /// An early report is due at this time; the last one went at `last_early`.
+    early_due: Option<Time>,
+    stuck_since: Option<Time>,
+    last_pli: Option<Time>,
+    last_key_packet: Option<Time>,
+    estimator: Option<Box<dyn ReceiverEstimator>>,
+    repair: RepairStats,
+    fec: FecDecoder,
+    cfg: ReceiverConfig,
+    last_early: Option<Time>,
     /// Whether each of the last `COLLECTED_BITS` collected frames was
     /// displayed (bit `id % COLLECTED_BITS`), so a late packet of a collected
     /// frame is judged the same whenever the frame was collected.
     collected_shown: Vec<u64>,
-    last_decoded: Option<u32>,
-    newest_complete: Option<u32>,
-    stuck_since: Option<Time>,
+    /// Late discards since the last report, by transport sequence.
+    late: Vec<u64>,
     first_display_time: Option<Time>,
     last_display_time: Option<Time>,
     freeze: FreezeStats,
@@ -195,17 +209,6 @@ pub struct Receiver {
     gaps: [i64; 30],
     gap_n: usize,
     gap_sum: i64,
-    jitter_us: f64,
-    last_transit: Option<i64>,
-    fec: FecDecoder,
-    repair: RepairStats,
-    /// Late discards since the last report, by transport sequence.
-    late: Vec<u64>,
-    /// Sum of one-way delays (µs) since the last report, for the mean.
-    owd_sum_us: i64,
-    estimator: Option<Box<dyn ReceiverEstimator>>,
-    /// `poll_timeout`, recomputed after every input.
-    timeout: Option<Time>,
     /// WebRTC's jitter estimate and render timing, with `Playout::Webrtc`.
     timing: Option<Timing>,
 }

@@ -5,12 +5,18 @@
 //! heap never holds more entries than there are slots and every change is
 //! O(log slots).
 
+/// A schedule key: ordered, and naming the slot it belongs to, so a heap
+/// entry is the key alone (8 bytes for the simulator's: a node's four
+/// children are half a cache line).
+pub(crate) trait SlotKey: Ord + Copy {
+    fn slot(self) -> usize;
+}
+
 /// A min-heap of `slots` entries with keys `K` (unique per slot, so the
 /// order of equal-time entries is the key's own, never insertion order).
 pub(crate) struct Schedule<K> {
-    /// Keys and their slots in heap order (keys inline: sifting compares
-    /// neighbours without chasing an index).
-    heap: Vec<(K, u32)>,
+    /// Keys in heap order.
+    heap: Vec<K>,
     /// Where each slot sits in `heap` (`NONE`: not scheduled).
     pos: Vec<u32>,
 }
@@ -20,7 +26,7 @@ const NONE: u32 = u32::MAX;
 /// node's children share a cache line.
 const ARITY: usize = 4;
 
-impl<K: Ord + Copy> Schedule<K> {
+impl<K: SlotKey> Schedule<K> {
     pub fn new(slots: usize) -> Self {
         Schedule { heap: Vec::with_capacity(slots), pos: vec![NONE; slots] }
     }
@@ -29,21 +35,23 @@ impl<K: Ord + Copy> Schedule<K> {
     #[cfg(test)]
     pub fn get(&self, slot: usize) -> Option<K> {
         let i = self.pos[slot];
-        (i != NONE).then(|| self.heap[i as usize].0)
+        (i != NONE).then(|| self.heap[i as usize])
     }
 
     /// The earliest entry.
-    pub fn peek(&self) -> Option<(usize, K)> {
-        self.heap.first().map(|&(k, s)| (s as usize, k))
+    pub fn peek(&self) -> Option<K> {
+        self.heap.first().copied()
     }
 
-    /// Schedule `slot` at `key`, move it, or (`None`) take it off.
+    /// Schedule `slot` at `key` (whose slot it must be), move it, or
+    /// (`None`) take it off.
     pub fn set(&mut self, slot: usize, key: Option<K>) {
+        debug_assert!(key.is_none_or(|k| k.slot() == slot));
         let at = self.pos[slot];
         match (at, key) {
             (NONE, None) => {}
             (NONE, Some(k)) => {
-                self.heap.push((k, slot as u32));
+                self.heap.push(k);
                 let i = self.heap.len() - 1;
                 self.pos[slot] = i as u32;
                 self.up(i);
@@ -60,11 +68,11 @@ impl<K: Ord + Copy> Schedule<K> {
             }
             (i, Some(k)) => {
                 let i = i as usize;
-                let old = self.heap[i].0;
+                let old = self.heap[i];
                 if k == old {
                     return;
                 }
-                self.heap[i].0 = k;
+                self.heap[i] = k;
                 if k < old {
                     self.up(i);
                 } else {
@@ -74,19 +82,19 @@ impl<K: Ord + Copy> Schedule<K> {
         }
     }
 
-    /// Move the entry at `i` towards the root while it is smaller than its
-    /// parent (a hole moves instead of repeated swaps).
-    /// Put entry `e` at heap index `i`.
-    fn put(&mut self, i: usize, e: (K, u32)) {
-        self.heap[i] = e;
-        self.pos[e.1 as usize] = i as u32;
+    /// Put key `k` at heap index `i`.
+    fn put(&mut self, i: usize, k: K) {
+        self.heap[i] = k;
+        self.pos[k.slot()] = i as u32;
     }
 
+    /// Move the entry at `i` towards the root while it is smaller than its
+    /// parent (a hole moves instead of repeated swaps).
     fn up(&mut self, mut i: usize) {
         let e = self.heap[i];
         while i > 0 {
             let p = (i - 1) / ARITY;
-            if e.0 >= self.heap[p].0 {
+            if e >= self.heap[p] {
                 break;
             }
             self.put(i, self.heap[p]);
@@ -95,22 +103,24 @@ impl<K: Ord + Copy> Schedule<K> {
         self.put(i, e);
     }
 
+    /// Move the entry at `i` away from the root while a child is smaller.
     fn down(&mut self, mut i: usize) {
         let n = self.heap.len();
         let e = self.heap[i];
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
+            let c = if first + ARITY <= n {
+                // A full node: the smaller of two pairs' smaller (branch-free).
+                let ch: &[K; ARITY] = self.heap[first..first + ARITY].try_into().expect("four children");
+                let a = if ch[1] < ch[0] { 1 } else { 0 };
+                let b = if ch[3] < ch[2] { 3 } else { 2 };
+                first + if ch[b] < ch[a] { b } else { a }
+            } else if first < n {
+                (first + 1..n).fold(first, |c, k| if self.heap[k] < self.heap[c] { k } else { c })
+            } else {
                 break;
-            }
-            // The smallest child.
-            let mut c = first;
-            for k in first + 1..(first + ARITY).min(n) {
-                if self.heap[k].0 < self.heap[c].0 {
-                    c = k;
-                }
-            }
-            if self.heap[c].0 >= e.0 {
+            };
+            if self.heap[c] >= e {
                 break;
             }
             self.put(i, self.heap[c]);
@@ -125,6 +135,13 @@ mod tests {
     use super::*;
     use rtcc_core::rng::Rng;
 
+    /// (time, slot): the slot breaks ties.
+    impl SlotKey for (u32, usize) {
+        fn slot(self) -> usize {
+            self.1
+        }
+    }
+
     /// Random sets, moves and removals give the same order as sorting.
     #[test]
     fn matches_a_sorted_reference() {
@@ -138,15 +155,15 @@ mod tests {
             s.set(slot, key);
             reference[slot] = key;
             let want = reference.iter().enumerate().filter_map(|(i, k)| k.map(|k| (k, i))).min();
-            assert_eq!(s.peek().map(|(i, k)| (k, i)), want);
+            assert_eq!(s.peek().map(|k| (k, k.1)), want);
             assert_eq!(s.get(slot), key);
         }
         // Draining in order.
         let mut last = None;
-        while let Some((slot, k)) = s.peek() {
+        while let Some(k) = s.peek() {
             assert!(last <= Some(k));
             last = Some(k);
-            s.set(slot, None);
+            s.set(k.1, None);
         }
         assert!(s.heap.is_empty());
     }

@@ -23,7 +23,7 @@ use crate::path::Path;
 use crate::recorder::{Event, FlowLabel, Recorder};
 use crate::scenario::Direction;
 use crate::scenario::{Scenario, ScenarioError};
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, SlotKey};
 use crate::traffic;
 
 pub(crate) struct Flow {
@@ -93,6 +93,13 @@ impl Key {
     }
     fn flow(self) -> usize {
         self.0 as usize & ((1 << KEY_FLOW_BITS) - 1)
+    }
+}
+
+impl SlotKey for Key {
+    /// A flow's schedule slot is its index.
+    fn slot(self) -> usize {
+        self.flow()
     }
 }
 
@@ -314,7 +321,7 @@ impl Simulation {
                 (x, y) => x.or(y),
             }
         }
-        earlier(earlier(self.link_due, self.rev_due), self.schedule.peek().map(|(_, k)| k))
+        earlier(earlier(self.link_due, self.rev_due), self.schedule.peek())
     }
 
     /// Run until simulated time `limit` (or the end). Returns false once done.
