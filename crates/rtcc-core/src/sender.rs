@@ -162,55 +162,58 @@ pub struct SendCounters {
     pub buffer_time: Duration,
 }
 
+/// Fields in declaration order (`repr(C)`): those every packet touches
+/// first, so that with many flows a packet costs few cache lines.
+#[repr(C)]
 pub struct Sender {
-    cfg: SenderConfig,
-    controller: Box<dyn Controller>,
-    encoder: Box<dyn FrameEncoder>,
-    pacer: Pacer,
-    decision: Decision,
-    next_frame: Time,
-    next_audio: Time,
-    next_frame_id: u32,
-    /// libwebrtc's cwnd_frame_counter_: captures seen while dropping.
-    cwnd_frame_counter: u64,
-    next_seq: u64,
-    next_media_seq: u32,
-    /// Send history, `history[i]` has sequence `hist_base + i`.
-    history: VecDeque<HistEntry>,
-    hist_base: u64,
-    /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
-    /// when empty.
-    hist_expire: Time,
-    media_expire: Time,
-    /// Sequences below this are settled (reported, or their report lost).
-    settled_upto: u64,
-    /// Media packets by media sequence, `media[i]` has `media_base + i`.
-    media: VecDeque<MediaEntry>,
-    media_base: u32,
-    in_flight: DataSize,
-    /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
-    frames: VecDeque<SentFrame>,
-    frame_base: u32,
-    /// Skipped captures not yet collected.
-    skipped: VecDeque<SentFrame>,
-    counters: SendCounters,
-    fec: Option<FecEncoder>,
+    stopped: bool,
     /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
     fec_off: bool,
     /// The controller plans FEC (FBRA's probe rides on top of the media
     /// rate); otherwise the flow's FEC is protection inside the target.
     fec_planned: bool,
-    /// Parity bytes per media byte of recent frames (EWMA over frames).
-    fec_ratio: f64,
-    resolution: ResolutionState,
-    rtt: Duration,
-    stopped: bool,
+    next_frame_id: u32,
+    next_media_seq: u32,
+    media_base: u32,
+    frame_base: u32,
+    next_seq: u64,
+    hist_base: u64,
+    /// Sequences below this are settled (reported, or their report lost).
+    settled_upto: u64,
+    in_flight: DataSize,
+    /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
+    /// when empty.
+    hist_expire: Time,
+    media_expire: Time,
+    next_frame: Time,
+    next_audio: Time,
+    /// `poll_timeout`, computed on demand after any input changed it.
+    timeout: Cell<Option<Option<Time>>>,
     /// When the send buffer's state was last booked (`book_buffer`).
     buffer_at: Option<Time>,
     /// Encoder-rate ratio of the congestion-window pushback.
     pushback: f64,
-    /// `poll_timeout`, computed on demand after any input changed it.
-    timeout: Cell<Option<Option<Time>>>,
+    rtt: Duration,
+    controller: Box<dyn Controller>,
+    encoder: Box<dyn FrameEncoder>,
+    /// Send history, `history[i]` has sequence `hist_base + i`.
+    history: VecDeque<HistEntry>,
+    /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
+    frames: VecDeque<SentFrame>,
+    /// Media packets by media sequence, `media[i]` has `media_base + i`.
+    media: VecDeque<MediaEntry>,
+    counters: SendCounters,
+    decision: Decision,
+    pacer: Pacer,
+    cfg: SenderConfig,
+    /// Skipped captures not yet collected.
+    skipped: VecDeque<SentFrame>,
+    fec: Option<FecEncoder>,
+    /// Parity bytes per media byte of recent frames (EWMA over frames).
+    fec_ratio: f64,
+    resolution: ResolutionState,
+    /// libwebrtc's cwnd_frame_counter_: captures seen while dropping.
+    cwnd_frame_counter: u64,
 }
 
 /// libwebrtc RTPSender: a packet is not retransmitted again within one RTT

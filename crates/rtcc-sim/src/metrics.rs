@@ -84,34 +84,40 @@ pub struct PacketRec {
     pub lost: bool,
 }
 
-/// Counters of one flow, streamed.
+/// Counters of one flow, streamed. Laid out in declaration order from a
+/// cache line's start (`repr(C)`): what a departure touches, then what an
+/// arrival touches, so that with many flows a packet costs few lines.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct FlowStats {
-    /// Packets sent.
-    pub sent: u64,
-    pub recv_bytes: [u64; PacketKind::COUNT],
-    pub recv_packets: [u64; PacketKind::COUNT],
-    pub dropped: u64,
-    pub lost: u64,
-    pub owd: Histogram,
     pub queue: Histogram,
     /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
     pub sojourn: Histogram,
+    pub lost: u64,
+    pub packets_base: u64,
     /// Packet rows not yet taken, from sequence `packets_base` on.
     pub packets: VecDeque<PacketRec>,
-    pub packets_base: u64,
     /// Time-series accumulators for the current bin.
     pub bin: BinAcc,
+    pub owd: Histogram,
+    /// Packets sent.
+    pub sent: u64,
+    pub dropped: u64,
+    pub recv_bytes: [u64; PacketKind::COUNT],
+    pub recv_packets: [u64; PacketKind::COUNT],
 }
 
+/// In declaration order (`repr(C)`): the departure's fields, then the
+/// arrival's.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct BinAcc {
-    pub recv_bytes: u64,
-    pub media_recv_bytes: u64,
-    pub owd_sum_us: f64,
-    pub owd_n: u64,
     pub queue_sum_us: f64,
     pub queue_n: u64,
+    pub owd_sum_us: f64,
+    pub owd_n: u64,
+    pub recv_bytes: u64,
+    pub media_recv_bytes: u64,
 }
 
 impl FlowStats {

@@ -137,10 +137,32 @@ pub struct FlowLabel {
 /// beyond it is settled without one (about two seconds at 30 fps).
 const REORDER_FRAMES: u32 = 64;
 
-/// One flow's accumulators.
+/// One flow's accumulators. In declaration order (`repr(C)`): the
+/// per-packet counters first, then the per-packet frame accounting, then
+/// what frames, samples and the end touch.
+#[repr(C)]
 pub(crate) struct FlowRec {
-    pub label: FlowLabel,
     pub stats: FlowStats,
+    /// Its index in `KIND_NAMES`, and whether its data takes the reverse
+    /// bottleneck (looked up once, not per packet).
+    class: usize,
+    pub(crate) reverse: bool,
+    packets_base: u32,
+    /// Its data bytes that left its bottleneck, random loss after it
+    /// included (what it sent back is not data).
+    pub data_bytes: u64,
+    /// Per unsettled frame id: its packets sent, and those still in the
+    /// network (sent, not yet dropped, lost or arrived). At the end of the
+    /// run a frame not shown is in flight only if some of its packets are
+    /// (or some were never sent); otherwise it is lost.
+    /// Indexed by frame id from `packets_base` (the first unsettled one):
+    /// ids rise and settle in order, so no hashing per packet.
+    frame_packets: VecDeque<(u32, u32)>,
+    /// Unsettled frames a sent parity covers (same indexing), and the
+    /// (media sequence, frame) of recent media packets to find them by.
+    protected: VecDeque<bool>,
+    media_frames: VecDeque<(u32, u32)>,
+    pub label: FlowLabel,
     pub frames: FrameLog,
     pub series: Series,
     /// Counters at the previous bin boundary, and the latest.
@@ -164,31 +186,12 @@ pub(crate) struct FlowRec {
     /// settled: a receiver record at or below it comes too late to join.
     received_high: Option<u32>,
     settled: Option<u32>,
-    /// Per unsettled frame id: its packets sent, and those still in the
-    /// network (sent, not yet dropped, lost or arrived). At the end of the
-    /// run a frame not shown is in flight only if some of its packets are
-    /// (or some were never sent); otherwise it is lost.
-    /// Indexed by frame id from `packets_base` (the first unsettled one):
-    /// ids rise and settle in order, so no hashing per packet.
-    frame_packets: VecDeque<(u32, u32)>,
-    packets_base: u32,
-    /// Unsettled frames a sent parity covers (same indexing), and the
-    /// (media sequence, frame) of recent media packets to find them by.
-    protected: VecDeque<bool>,
-    media_frames: VecDeque<(u32, u32)>,
     /// FFRE's parts (FBRA §5): protected frames that had a packet rebuilt
     /// from parity and completed, and protected frames never completed.
     pub fec_frames_recovered: u64,
     pub fec_frames_lost: u64,
     /// Cross traffic's totals and distributions.
     pub traffic: TrafficRec,
-    /// Its index in `KIND_NAMES`, and whether its data takes the reverse
-    /// bottleneck (looked up once, not per packet).
-    class: usize,
-    pub(crate) reverse: bool,
-    /// Its data bytes that left its bottleneck, random loss after it
-    /// included (what it sent back is not data).
-    pub data_bytes: u64,
     /// How its controller's estimates compare with the simulator's truth.
     pub accuracy: Accuracy,
 }
