@@ -26,20 +26,23 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::schedule::{Schedule, SlotKey};
 use crate::traffic;
 
+/// Laid out from a cache line's start (`repr(C)`): what every event reads
+/// (deadlines, the endpoints, the direction) fills the first line.
+#[repr(C, align(64))]
 pub(crate) struct Flow {
-    name: String,
     /// Each stage's deadline (deliveries, receiver, reports, sender); the
     /// schedule holds the earliest.
     due: [Time; 4],
     ends: Box<dyn Endpoints>,
-    /// What the receiving end sent back, queued at the reverse bottleneck,
-    /// by packet sequence.
-    backs: std::collections::VecDeque<(u64, Back)>,
     /// Sequence of the last thing sent back.
     back_seq: u64,
     /// Its data runs from the receiving side: over the reverse bottleneck,
     /// with what it sends back over the forward one.
     reverse: bool,
+    /// What the receiving end sent back, queued at the reverse bottleneck,
+    /// by packet sequence.
+    backs: std::collections::VecDeque<(u64, Back)>,
+    name: String,
 }
 
 /// What the scheduler wakes, in the order served at equal times.
