@@ -36,18 +36,27 @@ pub enum RateCap {
     Webrtc,
 }
 
+/// In declaration order (`repr(C)`): what the sender reads on every
+/// packet first.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct SenderConfig {
-    pub flow: u16,
-    pub frame_interval: Duration,
-    /// Largest packet on the wire.
-    pub mtu: DataSize,
     pub start: Time,
     pub stop: Option<Time>,
+    /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
+    /// "backlogged" reference): the send queue never runs dry.
+    pub bulk: bool,
+    pub audio: Option<AudioConfig>,
+    /// How long sent packets are remembered for feedback; unacknowledged
+    /// packets older than this leave the in-flight count.
+    pub history: Duration,
+    /// Retransmit NACKed media while its frame is younger than this.
+    pub nack: Option<Duration>,
+    pub flow: u16,
+    /// Largest packet on the wire.
+    pub mtu: DataSize,
     /// Encoder target bounds (per-flow caps).
     pub min_rate: DataRate,
-    pub max_rate: DataRate,
-    pub cap: RateCap,
     /// Skip encoding a frame while the pacer queue would take longer than this
     /// to drain at the target rate (`None` = never skip); a controller may
     /// ask for its own (`Decision::skip_threshold`, Dumbo's 100 ms).
@@ -55,20 +64,14 @@ pub struct SenderConfig {
     /// Pause the encoder while the pacer is over its queue-time limit, as
     /// libwebrtc does.
     pub pause_on_queue_limit: bool,
-    /// How long sent packets are remembered for feedback; unacknowledged
-    /// packets older than this leave the in-flight count.
-    pub history: Duration,
-    /// Retransmit NACKed media while its frame is younger than this.
-    pub nack: Option<Duration>,
+    pub frame_interval: Duration,
+    pub max_rate: DataRate,
+    pub cap: RateCap,
     pub fec: Option<FecConfig>,
-    pub audio: Option<AudioConfig>,
     pub resolution: ResolutionPolicy,
     /// Largest resolution an adaptive policy may pick: the source's (a real
     /// encoder cannot send more pixels than it is given).
     pub max_resolution: Resolution,
-    /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
-    /// "backlogged" reference): the send queue never runs dry.
-    pub bulk: bool,
     /// libwebrtc's congestion-window pushback: scale the encoder target
     /// down while in-flight bytes exceed the window. Applies to window-based
     /// controllers that do not fill the window with padding.
@@ -164,7 +167,7 @@ pub struct SendCounters {
 
 /// Fields in declaration order (`repr(C)`): those every packet touches
 /// first, so that with many flows a packet costs few cache lines.
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Sender {
     stopped: bool,
     /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
@@ -194,6 +197,7 @@ pub struct Sender {
     /// Encoder-rate ratio of the congestion-window pushback.
     pushback: f64,
     rtt: Duration,
+    cfg: SenderConfig,
     controller: Box<dyn Controller>,
     encoder: Box<dyn FrameEncoder>,
     /// Send history, `history[i]` has sequence `hist_base + i`.
@@ -205,7 +209,6 @@ pub struct Sender {
     counters: SendCounters,
     decision: Decision,
     pacer: Pacer,
-    cfg: SenderConfig,
     /// Skipped captures not yet collected.
     skipped: VecDeque<SentFrame>,
     fec: Option<FecEncoder>,
