@@ -791,6 +791,21 @@ mod tests {
         assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
+    /// Packets outside the protected stream cost the decoder no window; the
+    /// first protected one allocates it.
+    #[test]
+    fn only_protected_media_is_kept() {
+        let mut dec = FecDecoder::new();
+        for ms in 0..100 {
+            assert!(dec.on_media(&Packet { flags: 0, ..media(ms, ms / 4, 0, 4, 1200, 0) }).is_none());
+        }
+        assert!(dec.ring.is_empty());
+        assert!(dec.slot(99).is_none());
+        dec.on_media(&media(100, 25, 0, 4, 1200, 0));
+        assert_eq!(dec.ring.len(), WINDOW);
+        assert!(dec.slot(100).is_some_and(|s| s.media));
+    }
+
     #[test]
     fn media_seq_wraps() {
         let mut enc = FecEncoder::new(cfg(10, false));
