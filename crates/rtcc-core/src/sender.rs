@@ -388,15 +388,7 @@ impl Sender {
         };
         let queued = if self.cfg.pushback_pacer { self.pacer.queued_bytes() } else { DataSize::ZERO };
         let fill = (self.in_flight + queued).bytes() as f64 / w.bytes().max(1) as f64;
-        self.pushback = if fill > 1.5 {
-            self.pushback * 0.9
-        } else if fill > 1.0 {
-            self.pushback * 0.95
-        } else if fill < 0.1 {
-            1.0
-        } else {
-            (self.pushback * 1.05).min(1.0)
-        };
+        self.pushback = crate::controller::pushback_step(self.pushback, fill);
     }
 
     fn apply_decision(&mut self, now: Time) {

@@ -308,15 +308,7 @@ impl WindowPushback {
     fn evaluate(&mut self, target: DataRate, min_rate: DataRate) {
         let Some(window) = self.window.filter(|w| w.bytes() > 0) else { return };
         let fill = self.outstanding.bytes() as f64 / window.bytes() as f64;
-        self.ratio = if fill > 1.5 {
-            self.ratio * 0.9
-        } else if fill > 1.0 {
-            self.ratio * 0.95
-        } else if fill < 0.1 {
-            1.0
-        } else {
-            (self.ratio * 1.05).min(1.0)
-        };
+        self.ratio = super::pushback_step(self.ratio, fill);
         let adjusted = DataRate::from_bps((target.bps() as f64 * self.ratio) as u64);
         let pushed = if adjusted < Self::MIN_PUSHBACK { target.min(Self::MIN_PUSHBACK) } else { adjusted };
         let pushed = pushed.max(min_rate);

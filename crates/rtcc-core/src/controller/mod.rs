@@ -311,6 +311,23 @@ pub struct ControllerInfo {
     pub pushback: Pushback,
 }
 
+/// One step of libwebrtc's CongestionWindowPushbackController
+/// (`congestion_window_pushback_controller.cc` UpdatePushbackRate): the
+/// encoder-rate ratio falls by 10 % while the window is over 1.5× full and
+/// 5 % while over full, resets to 1 when under 10 % full, and otherwise
+/// recovers by 5 %, capped at 1.
+pub fn pushback_step(ratio: f64, fill: f64) -> f64 {
+    if fill > 1.5 {
+        ratio * 0.9
+    } else if fill > 1.0 {
+        ratio * 0.95
+    } else if fill < 0.1 {
+        1.0
+    } else {
+        (ratio * 1.05).min(1.0)
+    }
+}
+
 /// libwebrtc's CongestionWindowPushbackController as a controller's window
 /// default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
