@@ -733,10 +733,10 @@ pub(crate) mod tests {
     pub(crate) struct Path {
         pub capacity: fn(Time) -> DataRate,
         pub loss_every: u64,
-        pub app_limit: DataRate,
+        pub app_limit: fn(Time) -> DataRate,
     }
     pub(crate) const STEADY: Path =
-        Path { capacity: |_| DataRate::from_mbps(3), loss_every: 0, app_limit: DataRate::from_mbps(50) };
+        Path { capacity: |_| DataRate::from_mbps(3), loss_every: 0, app_limit: |_| DataRate::from_mbps(50) };
 
     /// The network and receiver side of `Path`: carries each packet sent and
     /// reports every 50 ms, the report arriving one `OWD` later.
@@ -805,31 +805,33 @@ pub(crate) mod tests {
     /// packet lost before it; feedback every 50 ms. Returns the target every
     /// 100 ms and the number of probe clusters requested.
     fn run(g: &mut Gcc, secs: i64, path: &Path) -> (Vec<(Time, DataRate)>, u32) {
-        run_hooked(g, secs, path, &mut |_, _| {})
+        let (samples, clusters) = run_hooked(g, secs, path, &mut |_, _| {});
+        (samples, clusters.len() as u32)
     }
 
-    /// `run`, calling `hook` after every process interval.
+    /// `run`, calling `hook` after every process interval; returns when each
+    /// probe cluster started instead of their number.
     fn run_hooked(
         g: &mut Gcc,
         secs: i64,
         path: &Path,
         hook: &mut dyn FnMut(Time, &Gcc),
-    ) -> (Vec<(Time, DataRate)>, u32) {
+    ) -> (Vec<(Time, DataRate)>, Vec<Time>) {
         let [mut now, mut next_frame, mut next_send, mut next_sample] = [Time::ZERO; 4];
-        let (mut backlog, mut in_flight, mut seq, mut clusters) = (DataSize::ZERO, DataSize::ZERO, 0u64, 0);
+        let (mut backlog, mut in_flight, mut seq, mut clusters) = (DataSize::ZERO, DataSize::ZERO, 0u64, vec![]);
         let mut probe: Option<(ProbeCluster, DataSize, u32)> = None;
         let (mut net, mut samples) = (Bottleneck::new(path), vec![]);
         while now < Time::from_millis(secs * 1000) {
             if probe.is_none() {
                 probe = g.poll_probe().map(|c| (c, DataSize::ZERO, 0));
-                clusters += u32::from(probe.is_some());
+                clusters.extend(probe.as_ref().map(|_| now));
             }
             if now >= next_sample {
                 samples.push((now, g.decision().target_rate));
                 next_sample += MS * 100;
             }
             if now >= next_frame {
-                backlog += g.decision().target_rate.min(path.app_limit) * Duration::from_micros(33_333);
+                backlog += g.decision().target_rate.min((path.app_limit)(now)) * Duration::from_micros(33_333);
                 next_frame += Duration::from_micros(33_333);
             }
             if now >= next_send && (backlog > DataSize::ZERO || probe.is_some()) {
@@ -1023,7 +1025,7 @@ pub(crate) mod tests {
 
     #[test]
     fn periodic_probing_probes_while_app_limited() {
-        let path = Path { app_limit: DataRate::from_kbps(500), ..STEADY };
+        let path = Path { app_limit: |_| DataRate::from_kbps(500), ..STEADY };
         let (default, periodic) =
             (run(&mut gcc(&[]), 40, &path).1, run(&mut gcc(&[("probing", "periodic")]), 40, &path).1);
         eprintln!("probe clusters in 40 s at 500 kbps of media: default {default}, periodic {periodic}");
