@@ -39,7 +39,7 @@ const PROBING: Param<&str> = Param::choice(
     "probing",
     "default",
     &["default", "periodic"],
-    "\"periodic\" adds ALR probes every 5 s (GCC with probing)",
+    "\"periodic\": a probe once the flow has been application-limited for 5 s, then every 5 s while it stays so (GCC with probing)",
 );
 /// libwebrtc DEFAULT_PACE_MULTIPLIER = 2.5 (goog_cc_network_control.cc).
 const PACING_FACTOR: Param<f64> =
@@ -109,6 +109,7 @@ const MAX_RATE_BPS: u64 = 10_000_000_000;
 /// ALR start with wall-clock ms since its creation (alr_detector.rs,
 /// `Instant`); keeping simulated timestamps far above any wall time makes
 /// ProbeController::time_for_alr_probe use the last probe time, deterministically.
+/// `AlrGate` adds the ALR start back, in simulated time.
 const CLOCK_OFFSET_US: i64 = 1_000_000_000_000;
 const TIME_LIMIT_US: i64 = 1_000_000_000_000_000;
 /// bwe_defines.h kCongestionControllerMinBitrate: goog_cc's floor.
@@ -238,6 +239,7 @@ pub struct Gcc {
     est: Estimates,
     rtcp: RtcpState,
     pushback: WindowPushback,
+    alr: AlrGate,
 }
 
 /// goog_cc's congestion-window pushback (WebRTC-CongestionWindow, default
@@ -317,6 +319,107 @@ impl WindowPushback {
     }
 }
 
+/// Times goog_cc's periodic ALR probe as libwebrtc does: ProbeController::
+/// TimeForAlrProbe (probe_controller.cc) fires once now ≥ max(ALR start, last
+/// probe) + kAlrPeriodicProbingInterval (5 s). goog_cc 0.1.4 only sees the last
+/// probe (see CLOCK_OFFSET_US), so its periodic probing is switched on here
+/// once the ALR has lasted the interval, through StreamsConfig::
+/// requests_alr_probing, which sets that flag and nothing else.
+struct AlrGate {
+    detector: AlrDetector,
+    /// ProbeControllerConfig::alr_interval (kAlrPeriodicProbingInterval).
+    interval: Duration,
+    /// What goog_cc was last told.
+    on: bool,
+}
+
+impl AlrGate {
+    fn new(trials: &FieldTrials) -> Self {
+        AlrGate {
+            detector: AlrDetector::new(trials.alr_detector_parameters.clone()),
+            interval: Duration::from_micros(trials.probing_configuration.alr_interval.us()),
+            on: false,
+        }
+    }
+
+    fn due(&self, now: Time) -> bool {
+        self.detector.started.is_some_and(|s| now >= s + self.interval)
+    }
+}
+
+/// libwebrtc alr_detector.cc, fed what goog_cc's own copy is fed (each sent
+/// packet's bytes and ms, each new target), so both agree on whether the flow
+/// is application-limited; the start is stamped in rtcc time where libwebrtc
+/// takes rtc::TimeMillis(). The thresholds are goog_cc's AlrDetectorConfig:
+/// the ALR experiment's 80 % usage, start above 40 %, stop below -60 % of the
+/// budget (alr_experiment.cc; alr_detector.h's own are 65 %, 80 %, 50 %).
+struct AlrDetector {
+    cfg: goog_cc::AlrDetectorConfig,
+    last_send_ms: Option<i64>,
+    budget: IntervalBudget,
+    started: Option<Time>,
+}
+
+impl AlrDetector {
+    fn new(cfg: goog_cc::AlrDetectorConfig) -> Self {
+        AlrDetector { cfg, last_send_ms: None, budget: IntervalBudget::default(), started: None }
+    }
+
+    /// OnBytesSent; `now` stamps an ALR start.
+    fn on_bytes_sent(&mut self, bytes: i64, send_ms: i64, now: Time) {
+        // The first packet only sets the clock: its sending time is unknown.
+        let Some(last) = self.last_send_ms.replace(send_ms) else { return };
+        self.budget.use_budget(bytes);
+        self.budget.increase(send_ms - last);
+        let ratio = self.budget.ratio();
+        if ratio > self.cfg.start_budget_level_ratio && self.started.is_none() {
+            self.started = Some(now);
+        } else if ratio < self.cfg.stop_budget_level_ratio && self.started.is_some() {
+            self.started = None;
+        }
+    }
+
+    /// SetEstimatedBitrate.
+    fn set_estimated_bitrate(&mut self, bps: i64) {
+        self.budget.set_target_kbps((bps as f64 * self.cfg.bandwidth_usage_ratio / 1000.0) as i64);
+    }
+}
+
+/// libwebrtc interval_budget.cc as the ALR detector runs it (underuse builds
+/// up), in its integer arithmetic.
+#[derive(Default)]
+struct IntervalBudget {
+    target_kbps: i64,
+    max_bytes: i64,
+    remaining: i64,
+}
+
+impl IntervalBudget {
+    /// kWindowMs.
+    const WINDOW_MS: i64 = 500;
+
+    fn set_target_kbps(&mut self, kbps: i64) {
+        self.target_kbps = kbps;
+        self.max_bytes = Self::WINDOW_MS * kbps / 8;
+        self.remaining = self.remaining.max(-self.max_bytes).min(self.max_bytes);
+    }
+
+    fn increase(&mut self, delta_ms: i64) {
+        self.remaining = (self.remaining + self.target_kbps * delta_ms / 8).min(self.max_bytes);
+    }
+
+    fn use_budget(&mut self, bytes: i64) {
+        self.remaining = (self.remaining - bytes).max(-self.max_bytes);
+    }
+
+    fn ratio(&self) -> f64 {
+        if self.max_bytes == 0 {
+            return 0.0;
+        }
+        self.remaining as f64 / self.max_bytes as f64
+    }
+}
+
 /// What an RTCP receiver report would carry since the last one.
 #[derive(Default)]
 struct RtcpState {
@@ -385,6 +488,7 @@ impl Gcc {
             est: Estimates::default(),
             pushback: WindowPushback::new(),
             rtcp: RtcpState::default(),
+            alr: AlrGate::new(&FieldTrials::default()),
         }
     }
 
@@ -441,6 +545,7 @@ impl Gcc {
         // The window is kept by `WindowPushback` (see there).
         field_trials.congestion_window.queue_size_ms = 0;
         self.pushback = WindowPushback::new();
+        self.alr = AlrGate::new(&field_trials);
         let config = NetworkControllerConfig {
             field_trials,
             constraints: gt::TargetRateConstraints {
@@ -452,7 +557,8 @@ impl Gcc {
             },
             stream_based_config: gt::StreamsConfig {
                 at_time: at,
-                requests_alr_probing: Some(self.cfg.probing == Probing::Periodic),
+                // Switched on by `AlrGate` once an ALR has lasted 5 s.
+                requests_alr_probing: Some(false),
                 pacing_factor: Some(self.cfg.pacing_factor),
                 max_padding_rate: Some(to_goog(self.cfg.max_padding_rate)),
                 ..Default::default()
@@ -479,6 +585,11 @@ impl Gcc {
 
     fn apply(&mut self, u: gt::NetworkControlUpdate) {
         if let Some(t) = u.target_rate {
+            // MaybeTriggerOnNetworkChanged hands its ALR detector this same
+            // rate (the loss-based target: the crate runs without pushback).
+            if t.target_rate.is_finite() && t.target_rate.bps() > 0 {
+                self.alr.detector.set_estimated_bitrate(t.target_rate.bps());
+            }
             if let Some(r) = from_goog(t.target_rate) {
                 self.decision.target_rate = r.clamp(self.cfg.min_rate, self.cfg.max_rate);
             }
@@ -593,6 +704,12 @@ impl Gcc {
         let at = self.advance(now);
         // OnProcessInterval: the window from the last target, then the pushback step.
         self.pushback.update_window(self.decision.target_rate);
+        if self.cfg.probing == Probing::Periodic && self.alr.due(self.clock) != self.alr.on {
+            self.alr.on = !self.alr.on;
+            let streams =
+                gt::StreamsConfig { at_time: at, requests_alr_probing: Some(self.alr.on), ..Default::default() };
+            self.call(|cc| cc.on_streams_config(streams));
+        }
         // pacer_queue is only passed with WebRTC-AddPacingToCongestionWindowPushback (off by default).
         self.call(|cc| cc.on_process_interval(gt::ProcessInterval { at_time: at, pacer_queue: None }));
         self.push_back();
@@ -656,6 +773,9 @@ impl Controller for Gcc {
             || self.history.front().is_some_and(|f| self.clock.saturating_since(f.at) > HISTORY_WINDOW)
         {
             self.history.pop_front();
+        }
+        if self.cfg.probing == Probing::Periodic && self.cc.is_some() {
+            self.alr.detector.on_bytes_sent(sent.size.bytes(), sent.send_time.ms(), self.clock);
         }
         self.call(|cc| cc.on_sent_packet(sent));
         self.pushback.outstanding = p.in_flight;
@@ -1030,6 +1150,54 @@ pub(crate) mod tests {
             (run(&mut gcc(&[]), 40, &path).1, run(&mut gcc(&[("probing", "periodic")]), 40, &path).1);
         eprintln!("probe clusters in 40 s at 500 kbps of media: default {default}, periodic {periodic}");
         assert!(periodic >= default + 4, "{periodic} vs {default}");
+    }
+
+    /// alr_detector_unittest.cc AlrDetection with goog_cc's thresholds (300
+    /// kbps estimate, a packet every 10 ms): 90 % of the estimate is not
+    /// application-limited, 20 % starts an ALR, stamped with the send time,
+    /// and 100 % ends it.
+    #[test]
+    fn alr_detector_follows_libwebrtc() {
+        let mut d = AlrDetector::new(FieldTrials::default().alr_detector_parameters);
+        d.set_estimated_bitrate(300_000);
+        let mut ms = 1000;
+        let mut send = |d: &mut AlrDetector, for_ms: i64, percent: i64| {
+            for _ in 0..for_ms / 10 {
+                ms += 10;
+                d.on_bytes_sent(300_000 * percent * 10 / (8 * 100 * 1000), ms, Time::from_millis(ms));
+            }
+        };
+        send(&mut d, 1000, 90);
+        assert_eq!(d.started, None);
+        send(&mut d, 1500, 20);
+        assert!(d.started.is_some_and(|t| (Time::from_millis(2000)..Time::from_millis(3500)).contains(&t)));
+        send(&mut d, 4000, 100);
+        assert_eq!(d.started, None);
+    }
+
+    /// libwebrtc's ALR probe waits 5 s after the flow became application-limited
+    /// (probe_controller.cc TimeForAlrProbe: max(ALR start, last probe) + 5 s),
+    /// not only 5 s after the last probe. Here the flow fills a 3 Mbps link for
+    /// 20 s, its last probe long past, then the encoder is capped at 1 Mbps.
+    #[test]
+    fn alr_probe_waits_5_s_after_the_alr_starts() {
+        let app_limit = |t| DataRate::from_kbps(if t < Time::from_millis(20_000) { 50_000 } else { 1000 });
+        let mut alr = vec![];
+        let mut g = gcc(&[("probing", "periodic")]);
+        let probes = run_hooked(&mut g, 40, &Path { app_limit, ..STEADY }, &mut |now, g| {
+            alr.push((now, g.alr.detector.started));
+        })
+        .1;
+        let capped = Time::from_millis(20_000);
+        let start = alr.iter().find_map(|(t, s)| s.filter(|_| *t >= capped)).expect("no ALR once capped");
+        let after: Vec<Time> = probes.into_iter().filter(|t| *t >= capped).collect();
+        eprintln!("ALR from {start:?}; probe clusters after 20 s at {after:?}");
+        assert!(start >= capped && start < capped + Duration::from_secs(2), "ALR from {start:?}");
+        // Still the same ALR when the probe is due.
+        let due = start + Duration::from_secs(5);
+        assert!(alr.iter().filter(|(t, _)| (start..due).contains(t)).all(|(_, s)| *s == Some(start)));
+        let first = after.first().copied();
+        assert!(first.is_some_and(|p| p >= due && p < due + PROCESS_INTERVAL * 2), "first probe {first:?}");
     }
 
     /// Reordering, clocks going back, unknown sequence numbers, lost-only
