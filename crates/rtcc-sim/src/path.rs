@@ -47,10 +47,11 @@ impl PathSpec {
     }
 }
 
-/// One flow's messages in flight, in arrival order.
+/// One flow's messages in flight, in arrival order: their arrival times
+/// and places in the path's store.
 #[derive(Clone, Debug)]
-struct Line<T> {
-    q: VecDeque<(Time, T)>,
+struct Line {
+    q: VecDeque<(Time, u32)>,
     /// Latest arrival scheduled: jitter never lets a packet overtake it.
     last: Time,
     access: Duration,
@@ -63,20 +64,34 @@ pub struct Path<T> {
     loss: LossModel,
     jitter_rng: Rng,
     loss_rng: Rng,
-    lines: Vec<Line<T>>,
+    lines: Vec<Line>,
+    /// Messages in flight, of every flow. A place freed by an arrival is the
+    /// next one filled (`free` is a stack), so with many flows a message is
+    /// written to a cache line just used, not to a flow's own cold ring.
+    store: Vec<Option<T>>,
+    free: Vec<u32>,
 }
 
 impl<T> Path<T> {
     /// A path with no flows yet (`add_flow`); jitter and loss draw from
     /// their own streams.
     pub fn new(delay: Duration, jitter: Duration, loss: LossModel, jitter_rng: Rng, loss_rng: Rng) -> Self {
-        Path { delay, jitter: jitter.max(Duration::ZERO), loss, jitter_rng, loss_rng, lines: Vec::new() }
+        Path {
+            delay,
+            jitter: jitter.max(Duration::ZERO),
+            loss,
+            jitter_rng,
+            loss_rng,
+            lines: Vec::new(),
+            store: Vec::new(),
+            free: Vec::new(),
+        }
     }
 
     /// Add a flow with its access delay; flows are numbered in order. A
     /// flow that will not use this path (`used` false) reserves no room.
     pub fn add_flow(&mut self, access: Duration, used: bool) {
-        let q = if used { VecDeque::with_capacity(64) } else { VecDeque::new() };
+        let q = if used { VecDeque::with_capacity(16) } else { VecDeque::new() };
         self.lines.push(Line { q, last: Time::ZERO, access });
     }
 
@@ -123,7 +138,17 @@ impl<T> Path<T> {
         let line = &mut self.lines[flow];
         let arrival = (at + self.delay + line.access + jitter).max(line.last);
         line.last = arrival;
-        line.q.push_back((arrival, msg));
+        let at = match self.free.pop() {
+            Some(i) => {
+                self.store[i as usize] = Some(msg);
+                i
+            }
+            None => {
+                self.store.push(Some(msg));
+                (self.store.len() - 1) as u32
+            }
+        };
+        line.q.push_back((arrival, at));
         arrival
     }
 
@@ -135,11 +160,11 @@ impl<T> Path<T> {
     /// The next message of `flow` that has arrived by `now`.
     pub fn poll_arrival(&mut self, flow: usize, now: Time) -> Option<(Time, T)> {
         let line = &mut self.lines[flow];
-        if line.q.front().is_some_and(|m| m.0 <= now) {
-            line.q.pop_front()
-        } else {
-            None
-        }
+        let (arrival, at) = line.q.front().copied().filter(|m| m.0 <= now)?;
+        line.q.pop_front();
+        self.free.push(at);
+        let msg = self.store[at as usize].take().expect("a message in flight has its place");
+        Some((arrival, msg))
     }
 }
 
@@ -167,6 +192,31 @@ mod tests {
         }
         assert_eq!(got, (0..1000).collect::<Vec<u32>>());
         assert!(p.poll_timeout(1).is_some() && p.poll_timeout(0).is_none());
+    }
+
+    #[test]
+    fn flows_share_the_store_and_keep_their_own_messages() {
+        let ms = Duration::from_millis;
+        let mut p: Path<(usize, u32)> = Path::new(ms(10), Duration::ZERO, LossModel::None, Rng::new(1), Rng::new(2));
+        p.add_flow(Duration::ZERO, true);
+        p.add_flow(ms(7), true);
+        let mut got = [Vec::new(), Vec::new()];
+        for i in 0..200u32 {
+            let now = Time::ZERO + ms(i as i64);
+            for f in 0..2 {
+                p.send(now, f, (f, i));
+            }
+            for (f, g) in got.iter_mut().enumerate() {
+                while let Some((at, m)) = p.poll_arrival(f, now) {
+                    assert!(at <= now && m.0 == f, "flow {f} got {m:?}");
+                    g.push(m.1);
+                }
+            }
+        }
+        assert_eq!(got[0], (0..190).collect::<Vec<u32>>());
+        assert_eq!(got[1], (0..183).collect::<Vec<u32>>());
+        // Places are reused: the store holds what was in flight at most.
+        assert!(p.store.len() <= 30, "{}", p.store.len());
     }
 
     #[test]
