@@ -17,6 +17,10 @@ pub struct Histogram {
     bins: Vec<u32>,
     n: u64,
     sum: f64,
+    /// Samples in bin `run_bin` not yet added to `bins`: consecutive delays
+    /// mostly share a bin, and with many flows the bin array is out of cache.
+    run_n: u32,
+    run_bin: u32,
 }
 
 const FINE_US: i64 = 100;
@@ -32,10 +36,17 @@ impl Histogram {
         } else {
             (FINE_BINS + ((us - FINE_US * FINE_BINS as i64) / COARSE_US) as usize).min(FINE_BINS + COARSE_BINS)
         };
-        if i >= self.bins.len() {
-            self.bins.resize(i + 1, 0);
+        if i as u32 == self.run_bin && (1..u32::MAX).contains(&self.run_n) {
+            self.run_n += 1;
+        } else {
+            if i >= self.bins.len() {
+                self.bins.resize(i + 1, 0);
+            }
+            if self.run_n > 0 {
+                self.bins[self.run_bin as usize] += self.run_n;
+            }
+            (self.run_bin, self.run_n) = (i as u32, 1);
         }
-        self.bins[i] += 1;
         self.n += 1;
         self.sum += us as f64;
     }
@@ -57,7 +68,7 @@ impl Histogram {
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut acc = 0u64;
         for (i, &c) in self.bins.iter().enumerate() {
-            acc += c as u64;
+            acc += c as u64 + if i == self.run_bin as usize { self.run_n as u64 } else { 0 };
             if acc >= rank {
                 let (lo, w) = if i < FINE_BINS {
                     (i as i64 * FINE_US, FINE_US)
@@ -85,32 +96,34 @@ pub struct PacketRec {
 }
 
 /// Counters of one flow, streamed. Laid out in declaration order from a
-/// cache line's start (`repr(C)`): what a departure touches, then what an
-/// arrival touches, so that with many flows a packet costs few lines.
+/// cache line's start (`repr(C)`), one line each: a departure's (line 0,
+/// 1), an arrival's (2), every packet's (3) and the bytes by kind (4), so
+/// that with many flows a packet costs few lines.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct FlowStats {
     pub queue: Histogram,
+    queue_sum_us: f64,
+    queue_n: u64,
     /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
     pub sojourn: Histogram,
     pub lost: u64,
+    pub dropped: u64,
+    pub owd: Histogram,
+    owd_sum_us: f64,
+    owd_n: u64,
     pub packets_base: u64,
     /// Packet rows not yet taken, from sequence `packets_base` on.
     pub packets: VecDeque<PacketRec>,
-    /// Time-series accumulators for the current bin.
-    pub bin: BinAcc,
-    pub owd: Histogram,
     /// Packets sent.
     pub sent: u64,
-    pub dropped: u64,
+    bin_recv_bytes: u64,
+    bin_media_recv_bytes: u64,
     pub recv_bytes: [u64; PacketKind::COUNT],
-    pub recv_packets: [u64; PacketKind::COUNT],
 }
 
-/// In declaration order (`repr(C)`): the departure's fields, then the
-/// arrival's.
-#[derive(Clone, Debug, Default)]
-#[repr(C)]
+/// Time-series accumulators of the current bin.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct BinAcc {
     pub queue_sum_us: f64,
     pub queue_n: u64,
@@ -150,8 +163,8 @@ impl FlowStats {
     pub fn on_departed(&mut self, p: &Packet, queued: Duration, sojourn: Duration, lost: bool) {
         self.queue.add(queued);
         self.sojourn.add(sojourn);
-        self.bin.queue_sum_us += queued.as_micros() as f64;
-        self.bin.queue_n += 1;
+        self.queue_sum_us += queued.as_micros() as f64;
+        self.queue_n += 1;
         if lost {
             self.lost += 1;
         }
@@ -165,15 +178,14 @@ impl FlowStats {
         let owd = now - p.send_time;
         let k = p.kind as usize;
         self.recv_bytes[k] += p.size.bytes();
-        self.recv_packets[k] += 1;
         self.owd.add(owd);
-        self.bin.recv_bytes += p.size.bytes();
+        self.bin_recv_bytes += p.size.bytes();
         // Goodput counts what the viewer can use, as the summary does.
         if matches!(p.kind, PacketKind::Media | PacketKind::Rtx | PacketKind::Audio) {
-            self.bin.media_recv_bytes += p.size.bytes();
+            self.bin_media_recv_bytes += p.size.bytes();
         }
-        self.bin.owd_sum_us += owd.as_micros() as f64;
-        self.bin.owd_n += 1;
+        self.owd_sum_us += owd.as_micros() as f64;
+        self.owd_n += 1;
         if let Some(r) = self.rec(p.seq) {
             r.arrival_us = now.as_micros();
         }
@@ -193,6 +205,24 @@ impl FlowStats {
         let n = self.packets.iter().take_while(|r| r.arrival_us >= 0 || r.dropped || r.lost).count();
         self.packets_base += n as u64;
         (first, self.packets.drain(..n).collect())
+    }
+
+    /// The current time-series bin's accumulators.
+    pub fn bin(&self) -> BinAcc {
+        BinAcc {
+            queue_sum_us: self.queue_sum_us,
+            queue_n: self.queue_n,
+            owd_sum_us: self.owd_sum_us,
+            owd_n: self.owd_n,
+            recv_bytes: self.bin_recv_bytes,
+            media_recv_bytes: self.bin_media_recv_bytes,
+        }
+    }
+
+    /// Start the next time-series bin.
+    pub fn reset_bin(&mut self) {
+        (self.queue_sum_us, self.queue_n, self.owd_sum_us, self.owd_n) = (0.0, 0, 0.0, 0);
+        (self.bin_recv_bytes, self.bin_media_recv_bytes) = (0, 0);
     }
 
     pub fn total_recv_bytes(&self) -> u64 {
@@ -318,6 +348,30 @@ mod tests {
         assert!((p95 - 95.05).abs() < 0.06, "{p95}");
         h.add(Duration::from_secs(10));
         assert!((h.quantile_ms(1.0).unwrap() - 10_005.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn histogram_counts_runs_of_one_bin() {
+        // Runs of equal delays are counted beside the bins: quantiles must
+        // see them, whether the run is the first, a middle or the last one.
+        let mut h = Histogram::default();
+        assert_eq!(h.quantile_ms(0.5), None);
+        for _ in 0..10 {
+            h.add(Duration::ZERO);
+        }
+        assert_eq!(h.quantile_ms(1.0), Some(0.05));
+        for _ in 0..30 {
+            h.add(Duration::from_millis(20));
+        }
+        for _ in 0..60 {
+            h.add(Duration::from_millis(5));
+        }
+        assert_eq!(h.count(), 100);
+        assert_eq!(h.quantile_ms(0.10), Some(0.05));
+        assert_eq!(h.quantile_ms(0.11), Some(5.05));
+        assert_eq!(h.quantile_ms(0.70), Some(5.05));
+        assert_eq!(h.quantile_ms(0.71), Some(20.05));
+        assert_eq!(h.quantile_ms(1.0), Some(20.05));
     }
 
     #[test]

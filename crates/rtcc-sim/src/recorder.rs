@@ -137,6 +137,13 @@ pub struct FlowLabel {
 /// beyond it is settled without one (about two seconds at 30 fps).
 const REORDER_FRAMES: u32 = 64;
 
+/// `n` packets of frame `frame` in a row.
+#[derive(Clone, Copy, Debug, Default)]
+struct FrameRun {
+    frame: u32,
+    n: u32,
+}
+
 /// One flow's accumulators. In declaration order (`repr(C)`): the
 /// per-packet counters first, then the per-packet frame accounting, then
 /// what frames, samples and the end touch.
@@ -145,7 +152,7 @@ pub(crate) struct FlowRec {
     pub stats: FlowStats,
     /// Its index in `KIND_NAMES`, and whether its data takes the reverse
     /// bottleneck (looked up once, not per packet).
-    class: usize,
+    class: u8,
     pub(crate) reverse: bool,
     packets_base: u32,
     /// Its data bytes that left its bottleneck, random loss after it
@@ -158,6 +165,11 @@ pub(crate) struct FlowRec {
     /// Indexed by frame id from `packets_base` (the first unsettled one):
     /// ids rise and settle in order, so no hashing per packet.
     frame_packets: VecDeque<(u32, u32)>,
+    /// Runs of packets of one frame sent, and of one frame that left the
+    /// network, not yet added to `frame_packets`: a frame's packets go and
+    /// arrive together, and with many flows its entry is out of cache.
+    sent_run: FrameRun,
+    left_run: FrameRun,
     /// Unsettled frames a sent parity covers (same indexing), and the
     /// (media sequence, frame) of recent media packets to find them by.
     protected: VecDeque<bool>,
@@ -263,19 +275,38 @@ impl FlowRec {
         if frame == NO_FRAME || frame < self.packets_base {
             return;
         }
-        let i = (frame - self.packets_base) as usize;
-        if i >= self.frame_packets.len() {
-            if !sent {
-                return;
-            }
-            self.frame_packets.resize(i + 1, (0, 0));
+        let run = if sent { &mut self.sent_run } else { &mut self.left_run };
+        if run.n > 0 && run.frame == frame {
+            run.n += 1;
+            return;
         }
-        let e = &mut self.frame_packets[i];
-        if sent {
-            e.0 += 1;
-            e.1 += 1;
-        } else {
-            e.1 = e.1.saturating_sub(1);
+        self.flush_runs();
+        let run = if sent { &mut self.sent_run } else { &mut self.left_run };
+        (run.frame, run.n) = (frame, 1);
+    }
+
+    /// Add the pending runs to `frame_packets`, the sends first: a packet
+    /// leaves only after it was sent.
+    fn flush_runs(&mut self) {
+        let (s, l) = (std::mem::take(&mut self.sent_run), std::mem::take(&mut self.left_run));
+        for (run, sent) in [(s, true), (l, false)] {
+            if run.n == 0 || run.frame < self.packets_base {
+                continue;
+            }
+            let i = (run.frame - self.packets_base) as usize;
+            if i >= self.frame_packets.len() {
+                if !sent {
+                    continue;
+                }
+                self.frame_packets.resize(i + 1, (0, 0));
+            }
+            let e = &mut self.frame_packets[i];
+            if sent {
+                e.0 += run.n;
+                e.1 += run.n;
+            } else {
+                e.1 = e.1.saturating_sub(run.n);
+            }
         }
     }
 
@@ -311,7 +342,8 @@ impl FlowRec {
 
     /// Whether `s` may still arrive: some of its packets are in the network
     /// or were never sent.
-    fn in_flight(&self, s: &SentFrame) -> bool {
+    fn in_flight(&mut self, s: &SentFrame) -> bool {
+        self.flush_runs();
         let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
         let (sent, out) = at.and_then(|i| self.frame_packets.get(i)).copied().unwrap_or_default();
         out > 0 || sent < s.packets as u32
@@ -351,6 +383,7 @@ impl FlowRec {
                     }
                 }
                 // Counts up to this frame are done with.
+                self.flush_runs();
                 let done = (s.frame + 1).saturating_sub(self.packets_base) as usize;
                 self.frame_packets.drain(..done.min(self.frame_packets.len()));
                 self.protected.drain(..done.min(self.protected.len()));
@@ -360,6 +393,7 @@ impl FlowRec {
         }
         if at_end {
             self.received.clear();
+            self.flush_runs();
             self.frame_packets.clear();
             self.protected.clear();
         }
@@ -453,13 +487,15 @@ impl Recorder {
             received_high: None,
             settled: None,
             frame_packets: VecDeque::new(),
+            sent_run: FrameRun::default(),
+            left_run: FrameRun::default(),
             packets_base: 0,
             protected: VecDeque::new(),
             media_frames: VecDeque::new(),
             fec_frames_recovered: 0,
             fec_frames_lost: 0,
             traffic: TrafficRec::default(),
-            class: kind_index(label.kind),
+            class: kind_index(label.kind) as u8,
             reverse: label.direction == "reverse",
             data_bytes: 0,
             accuracy: Accuracy::default(),
@@ -514,7 +550,7 @@ impl Recorder {
                     }
                 };
                 l.delivered_bytes += packet.size.bytes();
-                l.by_kind[f.class] += packet.size.bytes();
+                l.by_kind[f.class as usize] += packet.size.bytes();
                 l.data_bytes += packet.size.bytes();
                 f.data_bytes += packet.size.bytes();
                 f.stats.on_departed(packet, queued, sojourn, lost);
@@ -592,14 +628,14 @@ impl Recorder {
             f.target_sum += x.target.kbps_f64();
             f.target_n += 1;
             if cap > 0.0 {
-                f.util_sum += f.stats.bin.recv_bytes as f64 / cap;
+                f.util_sum += f.stats.bin().recv_bytes as f64 / cap;
                 f.util_n += 1;
             }
         }
         if record {
             let c = x.counters;
             let d = |k: usize| c.bytes[k] - f.prev.bytes[k];
-            let b = &f.stats.bin;
+            let b = f.stats.bin();
             let s = &mut f.series;
             s.push("t_s", t1.as_secs_f64());
             s.push("flow", flow as f64);
@@ -641,7 +677,7 @@ impl Recorder {
         }
         f.prev = x.counters;
         f.counters = x.counters;
-        f.stats.bin = Default::default();
+        f.stats.reset_bin();
     }
 
     /// A flow's estimates in the bin ending at `t1` against the truth, into
@@ -717,7 +753,7 @@ impl Recorder {
         t.objects = x.objects;
         let Some(t1) = t1 else { return };
         if self.record_timeseries {
-            let b = &f.stats.bin;
+            let b = f.stats.bin();
             let s = &mut f.series;
             s.push("t_s", t1.as_secs_f64());
             s.push("flow", flow as f64);
@@ -739,7 +775,7 @@ impl Recorder {
         t.prev_sent = x.sent_bytes;
         t.prev_delivered = x.delivered_bytes;
         t.prev_retransmits = x.retransmits;
-        f.stats.bin = Default::default();
+        f.stats.reset_bin();
     }
 
     /// The link's row of the bin ending at `t1`. Queue delay is the queue
