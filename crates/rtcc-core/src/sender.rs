@@ -145,9 +145,17 @@ struct MediaEntry {
     last_rtx: Option<Time>,
 }
 
-/// Cumulative per-kind counters, read by metrics.
+/// Cumulative per-kind counters, read by metrics. In declaration order
+/// (`repr(C)`): what every sender wake-up and packet books first.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct SendCounters {
+    /// Time since the start with the send buffer (the pacer queue) over
+    /// `BUFFER_OVERSHOOT` of sending at the pacing rate, and empty
+    /// (BurstRTC §II-C overshooting and undershooting), of `buffer_time`.
+    pub buffer_over: Duration,
+    pub buffer_empty: Duration,
+    pub buffer_time: Duration,
     pub bytes: [u64; 6],
     pub packets: [u64; 6],
     pub key_frames: u64,
@@ -157,12 +165,6 @@ pub struct SendCounters {
     /// congestion-window frame dropping).
     pub cwnd_drops: u64,
     pub resolution_switches: u64,
-    /// Time since the start with the send buffer (the pacer queue) over
-    /// `BUFFER_OVERSHOOT` of sending at the pacing rate, and empty
-    /// (BurstRTC §II-C overshooting and undershooting), of `buffer_time`.
-    pub buffer_over: Duration,
-    pub buffer_empty: Duration,
-    pub buffer_time: Duration,
 }
 
 /// Fields in declaration order (`repr(C)`): those every packet touches
@@ -179,10 +181,14 @@ pub struct Sender {
     next_media_seq: u32,
     media_base: u32,
     frame_base: u32,
+    /// The frame whose media is being sent (`NO_FRAME`: none), and the send
+    /// times of its run of packets, not yet written to its `frames` entry:
+    /// with many flows that entry is out of cache by the next packet.
+    run_frame: u32,
+    run_first: Time,
+    run_last: Time,
     next_seq: u64,
     hist_base: u64,
-    /// Sequences below this are settled (reported, or their report lost).
-    settled_upto: u64,
     in_flight: DataSize,
     /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
     /// when empty.
@@ -194,21 +200,25 @@ pub struct Sender {
     timeout: Cell<Option<Option<Time>>>,
     /// When the send buffer's state was last booked (`book_buffer`).
     buffer_at: Option<Time>,
-    /// Encoder-rate ratio of the congestion-window pushback.
-    pushback: f64,
-    rtt: Duration,
-    cfg: SenderConfig,
     controller: Box<dyn Controller>,
-    encoder: Box<dyn FrameEncoder>,
+    pacer: Pacer,
+    decision: Decision,
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
     /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<SentFrame>,
+    counters: SendCounters,
+    /// Its per-packet fields first; the rest, read per frame or report,
+    /// ends the hot part.
+    cfg: SenderConfig,
     /// Media packets by media sequence, `media[i]` has `media_base + i`.
     media: VecDeque<MediaEntry>,
-    counters: SendCounters,
-    decision: Decision,
-    pacer: Pacer,
+    /// Sequences below this are settled (reported, or their report lost).
+    settled_upto: u64,
+    /// Encoder-rate ratio of the congestion-window pushback.
+    pushback: f64,
+    rtt: Duration,
+    encoder: Box<dyn FrameEncoder>,
     /// Skipped captures not yet collected.
     skipped: VecDeque<SentFrame>,
     fec: Option<FecEncoder>,
@@ -263,6 +273,9 @@ impl Sender {
             in_flight: DataSize::ZERO,
             frames: VecDeque::with_capacity(256),
             frame_base: 0,
+            run_frame: NO_FRAME,
+            run_first: Time::ZERO,
+            run_last: Time::ZERO,
             skipped: VecDeque::new(),
             counters: SendCounters::default(),
             rtt: DEFAULT_RTT,
@@ -288,14 +301,33 @@ impl Sender {
         self.resolution.current()
     }
     /// An encoded frame not yet collected with `pop_frame`.
-    pub fn frame(&self, id: u32) -> Option<&SentFrame> {
-        self.frames.get(id.checked_sub(self.frame_base)? as usize)
+    pub fn frame(&self, id: u32) -> Option<SentFrame> {
+        self.frames.get(id.checked_sub(self.frame_base)? as usize).map(|f| self.with_run(*f))
     }
     /// The oldest uncollected capture (encoded or skipped).
-    pub fn oldest_frame(&self) -> Option<&SentFrame> {
+    pub fn oldest_frame(&self) -> Option<SentFrame> {
         match (self.frames.front(), self.skipped.front()) {
-            (Some(f), Some(s)) => Some(if s.capture < f.capture { s } else { f }),
-            (f, s) => f.or(s),
+            (Some(f), Some(s)) => Some(if s.capture < f.capture { *s } else { self.with_run(*f) }),
+            (f, s) => f.map(|f| self.with_run(*f)).or(s.copied()),
+        }
+    }
+    /// `f` with the send times of the current run, if they are its.
+    fn with_run(&self, mut f: SentFrame) -> SentFrame {
+        if f.frame == self.run_frame {
+            f.first_sent.get_or_insert(self.run_first);
+            f.last_sent = Some(self.run_last);
+        }
+        f
+    }
+    /// Write the current run's send times to its frame's entry.
+    fn flush_run(&mut self) {
+        let frame = std::mem::replace(&mut self.run_frame, NO_FRAME);
+        if frame == NO_FRAME {
+            return;
+        }
+        if let Some(f) = self.frames.get_mut(frame.wrapping_sub(self.frame_base) as usize) {
+            f.first_sent.get_or_insert(self.run_first);
+            f.last_sent = Some(self.run_last);
         }
     }
     /// Hand the oldest capture's record to the driver (keeps memory flat).
@@ -308,6 +340,7 @@ impl Sender {
         if skipped_first {
             return self.skipped.pop_front();
         }
+        self.flush_run();
         let f = self.frames.pop_front()?;
         self.frame_base += 1;
         Some(f)
@@ -718,11 +751,11 @@ impl Sender {
         self.counters.bytes[k] += size.bytes();
         self.counters.packets[k] += 1;
         if pkt.kind == PacketKind::Media {
-            let i = pkt.frame.wrapping_sub(self.frame_base) as usize;
-            if let Some(f) = self.frames.get_mut(i) {
-                f.first_sent.get_or_insert(now);
-                f.last_sent = Some(now);
+            if pkt.frame != self.run_frame {
+                self.flush_run();
+                (self.run_frame, self.run_first) = (pkt.frame, now);
             }
+            self.run_last = now;
         }
         let sent = SentPacket { seq, kind, size, send_time: now, probe_cluster: probe, in_flight: self.in_flight, pos };
         self.controller.on_packet_sent(now, &sent);

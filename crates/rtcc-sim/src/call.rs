@@ -145,7 +145,7 @@ impl Endpoints for VideoCall {
                 let next = if r.display.is_none() { self.receiver.next_display_after(s.frame) } else { None };
                 (r, next)
             };
-            if !at_end && !FrameLog::ready(s, &r, next, now) {
+            if !at_end && !FrameLog::ready(&s, &r, next, now) {
                 break;
             }
             let Some(s) = self.sender.pop_frame() else { break };
