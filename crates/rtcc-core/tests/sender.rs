@@ -253,6 +253,13 @@ fn packetization_splits_each_frame_evenly_at_the_mtu() {
     // Each packet waits for its predecessor's bytes at 100 Mbps: 1001 B take
     // 80.08 µs, rounded up to 81 µs (three times), 1000 B take 80 µs.
     assert_eq!(f0.last_sent, Some(Time::from_micros(3 * 81 + 80)));
+    // The frame being sent keeps its send times in the sender until the
+    // next frame's packets go: what `frame` shows is what is collected.
+    let shown: Vec<_> = (0..4).map(|i| pair.sender.frame(i).expect("frame kept")).collect();
+    assert!(shown.iter().all(|f| f.first_sent.is_some() && f.last_sent >= f.first_sent), "{shown:?}");
+    assert!(shown[3].last_sent > shown[2].last_sent);
+    let popped: Vec<_> = std::iter::from_fn(|| pair.sender.pop_frame()).collect();
+    assert_eq!(popped, shown);
 }
 
 #[test]
