@@ -67,11 +67,10 @@ def run(
                 "wall_s": float(best["wall_s"]),
                 "speedup": float(best["speedup"]),
                 "ns_per_packet": float(best["ns_per_packet"]),
-                "rss_per_flow_kb": (
-                    None
-                    if best["rss_per_flow_bytes"] is None
-                    else float(best["rss_per_flow_bytes"]) / 1e3
-                ),
+                "rss_per_flow_kb": _kb(best["rss_per_flow_bytes"]),
+                # Peak heap of one run: resident memory reads low once the
+                # allocator reuses what an earlier run freed.
+                "heap_per_flow_kb": _kb(best["heap_per_flow_bytes"]),
             }
             if ns3_python and ns3_script:
                 row["ns3_wall_s"] = ns3_seconds(ns3_python, ns3_script, n)
@@ -83,3 +82,7 @@ def run(
         if "ns3_wall_s" in row:
             row["faster_than_ns3"] = row["ns3_wall_s"] / max(row["wall_s"], 1e-12)
     return rows
+
+
+def _kb(b: Any) -> float | None:
+    return None if b is None else float(b) / 1e3

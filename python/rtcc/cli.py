@@ -331,12 +331,12 @@ def _bench_flows(args: argparse.Namespace) -> int:
         )
     except RuntimeError as e:
         raise CliError(str(e)) from None
-    header = ["flows", "wall s", "sim s / wall s", "ns/packet", "cost vs 1 flow", "kB/flow (RSS)"]
+    header = ["flows", "wall s", "sim s / wall s", "ns/packet", "cost vs 1 flow", "kB/flow (heap)"]
     if args.ns3:
         header += ["bare ns-3 wall s", "rtcc faster by"]
     table = []
     for r in rows:
-        kb = r["rss_per_flow_kb"]
+        kb = r["heap_per_flow_kb"]
         line = [
             str(r["flows"]),
             format_number(r["wall_s"], 1, 3),

@@ -298,6 +298,12 @@ def test_bench_reports_numbers():
     assert 3e6 * 120 / 8 / 1200 * 0.9 < result["packets"] < 3e6 * 120 / 8 / 1200 * 1.1, result
     assert result["speedup"] == pytest.approx(result["sim_s"] / result["wall_s"], rel=1e-6)
     assert math.isfinite(result["packets_per_s"])
+    # Peak heap per flow, counted by the extension's allocator: a second run
+    # needs as much as the first, though it reuses the first run's memory.
+    again = rtcc.bench("fixed")
+    heap = result["heap_per_flow_bytes"]
+    assert heap is not None and 10_000 < heap < 10_000_000, result
+    assert again["heap_per_flow_bytes"] == pytest.approx(heap, rel=0.05)
 
 
 # --- the command line ------------------------------------------------------------

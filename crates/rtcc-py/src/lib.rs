@@ -2,6 +2,12 @@
 //! become `ScenarioError` (a `ValueError`) carrying one line
 //! `source: field: reason`.
 
+/// mimalloc for every Rust allocation of the extension: with many flows its
+/// per-size-class pages keep each kind of small object together (see the
+/// workspace Cargo.toml); counted, for `rtcc bench`'s heap per flow.
+#[global_allocator]
+static GLOBAL: rtcc_sim::heap::Counting<mimalloc::MiMalloc> = rtcc_sim::heap::Counting(mimalloc::MiMalloc);
+
 use pyo3::create_exception;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -242,6 +248,7 @@ fn run_bench<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyDict
     d.set_item("ns_per_packet", r.ns_per_packet)?;
     d.set_item("goodput_mbps", r.goodput_mbps)?;
     d.set_item("rss_per_flow_bytes", r.rss_per_flow_bytes)?;
+    d.set_item("heap_per_flow_bytes", r.heap_per_flow_bytes)?;
     Ok(d)
 }
 

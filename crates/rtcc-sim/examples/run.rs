@@ -1,6 +1,11 @@
 //! `cargo run --release --example run SCENARIO.toml [photo_dir]`: one run
 //! without Python, printing the summary JSON and the wall time (for
 //! profiling the simulator and the real-codec path).
+
+/// The same allocator as the Python extension's, so timings match `rtcc bench`.
+#[global_allocator]
+static GLOBAL: rtcc_sim::heap::Counting<mimalloc::MiMalloc> = rtcc_sim::heap::Counting(mimalloc::MiMalloc);
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {

@@ -137,8 +137,12 @@ pub struct BenchResult {
     /// Goodput summed over the flows, Mbps (the flows' `goodput_kbps`).
     pub goodput_mbps: f64,
     /// Resident memory the built and finished run added, per flow (Linux
-    /// `/proc/self/status` VmRSS; `None` elsewhere).
+    /// `/proc/self/status` VmRSS; `None` elsewhere). Reads low when the
+    /// allocator reuses what an earlier run freed.
     pub rss_per_flow_bytes: Option<f64>,
+    /// Peak heap of building and running, per flow (`None` without the
+    /// counting allocator of [`crate::heap`]).
+    pub heap_per_flow_bytes: Option<f64>,
 }
 
 /// This process's resident set size in bytes (Linux).
@@ -161,11 +165,13 @@ pub fn run_workload(name: &str) -> Result<BenchResult, ScenarioError> {
     let scenario = Scenario::parse(&text, name)?;
     let flows = scenario.flows.len();
     let rss0 = rss_bytes();
+    let heap0 = crate::heap::mark();
     let mut sim = Simulation::new(scenario, None)?;
     let t0 = std::time::Instant::now();
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let rss1 = rss_bytes();
+    let heap = heap0.map(|h| (crate::heap::peak() - h) as f64 / flows as f64);
     let out = sim.output();
     let packets: u64 = out.summary.flows.iter().map(|f| f.packets_sent).sum();
     Ok(BenchResult {
@@ -180,6 +186,7 @@ pub fn run_workload(name: &str) -> Result<BenchResult, ScenarioError> {
         ns_per_packet: wall * 1e9 / packets.max(1) as f64,
         goodput_mbps: out.summary.flows.iter().map(|f| f.goodput_kbps).sum::<f64>() / 1e3,
         rss_per_flow_bytes: rss0.zip(rss1).map(|(a, b)| (b - a).max(0.0) / flows as f64),
+        heap_per_flow_bytes: heap,
     })
 }
 

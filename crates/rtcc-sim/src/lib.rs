@@ -5,6 +5,7 @@ pub mod bench;
 pub mod call;
 pub mod endpoint;
 pub mod frames;
+pub mod heap;
 pub mod link;
 pub mod loss;
 pub mod metrics;
