@@ -119,7 +119,7 @@ impl Pacer {
     pub fn new(cfg: PacerConfig) -> Self {
         Pacer {
             cfg,
-            queues: [VecDeque::with_capacity(64), VecDeque::with_capacity(1024)],
+            queues: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
             queued_bytes: DataSize::ZERO,
             enqueued_sum: 0,
             pacing_rate: DataRate::ZERO,

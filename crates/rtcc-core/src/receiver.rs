@@ -229,7 +229,7 @@ impl Receiver {
             early_due: None,
             last_early: None,
             last_key_packet: None,
-            frames: VecDeque::with_capacity(256),
+            frames: VecDeque::with_capacity(64),
             frame_base: 0,
             collected_shown: vec![0; (COLLECTED_BITS / 64) as usize],
             last_decoded: None,
