@@ -48,6 +48,7 @@ class _BenchResult(TypedDict):
     ns_per_packet: float
     goodput_mbps: float
     rss_per_flow_bytes: float | None
+    heap_per_flow_bytes: float | None
 
 # A table is {column: (dtype, little-endian bytes)}, dtype one of "f64", "i64", "u8".
 _Table = dict[str, tuple[str, bytes]]

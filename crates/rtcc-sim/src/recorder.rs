@@ -818,3 +818,54 @@ impl Recorder {
 fn kbps_over(bytes: u64, span: Duration) -> f64 {
     bytes as f64 * 8.0 / span.as_secs_f64() / 1e3
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_packet_runs_count_as_each_packet_would() {
+        let mut rec =
+            Recorder::new(Capacity::constant(DataRate::from_mbps(1)), Duration::from_millis(100), false, false);
+        let label = FlowLabel {
+            name: "f".into(),
+            kind: "video",
+            direction: "forward",
+            cc: None,
+            controller: "fixed".into(),
+            encoder: "ideal".into(),
+            start: Time::ZERO,
+            stop: None,
+        };
+        rec.add_flow(label, FrameLog::default());
+        let f = &mut rec.flows[0];
+        // Interleaved frames; a leave of a frame never sent (5) is ignored.
+        let events =
+            [(0, true), (0, true), (1, true), (0, true), (0, false), (5, false), (1, false), (1, true), (0, false)];
+        for (frame, sent) in events {
+            f.frame_packet(frame, sent);
+        }
+        let sent = |frame: u32, packets: u16| SentFrame {
+            frame,
+            capture: Time::ZERO,
+            size: DataSize::ZERO,
+            key: false,
+            packets,
+            target: DataRate::ZERO,
+            resolution: rtcc_core::resolution::Resolution::R720,
+            first_sent: None,
+            last_sent: None,
+            skipped: false,
+        };
+        // Frame 0: 3 sent, 2 left; frame 1: 2 sent, 1 left. Both in flight.
+        assert!(f.in_flight(&sent(0, 3)) && f.in_flight(&sent(1, 2)));
+        assert_eq!(f.frame_packets, [(3, 1), (2, 1)]);
+        for frame in [0, 1] {
+            f.frame_packet(frame, false);
+        }
+        assert!(!f.in_flight(&sent(0, 3)) && !f.in_flight(&sent(1, 2)));
+        // A frame with a packet never sent may still arrive.
+        assert!(f.in_flight(&sent(1, 3)));
+        assert_eq!(f.frame_packets, [(3, 0), (2, 0)]);
+    }
+}
