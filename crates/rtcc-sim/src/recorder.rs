@@ -132,6 +132,22 @@ pub struct FlowLabel {
     pub stop: Option<Time>,
 }
 
+impl FlowLabel {
+    /// A forward video call over the whole run.
+    pub fn video(name: &str, controller: &str, encoder: &str) -> Self {
+        FlowLabel {
+            name: name.into(),
+            kind: "video",
+            direction: "forward",
+            cc: None,
+            controller: controller.into(),
+            encoder: encoder.into(),
+            start: Time::ZERO,
+            stop: None,
+        }
+    }
+}
+
 /// How far the receiver's records may come out of order: a frame whose
 /// record is still missing once the receiver has reported this many frames
 /// beyond it is settled without one (about two seconds at 30 fps).
@@ -827,16 +843,7 @@ mod tests {
     fn frame_packet_runs_count_as_each_packet_would() {
         let mut rec =
             Recorder::new(Capacity::constant(DataRate::from_mbps(1)), Duration::from_millis(100), false, false);
-        let label = FlowLabel {
-            name: "f".into(),
-            kind: "video",
-            direction: "forward",
-            cc: None,
-            controller: "fixed".into(),
-            encoder: "ideal".into(),
-            start: Time::ZERO,
-            stop: None,
-        };
+        let label = FlowLabel::video("f", "fixed", "ideal");
         rec.add_flow(label, FrameLog::default());
         let f = &mut rec.flows[0];
         // Interleaved frames; a leave of a frame never sent (5) is ignored.

@@ -72,16 +72,7 @@ fn outputs_come_from_events_alone() {
     const N: u32 = 80;
     let bin = Duration::from_millis(100);
     let mut rec = Recorder::new(Capacity::constant(DataRate::from_kbps(1000)), bin, true, true);
-    let label = FlowLabel {
-        name: "a".into(),
-        kind: "video",
-        direction: "forward",
-        cc: None,
-        controller: "fixed".into(),
-        encoder: "ideal".into(),
-        start: Time::ZERO,
-        stop: None,
-    };
+    let label = FlowLabel::video("a", "fixed", "ideal");
     let fi = Duration::from_millis(100);
     rec.add_flow(label, FrameLog::new(true, Default::default(), fi, None, None));
     let ctrl = rtcc_core::controller::create("fixed", &Params::new(), &ControllerContext::default()).unwrap();
