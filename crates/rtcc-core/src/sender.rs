@@ -321,14 +321,12 @@ impl Sender {
     }
     /// Write the current run's send times to its frame's entry.
     fn flush_run(&mut self) {
-        let frame = std::mem::replace(&mut self.run_frame, NO_FRAME);
-        if frame == NO_FRAME {
-            return;
+        if let Some(i) = self.run_frame.checked_sub(self.frame_base).filter(|_| self.run_frame != NO_FRAME) {
+            if let Some(f) = self.frames.get(i as usize).copied() {
+                self.frames[i as usize] = self.with_run(f);
+            }
         }
-        if let Some(f) = self.frames.get_mut(frame.wrapping_sub(self.frame_base) as usize) {
-            f.first_sent.get_or_insert(self.run_first);
-            f.last_sent = Some(self.run_last);
-        }
+        self.run_frame = NO_FRAME;
     }
     /// Hand the oldest capture's record to the driver (keeps memory flat).
     pub fn pop_frame(&mut self) -> Option<SentFrame> {

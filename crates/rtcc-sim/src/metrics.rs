@@ -17,10 +17,36 @@ pub struct Histogram {
     bins: Vec<u32>,
     n: u64,
     sum: f64,
-    /// Samples in bin `run_bin` not yet added to `bins`: consecutive delays
+    /// Samples in one bin not yet added to `bins`: consecutive delays
     /// mostly share a bin, and with many flows the bin array is out of cache.
-    run_n: u32,
-    run_bin: u32,
+    run: Run,
+}
+
+/// `n` equal keys in a row, counted in a hot place and added to a cold
+/// per-key table when the key changes (a histogram's bin, a frame's packets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    pub key: u32,
+    pub n: u32,
+}
+
+impl Run {
+    /// Count one more `key`; returns the run this ends, if any.
+    pub fn push(&mut self, key: u32) -> Option<Run> {
+        if self.key == key && (1..u32::MAX).contains(&self.n) {
+            self.n += 1;
+            return None;
+        }
+        let done = self.take();
+        *self = Run { key, n: 1 };
+        done
+    }
+
+    /// End the run: what it counted, if anything.
+    pub fn take(&mut self) -> Option<Run> {
+        let r = std::mem::take(self);
+        (r.n > 0).then_some(r)
+    }
 }
 
 const FINE_US: i64 = 100;
@@ -36,16 +62,11 @@ impl Histogram {
         } else {
             (FINE_BINS + ((us - FINE_US * FINE_BINS as i64) / COARSE_US) as usize).min(FINE_BINS + COARSE_BINS)
         };
-        if i as u32 == self.run_bin && (1..u32::MAX).contains(&self.run_n) {
-            self.run_n += 1;
-        } else {
-            if i >= self.bins.len() {
-                self.bins.resize(i + 1, 0);
-            }
-            if self.run_n > 0 {
-                self.bins[self.run_bin as usize] += self.run_n;
-            }
-            (self.run_bin, self.run_n) = (i as u32, 1);
+        if let Some(done) = self.run.push(i as u32) {
+            self.bins[done.key as usize] += done.n;
+        }
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, 0);
         }
         self.n += 1;
         self.sum += us as f64;
@@ -68,7 +89,7 @@ impl Histogram {
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut acc = 0u64;
         for (i, &c) in self.bins.iter().enumerate() {
-            acc += c as u64 + if i == self.run_bin as usize { self.run_n as u64 } else { 0 };
+            acc += c as u64 + if i == self.run.key as usize { self.run.n as u64 } else { 0 };
             if acc >= rank {
                 let (lo, w) = if i < FINE_BINS {
                     (i as i64 * FINE_US, FINE_US)
@@ -348,6 +369,15 @@ mod tests {
         assert!((p95 - 95.05).abs() < 0.06, "{p95}");
         h.add(Duration::from_secs(10));
         assert!((h.quantile_ms(1.0).unwrap() - 10_005.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_run_ends_when_its_key_changes() {
+        let mut r = Run::default();
+        assert_eq!([r.push(3), r.push(3), r.push(0), r.push(0)], [None, None, Some(Run { key: 3, n: 2 }), None]);
+        assert_eq!(r.take(), Some(Run { key: 0, n: 2 }));
+        assert_eq!(r.take(), None);
+        assert_eq!(r.push(0), None);
     }
 
     #[test]

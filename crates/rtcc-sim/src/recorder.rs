@@ -17,7 +17,7 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 use rtcc_core::tcp::cc::CongestionControl;
 
 use crate::frames::FrameLog;
-use crate::metrics::{FlowStats, Histogram, Series};
+use crate::metrics::{FlowStats, Histogram, Run, Series};
 use crate::trace::Capacity;
 
 /// The sender's state at a bin boundary.
@@ -153,13 +153,6 @@ impl FlowLabel {
 /// beyond it is settled without one (about two seconds at 30 fps).
 const REORDER_FRAMES: u32 = 64;
 
-/// `n` packets of frame `frame` in a row.
-#[derive(Clone, Copy, Debug, Default)]
-struct FrameRun {
-    frame: u32,
-    n: u32,
-}
-
 /// One flow's accumulators. In declaration order (`repr(C)`): the
 /// per-packet counters first, then the per-packet frame accounting, then
 /// what frames, samples and the end touch.
@@ -184,8 +177,8 @@ pub(crate) struct FlowRec {
     /// Runs of packets of one frame sent, and of one frame that left the
     /// network, not yet added to `frame_packets`: a frame's packets go and
     /// arrive together, and with many flows its entry is out of cache.
-    sent_run: FrameRun,
-    left_run: FrameRun,
+    sent_run: Run,
+    left_run: Run,
     /// Unsettled frames a sent parity covers (same indexing), and the
     /// (media sequence, frame) of recent media packets to find them by.
     protected: VecDeque<bool>,
@@ -292,32 +285,33 @@ impl FlowRec {
             return;
         }
         let run = if sent { &mut self.sent_run } else { &mut self.left_run };
-        if run.n > 0 && run.frame == frame {
-            run.n += 1;
-            return;
+        if let Some(done) = run.push(frame) {
+            // The other pending run too, sends first: a packet leaves only
+            // after it was sent.
+            let other = if sent { self.left_run.take() } else { self.sent_run.take() };
+            let (s, l) = if sent { (Some(done), other) } else { (other, Some(done)) };
+            self.add_runs(s, l);
         }
-        self.flush_runs();
-        let run = if sent { &mut self.sent_run } else { &mut self.left_run };
-        (run.frame, run.n) = (frame, 1);
     }
 
-    /// Add the pending runs to `frame_packets`, the sends first: a packet
-    /// leaves only after it was sent.
+    /// Add the pending runs to `frame_packets`.
     fn flush_runs(&mut self) {
-        let (s, l) = (std::mem::take(&mut self.sent_run), std::mem::take(&mut self.left_run));
-        for (run, sent) in [(s, true), (l, false)] {
-            if run.n == 0 || run.frame < self.packets_base {
-                continue;
-            }
-            let i = (run.frame - self.packets_base) as usize;
+        let (s, l) = (self.sent_run.take(), self.left_run.take());
+        self.add_runs(s, l);
+    }
+
+    fn add_runs(&mut self, sent: Option<Run>, left: Option<Run>) {
+        for (run, is_sent) in [(sent, true), (left, false)] {
+            let Some(run) = run.filter(|r| r.key >= self.packets_base) else { continue };
+            let i = (run.key - self.packets_base) as usize;
             if i >= self.frame_packets.len() {
-                if !sent {
+                if !is_sent {
                     continue;
                 }
                 self.frame_packets.resize(i + 1, (0, 0));
             }
             let e = &mut self.frame_packets[i];
-            if sent {
+            if is_sent {
                 e.0 += run.n;
                 e.1 += run.n;
             } else {
@@ -503,8 +497,8 @@ impl Recorder {
             received_high: None,
             settled: None,
             frame_packets: VecDeque::new(),
-            sent_run: FrameRun::default(),
-            left_run: FrameRun::default(),
+            sent_run: Run::default(),
+            left_run: Run::default(),
             packets_base: 0,
             protected: VecDeque::new(),
             media_frames: VecDeque::new(),
