@@ -300,14 +300,16 @@ struct Pending {
 /// Receiver side: rebuilds a lost media packet from its group's parity and
 /// the other N − 1 packets (RFC 5109 §9).
 #[derive(Clone, Debug)]
+/// `head` first (`repr(C)`): every media packet reads it, FEC or not.
+#[repr(C)]
 pub struct FecDecoder {
+    /// Newest sequence number seen (media, or the last one a parity covers).
+    head: Option<u32>,
     overhead: DataSize,
     /// `ring[seq % WINDOW]`, tagged with the full sequence number; empty
     /// until the first protected packet or parity (a flow without FEC never
     /// allocates it).
     ring: Box<[Slot]>,
-    /// Newest sequence number seen (media, or the last one a parity covers).
-    head: Option<u32>,
     /// Capacity `MAX_PENDING`, reserved up front.
     pending: Vec<Pending>,
     next_order: u64,

@@ -100,27 +100,31 @@ pub enum FrameStatus {
     Late = 2,
 }
 
+/// The fields every packet of the frame updates come first, within one
+/// cache line (`repr(C)`, line-aligned): a packet's arrival then touches one
+/// line of its frame's record.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
 pub struct RecvFrame {
+    pub complete: Option<Time>,
+    /// Its RTP timestamp (capture time), from its packets.
+    pub capture: Option<Time>,
+    /// Bytes of its packets.
+    pub bytes: u64,
     /// Media sequence of the frame's first packet.
     pub first_seq: u32,
     pub received: u16,
     pub count: u16,
     pub key: bool,
-    pub complete: Option<Time>,
-    pub display: Option<Time>,
+    /// One of its packets came as a retransmission.
+    pub retransmitted: bool,
     pub status: FrameStatus,
+    /// One of its packets was rebuilt from FEC parity.
+    pub fec: bool,
     /// The frame's bytes (real codecs), kept from the first of its packets
     /// that brought them: received, retransmitted or rebuilt by FEC.
     pub payload: Option<Payload>,
-    /// One of its packets was rebuilt from FEC parity.
-    pub fec: bool,
-    /// Its RTP timestamp (capture time), from its packets.
-    pub capture: Option<Time>,
-    /// Bytes of its packets.
-    pub bytes: u64,
-    /// One of its packets came as a retransmission.
-    pub retransmitted: bool,
+    pub display: Option<Time>,
     /// The jitter buffer's playout delay its render time was given (WebRTC
     /// timing's current delay; `None` with `Playout::Immediate`).
     pub jitter_buffer: Option<Duration>,
@@ -162,38 +166,46 @@ struct Missing {
 }
 
 /// Fields in declaration order (`repr(C)`): those every packet touches
-/// first, so that with many flows a packet costs few cache lines.
-#[repr(C)]
+/// fill the first six cache lines, so that with many flows a packet costs
+/// few of them; per-frame, per-report and repair state follows.
+#[repr(C, align(64))]
 pub struct Receiver {
+    next_report: Option<Time>,
     /// Next transport sequence expected; gaps below it are reported lost.
     next_seq: u64,
     /// Sum of one-way delays (µs) since the last report, for the mean.
     owd_sum_us: i64,
     jitter_us: f64,
     last_transit: Option<i64>,
-    next_report: Option<Time>,
-    /// `poll_timeout`, recomputed after every input.
-    timeout: Option<Time>,
+    /// `RepairStats::received`, kept here as every packet counts it.
+    received: u64,
     arrivals: Vec<(u64, Option<Time>)>,
     stats: ReportStats,
+    estimator: Option<Box<dyn ReceiverEstimator>>,
+    /// `cfg.max_delay`, copied here: every packet reads it.
+    max_delay: Option<Duration>,
+    /// `poll_timeout`, recomputed after every input.
+    timeout: Option<Time>,
     /// Received media sequence numbers (a bitmap ring) up to `high`.
     seen: Vec<u64>,
     high: Option<u32>,
     frame_base: u32,
     pli_pending: bool,
+    /// `cfg.nack`, likewise.
+    nack: bool,
     last_decoded: Option<u32>,
-    newest_complete: Option<u32>,
     /// Frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<RecvFrame>,
     missing: VecDeque<Missing>,
     /// An early report is due at this time; the last one went at `last_early`.
     early_due: Option<Time>,
     stuck_since: Option<Time>,
+    /// Its first field is the one every media packet reads.
+    fec: FecDecoder,
+    newest_complete: Option<u32>,
     last_pli: Option<Time>,
     last_key_packet: Option<Time>,
-    estimator: Option<Box<dyn ReceiverEstimator>>,
     repair: RepairStats,
-    fec: FecDecoder,
     cfg: ReceiverConfig,
     last_early: Option<Time>,
     /// Whether each of the last `COLLECTED_BITS` collected frames was
@@ -245,6 +257,9 @@ impl Receiver {
             last_transit: None,
             fec: FecDecoder::with_overhead(cfg.fec_overhead),
             repair: RepairStats::default(),
+            received: 0,
+            max_delay: cfg.max_delay,
+            nack: cfg.nack,
             late: Vec::new(),
             owd_sum_us: 0,
             estimator: None,
@@ -278,7 +293,7 @@ impl Receiver {
         self.cfg.freeze_gap
     }
     pub fn repair(&self) -> RepairStats {
-        RepairStats { fec: self.fec.stats(), ..self.repair }
+        RepairStats { fec: self.fec.stats(), received: self.received, ..self.repair }
     }
 
     /// State of a frame not yet collected (default = nothing received).
@@ -317,6 +332,10 @@ impl Receiver {
     }
 
     fn nack_due(&self) -> Option<Time> {
+        // Checked first so the common case leaves `cfg`'s cache lines alone.
+        if self.missing.is_empty() {
+            return None;
+        }
         let (allow, retry) = (self.cfg.reorder_allowance, self.cfg.nack_retry);
         self.missing.iter().map(|m| m.last_nack.map_or(m.since + allow, |t| t + retry)).min()
     }
@@ -367,8 +386,8 @@ impl Receiver {
         if let Some(e) = &mut self.estimator {
             e.on_packet(now, pkt);
         }
-        self.repair.received += 1;
-        let too_old = self.cfg.max_delay.is_some_and(|m| owd > m);
+        self.received += 1;
+        let too_old = self.max_delay.is_some_and(|m| owd > m);
         if too_old || (pkt.is_frame_data() && self.behind_decoder(pkt.frame)) {
             self.repair.discarded += 1;
             self.stats.late_discards += 1;
@@ -453,11 +472,11 @@ impl Receiver {
                 for g in from.max(m.saturating_sub(SEEN_BITS))..m {
                     let (w, bit) = self.seen_bit(g);
                     self.seen[w] &= !bit;
-                    if self.cfg.nack && m - g <= MAX_NACK_PACKETS as u32 {
+                    if self.nack && m - g <= MAX_NACK_PACKETS as u32 {
                         self.missing.push_back(Missing { seq: g, since: now, last_nack: None, retries: 0 });
                     }
                 }
-                if self.missing.len() > MAX_NACK_PACKETS || (self.cfg.nack && m - from > MAX_NACK_PACKETS as u32) {
+                if self.missing.len() > MAX_NACK_PACKETS || (self.nack && m - from > MAX_NACK_PACKETS as u32) {
                     self.missing.clear();
                     self.pli_pending = true;
                 }
@@ -495,7 +514,8 @@ impl Receiver {
         fr.count = pkt.count;
         fr.key = pkt.flags & FLAG_KEY != 0;
         fr.first_seq = pkt.media_seq.wrapping_sub(u32::from(pkt.index));
-        if fr.payload.is_none() {
+        // The packet's side first: without payloads the frame's stays unread.
+        if pkt.payload.is_some() && fr.payload.is_none() {
             fr.payload.clone_from(&pkt.payload);
         }
         if fr.complete.is_some() {
