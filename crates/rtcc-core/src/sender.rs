@@ -46,13 +46,13 @@ pub struct SenderConfig {
     /// A backlogged bulk sender instead of video (Dumbo Fig. 3-1's
     /// "backlogged" reference): the send queue never runs dry.
     pub bulk: bool,
+    pub flow: u16,
     pub audio: Option<AudioConfig>,
     /// How long sent packets are remembered for feedback; unacknowledged
     /// packets older than this leave the in-flight count.
     pub history: Duration,
     /// Retransmit NACKed media while its frame is younger than this.
     pub nack: Option<Duration>,
-    pub flow: u16,
     /// Largest packet on the wire.
     pub mtu: DataSize,
     /// Encoder target bounds (per-flow caps).
@@ -177,6 +177,9 @@ pub struct Sender {
     /// The controller plans FEC (FBRA's probe rides on top of the media
     /// rate); otherwise the flow's FEC is protection inside the target.
     fec_planned: bool,
+    /// The controller's decision never changes (`Controller::fixed_decision`):
+    /// it is read once, not after every packet.
+    fixed_decision: bool,
     next_frame_id: u32,
     next_media_seq: u32,
     media_base: u32,
@@ -202,15 +205,15 @@ pub struct Sender {
     buffer_at: Option<Time>,
     controller: Box<dyn Controller>,
     pacer: Pacer,
-    decision: Decision,
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
+    /// Its per-packet fields are its first 64 bytes, one cache line here.
+    cfg: SenderConfig,
+    counters: SendCounters,
+    /// The rest is read per frame or report.
+    decision: Decision,
     /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<SentFrame>,
-    counters: SendCounters,
-    /// Its per-packet fields first; the rest, read per frame or report,
-    /// ends the hot part.
-    cfg: SenderConfig,
     /// Media packets by media sequence, `media[i]` has `media_base + i`.
     media: VecDeque<MediaEntry>,
     /// Sequences below this are settled (reported, or their report lost).
@@ -252,6 +255,7 @@ impl Sender {
             fec: cfg.fec.map(FecEncoder::new),
             fec_off: false,
             fec_planned: false,
+            fixed_decision: controller.fixed_decision(),
             // Until frames are measured: one parity per `group` packets.
             fec_ratio: cfg.fec.map_or(0.0, |f| 1.0 / f64::from(f.group.max(1))),
             resolution: ResolutionState::new(cfg.resolution).with_max(cfg.max_resolution),
@@ -423,15 +427,18 @@ impl Sender {
     }
 
     fn apply_decision(&mut self, now: Time) {
-        let d = self.controller.decision();
-        if d != self.decision || now == self.cfg.start {
-            if d.fec != self.decision.fec {
-                if let Some(plan) = d.fec {
-                    self.apply_fec(now, plan);
+        // A fixed decision, applied at the start, cannot differ later.
+        if !self.fixed_decision || now == self.cfg.start {
+            let d = self.controller.decision();
+            if d != self.decision || now == self.cfg.start {
+                if d.fec != self.decision.fec {
+                    if let Some(plan) = d.fec {
+                        self.apply_fec(now, plan);
+                    }
                 }
+                self.decision = d;
+                self.pacer.set_rates(now, d.pacing_rate, d.padding_rate, d.cwnd);
             }
-            self.decision = d;
-            self.pacer.set_rates(now, d.pacing_rate, d.padding_rate, d.cwnd);
         }
         while let Some(c) = self.controller.poll_probe() {
             self.pacer.add_probe(c);

@@ -64,4 +64,7 @@ impl Controller for Fixed {
     fn decision(&self) -> Decision {
         self.decision
     }
+    fn fixed_decision(&self) -> bool {
+        true
+    }
 }

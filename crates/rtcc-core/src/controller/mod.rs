@@ -283,6 +283,11 @@ pub trait Controller: Send {
         None
     }
     fn decision(&self) -> Decision;
+    /// Whether `decision` is the same whatever the inputs, so the sender
+    /// may read it once instead of after every input.
+    fn fixed_decision(&self) -> bool {
+        false
+    }
     /// Probe clusters to start now, one per call.
     fn poll_probe(&mut self) -> Option<ProbeCluster> {
         None
