@@ -351,11 +351,11 @@ impl AlrGate {
 /// packet's bytes and ms, each new target), so both agree on whether the flow
 /// is application-limited; the start is stamped in rtcc time where libwebrtc
 /// takes rtc::TimeMillis(). The thresholds are goog_cc's AlrDetectorConfig:
-/// 80 % usage, start above 40 %, stop below -60 % of the budget. libwebrtc
-/// runs these for every stream: alr_experiment.cc turns the screenshare
-/// probing experiment on by default with these settings, and its
-/// GetConfigFromTrials (alr_detector.cc) takes them over alr_detector.h's
-/// 65 %, 80 %, 50 %.
+/// 80 % usage, start above 40 %, stop below -60 % of the budget. libwebrtc's
+/// detector uses these in every call: alr_experiment.cc turns the screenshare
+/// probing experiment on by default, and alr_detector.cc's GetConfigFromTrials
+/// applies its settings in place of alr_detector.h's 65 %, 80 %, 50 %. The
+/// experiment's periodic probing itself is requested only for screenshare.
 struct AlrDetector {
     cfg: goog_cc::AlrDetectorConfig,
     last_send_ms: Option<i64>,

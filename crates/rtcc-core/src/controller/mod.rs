@@ -283,8 +283,9 @@ pub trait Controller: Send {
         None
     }
     fn decision(&self) -> Decision;
-    /// Whether `decision` is the same whatever the inputs, so the sender
-    /// may read it once instead of after every input.
+    /// Whether `decision` is the same for the controller's whole life,
+    /// whatever the inputs: the sender then reads it once, at the start.
+    /// A wrapper that can change the decision must not forward it.
     fn fixed_decision(&self) -> bool {
         false
     }

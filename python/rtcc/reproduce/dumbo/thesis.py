@@ -108,19 +108,19 @@ NOTES = [
     "with rtt_standing over srtt and rate pacing too (the text taken literally) both are at "
     "37 %. The thesis's plain-Copa figure needs something its text does not describe (its "
     "real encoder, pacer or feedback timing in WebRTC), so it stays a disagreement.",
-    "The thesis's own rows say its plain Copa ran at one rate on every trace: a flow at "
-    "458 kbps on each of the 7 .down traces would show 24 % mean utilisation (thesis 22 %), "
-    "while the GCC, RoCC and Dumbo rows carry 0.7-0.9x their utilisation times the mean "
-    "capacity in video and plain Copa 0.32x. Copa settles where cwnd/RTT = p/(delta d_q), "
-    "which does not depend on the link when d_q does not come from the flow's own queue. "
-    "With the report "
-    'wait in rtt_standing (standing_rtt = "with_hold") rtcc shows that signature: 215-726 '
-    "kbps on traces of 0.45-16 Mbps, 533 kbps mean. On TMobile-LTE-short a report then "
-    "holds 4.5 packets, and the shortest wait before it (which becomes d_q) has a median of "
-    "23 ms; the default run's reports hold 39-52 packets and 8-9 ms. The dummy stream fills "
-    "only the window, so once the window is held low it adds no packets to shorten that "
-    "wait: Copa+Dumbo stays at 5.7 packets, 27 ms and 513 kbps. What lifted the thesis's "
-    "Copa+Dumbo out of that state is not in its text.",
+    "The thesis's rows fit a plain Copa that ran at about one rate on every trace: video / "
+    "(utilisation x mean capacity) is 0.7-0.9 for its GCC, RoCC and Dumbo rows (PCC 1.55) "
+    "but 0.32 for plain Copa; on the 7 .down traces here a constant rate gives 0.23-0.30 "
+    "(utilisation per 100 ms sample or received / capacity) and a rate that follows the "
+    "capacity about 1. Copa settles where cwnd/RTT = p/(delta d_q), which does not depend "
+    "on the link when d_q does not come from the flow's own queue. With the report wait "
+    'kept in rtt_standing (standing_rtt = "with_hold") rtcc\'s plain Copa gives 0.33 (25 %, '
+    "533 kbps; 215-726 kbps on traces of 0.45-16 Mbps). On TMobile-LTE-short a report then "
+    "holds 4.5 packets, and the shortest wait before it, which sets d_q, has a median of "
+    "23 ms (default run: 39-52 packets, 8-9 ms). The dummy stream fills only the window, so "
+    "once the window is held low it adds few packets (5.7 a report, 27 ms), and Copa+Dumbo "
+    "stays at 513 kbps over the traces. What lifted the thesis's Copa+Dumbo out of that "
+    "state is not in its text.",
     "On the pulse link, Copa without the dummy stream shows the app-limited window the "
     "dummy stream is there to prevent: while the lagging encoder trails cwnd/RTT the window "
     "grows unused (218 kB at 120 s), the encoder then overfills the link, and after the "
@@ -163,14 +163,15 @@ NOTES = [
     "Network delay is arrival to departure at the bottleneck (sojourn_ms_mean), as "
     "Mahimahi's log gives it, and utilisation the mean over 100 ms samples "
     "(utilization_mean); the page also lists Σ received / Σ capacity (utilization).",
-    "The network delays of the rate-based schemes are set by the traces' outages, not by "
-    "their standing queues: the median packet of gcc, gcc-probing and vivace waits 5-8 ms, "
-    "and packets that waited over 500 ms carry 56-63 % of their delay sums. gcc-probing's "
-    "359 ms (thesis 248) is 85 ms without TMobile-UMTS-driving, where a probe has just "
-    "lifted its target to 1.5 Mbps when a 30 s outage begins (2,007 ms on that trace, "
-    "gcc 553). vivace's 334 ms (thesis 69) is 166 ms without Verizon-EVDO-driving; on "
-    "ATT-LTE-driving the 20-32 s outage catches it at 4 Mbps, and 4.5 % of its packets "
-    "carry 91 % of its delay sum. A window-based scheme stops sending in an outage "
-    "(copa+dumbo: 60 ms, 36 % from such packets). With 16 traces in the thesis against 7 "
-    "here, these means hang on which outages the set holds.",
+    "The network delays of the rate-based schemes are mostly set by the traces' outages: "
+    "the median wait on a trace is 5-8 ms for gcc, gcc-probing and vivace, and packets that "
+    "waited over 500 ms carry 56-63 % of their delay sums. gcc-probing's 359 ms (thesis "
+    "248) is 85 ms without TMobile-UMTS-driving (2007 ms there, gcc 553): that trace is "
+    "near zero from 30 to 75 s, and a probe lifts the target to 1.5 Mbps during a 2 s "
+    "recovery inside it. vivace's 334 ms (thesis 69) is 166 ms without Verizon-EVDO-driving "
+    "(about 1.3 s there); most of the rest is ATT-LTE-driving, whose 10 s outage at 20 s "
+    "catches vivace at about 4 Mbps, so that 4.5 % of its packets carry 91 % of its delay "
+    "sum. A window-based scheme stops sending in an outage (copa+dumbo: 60 ms, 36 % from "
+    "packets over 500 ms). With 16 trace files in the thesis against 7 here, these means "
+    "hang on which outages the set holds.",
 ]
