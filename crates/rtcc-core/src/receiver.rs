@@ -186,8 +186,12 @@ pub struct Receiver {
     max_delay: Option<Duration>,
     /// `poll_timeout`, recomputed after every input.
     timeout: Option<Time>,
-    /// Received media sequence numbers (a bitmap ring) up to `high`.
-    seen: Vec<u64>,
+    /// Received media sequence numbers (a bitmap ring) up to `high`. The
+    /// word holding `high` lives in `seen_high`, its slot in `seen` stale:
+    /// in-order packets touch only that word, and with many flows the ring
+    /// is out of cache.
+    seen: Box<[u64]>,
+    seen_high: u64,
     high: Option<u32>,
     frame_base: u32,
     pli_pending: bool,
@@ -233,7 +237,8 @@ impl Receiver {
             arrivals: Vec::with_capacity(256),
             next_seq: 0,
             stats: ReportStats::default(),
-            seen: vec![0; (SEEN_BITS / 64) as usize],
+            seen: vec![0; (SEEN_BITS / 64) as usize].into_boxed_slice(),
+            seen_high: 0,
             high: None,
             missing: VecDeque::with_capacity(64),
             pli_pending: false,
@@ -446,6 +451,14 @@ impl Receiver {
         ((b / 64) as usize, 1u64 << (b % 64))
     }
 
+    /// Word `w` of the ring, wherever it lives.
+    fn seen_word(&mut self, w: usize) -> &mut u64 {
+        match self.high {
+            Some(h) if self.seen_bit(h).0 == w => &mut self.seen_high,
+            _ => &mut self.seen[w],
+        }
+    }
+
     /// Record media packet `m`; false if it was a duplicate.
     fn mark_seen(&mut self, now: Time, m: u32) -> bool {
         match self.high {
@@ -454,10 +467,11 @@ impl Receiver {
                     return false;
                 }
                 let (w, bit) = self.seen_bit(m);
-                if self.seen[w] & bit != 0 {
+                let word = self.seen_word(w);
+                if *word & bit != 0 {
                     return false;
                 }
-                self.seen[w] |= bit;
+                *word |= bit;
                 // `missing` is in sequence order: gaps are appended as the
                 // highest sequence advances, and removals keep the order.
                 if let Ok(i) = self.missing.binary_search_by_key(&m, |x| x.seq) {
@@ -471,7 +485,7 @@ impl Receiver {
                 // a gap longer than the ring only needs its last SEEN_BITS.
                 for g in from.max(m.saturating_sub(SEEN_BITS))..m {
                     let (w, bit) = self.seen_bit(g);
-                    self.seen[w] &= !bit;
+                    *self.seen_word(w) &= !bit;
                     if self.nack && m - g <= MAX_NACK_PACKETS as u32 {
                         self.missing.push_back(Missing { seq: g, since: now, last_nack: None, retries: 0 });
                     }
@@ -481,7 +495,15 @@ impl Receiver {
                     self.pli_pending = true;
                 }
                 let (w, bit) = self.seen_bit(m);
-                self.seen[w] |= bit;
+                *self.seen_word(w) |= bit;
+                // The word holding the new `high` moves into `seen_high`.
+                let old = self.high.map(|h| self.seen_bit(h).0);
+                if old != Some(w) {
+                    if let Some(o) = old {
+                        self.seen[o] = self.seen_high;
+                    }
+                    self.seen_high = self.seen[w];
+                }
                 self.high = Some(m);
                 true
             }
