@@ -16,10 +16,17 @@ use rtcc_core::units::{Duration, Time};
 pub struct Histogram {
     bins: Vec<u32>,
     n: u64,
-    sum: f64,
-    /// Samples in one bin not yet added to `bins`: consecutive delays
-    /// mostly share a bin, and with many flows the bin array is out of cache.
+    head: HistHead,
+}
+
+/// What every sample of a histogram touches: its sum, and the samples in
+/// one bin not yet added to the bins (consecutive delays mostly share a
+/// bin, and with many flows the bin array is out of cache). The bins and
+/// the count may live elsewhere.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HistHead {
     run: Run,
+    sum: f64,
 }
 
 /// `n` equal keys in a row, counted in a hot place and added to a cold
@@ -54,31 +61,47 @@ const FINE_BINS: usize = 20_000;
 const COARSE_US: i64 = 10_000;
 const COARSE_BINS: usize = 11_800;
 
-impl Histogram {
-    pub fn add(&mut self, d: Duration) {
+impl HistHead {
+    /// Add a sample; `bins` are this histogram's.
+    #[inline]
+    pub fn add(&mut self, d: Duration, bins: &mut Vec<u32>) {
         let us = d.as_micros().max(0);
         let i = if us < FINE_US * FINE_BINS as i64 {
             (us / FINE_US) as usize
         } else {
             (FINE_BINS + ((us - FINE_US * FINE_BINS as i64) / COARSE_US) as usize).min(FINE_BINS + COARSE_BINS)
         };
-        if let Some(done) = self.run.push(i as u32) {
-            self.bins[done.key as usize] += done.n;
-        }
-        if i >= self.bins.len() {
-            self.bins.resize(i + 1, 0);
-        }
-        self.n += 1;
         self.sum += us as f64;
+        // The current run's bin was allocated when the run began.
+        if self.run.key == i as u32 && (1..u32::MAX).contains(&self.run.n) {
+            self.run.n += 1;
+        } else {
+            self.new_run(i, bins);
+        }
     }
 
-    pub fn count(&self) -> u64 {
-        self.n
+    fn new_run(&mut self, i: usize, bins: &mut Vec<u32>) {
+        if let Some(done) = self.run.push(i as u32) {
+            bins[done.key as usize] += done.n;
+        }
+        if i >= bins.len() {
+            bins.resize(i + 1, 0);
+        }
     }
+}
 
+/// A histogram's parts, to read it.
+#[derive(Clone, Copy, Debug)]
+pub struct HistView<'a> {
+    pub head: &'a HistHead,
+    pub bins: &'a [u32],
+    pub n: u64,
+}
+
+impl HistView<'_> {
     /// Mean in milliseconds, `None` when empty.
     pub fn mean_ms(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum / self.n as f64 / 1e3)
+        (self.n > 0).then(|| self.head.sum / self.n as f64 / 1e3)
     }
 
     /// Quantile in milliseconds (bin midpoint), `None` when empty.
@@ -86,10 +109,11 @@ impl Histogram {
         if self.n == 0 {
             return None;
         }
+        let run = self.head.run;
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut acc = 0u64;
         for (i, &c) in self.bins.iter().enumerate() {
-            acc += c as u64 + if i == self.run.key as usize { self.run.n as u64 } else { 0 };
+            acc += c as u64 + if i == run.key as usize { run.n as u64 } else { 0 };
             if acc >= rank {
                 let (lo, w) = if i < FINE_BINS {
                     (i as i64 * FINE_US, FINE_US)
@@ -100,6 +124,31 @@ impl Histogram {
             }
         }
         None
+    }
+}
+
+impl Histogram {
+    pub fn add(&mut self, d: Duration) {
+        self.head.add(d, &mut self.bins);
+        self.n += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    fn view(&self) -> HistView<'_> {
+        HistView { head: &self.head, bins: &self.bins, n: self.n }
+    }
+
+    /// Mean in milliseconds, `None` when empty.
+    pub fn mean_ms(&self) -> Option<f64> {
+        self.view().mean_ms()
+    }
+
+    /// Quantile in milliseconds (bin midpoint), `None` when empty.
+    pub fn quantile_ms(&self, q: f64) -> Option<f64> {
+        self.view().quantile_ms(q)
     }
 }
 
@@ -116,31 +165,74 @@ pub struct PacketRec {
     pub lost: bool,
 }
 
-/// Counters of one flow, streamed. Laid out in declaration order from a
-/// cache line's start (`repr(C)`), one line each: a departure's (line 0,
-/// 1), an arrival's (2), every packet's (3) and the bytes by kind (4), so
-/// that with many flows a packet costs few lines.
+/// Counters of one flow, streamed. A packet's send and its departure from
+/// the bottleneck (moments apart) share `send`, the departure also reads
+/// one more line, and its arrival reads `arrive`: with many flows, each
+/// line a packet touches is a cache miss. The bins, byte totals by kind and
+/// packet rows follow, touched rarely. `send` and `arrive` also hold the
+/// recorder's per-packet frame tallies, to share those lines.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct FlowStats {
-    pub queue: Histogram,
-    queue_sum_us: f64,
-    queue_n: u64,
-    /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
-    pub sojourn: Histogram,
+    pub(crate) send: SendLine,
+    sojourn: HistHead,
     pub lost: u64,
     pub dropped: u64,
-    pub owd: Histogram,
-    owd_sum_us: f64,
-    owd_n: u64,
+    pub(crate) arrive: ArriveLine,
+    queue_bins: Vec<u32>,
+    sojourn_bins: Vec<u32>,
+    owd_bins: Vec<u32>,
+    /// Received bytes by kind, but for the pending run of one kind.
+    recv_bytes: [u64; PacketKind::COUNT],
+    /// Counts and byte totals when the current time-series bin began.
+    bin_departed: u64,
+    bin_arrived: u64,
+    bin_recv: u64,
+    bin_media_recv: u64,
     pub packets_base: u64,
     /// Packet rows not yet taken, from sequence `packets_base` on.
     pub packets: VecDeque<PacketRec>,
+}
+
+/// What a packet's send and departure touch (one cache line).
+#[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct SendLine {
     /// Packets sent.
     pub sent: u64,
-    bin_recv_bytes: u64,
-    bin_media_recv_bytes: u64,
-    pub recv_bytes: [u64; PacketKind::COUNT],
+    /// The recorder's run of sent packets of one frame, and its first
+    /// unsettled frame.
+    pub frame_run: Run,
+    pub frame_base: u32,
+    /// Its index in `KIND_NAMES`.
+    pub class: u8,
+    /// Whether packet rows were ever kept (as in `ArriveLine`): without,
+    /// the rows need not be looked at.
+    recorded: bool,
+    /// Data bytes that left the bottleneck, random loss after it included.
+    pub data_bytes: u64,
+    /// Packets that left the bottleneck.
+    departed: u64,
+    queue_sum_us: f64,
+    queue: HistHead,
+}
+
+/// What a packet's arrival touches (one cache line).
+#[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct ArriveLine {
+    owd: HistHead,
+    owd_sum_us: f64,
+    arrived: u64,
+    /// Received bytes of kind `recv_kind` not yet in `recv_bytes`: a flow's
+    /// packets are mostly of one kind.
+    recv_pending: u64,
+    /// The recorder's run of packets of one frame that left the network,
+    /// and its first unsettled frame (as in `SendLine`).
+    pub frame_run: Run,
+    pub frame_base: u32,
+    recv_kind: u8,
+    recorded: bool,
 }
 
 /// Time-series accumulators of the current bin.
@@ -154,10 +246,23 @@ pub struct BinAcc {
     pub media_recv_bytes: u64,
 }
 
+/// The kinds whose bytes count as goodput: what the viewer can use.
+fn is_media(k: usize) -> bool {
+    k == PacketKind::Media as usize || k == PacketKind::Rtx as usize || k == PacketKind::Audio as usize
+}
+
 impl FlowStats {
+    /// A flow whose class (its index in the recorder's `KIND_NAMES`) is `class`.
+    pub(crate) fn with_class(class: u8) -> FlowStats {
+        let mut s = FlowStats::default();
+        s.send.class = class;
+        s
+    }
+
     pub fn on_sent(&mut self, p: &Packet, record: bool) {
-        self.sent += 1;
+        self.send.sent += 1;
         if record {
+            (self.send.recorded, self.arrive.recorded) = (true, true);
             debug_assert_eq!(self.packets_base + self.packets.len() as u64, p.seq);
             self.packets.push_back(PacketRec {
                 kind: p.kind,
@@ -172,6 +277,11 @@ impl FlowStats {
         }
     }
 
+    /// Packets sent.
+    pub fn sent(&self) -> u64 {
+        self.send.sent
+    }
+
     /// Packet `seq` was dropped at the bottleneck.
     pub fn on_dropped(&mut self, seq: u64) {
         self.dropped += 1;
@@ -182,12 +292,16 @@ impl FlowStats {
 
     /// Left the bottleneck after `queued` in its queue; `lost` = random loss.
     pub fn on_departed(&mut self, p: &Packet, queued: Duration, sojourn: Duration, lost: bool) {
-        self.queue.add(queued);
-        self.sojourn.add(sojourn);
-        self.queue_sum_us += queued.as_micros() as f64;
-        self.queue_n += 1;
+        let s = &mut self.send;
+        s.queue.add(queued, &mut self.queue_bins);
+        self.sojourn.add(sojourn, &mut self.sojourn_bins);
+        s.queue_sum_us += queued.as_micros() as f64;
+        s.departed += 1;
         if lost {
             self.lost += 1;
+        }
+        if !self.send.recorded {
+            return;
         }
         if let Some(r) = self.rec(p.seq) {
             r.queue_us = queued.as_micros();
@@ -197,16 +311,19 @@ impl FlowStats {
 
     pub fn on_arrived(&mut self, now: Time, p: &Packet) {
         let owd = now - p.send_time;
-        let k = p.kind as usize;
-        self.recv_bytes[k] += p.size.bytes();
-        self.owd.add(owd);
-        self.bin_recv_bytes += p.size.bytes();
-        // Goodput counts what the viewer can use, as the summary does.
-        if matches!(p.kind, PacketKind::Media | PacketKind::Rtx | PacketKind::Audio) {
-            self.bin_media_recv_bytes += p.size.bytes();
+        let a = &mut self.arrive;
+        let k = p.kind as u8;
+        if k != a.recv_kind {
+            self.recv_bytes[a.recv_kind as usize] += a.recv_pending;
+            (a.recv_kind, a.recv_pending) = (k, 0);
         }
-        self.owd_sum_us += owd.as_micros() as f64;
-        self.owd_n += 1;
+        a.recv_pending += p.size.bytes();
+        a.owd.add(owd, &mut self.owd_bins);
+        a.owd_sum_us += owd.as_micros() as f64;
+        a.arrived += 1;
+        if !a.recorded {
+            return;
+        }
         if let Some(r) = self.rec(p.seq) {
             r.arrival_us = now.as_micros();
         }
@@ -215,6 +332,28 @@ impl FlowStats {
     fn rec(&mut self, seq: u64) -> Option<&mut PacketRec> {
         let i = seq.checked_sub(self.packets_base)?;
         self.packets.get_mut(i as usize)
+    }
+
+    /// Received bytes by kind.
+    pub fn recv_bytes(&self) -> [u64; PacketKind::COUNT] {
+        let mut b = self.recv_bytes;
+        b[self.arrive.recv_kind as usize] += self.arrive.recv_pending;
+        b
+    }
+
+    /// One-way delay (send to arrival).
+    pub fn owd(&self) -> HistView<'_> {
+        HistView { head: &self.arrive.owd, bins: &self.owd_bins, n: self.arrive.arrived }
+    }
+
+    /// Time in the bottleneck's queue before service.
+    pub fn queue(&self) -> HistView<'_> {
+        HistView { head: &self.send.queue, bins: &self.queue_bins, n: self.send.departed }
+    }
+
+    /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
+    pub fn sojourn(&self) -> HistView<'_> {
+        HistView { head: &self.sojourn, bins: &self.sojourn_bins, n: self.send.departed }
     }
 
     /// Takes the leading rows whose fate is known (arrived, dropped or
@@ -228,26 +367,35 @@ impl FlowStats {
         (first, self.packets.drain(..n).collect())
     }
 
+    /// Received bytes in all and of media kinds, so far.
+    fn recv_totals(&self) -> (u64, u64) {
+        let b = self.recv_bytes();
+        let media = (0..b.len()).filter(|&k| is_media(k)).map(|k| b[k]).sum();
+        (b.iter().sum(), media)
+    }
+
     /// The current time-series bin's accumulators.
     pub fn bin(&self) -> BinAcc {
+        let (recv, media) = self.recv_totals();
         BinAcc {
-            queue_sum_us: self.queue_sum_us,
-            queue_n: self.queue_n,
-            owd_sum_us: self.owd_sum_us,
-            owd_n: self.owd_n,
-            recv_bytes: self.bin_recv_bytes,
-            media_recv_bytes: self.bin_media_recv_bytes,
+            queue_sum_us: self.send.queue_sum_us,
+            queue_n: self.send.departed - self.bin_departed,
+            owd_sum_us: self.arrive.owd_sum_us,
+            owd_n: self.arrive.arrived - self.bin_arrived,
+            recv_bytes: recv - self.bin_recv,
+            media_recv_bytes: media - self.bin_media_recv,
         }
     }
 
     /// Start the next time-series bin.
     pub fn reset_bin(&mut self) {
-        (self.queue_sum_us, self.queue_n, self.owd_sum_us, self.owd_n) = (0.0, 0, 0.0, 0);
-        (self.bin_recv_bytes, self.bin_media_recv_bytes) = (0, 0);
+        (self.send.queue_sum_us, self.arrive.owd_sum_us) = (0.0, 0.0);
+        (self.bin_departed, self.bin_arrived) = (self.send.departed, self.arrive.arrived);
+        (self.bin_recv, self.bin_media_recv) = self.recv_totals();
     }
 
     pub fn total_recv_bytes(&self) -> u64 {
-        self.recv_bytes.iter().sum()
+        self.recv_bytes().iter().sum()
     }
 }
 

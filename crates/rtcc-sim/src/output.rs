@@ -329,13 +329,14 @@ impl Recorder {
         };
         let cap = bottleneck.capacity.bytes_between(start, stop);
         let acc = &f.accuracy;
-        let media_recv = st.recv_bytes[PacketKind::Media as usize]
-            + st.recv_bytes[PacketKind::Rtx as usize]
-            + st.recv_bytes[PacketKind::Audio as usize];
+        let recv_bytes = st.recv_bytes();
+        let media_recv = recv_bytes[PacketKind::Media as usize]
+            + recv_bytes[PacketKind::Rtx as usize]
+            + recv_bytes[PacketKind::Audio as usize];
         let video = f.label.kind == "video";
         // Cross traffic has no video sender's counters: its packets are
         // what the recorder saw leave.
-        let packets: u64 = if video { c.packets.iter().sum() } else { st.sent };
+        let packets: u64 = if video { c.packets.iter().sum() } else { st.sent() };
         let fl = &f.frames;
         let rx = &f.receiver;
         let fz = rx.freeze;
@@ -367,12 +368,12 @@ impl Recorder {
             goodput_kbps: if video { kbps(media_recv) } else { kbps(tr.delivered_bytes) },
             utilization: if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 },
             media_utilization: if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 },
-            owd_ms_mean: st.owd.mean_ms(),
-            owd_ms_p95: st.owd.quantile_ms(0.95),
-            queue_delay_ms_mean: st.queue.mean_ms(),
-            queue_delay_ms_p95: st.queue.quantile_ms(0.95),
-            sojourn_ms_mean: st.sojourn.mean_ms(),
-            sojourn_ms_p95: st.sojourn.quantile_ms(0.95),
+            owd_ms_mean: st.owd().mean_ms(),
+            owd_ms_p95: st.owd().quantile_ms(0.95),
+            queue_delay_ms_mean: st.queue().mean_ms(),
+            queue_delay_ms_p95: st.queue().quantile_ms(0.95),
+            sojourn_ms_mean: st.sojourn().mean_ms(),
+            sojourn_ms_p95: st.sojourn().quantile_ms(0.95),
             frame_latency_ms_mean: fl.latency.mean_ms(),
             frame_latency_ms_p95: fl.latency.quantile_ms(0.95),
             frame_delay_ms_mean: fl.delay.mean_ms(),
@@ -438,7 +439,7 @@ impl Recorder {
                 .then(|| acc.capacity_within as f64 / acc.capacity_n as f64),
             competition_accuracy: (acc.competition_n > 0)
                 .then(|| acc.competition_right as f64 / acc.competition_n as f64),
-            link_share: (bottleneck.data_bytes > 0).then(|| f.data_bytes as f64 / bottleneck.data_bytes as f64),
+            link_share: (bottleneck.data_bytes > 0).then(|| f.data_bytes() as f64 / bottleneck.data_bytes as f64),
         }
     }
 }

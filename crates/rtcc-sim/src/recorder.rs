@@ -154,31 +154,28 @@ impl FlowLabel {
 const REORDER_FRAMES: u32 = 64;
 
 /// One flow's accumulators. In declaration order (`repr(C)`): the
-/// per-packet counters first, then the per-packet frame accounting, then
-/// what frames, samples and the end touch.
+/// per-packet counters first (with this flow's per-packet frame runs and
+/// class), then what frames, samples and the end touch.
 #[repr(C)]
 pub(crate) struct FlowRec {
     pub stats: FlowStats,
-    /// Its index in `KIND_NAMES`, and whether its data takes the reverse
-    /// bottleneck (looked up once, not per packet).
-    class: u8,
+    /// Whether its data takes the reverse bottleneck (looked up once, not
+    /// per packet).
     pub(crate) reverse: bool,
+    /// The first unsettled frame (copied to `stats.send` and
+    /// `stats.arrive`, which every packet reads).
     packets_base: u32,
-    /// Its data bytes that left its bottleneck, random loss after it
-    /// included (what it sent back is not data).
-    pub data_bytes: u64,
     /// Per unsettled frame id: its packets sent, and those still in the
     /// network (sent, not yet dropped, lost or arrived). At the end of the
     /// run a frame not shown is in flight only if some of its packets are
     /// (or some were never sent); otherwise it is lost.
     /// Indexed by frame id from `packets_base` (the first unsettled one):
     /// ids rise and settle in order, so no hashing per packet.
+    /// Runs of one frame's packets sent, and of those that left the
+    /// network, wait in `stats.send.frame_run` and `stats.arrive.frame_run`
+    /// before they are added here: a frame's packets go and arrive
+    /// together, and with many flows its entry is out of cache.
     frame_packets: VecDeque<(u32, u32)>,
-    /// Runs of packets of one frame sent, and of one frame that left the
-    /// network, not yet added to `frame_packets`: a frame's packets go and
-    /// arrive together, and with many flows its entry is out of cache.
-    sent_run: Run,
-    left_run: Run,
     /// Unsettled frames a sent parity covers (same indexing), and the
     /// (media sequence, frame) of recent media packets to find them by.
     protected: VecDeque<bool>,
@@ -272,6 +269,12 @@ fn kind_index(kind: &str) -> usize {
 }
 
 impl FlowRec {
+    /// Its data bytes that left its bottleneck, random loss after it
+    /// included (what it sent back is not data).
+    pub fn data_bytes(&self) -> u64 {
+        self.stats.send.data_bytes
+    }
+
     fn add_received(&mut self, frame: u32, rec: RecvFrame, next: Option<Time>, at_end: bool) {
         self.received_high = Some(self.received_high.map_or(frame, |h| h.max(frame)));
         if self.settled.is_none_or(|s| frame > s) {
@@ -281,14 +284,15 @@ impl FlowRec {
 
     /// A packet of `frame` was sent (`sent`) or left the network.
     fn frame_packet(&mut self, frame: u32, sent: bool) {
-        if frame == NO_FRAME || frame < self.packets_base {
+        let base = if sent { self.stats.send.frame_base } else { self.stats.arrive.frame_base };
+        if frame == NO_FRAME || frame < base {
             return;
         }
-        let run = if sent { &mut self.sent_run } else { &mut self.left_run };
+        let run = if sent { &mut self.stats.send.frame_run } else { &mut self.stats.arrive.frame_run };
         if let Some(done) = run.push(frame) {
             // The other pending run too, sends first: a packet leaves only
             // after it was sent.
-            let other = if sent { self.left_run.take() } else { self.sent_run.take() };
+            let other = if sent { self.stats.arrive.frame_run.take() } else { self.stats.send.frame_run.take() };
             let (s, l) = if sent { (Some(done), other) } else { (other, Some(done)) };
             self.add_runs(s, l);
         }
@@ -296,7 +300,7 @@ impl FlowRec {
 
     /// Add the pending runs to `frame_packets`.
     fn flush_runs(&mut self) {
-        let (s, l) = (self.sent_run.take(), self.left_run.take());
+        let (s, l) = (self.stats.send.frame_run.take(), self.stats.arrive.frame_run.take());
         self.add_runs(s, l);
     }
 
@@ -398,6 +402,7 @@ impl FlowRec {
                 self.frame_packets.drain(..done.min(self.frame_packets.len()));
                 self.protected.drain(..done.min(self.protected.len()));
                 self.packets_base = self.packets_base.max(s.frame + 1);
+                (self.stats.send.frame_base, self.stats.arrive.frame_base) = (self.packets_base, self.packets_base);
             }
             self.frames.settle(flow, &s, &rec, next, end);
         }
@@ -479,7 +484,7 @@ impl Recorder {
     /// Add a flow (numbered in order) with its frame accounting.
     pub fn add_flow(&mut self, label: FlowLabel, frames: FrameLog) {
         self.flows.push(FlowRec {
-            stats: FlowStats::default(),
+            stats: FlowStats::with_class(kind_index(label.kind) as u8),
             frames,
             series: Series::default(),
             prev: SendCounters::default(),
@@ -497,17 +502,13 @@ impl Recorder {
             received_high: None,
             settled: None,
             frame_packets: VecDeque::new(),
-            sent_run: Run::default(),
-            left_run: Run::default(),
             packets_base: 0,
             protected: VecDeque::new(),
             media_frames: VecDeque::new(),
             fec_frames_recovered: 0,
             fec_frames_lost: 0,
             traffic: TrafficRec::default(),
-            class: kind_index(label.kind) as u8,
             reverse: label.direction == "reverse",
-            data_bytes: 0,
             accuracy: Accuracy::default(),
             label,
         });
@@ -560,9 +561,9 @@ impl Recorder {
                     }
                 };
                 l.delivered_bytes += packet.size.bytes();
-                l.by_kind[f.class as usize] += packet.size.bytes();
+                l.by_kind[f.stats.send.class as usize] += packet.size.bytes();
                 l.data_bytes += packet.size.bytes();
-                f.data_bytes += packet.size.bytes();
+                f.stats.send.data_bytes += packet.size.bytes();
                 f.stats.on_departed(packet, queued, sojourn, lost);
                 if lost && packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
@@ -719,9 +720,9 @@ impl Recorder {
             _ => &self.link,
         };
         let others =
-            (link.data_bytes - f.accuracy.prev_link_data).saturating_sub(f.data_bytes - f.accuracy.prev_own_data);
+            (link.data_bytes - f.accuracy.prev_link_data).saturating_sub(f.data_bytes() - f.accuracy.prev_own_data);
         f.accuracy.prev_link_data = link.data_bytes;
-        f.accuracy.prev_own_data = f.data_bytes;
+        f.accuracy.prev_own_data = f.data_bytes();
         let a = &mut f.accuracy;
         if let Some(e) = estimate {
             // As the link table's `capacity_kbps`.
