@@ -299,8 +299,8 @@ struct Pending {
 
 /// Receiver side: rebuilds a lost media packet from its group's parity and
 /// the other N − 1 packets (RFC 5109 §9).
+// `head` first (`repr(C)`): every media packet reads it, FEC or not.
 #[derive(Clone, Debug)]
-/// `head` first (`repr(C)`): every media packet reads it, FEC or not.
 #[repr(C)]
 pub struct FecDecoder {
     /// Newest sequence number seen (media, or the last one a parity covers).

@@ -207,7 +207,8 @@ pub struct Sender {
     pacer: Pacer,
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
-    /// Its per-packet fields are its first 64 bytes, one cache line here.
+    /// What each transmitted packet reads of it is its first 64 bytes, one
+    /// cache line here.
     cfg: SenderConfig,
     counters: SendCounters,
     /// The rest is read per frame or report.
