@@ -24,7 +24,7 @@ pub struct Histogram {
 /// bin, and with many flows the bin array is out of cache). The bins and
 /// the count may live elsewhere.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct HistHead {
+pub(crate) struct HistHead {
     run: Run,
     sum: f64,
 }
@@ -38,10 +38,17 @@ pub struct Run {
 }
 
 impl Run {
+    /// Count one more `key` if it continues the run (and the count has room).
+    #[inline]
+    pub fn extend(&mut self, key: u32) -> bool {
+        let more = self.key == key && (1..u32::MAX).contains(&self.n);
+        self.n += u32::from(more);
+        more
+    }
+
     /// Count one more `key`; returns the run this ends, if any.
     pub fn push(&mut self, key: u32) -> Option<Run> {
-        if self.key == key && (1..u32::MAX).contains(&self.n) {
-            self.n += 1;
+        if self.extend(key) {
             return None;
         }
         let done = self.take();
@@ -73,9 +80,7 @@ impl HistHead {
         };
         self.sum += us as f64;
         // The current run's bin was allocated when the run began.
-        if self.run.key == i as u32 && (1..u32::MAX).contains(&self.run.n) {
-            self.run.n += 1;
-        } else {
+        if !self.run.extend(i as u32) {
             self.new_run(i, bins);
         }
     }
@@ -93,9 +98,9 @@ impl HistHead {
 /// A histogram's parts, to read it.
 #[derive(Clone, Copy, Debug)]
 pub struct HistView<'a> {
-    pub head: &'a HistHead,
-    pub bins: &'a [u32],
-    pub n: u64,
+    head: &'a HistHead,
+    bins: &'a [u32],
+    n: u64,
 }
 
 impl HistView<'_> {
@@ -200,11 +205,11 @@ pub struct FlowStats {
 pub(crate) struct SendLine {
     /// Packets sent.
     pub sent: u64,
-    /// The recorder's run of sent packets of one frame, and its first
-    /// unsettled frame.
+    /// The recorder's run of sent packets of one frame.
     pub frame_run: Run,
+    /// The recorder's first unsettled frame (a copy, also in `ArriveLine`).
     pub frame_base: u32,
-    /// Its index in `KIND_NAMES`.
+    /// The flow's index in `KIND_NAMES`.
     pub class: u8,
     /// Whether packet rows were ever kept (as in `ArriveLine`): without,
     /// the rows need not be looked at.
@@ -227,9 +232,9 @@ pub(crate) struct ArriveLine {
     /// Received bytes of kind `recv_kind` not yet in `recv_bytes`: a flow's
     /// packets are mostly of one kind.
     recv_pending: u64,
-    /// The recorder's run of packets of one frame that left the network,
-    /// and its first unsettled frame (as in `SendLine`).
+    /// The recorder's run of packets of one frame that left the network.
     pub frame_run: Run,
+    /// The recorder's first unsettled frame (as in `SendLine`).
     pub frame_base: u32,
     recv_kind: u8,
     recorded: bool,
@@ -365,6 +370,11 @@ impl FlowStats {
         let n = self.packets.iter().take_while(|r| r.arrival_us >= 0 || r.dropped || r.lost).count();
         self.packets_base += n as u64;
         (first, self.packets.drain(..n).collect())
+    }
+
+    /// Received bytes of the kinds that count as goodput (`is_media`).
+    pub fn media_recv_bytes(&self) -> u64 {
+        self.recv_totals().1
     }
 
     /// Received bytes in all and of media kinds, so far.

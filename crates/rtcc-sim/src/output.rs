@@ -329,10 +329,7 @@ impl Recorder {
         };
         let cap = bottleneck.capacity.bytes_between(start, stop);
         let acc = &f.accuracy;
-        let recv_bytes = st.recv_bytes();
-        let media_recv = recv_bytes[PacketKind::Media as usize]
-            + recv_bytes[PacketKind::Rtx as usize]
-            + recv_bytes[PacketKind::Audio as usize];
+        let media_recv = st.media_recv_bytes();
         let video = f.label.kind == "video";
         // Cross traffic has no video sender's counters: its packets are
         // what the recorder saw leave.
