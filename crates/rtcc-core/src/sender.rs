@@ -37,9 +37,9 @@ pub enum RateCap {
 }
 
 /// In declaration order (`repr(C)`): what the sender reads on every
-/// packet first.
+/// packet first, in one cache line (`align(64)`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct SenderConfig {
     pub start: Time,
     pub stop: Option<Time>,
@@ -168,22 +168,15 @@ pub struct SendCounters {
 }
 
 /// Fields in declaration order (`repr(C)`): those every packet touches
-/// first, so that with many flows a packet costs few cache lines.
+/// first, so that with many flows a packet costs few cache lines. The first
+/// seven lines hold the scalars, pacer, history and the counters' hot part;
+/// `cfg` starts a line of its own (it is line-aligned).
 #[repr(C, align(64))]
 pub struct Sender {
     stopped: bool,
-    /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
-    fec_off: bool,
-    /// The controller plans FEC (FBRA's probe rides on top of the media
-    /// rate); otherwise the flow's FEC is protection inside the target.
-    fec_planned: bool,
     /// The controller's decision never changes (`Controller::fixed_decision`):
     /// it is read once, not after every packet.
     fixed_decision: bool,
-    next_frame_id: u32,
-    next_media_seq: u32,
-    media_base: u32,
-    frame_base: u32,
     /// The frame whose media is being sent (`NO_FRAME`: none), and the send
     /// times of its run of packets, not yet written to its `frames` entry:
     /// with many flows that entry is out of cache by the next packet.
@@ -207,11 +200,22 @@ pub struct Sender {
     pacer: Pacer,
     /// Send history, `history[i]` has sequence `hist_base + i`.
     history: VecDeque<HistEntry>,
+    /// A packet books its first 80 bytes (buffer times, media bytes and
+    /// packets).
+    counters: SendCounters,
     /// What each transmitted packet reads of it is its first 64 bytes, one
     /// cache line here.
     cfg: SenderConfig,
-    counters: SendCounters,
-    /// The rest is read per frame or report.
+    // The rest is read per frame or report.
+    /// The controller's FEC plan turned FEC off (`FecPlan { group: 0 }`).
+    fec_off: bool,
+    /// The controller plans FEC (FBRA's probe rides on top of the media
+    /// rate); otherwise the flow's FEC is protection inside the target.
+    fec_planned: bool,
+    next_frame_id: u32,
+    next_media_seq: u32,
+    media_base: u32,
+    frame_base: u32,
     decision: Decision,
     /// Encoded frames not yet collected; `frames[i]` is frame `frame_base + i`.
     frames: VecDeque<SentFrame>,
