@@ -207,7 +207,7 @@ pub(crate) struct SendLine {
     pub sent: u64,
     /// The recorder's run of sent packets of one frame.
     pub frame_run: Run,
-    /// The recorder's first unsettled frame (a copy, also in `ArriveLine`).
+    /// The recorder's first unsettled frame (`ArriveLine` holds a copy).
     pub frame_base: u32,
     /// The flow's index in `KIND_NAMES`.
     pub class: u8,

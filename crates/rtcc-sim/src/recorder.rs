@@ -162,14 +162,11 @@ pub(crate) struct FlowRec {
     /// Whether its data takes the reverse bottleneck (looked up once, not
     /// per packet).
     pub(crate) reverse: bool,
-    /// The first unsettled frame (copied to `stats.send` and
-    /// `stats.arrive`, which every packet reads).
-    packets_base: u32,
     /// Per unsettled frame id: its packets sent, and those still in the
     /// network (sent, not yet dropped, lost or arrived). At the end of the
     /// run a frame not shown is in flight only if some of its packets are
     /// (or some were never sent); otherwise it is lost.
-    /// Indexed by frame id from `packets_base` (the first unsettled one):
+    /// Indexed by frame id from `packets_base()` (the first unsettled one):
     /// ids rise and settle in order, so no hashing per packet.
     /// Runs of one frame's packets sent, and of those that left the
     /// network, wait in `stats.send.frame_run` and `stats.arrive.frame_run`
@@ -269,6 +266,12 @@ fn kind_index(kind: &str) -> usize {
 }
 
 impl FlowRec {
+    /// The first unsettled frame. It is kept in `stats.send` and, as a
+    /// copy, in `stats.arrive`: every packet reads one of them.
+    fn packets_base(&self) -> u32 {
+        self.stats.send.frame_base
+    }
+
     /// Its data bytes that left its bottleneck, random loss after it
     /// included (what it sent back is not data).
     pub fn data_bytes(&self) -> u64 {
@@ -306,8 +309,8 @@ impl FlowRec {
 
     fn add_runs(&mut self, sent: Option<Run>, left: Option<Run>) {
         for (run, is_sent) in [(sent, true), (left, false)] {
-            let Some(run) = run.filter(|r| r.key >= self.packets_base) else { continue };
-            let i = (run.key - self.packets_base) as usize;
+            let Some(run) = run.filter(|r| r.key >= self.packets_base()) else { continue };
+            let i = (run.key - self.packets_base()) as usize;
             if i >= self.frame_packets.len() {
                 if !is_sent {
                     continue;
@@ -345,7 +348,7 @@ impl FlowRec {
                 }
                 continue;
             }
-            let Some(i) = frame.checked_sub(self.packets_base) else { continue };
+            let Some(i) = frame.checked_sub(self.packets_base()) else { continue };
             let i = i as usize;
             if self.protected.len() <= i {
                 self.protected.resize(i + 1, false);
@@ -358,7 +361,7 @@ impl FlowRec {
     /// or were never sent.
     fn in_flight(&mut self, s: &SentFrame) -> bool {
         self.flush_runs();
-        let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
+        let at = s.frame.checked_sub(self.packets_base()).map(|i| i as usize);
         let (sent, out) = at.and_then(|i| self.frame_packets.get(i)).copied().unwrap_or_default();
         out > 0 || sent < s.packets as u32
     }
@@ -387,7 +390,7 @@ impl FlowRec {
             let end = end && (s.skipped || self.in_flight(&s));
             if !s.skipped {
                 self.settled = Some(s.frame);
-                let at = s.frame.checked_sub(self.packets_base).map(|i| i as usize);
+                let at = s.frame.checked_sub(self.packets_base()).map(|i| i as usize);
                 if at.and_then(|i| self.protected.get(i)).copied().unwrap_or(false) {
                     match rec.complete {
                         Some(_) if rec.fec => self.fec_frames_recovered += 1,
@@ -398,11 +401,11 @@ impl FlowRec {
                 }
                 // Counts up to this frame are done with.
                 self.flush_runs();
-                let done = (s.frame + 1).saturating_sub(self.packets_base) as usize;
+                let done = (s.frame + 1).saturating_sub(self.packets_base()) as usize;
                 self.frame_packets.drain(..done.min(self.frame_packets.len()));
                 self.protected.drain(..done.min(self.protected.len()));
-                self.packets_base = self.packets_base.max(s.frame + 1);
-                (self.stats.send.frame_base, self.stats.arrive.frame_base) = (self.packets_base, self.packets_base);
+                let base = self.packets_base().max(s.frame + 1);
+                (self.stats.send.frame_base, self.stats.arrive.frame_base) = (base, base);
             }
             self.frames.settle(flow, &s, &rec, next, end);
         }
@@ -502,7 +505,6 @@ impl Recorder {
             received_high: None,
             settled: None,
             frame_packets: VecDeque::new(),
-            packets_base: 0,
             protected: VecDeque::new(),
             media_frames: VecDeque::new(),
             fec_frames_recovered: 0,
