@@ -51,17 +51,20 @@ def run(
     progress: bool | ProgressCallback = False,
 ) -> list[dict[str, Any]]:
     """One row per flow count: rtcc's best of ``repeat`` runs and, optionally, ns-3's.
+    The repeats go in rounds over all the counts, so each count's best comes from the
+    same stretch of a noisy machine as the single flow's it is compared with.
     ``progress``: ``True`` for a bar on stderr (on a terminal), or a callable taking
     (runs done, runs), ns-3's included."""
     ns3 = bool(ns3_python and ns3_script)
     rows = []
     with Steps(progress, "bench flows", len(counts) * (repeat + ns3), unit=" runs") as report:
-        for n in counts:
-            runs = []
-            for _ in range(repeat):
-                runs.append(rtcc.bench(f"flows-{n}"))
+        runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
+        for _ in range(repeat):
+            for n in counts:
+                runs[n].append(rtcc.bench(f"flows-{n}"))
                 report.advance()
-            best = min(runs, key=lambda r: float(r["wall_s"]))
+        for n in counts:
+            best = min(runs[n], key=lambda r: float(r["wall_s"]))
             row: dict[str, Any] = {
                 "flows": n,
                 "wall_s": float(best["wall_s"]),

@@ -262,3 +262,35 @@ def test_format_number_scales_and_marks_missing_values():
     assert tables.format_number(0.4712, 100, 1) == "47.1"
     assert tables.format_number(3129.0) == "3,129"
     assert [tables.format_number(v) for v in (None, float("nan"), "7")] == ["-", "-", "-"]
+
+
+def test_bench_flows_runs_in_rounds_and_keeps_each_counts_best(monkeypatch):
+    """Repeats go round all the flow counts, so the single-flow reference and each count's
+    best come from the same stretch of the machine; the ratio is of the bests."""
+    import rtcc
+    from rtcc import benchflows
+
+    calls: list[str] = []
+    # A slow stretch in the second round: a count-by-count order would time every
+    # repeat of one count in it.
+    slow = {4, 5}
+
+    def bench(workload: str) -> dict[str, float]:
+        calls.append(workload)
+        n = int(workload.removeprefix("flows-"))
+        ns = (400.0 if n == 1 else 700.0) * (3.0 if len(calls) - 1 in slow else 1.0)
+        packets = 1000.0 * n
+        return {
+            "wall_s": ns * packets / 1e9,
+            "speedup": 1.0,
+            "ns_per_packet": ns,
+            "rss_per_flow_bytes": 1e3,
+            "heap_per_flow_bytes": 2e3,
+        }
+
+    monkeypatch.setattr(rtcc, "bench", bench)
+    rows = benchflows.run(counts=(1, 10, 1000), repeat=2)
+    assert calls == ["flows-1", "flows-10", "flows-1000"] * 2
+    assert [r["ns_per_packet"] for r in rows] == [400.0, 700.0, 700.0]
+    assert [r["cost_ratio"] for r in rows] == [1.0, 1.75, 1.75]
+    assert rows[0]["heap_per_flow_kb"] == 2.0

@@ -8,6 +8,7 @@ pub mod controller;
 pub mod encoder;
 pub use controller::estimator;
 pub mod bbr;
+pub mod cache;
 pub mod fec;
 pub mod feedback;
 pub mod pacer;

@@ -279,6 +279,16 @@ impl Pacer {
     }
 
     /// When the pacer next wants to send, given the bytes in flight.
+    /// Start loading the packets each queue sends next (`crate::cache`).
+    #[inline]
+    pub fn prefetch(&self) {
+        for q in &self.queues {
+            if let Some(x) = q.front() {
+                crate::cache::prefetch_val(x);
+            }
+        }
+    }
+
     pub fn poll_timeout(&self, in_flight: DataSize) -> Option<Time> {
         if let Some(p) = &self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size) {

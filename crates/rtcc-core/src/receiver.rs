@@ -353,6 +353,21 @@ impl Receiver {
         Some(self.last_pli.map_or(stuck, |t| stuck.max(t + self.cfg.keyframe_wait)))
     }
 
+    /// Start loading what a packet's arrival touches: the struct's lines up
+    /// to the FEC decoder's head, the end of the arrival list and the newest
+    /// frame (`crate::cache`).
+    #[inline]
+    pub fn prefetch(&self) {
+        let fec = std::mem::offset_of!(Receiver, fec);
+        crate::cache::prefetch(self as *const Receiver as *const u8, fec + 64);
+        if let Some(a) = self.arrivals.last() {
+            crate::cache::prefetch_val(a);
+        }
+        if let Some(f) = self.frames.back() {
+            crate::cache::prefetch_val(f);
+        }
+    }
+
     pub fn poll_timeout(&self) -> Option<Time> {
         self.timeout
     }

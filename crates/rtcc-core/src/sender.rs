@@ -485,6 +485,21 @@ impl Sender {
         self.stopped || self.cfg.stop.is_some_and(|s| now >= s)
     }
 
+    /// Start loading what sending a packet touches: the struct's lines up to
+    /// the per-frame part, the pacer's next packets and the ends of the send
+    /// history and media rings (`crate::cache`).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, fec_off));
+        self.pacer.prefetch();
+        if let Some(h) = self.history.back() {
+            crate::cache::prefetch_val(h);
+        }
+        if let Some(m) = self.media.back() {
+            crate::cache::prefetch_val(m);
+        }
+    }
+
     pub fn poll_timeout(&self) -> Option<Time> {
         if let Some(t) = self.timeout.get() {
             return t;

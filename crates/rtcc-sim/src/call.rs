@@ -124,6 +124,12 @@ impl Endpoints for VideoCall {
         }
     }
 
+    fn prefetch_sender(&self) {
+        self.sender.prefetch();
+    }
+    fn prefetch_receiver(&self) {
+        self.receiver.prefetch();
+    }
     fn receiver_timeout(&self) -> Option<Time> {
         self.receiver.poll_timeout()
     }

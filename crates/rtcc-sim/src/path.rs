@@ -157,6 +157,17 @@ impl<T> Path<T> {
         self.lines[flow].q.front().map(|m| m.0)
     }
 
+    /// Start loading flow `flow`'s line and its next message's entry
+    /// (`rtcc_core::cache`).
+    #[inline]
+    pub fn prefetch(&self, flow: usize) {
+        let line = &self.lines[flow];
+        rtcc_core::cache::prefetch_val(line);
+        if let Some(m) = line.q.front() {
+            rtcc_core::cache::prefetch_val(m);
+        }
+    }
+
     /// The next message of `flow` that has arrived by `now`.
     pub fn poll_arrival(&mut self, flow: usize, now: Time) -> Option<(Time, T)> {
         let line = &mut self.lines[flow];

@@ -520,6 +520,13 @@ impl Recorder {
         self.record_packets = on;
     }
 
+    /// Start loading the lines flow `flow`'s next packet sent and departed
+    /// (`arrival`: arrived) books (`rtcc_core::cache`).
+    #[inline]
+    pub fn prefetch(&self, flow: usize, arrival: bool) {
+        self.flows[flow].stats.prefetch(arrival);
+    }
+
     /// Record `e` of flow `flow` (link samples ignore `flow`).
     #[inline]
     pub fn record(&mut self, flow: usize, e: Event) {
