@@ -158,3 +158,29 @@ def test_plain_copa_and_rocc_are_dumbo_without_its_dummy_stream() -> None:
             flow = scheme.flow()
             assert flow["controller"] == {"name": f"{label}+dumbo", "dummy": False}
             assert scheme.described == f"{label}+dumbo (dummy = false)"
+
+
+def test_follow_index_tells_a_rate_that_follows_the_link_from_one_that_does_not() -> None:
+    """A flow that takes a fixed share of every trace scores 1; one rate on two traces of
+    different capacity scores well below 1; the page shows the thesis's rows with the
+    traces' capacity, and no section without one."""
+    from rtcc.reproduce.dumbo import page, thesis
+
+    caps = [500.0, 8_000.0]
+    mean_cap = sum(caps) / len(caps)
+    share = [0.6 * c for c in caps]
+    assert page.follow_index(sum(share) / 2, 0.6, mean_cap) == pytest.approx(1.0)
+    fixed = 450.0  # fills the slow trace, a sliver of the fast one
+    util = (min(fixed, caps[0]) / caps[0] + fixed / caps[1]) / 2
+    assert page.follow_index(fixed, util, mean_cap) < 0.3
+    assert page.follow_index(None, 0.5, mean_cap) is None
+    assert page.follow_index(100.0, 0.0, mean_cap) is None
+
+    rows = [{"scheme": "copa", "video_kbps": 2_000.0, "utilization_mean": 0.5}]
+    html_text = page._follows(rows, 4_000.0)
+    copa = thesis.CELLULAR["copa"]
+    want = copa["video_kbps"] / (copa["utilization_mean"] * 4_000.0)
+    assert "Does the rate follow the link?" in html_text
+    assert "<td>1</td>" in html_text or "<td>1.00</td>" in html_text
+    assert f"{want:.3g}"[:3] in html_text
+    assert page._follows(rows, None) == ""

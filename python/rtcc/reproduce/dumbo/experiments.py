@@ -338,8 +338,18 @@ def _page(outcome: Outcome, images: dict[str, tuple[bytes, str]]) -> str:
         traces=[p.name for p in outcome.traces], traces_note=outcome.traces_note,
         direction=outcome.direction, skipped=outcome.skipped, controllers=outcome.controllers,
         computed=sum(r.executed for r in results), cached=sum(r.cached for r in results),
-        wall_s=outcome.wall_s,
+        wall_s=outcome.wall_s, capacity_kbps=trace_capacity_kbps(outcome.cellular),
     )  # fmt: skip
+
+
+def trace_capacity_kbps(result: SweepResult | None) -> float | None:
+    """Mean capacity of the cellular traces (each trace weighs the same), from the runs."""
+    by_trace: dict[str, float] = {}
+    for run, record in zip(result.runs, result.records, strict=True) if result else ():
+        link = (record or {}).get("summary", {}).get("link", {})
+        if "capacity_kbps_mean" in link:
+            by_trace[str(run.labels.get("trace"))] = float(link["capacity_kbps_mean"])
+    return sum(by_trace.values()) / len(by_trace) if by_trace else None
 
 
 def pulse_series(result: SweepResult) -> list[tuple[str, pd.DataFrame]]:

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from rtcc.reproduce.dumbo import thesis
-from rtcc.reproduce.page import comparison, document, embed
+from rtcc.reproduce.page import cell, comparison, document, embed
 
 __all__ = ["render"]
 
@@ -81,6 +81,44 @@ def _ratios(ours: Mapping[str, float]) -> str:
     return f"<table><tr><th>ratio</th><th>rtcc</th><th>thesis</th></tr>{body}</table>"
 
 
+def follow_index(video_kbps: Any, utilization: Any, capacity_kbps: float) -> float | None:
+    """Video / (utilisation per sample x mean capacity): about 1 for a rate that follows
+    the link's capacity, well below 1 for a rate that ignores it (a slow link counts as
+    fully used at any rate that fills it, a fast one barely)."""
+    try:
+        v, u = float(video_kbps), float(utilization)
+    except (TypeError, ValueError):
+        return None
+    if not (u > 0 and capacity_kbps > 0) or v != v:
+        return None
+    return v / (u * capacity_kbps)
+
+
+def _follows(rows: Sequence[Mapping[str, Any]], capacity_kbps: float | None) -> str:
+    """Whether each scheme's rate follows the traces' capacity, rtcc's and the thesis's."""
+    if not capacity_kbps:
+        return ""
+    body = []
+    for row in rows:
+        scheme = str(row["scheme"])
+        ref = thesis.CELLULAR.get(scheme, {})
+        mine = follow_index(row.get("video_kbps"), row.get("utilization_mean"), capacity_kbps)
+        theirs = follow_index(ref.get("video_kbps"), ref.get("utilization_mean"), capacity_kbps)
+        body.append(
+            f"<tr><td>{html.escape(scheme)}</td><td>{cell(mine, 1.0)}</td>"
+            f'<td class="thesis">{cell(theirs, 1.0)}</td></tr>'
+        )
+    return (
+        "<h3>Does the rate follow the link?</h3>"
+        "<p>Video ÷ (utilisation per sample &times; the traces' mean capacity, "
+        f"{capacity_kbps:,.0f} kbps here): about 1 for a rate that follows the capacity, "
+        "0.2&ndash;0.3 for one rate held on every trace. The thesis's values use the thesis's "
+        "video and utilisation with the capacity of the traces here (it ran 16 files), so "
+        "they show consistency, not proof.</p>"
+        "<table><tr><th>scheme</th><th>rtcc</th><th>thesis</th></tr>" + "".join(body) + "</table>"
+    )
+
+
 def _definitions(pulse_s: int, every_s: int) -> str:
     steps = pulse_s // every_s - 1  # the link starts high and alternates every every_s
     items = [
@@ -122,12 +160,15 @@ def render(
     computed: int,
     cached: int,
     wall_s: float,
+    capacity_kbps: float | None = None,
 ) -> str:
     """The page. ``table`` is table.csv, ``images`` the figures
     (:func:`rtcc.reproduce.dumbo.figures.render_all`), ``ratios`` Dumbo vs GCC on the traces
     (:func:`rtcc.reproduce.dumbo.experiments.ratios`); the rest describe the run: the
     variant's name and durations, the trace files used, schemes skipped and why, the
-    controllers registered, runs simulated and read from the cache, and the wall time."""
+    controllers registered, runs simulated and read from the cache, the wall time, and the
+    cellular traces' mean capacity (:func:`~rtcc.reproduce.dumbo.experiments.trace_capacity_kbps`).
+    """
     parts = [
         f'<p class="meta">{html.escape(variant)} variant · wall time {wall_s:.1f} s '
         f"({computed} runs simulated, {cached} read from the cache) · controllers registered: "
@@ -165,7 +206,7 @@ def render(
         sources = {k: f"thesis: {s}" for k, s in thesis.CELLULAR_SOURCES.items()}
         rows = _rows(table, "cellular")
         parts.append(comparison(rows, CELLULAR_COLUMNS, thesis.CELLULAR, sources))
-        parts += ["<h3>Dumbo vs GCC</h3>", _ratios(ratios)]
+        parts += ["<h3>Dumbo vs GCC</h3>", _ratios(ratios), _follows(rows, capacity_kbps)]
     parts += embed({k: v for k, v in images.items() if k not in pulse_images})
     parts += [
         "<h2>Definitions and notes</h2>",

@@ -108,7 +108,8 @@ NOTES = [
     "with rtt_standing over srtt and rate pacing too (the text taken literally) both are at "
     "37 %. The thesis's plain-Copa figure needs something its text does not describe (its "
     "real encoder, pacer or feedback timing in WebRTC), so it stays a disagreement.",
-    "The thesis's rows fit a plain Copa that ran at about one rate on every trace: video / "
+    "The thesis's rows fit a plain Copa that ran at about one rate on every trace (table "
+    "'Does the rate follow the link?' in section 2): video / "
     "(utilisation x mean capacity) is 0.7-0.9 for its GCC, RoCC and Dumbo rows (PCC 1.55) "
     "but 0.32 for plain Copa; on the 7 .down traces here a constant rate gives 0.23-0.30 "
     "(utilisation per 100 ms sample or received / capacity) and a rate that follows the "
