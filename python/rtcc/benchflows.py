@@ -51,8 +51,8 @@ def run(
     progress: bool | ProgressCallback = False,
 ) -> list[dict[str, Any]]:
     """One row per flow count: rtcc's best of ``repeat`` runs and, optionally, ns-3's.
-    The repeats go in rounds over all the counts, so each count's best comes from the
-    same stretch of a noisy machine as the single flow's it is compared with.
+    The repeats go in rounds over all the counts, so a slow stretch of a noisy machine
+    hits every count alike, not all the repeats of one.
     ``progress``: ``True`` for a bar on stderr (on a terminal), or a callable taking
     (runs done, runs), ns-3's included."""
     ns3 = bool(ns3_python and ns3_script)

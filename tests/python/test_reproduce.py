@@ -164,6 +164,7 @@ def test_follow_index_tells_a_rate_that_follows_the_link_from_one_that_does_not(
     """A flow that takes a fixed share of every trace scores 1; one rate on two traces of
     different capacity scores well below 1; the page shows the thesis's rows with the
     traces' capacity, and no section without one."""
+    from rtcc.report import fmt
     from rtcc.reproduce.dumbo import page, thesis
 
     caps = [500.0, 8_000.0]
@@ -177,10 +178,11 @@ def test_follow_index_tells_a_rate_that_follows_the_link_from_one_that_does_not(
     assert page.follow_index(100.0, 0.0, mean_cap) is None
 
     rows = [{"scheme": "copa", "video_kbps": 2_000.0, "utilization_mean": 0.5}]
-    html_text = page._follows(rows, 4_000.0)
+    html_text = page._follows(rows, 4_000.0, 7)
     copa = thesis.CELLULAR["copa"]
     want = copa["video_kbps"] / (copa["utilization_mean"] * 4_000.0)
     assert "Does the rate follow the link?" in html_text
-    assert "<td>1</td>" in html_text or "<td>1.00</td>" in html_text
-    assert f"{want:.3g}"[:3] in html_text
-    assert page._follows(rows, None) == ""
+    assert "<td>1</td>" in html_text
+    assert f'<td class="thesis">{fmt(want)}</td>' in html_text
+    assert "mean capacity of the 7 traces here" in html_text
+    assert page._follows(rows, None, 7) == ""

@@ -278,7 +278,6 @@ impl Pacer {
         }
     }
 
-    /// When the pacer next wants to send, given the bytes in flight.
     /// Start loading the packets each queue sends next (`crate::cache`).
     #[inline]
     pub fn prefetch(&self) {
@@ -289,6 +288,7 @@ impl Pacer {
         }
     }
 
+    /// When the pacer next wants to send, given the bytes in flight.
     pub fn poll_timeout(&self, in_flight: DataSize) -> Option<Time> {
         if let Some(p) = &self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size) {

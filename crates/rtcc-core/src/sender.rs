@@ -486,11 +486,11 @@ impl Sender {
     }
 
     /// Start loading what sending a packet touches: the struct's lines up to
-    /// the per-frame part, the pacer's next packets and the ends of the send
+    /// the config's first, the pacer's next packets and the ends of the send
     /// history and media rings (`crate::cache`).
     #[inline]
     pub fn prefetch(&self) {
-        crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, fec_off));
+        crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, cfg) + 64);
         self.pacer.prefetch();
         if let Some(h) = self.history.back() {
             crate::cache::prefetch_val(h);

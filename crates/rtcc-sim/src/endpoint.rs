@@ -54,9 +54,10 @@ pub trait Endpoints: Send {
     fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder);
     /// The flow's totals when the run ends at `at`.
     fn record_end(&self, flow: usize, at: Time, rec: &mut Recorder);
-    /// Start loading the state the sending (receiving) end's next event
-    /// touches: the simulator calls these one event ahead (`rtcc_core::cache`).
+    /// Start loading the state the sending end's next event touches: the
+    /// simulator calls this one event ahead (`rtcc_core::cache`).
     fn prefetch_sender(&self) {}
+    /// As `prefetch_sender`, for the receiving end.
     fn prefetch_receiver(&self) {}
     /// A failure that makes the flow's results untrustworthy.
     fn failure(&self) -> Option<String> {

@@ -157,8 +157,8 @@ impl<T> Path<T> {
         self.lines[flow].q.front().map(|m| m.0)
     }
 
-    /// Start loading flow `flow`'s line and its next message's entry
-    /// (`rtcc_core::cache`).
+    /// Start loading flow `flow`'s line and the slot naming its next message
+    /// (`rtcc_core::cache`; the message's place in the store is read from it).
     #[inline]
     pub fn prefetch(&self, flow: usize) {
         let line = &self.lines[flow];

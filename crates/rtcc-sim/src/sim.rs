@@ -489,11 +489,13 @@ impl Simulation {
                 self.back[self.flows[i].reverse as usize].prefetch(i);
                 ends.prefetch_sender();
             }
-            _ => {
+            Stage::Deliver => {
                 self.data[self.flows[i].reverse as usize].prefetch(i);
                 ends.prefetch_receiver();
                 self.recorder.prefetch(i, true);
             }
+            Stage::Receiver => ends.prefetch_receiver(),
+            Stage::Link | Stage::ReverseLink => {}
         }
     }
 
@@ -743,5 +745,6 @@ mod tests {
         assert_eq!(text(&on.packets), text(&off.packets));
         assert_eq!(text(&on.frames), text(&off.frames));
         assert_eq!(text(&on.timeseries), text(&off.timeseries));
+        assert_eq!(text(&on.link), text(&off.link));
     }
 }

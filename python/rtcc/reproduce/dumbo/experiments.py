@@ -344,8 +344,10 @@ def _page(outcome: Outcome, images: dict[str, tuple[bytes, str]]) -> str:
 
 def trace_capacity_kbps(result: SweepResult | None) -> float | None:
     """Mean capacity of the cellular traces (each trace weighs the same), from the runs."""
+    if result is None:
+        return None
     by_trace: dict[str, float] = {}
-    for run, record in zip(result.runs, result.records, strict=True) if result else ():
+    for run, record in zip(result.runs, result.records, strict=True):
         link = (record or {}).get("summary", {}).get("link", {})
         if "capacity_kbps_mean" in link:
             by_trace[str(run.labels.get("trace"))] = float(link["capacity_kbps_mean"])
