@@ -57,6 +57,12 @@ struct Line {
     access: Duration,
 }
 
+/// A place in the store, on cache lines of its own: a packet (64 bytes) is
+/// read from one line, not two.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct Slot<T>(Option<T>);
+
 #[derive(Clone, Debug)]
 pub struct Path<T> {
     delay: Duration,
@@ -68,7 +74,7 @@ pub struct Path<T> {
     /// Messages in flight, of every flow. A place freed by an arrival is the
     /// next one filled (`free` is a stack), so with many flows a message is
     /// written to a cache line just used, not to a flow's own cold ring.
-    store: Vec<Option<T>>,
+    store: Vec<Slot<T>>,
     free: Vec<u32>,
 }
 
@@ -140,11 +146,11 @@ impl<T> Path<T> {
         line.last = arrival;
         let at = match self.free.pop() {
             Some(i) => {
-                self.store[i as usize] = Some(msg);
+                self.store[i as usize] = Slot(Some(msg));
                 i
             }
             None => {
-                self.store.push(Some(msg));
+                self.store.push(Slot(Some(msg)));
                 (self.store.len() - 1) as u32
             }
         };
@@ -157,14 +163,14 @@ impl<T> Path<T> {
         self.lines[flow].q.front().map(|m| m.0)
     }
 
-    /// Start loading flow `flow`'s line and the slot naming its next message
-    /// (`rtcc_core::cache`; the message's place in the store is read from it).
+    /// Start loading flow `flow`'s line and its next message
+    /// (`rtcc_core::cache`).
     #[inline]
     pub fn prefetch(&self, flow: usize) {
         let line = &self.lines[flow];
         rtcc_core::cache::prefetch_val(line);
         if let Some(m) = line.q.front() {
-            rtcc_core::cache::prefetch_val(m);
+            rtcc_core::cache::prefetch_val(&self.store[m.1 as usize]);
         }
     }
 
@@ -174,7 +180,7 @@ impl<T> Path<T> {
         let (arrival, at) = line.q.front().copied().filter(|m| m.0 <= now)?;
         line.q.pop_front();
         self.free.push(at);
-        let msg = self.store[at as usize].take().expect("a message in flight has its place");
+        let msg = self.store[at as usize].0.take().expect("a message in flight has its place");
         Some((arrival, msg))
     }
 }
