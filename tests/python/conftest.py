@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -99,6 +100,36 @@ def subprocess_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.pop("RTCC_DEBUG", None)
     return env
+
+
+def reproduce_short(
+    tmp_path_factory: pytest.TempPathFactory, paper: str, *extra: str, timeout: int = 900
+) -> tuple[Path, str]:
+    """``rtcc reproduce PAPER --short`` into a fresh folder, as a user runs it: the folder
+    and what it printed; fails on an error exit or a traceback."""
+    out = tmp_path_factory.mktemp(paper)
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", paper, "--short", "--out", str(out),
+         "--jobs", "2", *extra],
+        capture_output=True, text=True, env=subprocess_env(), timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return out, done.stdout
+
+
+def table_value(table: Any, experiment: str, scheme: str, column: str, **labels: Any) -> float:
+    """The one row of a reproduction's table.csv for (experiment, scheme) and ``labels``:
+    its ``column``, which must be a number."""
+    import pandas as _pd
+
+    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
+    for k, v in labels.items():
+        match = match[match[k] == v]
+    assert len(match) == 1, (experiment, scheme, labels, len(match))
+    v = match.iloc[0][column]
+    assert not _pd.isna(v), (experiment, scheme, column, match.iloc[0].get("error"))
+    return float(v)
 
 
 @pytest.fixture

@@ -7,14 +7,12 @@ probe the same way and check whichever schemes ran.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native
 
 pytestmark = requires_native
 
@@ -24,17 +22,8 @@ HAVE_TRACES = TRACES.is_dir() and any(TRACES.glob("*.down"))
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("dumbo")
-    args = ["reproduce", "dumbo", "--short", "--out", str(out), "--jobs", "2"]
-    if HAVE_TRACES:
-        args += ["--traces", str(TRACES)]
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", *args],
-        capture_output=True, text=True, env=subprocess_env(), timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return out, done.stdout
+    traces = ["--traces", str(TRACES)] if HAVE_TRACES else []
+    return reproduce_short(tmp_path_factory, "dumbo", *traces, timeout=600)
 
 
 @pytest.fixture(scope="module")

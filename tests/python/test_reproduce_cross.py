@@ -3,43 +3,26 @@ shortened runs (../shared/papers/cross.txt §IV, §VI)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native
+from conftest import table_value as value
 
 pytestmark = requires_native
 
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("cross")
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "cross", "--short", "--out", str(out),
-         "--jobs", "2"],
-        capture_output=True, text=True, env=subprocess_env(), timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return out, done.stdout
+    return reproduce_short(tmp_path_factory, "cross")
 
 
 @pytest.fixture(scope="module")
 def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
     return pd.read_csv(reproduced[0] / "table.csv")
-
-
-def value(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
-    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
-    assert len(match) == 1, (experiment, scheme, len(match))
-    v = match.iloc[0][column]
-    assert not pd.isna(v), (experiment, scheme, column, match.iloc[0].get("error"))
-    return float(v)
 
 
 def test_every_scheme_ran_and_the_files_are_there(

@@ -3,30 +3,20 @@ runs (../shared/papers/fbra.txt §5)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import rtcc
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native
 
 pytestmark = requires_native
 
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("fbra")
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "fbra", "--short", "--out", str(out),
-         "--jobs", "2"],
-        capture_output=True, text=True, env=subprocess_env(), timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return out, done.stdout
+    return reproduce_short(tmp_path_factory, "fbra")
 
 
 @pytest.fixture(scope="module")

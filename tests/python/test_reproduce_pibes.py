@@ -11,37 +11,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native, subprocess_env
+from conftest import table_value as value
 
 pytestmark = requires_native
 
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("pibes")
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "pibes", "--short", "--out", str(out),
-         "--jobs", "2"],
-        capture_output=True, text=True, env=subprocess_env(), timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return out, done.stdout
+    return reproduce_short(tmp_path_factory, "pibes")
 
 
 @pytest.fixture(scope="module")
 def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
     return pd.read_csv(reproduced[0] / "table.csv")
-
-
-def value(table: pd.DataFrame, experiment: str, scheme: str, column: str, **labels: int) -> float:
-    match = table[(table["experiment"] == experiment) & (table["scheme"] == scheme)]
-    for k, v in labels.items():
-        match = match[match[k] == v]
-    assert len(match) == 1, (experiment, scheme, labels, len(match))
-    v = match.iloc[0][column]
-    assert not pd.isna(v), (experiment, scheme, column, match.iloc[0].get("error"))
-    return float(v)
 
 
 def test_every_scheme_ran_and_the_files_are_there(
