@@ -864,6 +864,35 @@ mod tests {
         assert_eq!(rep.nacks, vec![4], "media 4 of the newer frame is still asked for");
     }
 
+    /// The duplicate ring (with the live word of the highest sequence kept
+    /// apart) answers as a set of every sequence seen would, within the
+    /// ring's reach: in order, jumps within and beyond a word and beyond the
+    /// ring, late fill-ins and repeats.
+    #[test]
+    fn duplicate_ring_matches_a_set_of_what_was_seen() {
+        let mut rng = crate::rng::Rng::new(11);
+        let mut r = Receiver::new(immediate());
+        let mut seen = std::collections::HashSet::new();
+        let (mut high, mut dups) = (None::<u32>, 0);
+        for i in 0..200_000u32 {
+            let roll = rng.next_u64() % 100;
+            let h = high.unwrap_or(0);
+            let m = match roll {
+                0..=59 => h + 1,
+                60..=74 => h + 2 + (rng.next_u64() % 200) as u32,
+                75 => h + SEEN_BITS + (rng.next_u64() % 300) as u32,
+                _ => h.saturating_sub((rng.next_u64() % u64::from(SEEN_BITS + 500)) as u32),
+            };
+            let m = if i == 0 { 0 } else { m };
+            let duplicate = high.is_some_and(|h| m <= h && (h - m >= SEEN_BITS || seen.contains(&m)));
+            assert_eq!(r.mark_seen(Time::ZERO, m), !duplicate, "op {i}: media {m}, high {high:?}");
+            seen.insert(m);
+            high = Some(high.map_or(m, |h| h.max(m)));
+            dups += u32::from(duplicate);
+        }
+        assert!(dups > 1_000, "{dups} duplicates exercised");
+    }
+
     #[test]
     fn freeze_counts_long_gaps() {
         let mut r = Receiver::new(immediate());
