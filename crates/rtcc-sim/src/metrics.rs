@@ -189,9 +189,13 @@ pub struct FlowStats {
     owd_bins: Vec<u32>,
     /// Received bytes by kind, but for the pending run of one kind.
     recv_bytes: [u64; PacketKind::COUNT],
-    /// Counts and byte totals when the current time-series bin began.
+    /// Counts, delay sums and byte totals when the current time-series bin
+    /// began: a bin's are differences of totals (the sums add whole
+    /// microseconds, exact in an f64 below 2^53).
     bin_departed: u64,
     bin_arrived: u64,
+    bin_queue_sum_us: f64,
+    bin_owd_sum_us: f64,
     bin_recv: u64,
     bin_media_recv: u64,
     pub packets_base: u64,
@@ -218,7 +222,6 @@ pub(crate) struct SendLine {
     pub data_bytes: u64,
     /// Packets that left the bottleneck.
     departed: u64,
-    queue_sum_us: f64,
     queue: HistHead,
 }
 
@@ -227,7 +230,6 @@ pub(crate) struct SendLine {
 #[repr(C, align(64))]
 pub(crate) struct ArriveLine {
     owd: HistHead,
-    owd_sum_us: f64,
     arrived: u64,
     /// Received bytes of kind `recv_kind` not yet in `recv_bytes`: a flow's
     /// packets are mostly of one kind.
@@ -300,7 +302,6 @@ impl FlowStats {
         let s = &mut self.send;
         s.queue.add(queued, &mut self.queue_bins);
         self.sojourn.add(sojourn, &mut self.sojourn_bins);
-        s.queue_sum_us += queued.as_micros() as f64;
         s.departed += 1;
         if lost {
             self.lost += 1;
@@ -337,7 +338,6 @@ impl FlowStats {
         }
         a.recv_pending += p.size.bytes();
         a.owd.add(owd, &mut self.owd_bins);
-        a.owd_sum_us += owd.as_micros() as f64;
         a.arrived += 1;
         if !a.recorded {
             return;
@@ -401,9 +401,9 @@ impl FlowStats {
     pub fn bin(&self) -> BinAcc {
         let (recv, media) = self.recv_totals();
         BinAcc {
-            queue_sum_us: self.send.queue_sum_us,
+            queue_sum_us: self.send.queue.sum - self.bin_queue_sum_us,
             queue_n: self.send.departed - self.bin_departed,
-            owd_sum_us: self.arrive.owd_sum_us,
+            owd_sum_us: self.arrive.owd.sum - self.bin_owd_sum_us,
             owd_n: self.arrive.arrived - self.bin_arrived,
             recv_bytes: recv - self.bin_recv,
             media_recv_bytes: media - self.bin_media_recv,
@@ -412,7 +412,7 @@ impl FlowStats {
 
     /// Start the next time-series bin.
     pub fn reset_bin(&mut self) {
-        (self.send.queue_sum_us, self.arrive.owd_sum_us) = (0.0, 0.0);
+        (self.bin_queue_sum_us, self.bin_owd_sum_us) = (self.send.queue.sum, self.arrive.owd.sum);
         (self.bin_departed, self.bin_arrived) = (self.send.departed, self.arrive.arrived);
         (self.bin_recv, self.bin_media_recv) = self.recv_totals();
     }
