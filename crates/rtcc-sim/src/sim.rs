@@ -46,9 +46,9 @@ pub(crate) struct Flow {
 }
 
 /// Flows from which the next event's state is prefetched. Below this the
-/// flows' state stays in cache and prefetching only costs: measured with
-/// `rtcc bench --workload flows` (100 flows 7 % slower with it, 200 the
-/// same, 1000 11 % faster).
+/// flows' state stays in cache and prefetching only costs: measured in
+/// paired runs of `examples/bench flows-N` (100 flows 7 % slower with it,
+/// 200 the same, 1000 10-13 % faster).
 const PREFETCH_FLOWS: usize = 200;
 
 /// What the scheduler wakes, in the order served at equal times.
