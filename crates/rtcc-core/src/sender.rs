@@ -486,16 +486,18 @@ impl Sender {
     }
 
     /// Start loading what sending a packet touches: the struct's lines up to
-    /// the config's first, the pacer's next packets and the ends of the send
+    /// the config's first, the pacer's next packets and both ends of the send
     /// history and media rings (`crate::cache`).
     #[inline]
     pub fn prefetch(&self) {
         crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, cfg) + 64);
         self.pacer.prefetch();
-        if let Some(h) = self.history.back() {
+        // Both ends: a send appends at the back, and `trim_history` reads
+        // the front, sent `cfg.history` ago and long out of cache.
+        for h in [self.history.front(), self.history.back()].into_iter().flatten() {
             crate::cache::prefetch_val(h);
         }
-        if let Some(m) = self.media.back() {
+        for m in [self.media.front(), self.media.back()].into_iter().flatten() {
             crate::cache::prefetch_val(m);
         }
     }
