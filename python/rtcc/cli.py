@@ -862,21 +862,7 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
     ):  # fmt: skip
         if value != default:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
-    started = time.perf_counter()
-    out = _out_dir(args.out, Path("results") / "reproduce-cross")
-    outcome = cross.run(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        **_where(args),
-    )  # fmt: skip
-    wall = time.perf_counter() - started
-    if not args.quiet:
-        print(cross.summary_text(outcome.table))
-        for scheme, why in outcome.skipped.items():
-            print(f"skipped {scheme}: {why}")
-        print(f"results: {out} (table.csv, runs.csv, report.html)")
-        print(_dataset_line(args, out, outcome))
-        print(f"wall time: {wall:.1f} s")
-    return 0
+    return _reproduce_paper(args, "cross", cross)
 
 
 def _refuse_dumbo_flags(args: argparse.Namespace) -> None:
@@ -922,26 +908,31 @@ def _print_outcome(
         print(f"wall time: {wall:.1f} s")
 
 
+def _reproduce_paper(
+    args: argparse.Namespace,
+    name: str,
+    paper: Any,
+    files: str = "table.csv, runs.csv, report.html",
+    **extra: Any,
+) -> int:
+    """``paper.run`` (a reproduction package) into --out (default results/reproduce-NAME)
+    with the common flags and ``extra``; prints its outcome."""
+    started = time.perf_counter()
+    out = _out_dir(args.out, Path("results") / f"reproduce-{name}")
+    outcome = paper.run(
+        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+        **extra, **_where(args),
+    )  # fmt: skip
+    _print_outcome(args, paper.summary_text(outcome.table), outcome, out, files, started)
+    return 0
+
+
 def _reproduce_pibes(args: argparse.Namespace) -> int:
     from rtcc.reproduce import pibes
 
     _refuse_dumbo_flags(args)
     traces = _traces_holding(args, pibes.NORWAY)
-    started = time.perf_counter()
-    out = _out_dir(args.out, Path("results") / "reproduce-pibes")
-    outcome = pibes.run(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        traces=traces, **_where(args),
-    )  # fmt: skip
-    _print_outcome(
-        args,
-        pibes.summary_text(outcome.table),
-        outcome,
-        out,
-        "table.csv, runs.csv, report.html",
-        started,
-    )
-    return 0
+    return _reproduce_paper(args, "pibes", pibes, traces=traces)
 
 
 def _reproduce_burstrtc(args: argparse.Namespace) -> int:
@@ -949,21 +940,8 @@ def _reproduce_burstrtc(args: argparse.Namespace) -> int:
 
     _refuse_dumbo_flags(args)
     traces = _traces_holding(args, burstrtc.TRACE)
-    started = time.perf_counter()
-    out = _out_dir(args.out, Path("results") / "reproduce-burstrtc")
-    outcome = burstrtc.run(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        traces=traces, vp8=False if args.no_vp8 else None, **_where(args),
-    )  # fmt: skip
-    _print_outcome(
-        args,
-        burstrtc.summary_text(outcome.table),
-        outcome,
-        out,
-        "table.csv, runs.csv, report.html",
-        started,
-    )
-    return 0
+    vp8 = False if args.no_vp8 else None
+    return _reproduce_paper(args, "burstrtc", burstrtc, traces=traces, vp8=vp8)
 
 
 def _reproduce_fbra(args: argparse.Namespace) -> int:
@@ -973,21 +951,8 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
     _refuse_dumbo_flags(args)
     if args.traces is not None:
         raise CliError("--traces: 'rtcc reproduce fbra' runs no traces")
-    started = time.perf_counter()
-    out = _out_dir(args.out, Path("results") / "reproduce-fbra")
-    outcome = fbra.run(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        **_where(args),
-    )  # fmt: skip
-    _print_outcome(
-        args,
-        fbra.summary_text(outcome.table),
-        outcome,
-        out,
-        "table.csv, summary.csv, runs.csv, report.html",
-        started,
-    )
-    return 0
+    files = "table.csv, summary.csv, runs.csv, report.html"
+    return _reproduce_paper(args, "fbra", fbra, files)
 
 
 def _reproduce_all(args: argparse.Namespace) -> int:

@@ -118,6 +118,35 @@ def reproduce_short(
     return out, done.stdout
 
 
+@pytest.fixture(scope="module")
+def reproduced(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, str]:
+    """The test module's paper (its ``PAPER``) reproduced once per module by
+    :func:`reproduce_short`: the folder and what it printed."""
+    return reproduce_short(tmp_path_factory, request.module.PAPER)
+
+
+@pytest.fixture(scope="module")
+def table(reproduced: tuple[Path, str]) -> Any:
+    """The table.csv of :func:`reproduced`, as a DataFrame."""
+    import pandas as _pd
+
+    return _pd.read_csv(reproduced[0] / "table.csv")
+
+
+def reproduce_refused(paper: str, out: Path, *args: str) -> str:
+    """``rtcc reproduce PAPER --short ARGS --out OUT``, which must refuse (exit status 2, no
+    traceback): what it printed on stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rtcc", "reproduce", paper, "--short", *args, "--out", str(out)],
+        capture_output=True, text=True, env=subprocess_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
 def table_value(table: Any, experiment: str, scheme: str, column: str, **labels: Any) -> float:
     """The one row of a reproduction's table.csv for (experiment, scheme) and ``labels``:
     its ``column``, which must be a number."""

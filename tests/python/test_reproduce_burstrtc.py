@@ -4,27 +4,16 @@ shortened runs (../shared/papers/burstrtc.txt §III, §IV)."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import reproduce_short, requires_native, subprocess_env
+from conftest import reproduce_refused, requires_native
 from conftest import table_value as value
 
 pytestmark = requires_native
-
-
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return reproduce_short(tmp_path_factory, "burstrtc")
-
-
-@pytest.fixture(scope="module")
-def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
-    return pd.read_csv(reproduced[0] / "table.csv")
+PAPER = "burstrtc"  # what conftest's `reproduced` and `table` run and read
 
 
 def test_every_scheme_ran_and_the_files_are_there(
@@ -95,28 +84,12 @@ def test_bbr_overshoots_the_send_buffer_and_bursting_schemes_do_not(table: pd.Da
 
 
 def test_only_dumbo_takes_the_encoder_flag(tmp_path: Path):
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "burstrtc", "--short", "--encoder", "vp8",
-         "--out", str(tmp_path)],
-        capture_output=True, text=True, env=subprocess_env(), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "--encoder" in done.stderr and "Traceback" not in done.stderr
+    assert "--encoder" in reproduce_refused("burstrtc", tmp_path, "--encoder", "vp8")
     bad = tmp_path / "traces"
     bad.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "burstrtc", "--short", "--traces", str(bad),
-         "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, env=subprocess_env(), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "TMobile-LTE-driving" in done.stderr and "Traceback" not in done.stderr
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", "reproduce", "pibes", "--short", "--no-vp8",
-         "--out", str(tmp_path / "out2")],
-        capture_output=True, text=True, env=subprocess_env(), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2 and "--no-vp8" in done.stderr
+    err = reproduce_refused("burstrtc", tmp_path / "out", "--traces", str(bad))
+    assert "TMobile-LTE-driving" in err
+    assert "--no-vp8" in reproduce_refused("pibes", tmp_path / "out2", "--no-vp8")
 
 
 def test_metric_helpers_by_hand():

@@ -9,20 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import reproduce_short, requires_native
+from conftest import requires_native
 from conftest import table_value as value
 
 pytestmark = requires_native
-
-
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return reproduce_short(tmp_path_factory, "cross")
-
-
-@pytest.fixture(scope="module")
-def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
-    return pd.read_csv(reproduced[0] / "table.csv")
+PAPER = "cross"  # what conftest's `reproduced` and `table` run and read
 
 
 def test_every_scheme_ran_and_the_files_are_there(

@@ -9,14 +9,10 @@ import pandas as pd
 import pytest
 
 import rtcc
-from conftest import reproduce_short, requires_native
+from conftest import requires_native
 
 pytestmark = requires_native
-
-
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return reproduce_short(tmp_path_factory, "fbra")
+PAPER = "fbra"  # what conftest's `reproduced` runs
 
 
 @pytest.fixture(scope="module")

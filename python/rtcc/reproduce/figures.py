@@ -1,16 +1,25 @@
 """Figure helpers every reproduction shares: one colour per scheme across all of a paper's
-figures, the colour of the paper's own numbers, and rendering a list of figures to PNG in
-rtcc's style. Each paper's figures module builds its figures from data passed in."""
+figures, the colour of the paper's own numbers, bars per scheme and case beside the paper's,
+and rendering a list of figures to PNG in rtcc's style. Each paper's figures module builds
+its figures from data passed in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from rtcc.plots import flow_color, style, to_png
 
-__all__ = ["PAPER_COLOR", "FigureList", "render", "scheme_color", "scheme_colors"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "PAPER_COLOR", "FigureList", "grouped_bars", "render", "scheme_color", "scheme_colors",
+]  # fmt: skip
 
 # The paper's own numbers (reference markers) in every reproduction figure.
 PAPER_COLOR = "#d62728"
@@ -28,6 +37,33 @@ def scheme_colors(labels: Iterable[str]) -> dict[str, str]:
 def scheme_color(colors: Mapping[str, str], scheme: str) -> str:
     """``scheme``'s colour in ``colors``; the next palette colour for a scheme not listed."""
     return colors[scheme] if scheme in colors else flow_color(len(colors))
+
+
+def grouped_bars(
+    ax: Axes,
+    part: pd.DataFrame,
+    by: str,
+    column: str,
+    scale: float,
+    colors: Mapping[str, str],
+    paper_values: Mapping[str, Mapping[Any, float]],
+) -> list[Any]:
+    """One bar of ``column`` x ``scale`` per scheme at each value of the column ``by`` (a
+    case, a flow count), the paper's values (scheme -> value of ``by`` -> number) as red
+    diamonds on their scheme's bar; returns the values of ``by`` in x order."""
+    cases = sorted(part[by].unique())
+    schemes = list(dict.fromkeys(part["scheme"]))
+    width = 0.8 / len(schemes)
+    for k, scheme in enumerate(schemes):
+        mine = part[part["scheme"] == scheme].set_index(by)
+        x = np.arange(len(cases)) + (k - (len(schemes) - 1) / 2) * width
+        values = [scale * mine[column].get(c, np.nan) for c in cases]
+        ax.bar(x, values, width, color=scheme_color(colors, scheme), label=scheme)
+        for i, case in enumerate(cases):
+            ref = paper_values.get(scheme, {}).get(case)
+            if ref is not None:
+                ax.plot(x[i], scale * ref, "D", color=PAPER_COLOR, ms=5)
+    return cases
 
 
 def render(figures: FigureList) -> dict[str, tuple[bytes, str]]:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtcc.report import CSS, embed_png, fmt
 
+if TYPE_CHECKING:
+    from rtcc.reproduce.runs import Outcome
+
 __all__ = [
-    "by_prefix", "cell", "claims", "comparison", "document", "embed", "images", "problems",
-    "run_table",
+    "bullets", "by_prefix", "cell", "claims", "comparison", "document", "embed", "endnotes",
+    "failed_runs", "images", "meta", "problems", "run_table",
 ]  # fmt: skip
 
 # {paper} is the CSS class of the paper's cells in comparison().
@@ -152,3 +155,58 @@ def claims(said: Mapping[str, str], prefixes: Sequence[str]) -> str:
 def images(found: Mapping[str, tuple[bytes, str]], names: Sequence[str]) -> list[str]:
     """The figures ``names`` of ``found`` that exist, embedded in that order."""
     return embed({k: found[k] for k in names if k in found})
+
+
+def meta(outcome: Outcome, *, seeds: int | None = None, traces: bool = False) -> str:
+    """The page's first line: the variant (and its ``seeds``), the wall time, the runs
+    simulated and read from the cache, the traces folder (with ``traces``) and the
+    controllers registered."""
+    results = outcome.results.values()
+    computed = sum(r.executed for r in results)
+    cached = sum(r.cached for r in results)
+    parts = [f"{html.escape(outcome.variant.name)} variant"]
+    if seeds is not None:
+        parts.append(f"{seeds} seeds")
+    parts.append(
+        f"wall time {outcome.wall_s:.1f} s ({computed} runs simulated, {cached} read from "
+        "the cache)"
+    )
+    if traces:
+        parts.append(f"traces: {html.escape(outcome.traces or 'none')}")
+    parts.append(f"controllers registered: {html.escape(', '.join(outcome.controllers))}")
+    return f'<p class="meta">{" · ".join(parts)}</p>'
+
+
+def failed_runs(table: Any) -> Any:
+    """The rows of a run table whose run failed (an ``error``); none without that column."""
+    return table[table["error"].notna()] if "error" in table else table.iloc[0:0]
+
+
+def bullets(items: Iterable[str]) -> str:
+    """``items`` as an HTML list, escaped."""
+    return "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in items) + "</ul>"
+
+
+def endnotes(
+    notes: Iterable[str],
+    findings: Iterable[str] | None = None,
+    files: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The page's end: where rtcc differs from the paper (``findings``, when given), the
+    ``notes``, and the files a reproduction writes (``files``: more of them, name -> what,
+    after table.csv)."""
+    out = []
+    if findings is not None:
+        out += ["<h2>Where rtcc differs from the paper</h2>", bullets(findings)]
+    more = "".join(
+        f"<code>{html.escape(k)}</code> ({html.escape(w)}), " for k, w in (files or {}).items()
+    )
+    out += [
+        "<h2>Notes</h2>",
+        bullets(notes),
+        f"<p>Numbers: <code>table.csv</code> (one row per run), {more}<code>runs.csv</code> "
+        "(each run's labels and key), <code>runs/</code> (cached runs); every run is also in "
+        "the results dataset (<code>dataset/</code> unless <code>--dataset</code> named "
+        "another), which <code>rtcc query</code> reads.</p>",
+    ]
+    return out

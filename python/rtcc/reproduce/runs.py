@@ -1,5 +1,7 @@
-"""Run bookkeeping every paper reproduction shares: which controllers are registered, a
-run's per-flow series, the series of one experiment across schemes, and table rows."""
+"""Run bookkeeping every paper reproduction shares: a scheme and whether its controller is
+registered, running the experiment groups, a run's per-flow series, the series of one
+experiment across schemes, table rows, the files every reproduction writes and what
+`rtcc reproduce` prints."""
 
 from __future__ import annotations
 
@@ -13,11 +15,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rtcc.sweeprun import SweepResult
+from rtcc.runset import write_runs
+from rtcc.sweeprun import SweepResult, execute
+from rtcc.sweepspec import Analysis, Run
+from rtcc.tables import format_number, table_text
 
 __all__ = [
-    "Outcome", "jain", "missing_controller", "rows", "series", "series_of", "window",
-    "write_outputs",
+    "SUMMARY_KEYS", "Outcome", "Scheme", "jain", "missing_controller", "probe", "reproduce",
+    "rows", "series", "series_of", "summary_table", "window", "write_outputs",
 ]  # fmt: skip
 
 
@@ -27,6 +32,36 @@ def missing_controller(name: str) -> str | None:
 
     names = {c["name"] for c in rtcc.controllers()}
     return None if name in names else f"controller '{name}' is not registered"
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A compared scheme: its label in tables and figures, its controller (a name, or a
+    table with its ``name`` and settings) and the settings every flow of it has."""
+
+    label: str
+    controller: str | Mapping[str, Any]
+    flow_extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def flow(self, name: str, encoder: Any = None, **extra: Any) -> dict[str, Any]:
+        """A flow table: name, controller, ``encoder`` (when given), ``flow_extra``, then
+        ``extra`` (which wins)."""
+        flow: dict[str, Any] = {"name": name, "controller": self.controller}
+        if encoder is not None:
+            flow["encoder"] = encoder
+        flow.update(self.flow_extra)
+        flow.update(extra)
+        return flow
+
+    @property
+    def name(self) -> str:
+        c = self.controller
+        return c if isinstance(c, str) else str(c["name"])
+
+
+def probe(scheme: Scheme) -> str | None:
+    """Why the scheme cannot run here (its controller is not registered), or None."""
+    return missing_controller(scheme.name)
 
 
 def series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:
@@ -98,21 +133,100 @@ class Outcome:
         return series_of(self.results.values(), experiment)
 
 
+# A paper's figures (outcome -> {filename: (png, caption)}) and its page (outcome, figures).
+RenderFigures = Callable[[Outcome], dict[str, tuple[bytes, str]]]
+RenderPage = Callable[[Outcome, Mapping[str, tuple[bytes, str]]], str]
+# More CSV files beside table.csv: filename -> the file's table from table.csv.
+Tables = Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]]
+
+
+def reproduce(
+    groups: Mapping[str, tuple[Sequence[Run], Analysis]],
+    out: Path,
+    variant: Any,
+    skipped: dict[str, str],
+    metrics: Callable[[Mapping[str, Any], str], dict[str, Any]],
+    render_figures: RenderFigures,
+    render_page: RenderPage,
+    started: float,
+    *,
+    study: str,
+    traces: str | None = None,
+    tables: Tables | None = None,
+    jobs: int | None,
+    fresh: bool,
+    progress: bool,
+    executor: str,
+    address: str | None,
+    dataset: str | Path | None,
+) -> Outcome:
+    """Run a paper's experiment groups and write its results: each group's runs (``name ->
+    (runs, analysis)``; an empty group is left out) through :func:`rtcc.sweeprun.execute`
+    into ``out``, a failed run kept as its error; a table row per run (:func:`rows`),
+    OUT/runs.csv, then :func:`write_outputs`. The outcome lists the controllers registered."""
+    import rtcc
+
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": study,
+    }  # fmt: skip
+    results = {
+        name: execute(runs, analysis, out, progress=progress, label=name, **common)
+        for name, (runs, analysis) in groups.items()
+        if runs
+    }
+    table = rows(results.values(), metrics)
+    write_runs(out, results.values())
+    controllers = [c["name"] for c in rtcc.controllers()]
+    outcome = Outcome(variant, table, results, skipped, controllers=controllers, traces=traces)
+    write_outputs(out, outcome, render_figures, render_page, started, tables)
+    return outcome
+
+
 def write_outputs(
     out: Path,
     outcome: Outcome,
-    render_figures: Callable[[Outcome], dict[str, tuple[bytes, str]]],
-    render_page: Callable[[Outcome, Mapping[str, tuple[bytes, str]]], str],
+    render_figures: RenderFigures,
+    render_page: RenderPage,
     started: float,
+    tables: Tables | None = None,
 ) -> None:
-    """OUT/table.csv, the figures as PNG and OUT/report.html; ``outcome.wall_s`` from
-    ``started`` (a ``time.perf_counter()``) to the end."""
+    """OUT/table.csv (and ``tables``), the figures as PNG and OUT/report.html;
+    ``outcome.wall_s`` from ``started`` (a ``time.perf_counter()``) to the end."""
     from rtcc.limits import write_atomic
 
     write_atomic(out / "table.csv", outcome.table.to_csv(index=False))
+    for name, derive in (tables or {}).items():
+        write_atomic(out / name, derive(outcome.table).to_csv(index=False))
     images = render_figures(outcome)
     for name, (png, _) in images.items():
         write_atomic(out / name, png)
     outcome.wall_s = time.perf_counter() - started
     write_atomic(out / "report.html", render_page(outcome, images))
     outcome.wall_s = time.perf_counter() - started
+
+
+# The first columns of what `rtcc reproduce PAPER` prints: header -> a table row's text.
+SUMMARY_KEYS: Mapping[str, Callable[[pd.Series], str]] = {
+    "experiment": lambda r: str(r["experiment"]),
+    "scheme": lambda r: str(r["scheme"]),
+}
+
+
+def summary_table(
+    table: pd.DataFrame,
+    needed: str,
+    columns: Sequence[tuple[str, str, float, int]],
+    keys: Mapping[str, Callable[[pd.Series], str]] = SUMMARY_KEYS,
+) -> str:
+    """What `rtcc reproduce PAPER` prints: a line per row of ``table``, its ``keys``, then
+    its ``columns`` (column, heading, scale, decimals) as :func:`rtcc.tables.format_number`
+    shows them; "no runs" for a table without the column ``needed``."""
+    if table.empty or needed not in table:
+        return "no runs"
+    lines = [
+        [*(key(r) for key in keys.values()),
+         *(format_number(r.get(c), scale, digits) for c, _, scale, digits in columns)]
+        for _, r in table.iterrows()
+    ]  # fmt: skip
+    return table_text([*keys, *(heading for _, heading, _, _ in columns)], lines)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,10 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.burstrtc import paper
-from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows, write_outputs
+from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
-from rtcc.runset import write_runs
-from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "TRACE", "Outcome", "Scheme", "Variant", "jain", "metrics",
@@ -59,24 +56,6 @@ FPS = 30
 def encoder(profile: str) -> dict[str, Any]:
     """The content model with a calibrated profile ("static" or "dynamic")."""
     return {"kind": "content", "profile": profile}
-
-
-@dataclass(frozen=True)
-class Scheme:
-    label: str
-    controller: str | Mapping[str, Any]
-    flow_extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def flow(self, name: str, enc: Any, **extra: Any) -> dict[str, Any]:
-        flow: dict[str, Any] = {"name": name, "controller": self.controller, "encoder": enc}
-        flow.update(self.flow_extra)
-        flow.update(extra)
-        return flow
-
-    @property
-    def name(self) -> str:
-        c = self.controller
-        return c if isinstance(c, str) else str(c["name"])
 
 
 SCHEMES = {
@@ -367,11 +346,6 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
 # --- the run ---------------------------------------------------------------------------
 
 
-def probe(scheme: Scheme) -> str | None:
-    """Why the scheme cannot run here (its controller is not registered), or None."""
-    return missing_controller(scheme.name)
-
-
 def vp8_missing() -> str | None:
     """Why real VP8 cannot run here, or None."""
     import rtcc
@@ -400,7 +374,6 @@ def run(
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
-    import rtcc
     from rtcc.reproduce.burstrtc import figures, page
 
     started = time.perf_counter()
@@ -433,41 +406,23 @@ def run(
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
-    common: dict[str, Any] = {
-        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
-        "address": address, "dataset": dataset, "study": "burstrtc",
-    }  # fmt: skip
-    results = {
-        name: execute(runs, analysis, out, progress=progress, label=name, **common)
-        for name, (runs, analysis) in groups.items()
-        if runs
-    }
-    table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
-    write_runs(out, results.values())
-    outcome = Outcome(
-        v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()],
-        traces=str(traces) if traces else None,
+    return reproduce(
+        groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
+        figures.render_all, page.render, started, study="burstrtc",
+        traces=str(traces) if traces else None, jobs=jobs, fresh=fresh, progress=progress,
+        executor=executor, address=address, dataset=dataset,
     )  # fmt: skip
-    write_outputs(out, outcome, figures.render_all, page.render, started)
-    return outcome
+
+
+# What `rtcc reproduce burstrtc` prints per run: (column, heading, scale, decimals).
+_SUMMARY_COLUMNS = (
+    ("goodput_kbps", "kbps", 1, 0), ("frame_delay_ms_mean", "delay ms", 1, 0),
+    ("frame_delay_ms_p95", "p95 ms", 1, 0), ("freeze_ratio", "freeze %", 100, 2),
+    ("send_buffer_overshoot", "over %", 100, 1), ("send_buffer_undershoot", "empty %", 100, 1),
+    ("jain", "jain", 1, 3),
+)  # fmt: skip
 
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce burstrtc` prints: per run, the headline metrics."""
-    if table.empty or "goodput_kbps" not in table:
-        return "no runs"
-    out = []
-    for _, r in table.iterrows():
-        out.append([
-            str(r["experiment"]), str(r["scheme"]),
-            format_number(r.get("goodput_kbps"), 1, 0),
-            format_number(r.get("frame_delay_ms_mean"), 1, 0),
-            format_number(r.get("frame_delay_ms_p95"), 1, 0),
-            format_number(r.get("freeze_ratio"), 100, 2),
-            format_number(r.get("send_buffer_overshoot"), 100, 1),
-            format_number(r.get("send_buffer_undershoot"), 100, 1),
-            format_number(r.get("jain"), 1, 3),
-        ])  # fmt: skip
-    header = ["experiment", "scheme", "kbps", "delay ms", "p95 ms", "freeze %", "over %",
-              "empty %", "jain"]  # fmt: skip
-    return table_text(header, out)
+    return summary_table(table, "goodput_kbps", _SUMMARY_COLUMNS)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from rtcc.reproduce.burstrtc import paper
 from rtcc.reproduce.page import by_prefix as _part
-from rtcc.reproduce.page import cell, claims, document, problems
+from rtcc.reproduce.page import cell, claims, document, endnotes, failed_runs, meta, problems
 from rtcc.reproduce.page import images as _images
 from rtcc.reproduce.page import run_table as _table
 
@@ -64,9 +64,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     figures (:func:`rtcc.reproduce.burstrtc.figures.render_all`)."""
     t = outcome.table
     v = outcome.variant
-    computed = sum(r.executed for r in outcome.results.values())
-    cached = sum(r.cached for r in outcome.results.values())
-    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    failed = failed_runs(t)
     p95_ref = {
         (experiment, scheme): {"frame_delay_ms_p95": ms}
         for experiment, profile in (("Fig. 12", "static"), ("Fig. 13", "dynamic"))
@@ -86,10 +84,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         )  # fmt: skip
     sampler_ref = {("Fig. 8", "burstrtc"): dict(paper.FIG_8)}
     parts = [
-        f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
-        f"({computed} runs simulated, {cached} read from the cache) · traces: "
-        f"{html.escape(outcome.traces or 'none')} · controllers registered: "
-        f"{html.escape(', '.join(outcome.controllers))}</p>",
+        meta(outcome, traces=True),
         f"<p>{v.duration_s} s runs on 4 Mbps, 20 ms one way, an unlimited drop-tail queue, "
         "the content encoder model with its static or dynamic profile unless stated. "
         "Bit-rate is the media received; frame delay is encode done to fully received; a "
@@ -179,15 +174,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
             sampler_ref,
         ),
         *_images(images, ["sampler.png"]),
-        "<h2>Where rtcc differs from the paper</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
-        "<h2>Notes</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
-        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs.csv</code> (each "
-        "run's labels and key), "
-        "<code>runs/</code> (cached runs); every run is also in the results dataset "
-        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
-        "<code>rtcc query</code> reads.</p>",
+        *endnotes(paper.NOTES, paper.FINDINGS),
     ]
     return document(
         "reproducing BurstRTC",

@@ -28,22 +28,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rtcc.limits import write_atomic
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.runs import missing_controller, rows, series_of
+from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
-from rtcc.runset import write_runs
-from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "run",
@@ -62,22 +58,6 @@ RTT_QUEUE_MS = 100
 ONLINE_QUEUE_MS = 200
 ONLINE_OWD_MS = 25  # not given (a LAN router in front of a cloud service); rtcc's default
 SPIKE_MS = 100.0  # §VI-C's "large latency spike": one-way delay above its minimum + 100 ms
-
-
-@dataclass(frozen=True)
-class Scheme:
-    label: str
-    controller: str | Mapping[str, Any]
-
-    def flow(self, name: str, **extra: Any) -> dict[str, Any]:
-        flow: dict[str, Any] = {"name": name, "controller": self.controller}
-        flow.update(extra)
-        return flow
-
-    @property
-    def name(self) -> str:
-        c = self.controller
-        return c if isinstance(c, str) else str(c["name"])
 
 
 SCHEMES = {
@@ -257,14 +237,6 @@ def online_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
 # --- metrics -------------------------------------------------------------------------
 
 
-def jain(values: Sequence[float]) -> float:
-    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
-    x = np.asarray(values, dtype=float)
-    if len(x) == 0 or not np.any(x):
-        return math.nan
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
-
-
 def spike_seconds(series: pd.DataFrame, start_s: float, end_s: float) -> float:
     """Seconds in [start_s, end_s) whose one-way delay is above the run's minimum + 100 ms
     (§VI-C's "large latency spike"), from a per-bin series (``t_s`` = bin end)."""
@@ -341,27 +313,6 @@ def _recovery(series: pd.DataFrame, drop_s: float, back_s: float) -> float:
 # --- the run ---------------------------------------------------------------------------
 
 
-def probe(scheme: Scheme) -> str | None:
-    """Why the scheme cannot run here (its controller is not registered), or None."""
-    return missing_controller(scheme.name)
-
-
-@dataclass
-class Outcome:
-    """Everything the report needs; ``table`` is table.csv."""
-
-    variant: Variant
-    table: pd.DataFrame
-    results: dict[str, SweepResult]
-    skipped: dict[str, str]
-    wall_s: float = 0.0
-    controllers: list[str] = field(default_factory=list)
-
-    def series(self, experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
-        """(scheme, per-flow series) for each run of ``experiment`` that kept them."""
-        return series_of(self.results.values(), experiment)
-
-
 def run(
     out: str | Path,
     jobs: int | None = None,
@@ -378,7 +329,6 @@ def run(
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
-    import rtcc
     from rtcc.reproduce.cross import figures, page
 
     started = time.perf_counter()
@@ -405,28 +355,12 @@ def run(
             Analysis(),
         ),
     }
-    common: dict[str, Any] = {
-        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
-        "address": address, "dataset": dataset, "study": "cross",
-    }  # fmt: skip
-    results = {
-        name: execute(runs, analysis, out, progress=progress, label=name, **common)
-        for name, (runs, analysis) in groups.items()
-        if runs
-    }
-    table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
-    write_runs(out, results.values())
-    outcome = Outcome(
-        v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()]
-    )
-    write_atomic(out / "table.csv", table.to_csv(index=False))
-    images = figures.render_all(outcome)
-    for name, (png, _) in images.items():
-        write_atomic(out / name, png)
-    outcome.wall_s = time.perf_counter() - started
-    write_atomic(out / "report.html", page.render(outcome, images))
-    outcome.wall_s = time.perf_counter() - started
-    return outcome
+    return reproduce(
+        groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
+        figures.render_all, page.render, started, study="cross",
+        jobs=jobs, fresh=fresh, progress=progress, executor=executor, address=address,
+        dataset=dataset,
+    )  # fmt: skip
 
 
 def _pick(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
@@ -436,20 +370,14 @@ def _pick(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> flo
     return float(part[column].iloc[0])
 
 
+# What `rtcc reproduce cross` prints per run: (column, heading, scale, decimals).
+_SUMMARY_COLUMNS = (
+    ("utilization_received", "util %", 100, 1), ("owd_ms_mean", "owd ms", 1, 0),
+    ("loss_rate", "loss %", 100, 2), ("freeze_ratio_webrtc", "freeze %", 100, 2),
+    ("spike_s", "spike s", 1, 1), ("jain_window", "jain", 1, 3),
+)  # fmt: skip
+
+
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce cross` prints: per experiment and scheme, the headline metrics."""
-    if table.empty or "utilization_received" not in table:
-        return "no runs"
-    rows = []
-    for _, r in table.iterrows():
-        rows.append([
-            str(r["experiment"]), str(r["scheme"]),
-            format_number(r.get("utilization_received"), 100, 1),
-            format_number(r.get("owd_ms_mean"), 1, 0),
-            format_number(r.get("loss_rate"), 100, 2),
-            format_number(r.get("freeze_ratio_webrtc"), 100, 2),
-            format_number(r.get("spike_s"), 1, 1),
-            format_number(r.get("jain_window"), 1, 3),
-        ])  # fmt: skip
-    header = ["experiment", "scheme", "util %", "owd ms", "loss %", "freeze %", "spike s", "jain"]
-    return table_text(header, rows)
+    return summary_table(table, "utilization_received", _SUMMARY_COLUMNS)

@@ -17,14 +17,13 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from rtcc.plots import flow_color
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.figures import PAPER_COLOR, render, scheme_color, scheme_colors
+from rtcc.reproduce.figures import PAPER_COLOR, grouped_bars, render, scheme_color, scheme_colors
 
 if TYPE_CHECKING:
     from rtcc.reproduce.cross.experiments import Outcome
@@ -56,18 +55,7 @@ def _grouped_bars(
 ) -> list[int]:
     """One bar per scheme in each case (``part`` has a ``case`` column), the paper's
     values as red diamonds on their scheme's bar; returns the cases in x order."""
-    cases = sorted(part["case"].unique())
-    schemes = list(dict.fromkeys(part["scheme"]))
-    width = 0.8 / len(schemes)
-    for k, scheme in enumerate(schemes):
-        mine = part[part["scheme"] == scheme].set_index("case")
-        x = np.arange(len(cases)) + (k - (len(schemes) - 1) / 2) * width
-        values = [scale * mine[column].get(c, np.nan) for c in cases]
-        ax.bar(x, values, width, color=scheme_color(colors, scheme), label=scheme)
-        for i, case in enumerate(cases):
-            ref = paper_values.get(scheme, {}).get(case)
-            if ref is not None:
-                ax.plot(x[i], scale * ref, "D", color=PAPER_COLOR, ms=5)
+    cases = grouped_bars(ax, part, "case", column, scale, colors, paper_values)
     ax.set_xticks(range(len(cases)), [f"case {c}" for c in cases])
     return cases
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.page import cell, document, embed, problems
+from rtcc.reproduce.page import cell, document, embed, endnotes, failed_runs, meta, problems
 
 if TYPE_CHECKING:
     from rtcc.reproduce.cross.experiments import Outcome
@@ -109,15 +109,11 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     figures (:func:`rtcc.reproduce.cross.figures.render_all`)."""
     t = outcome.table
     v = outcome.variant
-    computed = sum(r.executed for r in outcome.results.values())
-    cached = sum(r.cached for r in outcome.results.values())
-    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    failed = failed_runs(t)
     main = [(c, s) for c, _, s in COLUMNS]
     heads = [h for _, h, _ in COLUMNS]
     parts = [
-        f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
-        f"({computed} runs simulated, {cached} read from the cache) · controllers registered: "
-        f"{html.escape(', '.join(outcome.controllers))}</p>",
+        meta(outcome),
         "<p>Paper's numbers, where its text gives one, in red in parentheses. GCC runs with "
         'the classic loss rule (<code>loss = "classic"</code>), as WebRTC had it then; the '
         "simulated-link runs use the <code>ideal</code> encoder, as the paper's simulated "
@@ -181,13 +177,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
             ["freeze ratio (%)", *heads[:2]],
         ),
         *embed({k: images[k] for k in ("freeze_ratio.png",) if k in images}),
-        "<h2>Notes</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
-        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs.csv</code> (each "
-        "run's labels and key), "
-        "<code>runs/</code> (cached runs); every run is also in the results dataset "
-        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
-        "<code>rtcc query</code> reads.</p>",
+        *endnotes(paper.NOTES),
     ]
     return document("reproducing Cross", "Reproducing Cross (Zhang & Yang, arXiv 2409.10042)",
                     [p for p in parts if p], paper="paper")  # fmt: skip

@@ -22,14 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rtcc.limits import write_atomic
 from rtcc.reproduce.fbra import paper
-from rtcc.reproduce.runs import Outcome, missing_controller, rows, write_outputs
+from rtcc.reproduce.runs import SUMMARY_KEYS, Outcome, missing_controller, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
-from rtcc.runset import write_runs
-from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, table_text
 
 __all__ = ["FULL", "SCHEMES", "SHORT", "Variant", "capacity_steps", "metrics", "run",
            "summary", "summary_text"]  # fmt: skip
@@ -222,7 +218,6 @@ def run(
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
-    import rtcc
     from rtcc.reproduce.fbra import figures, page
 
     started = time.perf_counter()
@@ -234,36 +229,25 @@ def run(
     def pick(labels: Iterable[str]) -> list[str]:
         return [s for s in labels if s not in skipped]
 
-    runs = table_runs(v, pick(SCHEMES))
-    analysis = Analysis(flows="first", series=True, series_s=BIN_S)
-    where = {"executor": executor, "address": address, "dataset": dataset, "study": "fbra"}
-    results = {"fbra": execute(runs, analysis, out, jobs=jobs, fresh=fresh, progress=progress,
-                               label="fbra", on_error="skip", **where)} if runs else {}  # fmt: skip
-    table = rows(results.values(), metrics)
-    write_runs(out, results.values())
-    outcome = Outcome(v, table, results, skipped,
-                      controllers=[c["name"] for c in rtcc.controllers()])  # fmt: skip
-    write_atomic(out / "summary.csv", summary(table).to_csv(index=False))
-    write_outputs(out, outcome, figures.render_all, page.render, started)
-    return outcome
+    groups = {
+        "fbra": (table_runs(v, pick(SCHEMES)), Analysis(flows="first", series=True, series_s=BIN_S))
+    }
+    return reproduce(
+        groups, out, v, skipped, metrics, figures.render_all, page.render, started,
+        study="fbra", tables={"summary.csv": summary}, jobs=jobs, fresh=fresh,
+        progress=progress, executor=executor, address=address, dataset=dataset,
+    )  # fmt: skip
+
+
+# What `rtcc reproduce fbra` prints per case: (column, heading, scale, decimals).
+_SUMMARY_COLUMNS = (
+    ("goodput_kbps_mean", "kbps", 1, 0), ("loss_discard_rate_mean", "lost+late %", 100, 2),
+    ("lost_frames_mean", "lost frames", 1, 0), ("fec_share_mean", "FEC %", 100, 1),
+    ("frcc_mean", "FRCC %", 100, 1), ("tfs_mean", "TFS %", 100, 1),
+)  # fmt: skip
+_SUMMARY_KEYS = {**SUMMARY_KEYS, "ms": lambda r: str(int(r["delay_ms"]))}
 
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce fbra` prints: the mean over seeds per case."""
-    s = summary(table)
-    if s.empty or "goodput_kbps_mean" not in s:
-        return "no runs"
-    out = []
-    for _, r in s.iterrows():
-        out.append([
-            str(r["experiment"]), str(r["scheme"]), str(int(r["delay_ms"])),
-            format_number(r.get("goodput_kbps_mean"), 1, 0),
-            format_number(r.get("loss_discard_rate_mean"), 100, 2),
-            format_number(r.get("lost_frames_mean"), 1, 0),
-            format_number(r.get("fec_share_mean"), 100, 1),
-            format_number(r.get("frcc_mean"), 100, 1),
-            format_number(r.get("tfs_mean"), 100, 1),
-        ])  # fmt: skip
-    header = ["experiment", "scheme", "ms", "kbps", "lost+late %", "lost frames", "FEC %", "FRCC %",
-              "TFS %"]  # fmt: skip
-    return table_text(header, out)
+    return summary_table(summary(table), "goodput_kbps_mean", _SUMMARY_COLUMNS, _SUMMARY_KEYS)

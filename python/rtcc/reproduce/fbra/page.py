@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rtcc.reproduce.fbra import paper
 from rtcc.reproduce.fbra.experiments import summary
-from rtcc.reproduce.page import cell, claims, document, problems
+from rtcc.reproduce.page import cell, claims, document, endnotes, failed_runs, meta, problems
 from rtcc.reproduce.page import images as _images
 
 if TYPE_CHECKING:
@@ -72,13 +72,9 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     t = outcome.table
     v = outcome.variant
     s = summary(t)
-    computed = sum(r.executed for r in outcome.results.values())
-    cached = sum(r.cached for r in outcome.results.values())
-    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    failed = failed_runs(t)
     parts = [
-        f'<p class="meta">{html.escape(v.name)} variant · {v.seeds} seeds · wall time '
-        f"{outcome.wall_s:.1f} s ({computed} runs simulated, {cached} read from the cache) · "
-        f"controllers registered: {html.escape(', '.join(outcome.controllers))}</p>",
+        meta(outcome, seeds=v.seeds),
         "<p>Mean ± standard deviation over seeds; the paper's mean in red in parentheses "
         "(its loss rate and lost frames as it counted them).</p>",
         *problems(outcome.skipped, failed.assign(scheme=failed.get("scheme", "")), "Skipped"),
@@ -89,16 +85,6 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         e = f"Table {n}"
         parts += [f"<h2>{e}: {title}</h2>", claims(paper.CLAIMS, [e]), _table(s, e),
                   *_images(images, [f"table{n}.png"])]  # fmt: skip
-    parts += [
-        "<h2>Where rtcc differs from the paper</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
-        "<h2>Notes</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
-        "<p>Numbers: <code>table.csv</code> (one row per run), <code>summary.csv</code> (mean "
-        "and std per case), <code>runs.csv</code> (each run's labels and key), "
-        "<code>runs/</code> (cached runs); every run is also in the results dataset "
-        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
-        "<code>rtcc query</code> reads.</p>",
-    ]
+    parts += endnotes(paper.NOTES, paper.FINDINGS, {"summary.csv": "mean and std per case"})
     return document("reproducing FBRA", "Reproducing FBRA (Nagy, Singh, Ott & Eggert)",
                     [p for p in parts if p], paper="paper")  # fmt: skip

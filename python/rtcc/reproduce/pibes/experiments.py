@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -32,13 +32,11 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.pibes import paper
-from rtcc.reproduce.runs import Outcome, jain, missing_controller, rows, write_outputs
+from rtcc.reproduce.runs import SUMMARY_KEYS, Outcome, jain, probe, reproduce, summary_table
+from rtcc.reproduce.runs import Scheme as _Scheme
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
-from rtcc.runset import write_runs
-from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
-from rtcc.tables import format_number, table_text
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "detection", "jain", "metrics",
@@ -59,22 +57,11 @@ ENCODER = {"kind": "noise", "sigma": 0.025, "key_interval": "none"}
 TCP = {"kind": "tcp", "cc": "cubic"}
 
 
-@dataclass(frozen=True)
-class Scheme:
-    label: str
-    controller: str | Mapping[str, Any]
-    flow_extra: Mapping[str, Any] = field(default_factory=dict)
+class Scheme(_Scheme):
+    """A scheme whose every flow is on :data:`ENCODER`."""
 
-    def flow(self, name: str, **extra: Any) -> dict[str, Any]:
-        flow: dict[str, Any] = {"name": name, "controller": self.controller, "encoder": ENCODER}
-        flow.update(self.flow_extra)
-        flow.update(extra)
-        return flow
-
-    @property
-    def name(self) -> str:
-        c = self.controller
-        return c if isinstance(c, str) else str(c["name"])
+    def flow(self, name: str, encoder: Any = ENCODER, **extra: Any) -> dict[str, Any]:
+        return super().flow(name, encoder, **extra)
 
 
 SCHEMES = {
@@ -383,11 +370,6 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
 # --- the run ---------------------------------------------------------------------------
 
 
-def probe(scheme: Scheme) -> str | None:
-    """Why the scheme cannot run here (its controller is not registered), or None."""
-    return missing_controller(scheme.name)
-
-
 def run(
     out: str | Path,
     jobs: int | None = None,
@@ -406,7 +388,6 @@ def run(
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
-    import rtcc
     from rtcc.reproduce.pibes import figures, page
 
     started = time.perf_counter()
@@ -429,43 +410,31 @@ def run(
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
-    common: dict[str, Any] = {
-        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
-        "address": address, "dataset": dataset, "study": "pibes",
-    }  # fmt: skip
-    results = {
-        name: execute(runs, analysis, out, progress=progress, label=name, **common)
-        for name, (runs, analysis) in groups.items()
-        if runs
-    }
-    table = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
-    write_runs(out, results.values())
-    outcome = Outcome(
-        v, table, results, skipped, controllers=[c["name"] for c in rtcc.controllers()],
-        traces=str(traces) if traces else None,
+    return reproduce(
+        groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
+        figures.render_all, page.render, started, study="pibes",
+        traces=str(traces) if traces else None, jobs=jobs, fresh=fresh, progress=progress,
+        executor=executor, address=address, dataset=dataset,
     )  # fmt: skip
-    write_outputs(out, outcome, figures.render_all, page.render, started)
-    return outcome
+
+
+# What `rtcc reproduce pibes` prints per run: (column, heading, scale, decimals).
+_SUMMARY_COLUMNS = (
+    ("utilization", "util %", 100, 1), ("tcp_utilization", "tcp %", 100, 1),
+    ("frame_delay_ms_mean", "delay ms", 1, 0), ("frame_delay_ms_p95", "p95 ms", 1, 0),
+    ("estimate_error", "est err %", 100, 1), ("detection_correct", "detect %", 100, 0),
+)  # fmt: skip
+
+
+def _label(r: pd.Series) -> str:
+    """A run's experiment, with Table 1's TCP flows and queue."""
+    label = str(r["experiment"])
+    if label == "Table 1":
+        label += f" {int(r['tcp_flows'])} TCP q{int(r['queue_pkt'])}"
+    return label
 
 
 def summary_text(table: pd.DataFrame) -> str:
     """What `rtcc reproduce pibes` prints: per run, the headline metrics."""
-    if table.empty or "utilization" not in table:
-        return "no runs"
-    rows = []
-    for _, r in table.iterrows():
-        label = str(r["experiment"])
-        if label == "Table 1":
-            label += f" {int(r['tcp_flows'])} TCP q{int(r['queue_pkt'])}"
-        rows.append([
-            label, str(r["scheme"]),
-            format_number(r.get("utilization"), 100, 1),
-            format_number(r.get("tcp_utilization"), 100, 1),
-            format_number(r.get("frame_delay_ms_mean"), 1, 0),
-            format_number(r.get("frame_delay_ms_p95"), 1, 0),
-            format_number(r.get("estimate_error"), 100, 1),
-            format_number(r.get("detection_correct"), 100, 0),
-        ])  # fmt: skip
-    header = ["experiment", "scheme", "util %", "tcp %", "delay ms", "p95 ms", "est err %",
-              "detect %"]  # fmt: skip
-    return table_text(header, rows)
+    keys = {**SUMMARY_KEYS, "experiment": _label}
+    return summary_table(table, "utilization", _SUMMARY_COLUMNS, keys)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rtcc.reproduce.figures import PAPER_COLOR, render, scheme_color, scheme_colors
+from rtcc.reproduce.figures import PAPER_COLOR, grouped_bars, render, scheme_color, scheme_colors
 from rtcc.reproduce.pibes import paper
 
 if TYPE_CHECKING:
@@ -46,18 +46,7 @@ def table1(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
     fig, axes = plt.subplots(1, len(queues), figsize=(6 * len(queues), 3.6), squeeze=False)
     for ax, q in zip(axes[0], queues, strict=True):
         mine = part[part["queue_pkt"] == q]
-        counts = sorted(mine["tcp_flows"].unique())
-        schemes = list(dict.fromkeys(mine["scheme"]))
-        width = 0.8 / len(schemes)
-        for k, scheme in enumerate(schemes):
-            rows = mine[mine["scheme"] == scheme].set_index("tcp_flows")
-            x = np.arange(len(counts)) + (k - (len(schemes) - 1) / 2) * width
-            ax.bar(x, [100 * rows["utilization"].get(n, np.nan) for n in counts], width,
-                   color=scheme_color(colors, scheme), label=scheme)  # fmt: skip
-            for i, n in enumerate(counts):
-                ref = paper.TABLE_1.get(scheme, {}).get(int(n))
-                if ref is not None:
-                    ax.plot(x[i], 100 * ref, "D", color=PAPER_COLOR, ms=5)
+        counts = grouped_bars(ax, mine, "tcp_flows", "utilization", 100.0, colors, paper.TABLE_1)
         ax.set_xticks(range(len(counts)), [f"{int(n)} TCP" for n in counts])
         ax.set_ylabel("video utilisation (%)")
         ax.set_title(f"4 Mbps, queue {int(q)} packets")

@@ -4,14 +4,13 @@ the figures, and notes."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from rtcc.reproduce.page import by_prefix as _part
-from rtcc.reproduce.page import claims, document, problems
+from rtcc.reproduce.page import claims, document, endnotes, failed_runs, meta, problems
 from rtcc.reproduce.page import images as _images
 from rtcc.reproduce.page import run_table as _table
 from rtcc.reproduce.pibes import paper
@@ -47,9 +46,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     figures (:func:`rtcc.reproduce.pibes.figures.render_all`)."""
     t = outcome.table
     v = outcome.variant
-    computed = sum(r.executed for r in outcome.results.values())
-    cached = sum(r.cached for r in outcome.results.values())
-    failed = t[t["error"].notna()] if "error" in t else t.iloc[0:0]
+    failed = failed_runs(t)
     table1_ref = {
         ("Table 1", scheme, n, q): {"utilization": u}
         for scheme, values in paper.TABLE_1.items()
@@ -57,10 +54,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         for q in v.queues
     }
     parts = [
-        f'<p class="meta">{html.escape(v.name)} variant · wall time {outcome.wall_s:.1f} s '
-        f"({computed} runs simulated, {cached} read from the cache) · traces: "
-        f"{html.escape(outcome.traces or 'none')} · controllers registered: "
-        f"{html.escape(', '.join(outcome.controllers))}</p>",
+        meta(outcome, traces=True),
         f"<p>{v.duration_s} s runs, 20 ms one way, a 50-packet drop-tail queue; every video "
         "flow on eq. 7's noise encoder. Utilisation counts all the flow's received bytes "
         "(FEC and retransmissions included) over the capacity. Frame delay is encode done to "
@@ -126,15 +120,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
             ["experiment", "scheme"],
         ),
         *_images(images, ["throughput_pibes.png"]),
-        "<h2>Where rtcc differs from the paper</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.FINDINGS) + "</ul>",
-        "<h2>Notes</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in paper.NOTES) + "</ul>",
-        "<p>Numbers: <code>table.csv</code> (one row per run), <code>runs.csv</code> (each "
-        "run's labels and key), "
-        "<code>runs/</code> (cached runs); every run is also in the results dataset "
-        "(<code>dataset/</code> unless <code>--dataset</code> named another), which "
-        "<code>rtcc query</code> reads.</p>",
+        *endnotes(paper.NOTES, paper.FINDINGS),
     ]
     return document(
         "reproducing PIBES",
