@@ -283,8 +283,7 @@ impl Controller for WebrtcBbr {
     }
 
     fn on_sender_state(&mut self, _now: Time, st: &SenderState) {
-        let padding = self.decision.padding_rate > DataRate::ZERO;
-        self.feed.on_sender_state(st, padding, self.decision.cwnd);
+        self.feed.on_sender_state(st, &self.decision);
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {

@@ -36,7 +36,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, Params, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, Params, MAX_RATE,
+    MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::packet::{PacketKind, NO_FRAME};
@@ -141,14 +142,8 @@ pub struct CNaduConfig {
 impl CNaduConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let (low, high) = (p.get(&LOW)?, p.get(&HIGH)?);
-        if low > high {
-            return Err(ConfigError::invalid("low", format!("{low} is above high {high}")));
-        }
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        ConfigError::check_order("low", low, "high", high)?;
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(CNaduConfig {
             playout_delay: p.get(&PLAYOUT_DELAY)?,
             low,

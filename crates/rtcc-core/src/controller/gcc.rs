@@ -22,8 +22,8 @@ use goog_cc::units as gu;
 use goog_cc::{GoogCcConfig, GoogCcNetworkController};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, ParamValue, Params,
-    ProbeCluster, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
+    check_positive_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo,
+    ParamValue, Params, ProbeCluster, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
@@ -155,12 +155,7 @@ impl GccConfig {
         let cap = DataRate::from_bps(MAX_RATE_BPS);
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.min(cap);
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?.min(cap);
-        if max_rate == DataRate::ZERO {
-            return Err(ConfigError::invalid("max_rate", "must be positive"));
-        }
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        check_positive_bounds(min_rate, max_rate)?;
         // Clamped like GoogCcNetworkController::clamp_constraints does.
         let start_rate = p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate.max(GOOG_MIN_RATE), max_rate);
         Ok(GccConfig {
@@ -841,6 +836,7 @@ impl Controller for Gcc {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::controller::testing::odd_input;
     use crate::controller::ParamValue;
     use crate::feedback::{PacketResult, ReportStats};
     use crate::rng::xorshift;
@@ -1209,32 +1205,9 @@ pub(crate) mod tests {
     fn survives_odd_inputs() {
         let (mut g, mut rnd) = (gcc(&[("probing", "periodic")]), xorshift(7));
         for i in 0..20_000u64 {
-            let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
-            let (seq, size, probe_cluster) = (i + rnd(3), DataSize::from_bytes(rnd(1500)), rnd(4) as i32 - 1);
-            let kind = PacketKind::Media;
-            g.on_packet_sent(
-                now,
-                &SentPacket {
-                    seq,
-                    kind,
-                    size,
-                    send_time: now,
-                    probe_cluster,
-                    in_flight: size,
-                    ..SentPacket::default()
-                },
-            );
-            let packets = (0..if i % 40 == 0 { rnd(30) } else { 0 })
-                .map(|k| PacketResult {
-                    seq: i.saturating_sub(rnd(60)),
-                    kind: PacketKind::Probe,
-                    size: DataSize::from_bytes(rnd(1300)),
-                    send_time: now - MS * rnd(100) as i64,
-                    arrival: (rnd(3) > 0).then(|| now + MS * (k as i64 - 20)),
-                    probe_cluster: rnd(3) as i32 - 1,
-                    ..PacketResult::default()
-                })
-                .collect();
+            let (sent, packets) = odd_input(i, &mut rnd, true);
+            let now = sent.send_time;
+            g.on_packet_sent(now, &sent);
             let stats = ReportStats::default();
             g.on_feedback(now, &Feedback { report_time: now, received_at: now, packets, stats, ..Feedback::default() });
             g.on_timeout(now);

@@ -23,6 +23,8 @@ pub mod rocc;
 pub mod rrtcc;
 pub mod salsify;
 pub mod sqp;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod vivace;
 mod window;
 
@@ -266,6 +268,23 @@ pub const MAX_RATE: Param<DataRate> = Param::rate(
     "highest rate, probes included (default: the flow's max_rate)",
 )
 .above_min();
+
+/// `min_rate` and `max_rate` as given, else the flow's, and in order.
+pub fn rate_bounds(p: &Params, ctx: &ControllerContext) -> Result<(DataRate, DataRate), ConfigError> {
+    let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
+    let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
+    ConfigError::check_order("min_rate", min_rate, "max_rate", max_rate)?;
+    Ok((min_rate, max_rate))
+}
+
+/// Bounds a controller has adjusted (floors, caps): `max_rate` positive,
+/// then in order.
+pub fn check_positive_bounds(min_rate: DataRate, max_rate: DataRate) -> Result<(), ConfigError> {
+    if max_rate == DataRate::ZERO {
+        return Err(ConfigError::invalid("max_rate", "must be positive"));
+    }
+    ConfigError::check_order("min_rate", min_rate, "max_rate", max_rate)
+}
 
 /// A congestion controller. Every input carries `now`, which never goes
 /// backwards across calls; outputs are read back with `decision`,

@@ -59,6 +59,15 @@ impl ConfigError {
         ConfigError { source_name: String::new(), field: field.to_string(), reason: reason.into() }
     }
 
+    /// A pair of bounds in order: `low` refused unless `lo ≤ hi`, with one
+    /// message for every controller's pairs.
+    pub fn check_order<T: PartialOrd + fmt::Display>(low: &str, lo: T, high: &str, hi: T) -> Result<(), Self> {
+        if lo > hi {
+            return Err(ConfigError::invalid(low, format!("{lo} is above {high} {hi}")));
+        }
+        Ok(())
+    }
+
     /// A parameter that no declaration names.
     pub fn unknown_param(param: &str, known: &[ParamInfo]) -> Self {
         let known = if known.is_empty() {

@@ -89,8 +89,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameSchedule, Param, ParamInfo, Params,
-    SenderState, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameSchedule, Param, ParamInfo,
+    Params, SenderState, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::{Feedback, PacketResult};
 use crate::packet::PacketKind;
@@ -164,11 +164,7 @@ pub struct SalsifyConfig {
 
 impl SalsifyConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(SalsifyConfig {
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
@@ -359,9 +355,8 @@ impl Controller for Salsify {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::fixed_link;
     use crate::controller::{FramePos, ParamValue};
-    use crate::pair::Pair;
-    use crate::sender::SenderConfig;
 
     const P: DataSize = DataSize::from_bytes(1200);
 
@@ -604,26 +599,9 @@ mod tests {
     /// short, as PIBES Fig. 10 found for Salsify on such a link.
     #[test]
     fn fills_a_3_mbps_link_with_a_short_queue() {
-        let capacity = DataRate::from_mbps(3);
         let ctx = ControllerContext::default();
         let c = Salsify::new(SalsifyConfig::from_params(&Params::new(), &ctx).unwrap());
-        let mut pair = Pair::builder()
-            .sender(SenderConfig::default())
-            .controller(Box::new(c))
-            .delay(Duration::from_millis(20))
-            .bottleneck(capacity)
-            .build();
-        pair.run_until(Time::from_secs_f64(20.0));
-        let (from, to) = (Time::from_millis(5_000), Time::from_millis(20_000));
-        let in_span = |t: &&crate::pair::Transmitted| t.packet.send_time >= from && t.packet.send_time < to;
-        let delivered: u64 = pair.delivered().filter(in_span).map(|t| t.packet.size.bytes()).sum();
-        let utilisation = delivered as f64 / (capacity * (to - from)).bytes() as f64;
-        let owd: Vec<f64> = pair
-            .delivered()
-            .filter(in_span)
-            .filter_map(|t| Some((t.arrival? - t.packet.send_time).as_millis_f64()))
-            .collect();
-        let mean_owd = owd.iter().sum::<f64>() / owd.len() as f64;
+        let (utilisation, mean_owd) = fixed_link(Box::new(c), DataRate::from_mbps(3));
         eprintln!("salsify on 3 Mbps: utilisation {utilisation:.3}, mean one-way delay {mean_owd:.1} ms");
         assert!(utilisation > 0.85, "{utilisation}");
         assert!(mean_owd < 60.0, "{mean_owd} ms");

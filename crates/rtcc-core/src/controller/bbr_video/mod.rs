@@ -196,9 +196,10 @@ impl Feed {
     }
 
     /// The sender's queue or in-flight bytes changed. An empty queue with
-    /// no padding (`padding`) and room in the window (`cwnd`) starts an
-    /// app-limited period.
-    pub fn on_sender_state(&mut self, st: &SenderState, padding: bool, cwnd: Option<DataSize>) {
+    /// no padding and room in the window, both as the controller's last
+    /// `decision` set them, starts an app-limited period.
+    pub fn on_sender_state(&mut self, st: &SenderState, decision: &Decision) {
+        let (padding, cwnd) = (decision.padding_rate > DataRate::ZERO, decision.cwnd);
         self.state = Some(*st);
         // The sender's in-flight count: it reports before the feedback
         // that would update the sampler's.

@@ -94,8 +94,8 @@ pub use size_model::{least_squares, SizeConfig, SizeModel};
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param, ParamInfo,
-    Params, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param,
+    ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -255,11 +255,7 @@ impl BurstRtcConfig {
                 format!("{max_burst} is below min_part {min_part}: a burst part would be under its minimum"),
             ));
         }
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(BurstRtcConfig {
             beta: p.get(&BETA)?,
             step: p.get(&STEP)?,

@@ -2,18 +2,13 @@
 //! controller on hand-made reports and over `Pair`.
 
 use super::*;
-use crate::controller::{FramePos, ParamValue};
+use crate::controller::testing::{fixed_link, params};
+use crate::controller::FramePos;
 use crate::feedback::PacketResult;
 use crate::packet::PacketKind;
-use crate::pair::Pair;
-use crate::sender::SenderConfig;
 
 fn ms(v: f64) -> Time {
     Time::from_micros((v * 1000.0).round() as i64)
-}
-
-fn params(given: &[(&str, &str)]) -> Params {
-    given.iter().fold(Params::new(), |p, (k, v)| p.with(k, ParamValue::Str(v.to_string())))
 }
 
 fn config(given: &[(&str, &str)]) -> BurstRtcConfig {
@@ -421,17 +416,24 @@ fn the_controller_on_hand_made_reports() {
     assert_eq!(c.decision().target_rate, DataRate::from_bps(1_636_800));
 }
 
-/// Fig. 7's frame after an all-burst frame, each sample its own window:
-/// Ĉ = 4 Mbps, S = 4 Mbps, R = 3.2 Mbps, B̂ = 1 Mbps; frames of exactly
-/// their target (w = 1, σ = 0) and no queue: T = Ĉ − B̂ = 3 Mbps, paced at Ĉ.
-#[test]
-fn the_target_is_the_available_bandwidth_without_variation() {
+/// Each sample its own window: frame 0 all burst, eight 1000 B packets
+/// arriving 2 ms apart from 20 ms, reported at 40 ms; frame 1 encoded.
+fn after_an_all_burst_frame() -> BurstRtc {
     let mut c = controller(&[("window", "1")]);
     c.on_frame_encoded(ms(0.0), &frame_info(0, T0, 8));
     let f0: Vec<PacketResult> =
         (0..8).map(|i| pkt(i, 0, i as u16, 8, 1000, 0.0, Some(20.0 + 2.0 * i as f64))).collect();
     c.on_feedback(ms(40.0), &feedback(40.0, f0));
     c.on_frame_encoded(ms(40.0), &frame_info(1, T0, 8));
+    c
+}
+
+/// Fig. 7's frame after an all-burst frame, each sample its own window:
+/// Ĉ = 4 Mbps, S = 4 Mbps, R = 3.2 Mbps, B̂ = 1 Mbps; frames of exactly
+/// their target (w = 1, σ = 0) and no queue: T = Ĉ − B̂ = 3 Mbps, paced at Ĉ.
+#[test]
+fn the_target_is_the_available_bandwidth_without_variation() {
+    let mut c = after_an_all_burst_frame();
     c.on_feedback(ms(90.0), &feedback(90.0, fig7_frame(1, 40.0)));
     assert!(close(state(&c, "capacity_estimate_kbps"), 4000.0, 1e-9));
     assert!(close(state(&c, "background_estimate_kbps"), 1000.0, 1e-9));
@@ -455,12 +457,7 @@ fn the_target_is_the_available_bandwidth_without_variation() {
 /// and 1, 14 000 of 16 000 B arrived: T·(1 − 0.125).
 #[test]
 fn the_target_is_compensated_for_loss() {
-    let mut c = controller(&[("window", "1")]);
-    c.on_frame_encoded(ms(0.0), &frame_info(0, T0, 8));
-    let f0: Vec<PacketResult> =
-        (0..8).map(|i| pkt(i, 0, i as u16, 8, 1000, 0.0, Some(20.0 + 2.0 * i as f64))).collect();
-    c.on_feedback(ms(40.0), &feedback(40.0, f0));
-    c.on_frame_encoded(ms(40.0), &frame_info(1, T0, 8));
+    let mut c = after_an_all_burst_frame();
     // The paced part arrives as sent (R = S: no background).
     let mut f1 = fig7_frame(1, 40.0);
     for (i, p) in f1.iter_mut().enumerate().take(4) {
@@ -479,25 +476,8 @@ fn the_target_is_compensated_for_loss() {
 /// encoder: the link fills and frames wait little.
 #[test]
 fn fills_a_3_mbps_link() {
-    let capacity = DataRate::from_mbps(3);
     let c = BurstRtc::new(config(&[]));
-    let mut pair = Pair::builder()
-        .sender(SenderConfig::default())
-        .controller(Box::new(c))
-        .delay(Duration::from_millis(20))
-        .bottleneck(capacity)
-        .build();
-    pair.run_until(Time::from_secs_f64(20.0));
-    let (from, to) = (Time::from_millis(5_000), Time::from_millis(20_000));
-    let in_span = |t: &&crate::pair::Transmitted| t.packet.send_time >= from && t.packet.send_time < to;
-    let delivered: u64 = pair.delivered().filter(in_span).map(|t| t.packet.size.bytes()).sum();
-    let utilisation = delivered as f64 / (capacity * (to - from)).bytes() as f64;
-    let owd: Vec<f64> = pair
-        .delivered()
-        .filter(in_span)
-        .filter_map(|t| Some((t.arrival? - t.packet.send_time).as_millis_f64()))
-        .collect();
-    let mean_owd = owd.iter().sum::<f64>() / owd.len() as f64;
+    let (utilisation, mean_owd) = fixed_link(Box::new(c), DataRate::from_mbps(3));
     eprintln!("burstrtc on 3 Mbps: utilisation {utilisation:.3}, mean one-way delay {mean_owd:.1} ms");
     assert!(utilisation > 0.9, "{utilisation}");
     assert!(mean_owd < 40.0, "{mean_owd} ms");

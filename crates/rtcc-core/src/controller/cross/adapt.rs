@@ -99,12 +99,7 @@ pub(super) fn fast_adaptation(t: &Thresholds, i: &Inputs) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn kbps(v: u64) -> DataRate {
-        DataRate::from_kbps(v)
-    }
+    use crate::controller::testing::{kbps, MS};
 
     const PAPER: Thresholds = Thresholds { ratio: 0.75, beta: 0.75, f: 0.25, m: 2.0 };
 

@@ -51,12 +51,7 @@ impl MinStamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
+    use crate::controller::testing::{ms, MS};
 
     /// Min over a 100 ms window: 50, 40, 60 at 0, 10, 20 ms read 50, 40,
     /// 40; at 115 ms the 40 (10 ms old + 100) has left, leaving 60 and the

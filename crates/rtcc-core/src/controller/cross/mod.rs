@@ -60,8 +60,8 @@ mod states;
 mod tests;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
-    MAX_RATE, MIN_RATE, START_RATE,
+    check_positive_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo,
+    Params, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::{Feedback, PacketResult};
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -308,12 +308,7 @@ impl CrossConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.max(FLOOR);
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if max_rate == DataRate::ZERO {
-            return Err(ConfigError::invalid("max_rate", "must be positive"));
-        }
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        check_positive_bounds(min_rate, max_rate)?;
         Ok(CrossConfig {
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
@@ -395,7 +390,7 @@ pub struct Cross {
 impl Cross {
     pub fn new(cfg: CrossConfig) -> Self {
         let mut c = Cross {
-            mode: Mode::StartUp,
+            mode: Mode::Startup,
             cur_rate: cfg.start_rate,
             startup_done: !cfg.startup,
             rtt_min: MinStamp::default(),
@@ -449,7 +444,7 @@ impl Cross {
     /// The rate sent now.
     fn sending_rate(&self) -> DataRate {
         let r = match self.mode {
-            Mode::StartUp | Mode::ProbeBw => self.cur_rate,
+            Mode::Startup | Mode::ProbeBw => self.cur_rate,
             Mode::Drain => self.cur_rate.mul_f64(self.cfg.drain_gain),
             Mode::ProbeRtt => self.cur_rate.mul_f64(self.cfg.probe_rtt_gain),
         };
@@ -462,7 +457,7 @@ impl Cross {
     /// nothing bounds the queue StartUp builds at up to startup_gain × the
     /// bottleneck while three rounds of queue load are counted.
     fn startup_window(&self) -> Option<DataSize> {
-        if !matches!(self.mode, Mode::StartUp | Mode::Drain) {
+        if !matches!(self.mode, Mode::Startup | Mode::Drain) {
             return None;
         }
         let bdp = self.goodput.get()? * self.rtt_min.get()?;

@@ -153,12 +153,7 @@ impl Rounds {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
+    use crate::controller::testing::{ms, MS};
 
     /// Eq. 5's index n·1/4 rounded down: n = 1, 3 → 0; 4, 7 → 1; 8 → 2;
     /// 10 → 2 (2.5); 21 → 5 (5.25); the median (1/2) of 5 → 2, of 6 → 3;

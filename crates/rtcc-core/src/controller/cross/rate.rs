@@ -104,13 +104,8 @@ impl RateAdjust {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::{kbps, MS};
     use Action::{Down, Up};
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn kbps(v: u64) -> DataRate {
-        DataRate::from_kbps(v)
-    }
 
     const PAPER: Gains = Gains {
         eta: 0.05,

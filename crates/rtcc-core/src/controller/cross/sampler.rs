@@ -110,13 +110,9 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::{ms, MS};
 
-    const MS: Duration = Duration::from_millis(1);
     const PKT: DataSize = DataSize::from_bytes(1200);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
 
     /// 1200 B every 4 ms (2.4 Mbps) from 0 ms, arriving 25 ms later until
     /// the link halves at 100 ms (from packet 25 on, arrivals are 8 ms

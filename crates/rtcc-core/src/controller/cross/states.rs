@@ -32,26 +32,8 @@ use super::monitor::{action, owd_m, queue_load};
 use super::Cross;
 use crate::units::{Duration, Time};
 
-/// Cross's state (§V).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    StartUp,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
-
-impl Mode {
-    /// The `mode` state column: 0 StartUp, 1 Drain, 2 ProbeBW, 3 ProbeRTT.
-    pub fn index(self) -> u8 {
-        match self {
-            Mode::StartUp => 0,
-            Mode::Drain => 1,
-            Mode::ProbeBw => 2,
-            Mode::ProbeRtt => 3,
-        }
-    }
-}
+/// Cross's states (§V) are BBR's four, numbered alike in the `mode` column.
+pub use crate::bbr::Mode;
 
 /// A ProbeRTT in progress.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,7 +70,7 @@ impl Cross {
                 }
             }
             Mode::ProbeBw => self.probe_bw(now, epoch),
-            Mode::StartUp | Mode::Drain => {}
+            Mode::Startup | Mode::Drain => {}
         }
     }
 
@@ -96,7 +78,7 @@ impl Cross {
     /// reported in it.
     pub(super) fn on_round(&mut self, now: Time) {
         match self.mode {
-            Mode::StartUp => self.startup_round(),
+            Mode::Startup => self.startup_round(),
             Mode::Drain => self.drain_round(now),
             Mode::ProbeBw | Mode::ProbeRtt => {}
         }
@@ -194,7 +176,7 @@ impl Cross {
         if self.startup_done {
             self.enter_probe_bw(now);
         } else {
-            self.mode = Mode::StartUp;
+            self.mode = Mode::Startup;
             self.loaded_rounds = 0;
         }
     }

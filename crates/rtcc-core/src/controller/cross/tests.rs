@@ -3,23 +3,15 @@
 //! closed loops over `Pair`. Each stage's equation tests sit in its file.
 
 use super::*;
+use crate::controller::testing::{closed_loop, kbps, ms, queue_ms, state, utilisation, Slot, MS};
 use crate::controller::ParamValue;
 use crate::packet::PacketKind;
 use crate::pair::Pair;
 use crate::sender::SenderConfig;
 
-const MS: Duration = Duration::from_millis(1);
 const PKT: DataSize = DataSize::from_bytes(1200);
 /// Reports reach the sender this long after the receiver sends them.
 const BACK: Duration = Duration::from_millis(25);
-
-fn ms(v: i64) -> Time {
-    Time::from_millis(v)
-}
-
-fn kbps(v: u64) -> DataRate {
-    DataRate::from_kbps(v)
-}
 
 fn params(given: &[(&str, &str)]) -> Params {
     let value = |v: &str| match v {
@@ -77,27 +69,13 @@ impl Script {
                 self.next_report += MS * 50;
             } else {
                 let t = self.next_send;
-                let p = SentPacket {
-                    seq: self.seq,
-                    kind: PacketKind::Media,
-                    size: PKT,
-                    send_time: t,
-                    probe_cluster: -1,
-                    ..SentPacket::default()
-                };
-                c.on_packet_sent(t, &p);
+                send_at(c, self.seq, t);
                 self.pending.push((self.seq, t, t + owd(self.seq, t)));
                 self.seq += 1;
                 self.next_send += gap;
             }
         }
     }
-}
-
-fn state(c: &dyn Controller, key: &str) -> Option<f64> {
-    let mut v = None;
-    c.state(&mut |k, x| v = if k == key { Some(x) } else { v });
-    v
 }
 
 #[test]
@@ -178,18 +156,18 @@ fn startup_enters_drain_after_three_rounds_above_b_th() {
     };
     // OWD_m 27 ms: B = 2 Mbps/8 · 2 ms = 500 B ≤ 2400 B; the rate grows to
     // 2/ln 2 · 1 Mbps = 2.885 Mbps.
-    assert_eq!(round(&mut c, [40, 26, 27, 35]), (Mode::StartUp, 0));
+    assert_eq!(round(&mut c, [40, 26, 27, 35]), (Mode::Startup, 0));
     assert_eq!(c.cur_rate, DataRate::from_bps(2_885_390));
     // OWD_m 32 ms: B = 2.885 Mbps/8 · 7 ms = 2525 B > 2400 B, twice.
-    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::StartUp, 1));
-    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::StartUp, 2));
+    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::Startup, 1));
+    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::Startup, 2));
     // OWD_m 26 ms: B = 361 B breaks the run; a round without samples does
     // not count either way.
-    assert_eq!(round(&mut c, [26, 26, 26, 26]), (Mode::StartUp, 0));
+    assert_eq!(round(&mut c, [26, 26, 26, 26]), (Mode::Startup, 0));
     c.on_round(t);
     assert_eq!(c.loaded_rounds, 0);
-    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::StartUp, 1));
-    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::StartUp, 2));
+    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::Startup, 1));
+    assert_eq!(round(&mut c, [33, 31, 40, 32]), (Mode::Startup, 2));
     assert_eq!(round(&mut c, [33, 31, 40, 32]).0, Mode::Drain);
     // Drain: cur_rate = bw = 1 Mbps, sent at ln 2/2 of it, window kept.
     assert_eq!(c.cur_rate, kbps(1000));
@@ -291,7 +269,7 @@ fn probe_rtt_returns_to_startup_if_it_never_ended() {
     s.run(&mut c, ms(5200), MS * 10, &|_, _| MS * 25);
     assert_eq!((c.probe_rtts, c.mode), (1, Mode::ProbeRtt));
     s.run(&mut c, ms(5400), MS * 10, &|_, _| MS * 25);
-    assert_eq!((c.probe_rtts, c.mode), (1, Mode::StartUp));
+    assert_eq!((c.probe_rtts, c.mode), (1, Mode::Startup));
 }
 
 /// A capacity drop just before a periodic ProbeRTT: the one-way delay is
@@ -418,55 +396,12 @@ fn startup_switch() {
     assert_eq!(c.decision().pacing_rate, kbps(1500));
 }
 
-/// 100 ms of a closed-loop run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    delivered: u64,
-    target: DataRate,
-    mode: Option<f64>,
-    /// Sum and count of bottleneck queueing delays of packets sent in it.
-    queue_us: i64,
-    packets: i64,
-}
-
-/// The whole sender (ideal encoder at the target, pacer, receiver with 50
-/// ms reports) with cross over a FIFO bottleneck of `capacity(t)` and `owd`
-/// each way; one `Slot` per 100 ms.
+/// The whole sender with cross over a FIFO bottleneck of `capacity(t)` and
+/// `owd` each way; one `Slot` per 100 ms.
 fn run(c: Cross, capacity: fn(Time) -> DataRate, owd: Duration, secs: i64) -> Vec<Slot> {
     // As a `cross` flow runs by default (its registry entry's pushback).
     let sender = SenderConfig { pushback_pacer: true, ..SenderConfig::default() };
-    let mut pair = Pair::builder().sender(sender).controller(Box::new(c)).delay(owd).capacity(capacity).build();
-    let mut slots = vec![Slot::default(); (secs * 10) as usize];
-    let slot = |t: Time| (t.as_micros() / 100_000) as usize;
-    for (i, sl) in slots.iter_mut().enumerate() {
-        pair.run_until(ms(100 * (i as i64 + 1)));
-        sl.target = pair.sender.controller().decision().target_rate;
-        sl.mode = state(pair.sender.controller(), "mode");
-    }
-    for t in pair.sent() {
-        let Some(arrival) = t.arrival else { continue };
-        let send = t.packet.send_time;
-        if let Some(sl) = slots.get_mut(slot(arrival)) {
-            sl.delivered += t.packet.size.bytes();
-        }
-        if let Some(sl) = slots.get_mut(slot(send)) {
-            // Time at the bottleneck beyond the packet's own serialisation.
-            let own = t.packet.size / capacity(send);
-            sl.queue_us += ((arrival - send) - owd - own).as_micros().max(0);
-            sl.packets += 1;
-        }
-    }
-    slots
-}
-
-fn utilisation(slots: &[Slot], capacity: DataRate) -> f64 {
-    let bytes: u64 = slots.iter().map(|s| s.delivered).sum();
-    bytes as f64 * 8.0 / (capacity.bps() as f64 * slots.len() as f64 / 10.0)
-}
-
-fn queue_ms(slots: &[Slot]) -> f64 {
-    let (us, n) = slots.iter().fold((0, 0), |(u, n), s| (u + s.queue_us, n + s.packets));
-    us as f64 / 1000.0 / n.max(1) as f64
+    closed_loop(Box::new(c), sender, capacity, owd, secs)
 }
 
 /// 6 Mbps, 50 ms each way (§VI Table III case 4 without its buffer limit).

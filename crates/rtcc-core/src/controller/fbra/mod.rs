@@ -60,8 +60,8 @@ mod tests;
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, Param, Params,
-    MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameSchedule, Param,
+    Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
@@ -196,21 +196,10 @@ pub struct FbraConfig {
 impl FbraConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let (low_pct, high_pct) = (p.get(&LOW_PCT)?, p.get(&HIGH_PCT)?);
-        if low_pct > high_pct {
-            return Err(ConfigError::invalid(
-                "low_percentile",
-                format!("{low_pct} is above high_percentile {high_pct}"),
-            ));
-        }
+        ConfigError::check_order("low_percentile", low_pct, "high_percentile", high_pct)?;
         let (fec_min, fec_max) = (p.get(&FEC_MIN)?, p.get(&FEC_MAX)?);
-        if fec_min > fec_max {
-            return Err(ConfigError::invalid("fec_min", format!("{fec_min} is above fec_max {fec_max}")));
-        }
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        ConfigError::check_order("fec_min", fec_min, "fec_max", fec_max)?;
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(FbraConfig {
             low_pct,
             high_pct,

@@ -54,8 +54,8 @@ pub use estimate::{Ewma, FrameRtt, InterArrival, Part};
 pub use share::{Mode, Share, ShareConfig};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameInfo, FrameSchedule, Param,
-    ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameInfo,
+    FrameSchedule, Param, ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::{Feedback, PacketResult};
 use crate::packet::PacketKind;
@@ -160,9 +160,7 @@ pub struct PibesConfig {
 impl PibesConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let (n_min, n_max) = (p.get(&N_MIN)?, p.get(&N_MAX)?);
-        if n_min > n_max {
-            return Err(ConfigError::invalid("n_min", format!("{n_min} is above n_max {n_max}")));
-        }
+        ConfigError::check_order("n_min", n_min, "n_max", n_max)?;
         let share = ShareConfig {
             s_max: p.get(&S_MAX)?,
             s_share: p.get(&S_SHARE)?,
@@ -173,17 +171,9 @@ impl PibesConfig {
         };
         // Fig. 18 sets s_min = s_max/N; s_min may exceed s_share only if
         // it also caps it, which the FSM does not define.
-        if share.s_min > share.s_share {
-            return Err(ConfigError::invalid("s_min", format!("{} is above s_share {}", share.s_min, share.s_share)));
-        }
-        if share.s_share > share.s_max {
-            return Err(ConfigError::invalid("s_share", format!("{} is above s_max {}", share.s_share, share.s_max)));
-        }
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        ConfigError::check_order("s_min", share.s_min, "s_share", share.s_share)?;
+        ConfigError::check_order("s_share", share.s_share, "s_max", share.s_max)?;
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(PibesConfig {
             n_min,
             n_max,

@@ -3,7 +3,7 @@
 //! sits in encoder.rs).
 
 use super::*;
-use crate::controller::ParamValue;
+use crate::controller::testing::params;
 use crate::packet::FramePos;
 use crate::pair::Pair;
 
@@ -11,10 +11,6 @@ const PKT: DataSize = DataSize::from_bytes(1200);
 
 fn us(v: i64) -> Time {
     Time::from_micros(v)
-}
-
-fn params(given: &[(&str, &str)]) -> Params {
-    given.iter().fold(Params::new(), |p, (k, v)| p.with(k, ParamValue::Str(v.to_string())))
 }
 
 fn config(given: &[(&str, &str)]) -> PibesConfig {

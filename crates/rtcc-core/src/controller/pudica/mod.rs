@@ -69,8 +69,8 @@ mod tests;
 
 use super::sqp::{MinOwd, Sent, Train, Trains};
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param, ParamInfo,
-    Params, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param,
+    ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, Duration, Time};
@@ -182,22 +182,11 @@ pub struct PudicaConfig {
 
 impl PudicaConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         let (bur_low, bur_high) = (p.get(&BUR_LOW)?, p.get(&BUR_HIGH)?);
-        if bur_low > bur_high {
-            return Err(ConfigError::invalid("bur_low", format!("{bur_low} is above bur_high {bur_high}")));
-        }
+        ConfigError::check_order("bur_low", bur_low, "bur_high", bur_high)?;
         let (ai_step_min, ai_step_max) = (p.get(&AI_STEP_MIN)?, p.get(&AI_STEP_MAX)?);
-        if ai_step_min > ai_step_max {
-            return Err(ConfigError::invalid(
-                "ai_step_min",
-                format!("{ai_step_min} is above ai_step_max {ai_step_max}"),
-            ));
-        }
+        ConfigError::check_order("ai_step_min", ai_step_min, "ai_step_max", ai_step_max)?;
         Ok(PudicaConfig {
             pacing_multiplier: p.get(&PACING_MULTIPLIER)?,
             bur_low,

@@ -1,27 +1,11 @@
 //! BUR, each AIMD rule and the trial bookkeeping with hand-computed values,
-//! then the whole controller over `Pair` (the harness is SQP's): alone on a
-//! fixed 4 Mbps link and through a 4 → 2 Mbps step.
+//! then the whole controller over `Pair` (SQP's links and step measure):
+//! alone on a fixed 4 Mbps link and through a 4 → 2 Mbps step.
 
 use super::*;
-use crate::controller::sqp::tests::{
-    audio, closed_loop, four, four_then_two, media, queue_ms, report, state, step_response, utilisation,
-};
-use crate::controller::ParamValue;
+use crate::controller::sqp::tests::{alone_on_4_mbps, audio, media, report, step_response};
+use crate::controller::testing::{kbps, ms, params, state, MS};
 use crate::units::DataSize;
-
-const MS: Duration = Duration::from_millis(1);
-
-fn ms(v: i64) -> Time {
-    Time::from_millis(v)
-}
-
-fn kbps(v: u64) -> DataRate {
-    DataRate::from_kbps(v)
-}
-
-fn params(given: &[(&str, &str)]) -> Params {
-    given.iter().fold(Params::new(), |p, (k, v)| p.with(k, ParamValue::Str(v.to_string())))
-}
 
 fn config(given: &[(&str, &str)]) -> PudicaConfig {
     PudicaConfig::from_params(&params(given), &ControllerContext::default()).unwrap()
@@ -159,13 +143,10 @@ fn a_hold_keeps_trying() {
 /// 100 ms slot above 6 ms in 0–5 s.
 #[test]
 fn alone_on_4_mbps_fills_the_link_with_a_small_queue() {
-    let slots = closed_loop(Box::new(Pudica::new(config(&[]))), four, MS * 20, 30);
-    let (util, queue) = (utilisation(&slots[50..], DataRate::from_mbps(4)), queue_ms(&slots[50..]));
-    let target = slots[50..].iter().map(|s| s.target.kbps_f64()).sum::<f64>() / 250.0;
-    let startup = slots[..50].iter().map(|s| s.queue_us / s.packets.max(1)).max().unwrap_or(0) / 1000;
-    eprintln!("pudica 4 Mbps: utilisation {util:.4}, queue {queue:.2} ms, mean target {target:.0} kbps, 0-5 s peak {startup} ms");
-    assert!(util >= 0.8, "{util}");
-    assert!(queue < 30.0, "{queue} ms");
+    let a = alone_on_4_mbps(Box::new(Pudica::new(config(&[]))));
+    eprintln!("pudica 4 Mbps: {a}");
+    assert!(a.utilisation >= 0.8, "{}", a.utilisation);
+    assert!(a.queue_ms < 30.0, "{} ms", a.queue_ms);
 }
 
 /// 4 → 2 Mbps at 20 s, 20 ms each way. Each trial is judged by a frame
@@ -177,11 +158,7 @@ fn alone_on_4_mbps_fills_the_link_with_a_small_queue() {
 /// 2 Mbps and 6.4 ms mean queueing delay.
 #[test]
 fn follows_a_4_to_2_mbps_step() {
-    let slots = closed_loop(Box::new(Pudica::new(config(&[]))), four_then_two, MS * 20, 30);
-    let s = step_response(&slots);
+    let s = step_response(Box::new(Pudica::new(config(&[]))));
     eprintln!("pudica 4→2 Mbps: {s:?}");
-    assert!(s.settle_s.is_some_and(|t| t <= 2.0), "{s:?}");
-    assert!(s.drained_s.is_some_and(|t| t <= 5.0), "{s:?}");
-    assert!(s.peak_ms < 1000.0, "{s:?}");
-    assert!(s.utilisation >= 0.8 && s.queue_ms < 30.0, "{s:?}");
+    s.check();
 }

@@ -80,8 +80,8 @@ pub use rate::{IncomingRate, Input, RcState, Region, RemoteRate};
 pub use receiver::{Detector, Receiver, Remb, Usage};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameSchedule, Param, ParamInfo, Params,
-    ReceiverEstimator, MAX_RATE, MIN_RATE, START_RATE,
+    check_positive_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameSchedule, Param,
+    ParamInfo, Params, ReceiverEstimator, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::packet::PacketKind;
@@ -162,12 +162,7 @@ impl RrtccConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if max_rate == DataRate::ZERO {
-            return Err(ConfigError::invalid("max_rate", "must be positive"));
-        }
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        check_positive_bounds(min_rate, max_rate)?;
         Ok(RrtccConfig {
             // The loss-based rate grows from As: at zero only the +1 kbps would move it.
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate.max(DataRate::from_kbps(1)), max_rate),

@@ -74,8 +74,8 @@ mod train;
 pub use train::{MinOwd, Sent, Train, Trains};
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param, ParamInfo,
-    Params, MAX_RATE, MIN_RATE, START_RATE,
+    rate_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FrameInfo, FrameSchedule, Param,
+    ParamInfo, Params, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::units::{DataRate, Duration, Time};
@@ -164,11 +164,7 @@ pub struct SqpConfig {
 
 impl SqpConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
-        let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
-        let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        let (min_rate, max_rate) = rate_bounds(p, ctx)?;
         Ok(SqpConfig {
             pacing_multiplier: p.get(&PACING_MULTIPLIER)?,
             gain: p.get(&GAIN)?,

@@ -1,30 +1,16 @@
 //! The train, the min-OWD baseline and each rule with hand-computed values,
 //! then the whole controller over `Pair`: alone on a fixed 4 Mbps link and
-//! through a 4 → 2 Mbps step. `closed_loop` is shared with `pudica`.
+//! through a 4 → 2 Mbps step, both runs shared with `pudica`.
 
 use super::*;
-use crate::controller::ParamValue;
+use crate::controller::testing::{closed_loop, kbps, ms, params, queue_ms, state, utilisation, Slot, MS};
 use crate::feedback::PacketResult;
 use crate::packet::{FramePos, PacketKind};
-use crate::pair::Pair;
+use crate::sender::SenderConfig;
 use crate::units::DataSize;
-
-const MS: Duration = Duration::from_millis(1);
-
-fn ms(v: i64) -> Time {
-    Time::from_millis(v)
-}
 
 fn us(v: i64) -> Time {
     Time::from_micros(v)
-}
-
-fn kbps(v: u64) -> DataRate {
-    DataRate::from_kbps(v)
-}
-
-fn params(given: &[(&str, &str)]) -> Params {
-    given.iter().fold(Params::new(), |p, (k, v)| p.with(k, ParamValue::Str(v.to_string())))
 }
 
 fn config(given: &[(&str, &str)]) -> SqpConfig {
@@ -53,12 +39,6 @@ pub(crate) fn audio(seq: u64, sent_us: i64, at_us: i64) -> PacketResult {
 
 pub(crate) fn report(packets: Vec<PacketResult>) -> Feedback {
     Feedback { packets, ..Feedback::default() }
-}
-
-pub(crate) fn state(c: &dyn Controller, key: &str) -> Option<f64> {
-    let mut v = None;
-    c.state(&mut |k, x| v = if k == key { Some(x) } else { v });
-    v
 }
 
 #[test]
@@ -210,64 +190,40 @@ fn drain_term_and_one_packet_frames() {
     assert_eq!((c.queuing, c.decision().target_rate), (Some(MS * 600), kbps(30)));
 }
 
-/// Per 100 ms slot: bytes delivered, queueing delay summed over the packets
-/// sent in it (beyond propagation and the packet's own serialisation), and
-/// the target at its end.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Slot {
-    pub delivered: u64,
-    pub queue_us: i64,
-    pub packets: i64,
-    pub target: DataRate,
-}
-
-/// `c` alone for `secs` over a FIFO bottleneck of `capacity(t)` and `owd`
-/// each way, the ideal encoder at 30 fps, reports every 50 ms.
-pub(crate) fn closed_loop(
-    c: Box<dyn Controller>,
-    capacity: fn(Time) -> DataRate,
-    owd: Duration,
-    secs: i64,
-) -> Vec<Slot> {
-    let mut pair = Pair::builder().controller(c).delay(owd).capacity(capacity).build();
-    let mut slots = vec![Slot::default(); (secs * 10) as usize];
-    let slot = |t: Time| (t.as_micros() / 100_000) as usize;
-    for (i, sl) in slots.iter_mut().enumerate() {
-        pair.run_until(ms(100 * (i as i64 + 1)));
-        sl.target = pair.sender.controller().decision().target_rate;
-    }
-    for t in pair.sent() {
-        let Some(arrival) = t.arrival else { continue };
-        let send = t.packet.send_time;
-        if let Some(sl) = slots.get_mut(slot(arrival)) {
-            sl.delivered += t.packet.size.bytes();
-        }
-        if let Some(sl) = slots.get_mut(slot(send)) {
-            let own = t.packet.size / capacity(send);
-            sl.queue_us += ((arrival - send) - owd - own).as_micros().max(0);
-            sl.packets += 1;
-        }
-    }
-    slots
-}
-
-pub(crate) fn utilisation(slots: &[Slot], capacity: DataRate) -> f64 {
-    let bytes: u64 = slots.iter().map(|s| s.delivered).sum();
-    bytes as f64 * 8.0 / (capacity.bps() as f64 * slots.len() as f64 / 10.0)
-}
-
-pub(crate) fn queue_ms(slots: &[Slot]) -> f64 {
-    let (us, n) = slots.iter().fold((0, 0), |(u, n), s| (u + s.queue_us, n + s.packets));
-    us as f64 / 1000.0 / n.max(1) as f64
-}
-
-pub(crate) fn four(_: Time) -> DataRate {
+fn four(_: Time) -> DataRate {
     DataRate::from_mbps(4)
 }
 
 /// 4 Mbps until 20 s, then 2 Mbps.
-pub(crate) fn four_then_two(t: Time) -> DataRate {
+fn four_then_two(t: Time) -> DataRate {
     DataRate::from_mbps(if t < ms(20_000) { 4 } else { 2 })
+}
+
+/// Alone on 4 Mbps, 20 ms each way, for 30 s: over 5–30 s utilisation,
+/// mean queueing delay and mean target; the highest 100 ms slot mean
+/// queueing delay in 0–5 s.
+pub(crate) struct Alone {
+    pub utilisation: f64,
+    pub queue_ms: f64,
+    pub target_kbps: f64,
+    pub startup_ms: i64,
+}
+
+impl std::fmt::Display for Alone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Alone { utilisation: util, queue_ms: queue, target_kbps: target, startup_ms: startup } = self;
+        write!(f, "utilisation {util:.4}, queue {queue:.2} ms, mean target {target:.0} kbps, 0-5 s peak {startup} ms")
+    }
+}
+
+pub(crate) fn alone_on_4_mbps(c: Box<dyn Controller>) -> Alone {
+    let slots = closed_loop(c, SenderConfig::default(), four, MS * 20, 30);
+    Alone {
+        utilisation: utilisation(&slots[50..], DataRate::from_mbps(4)),
+        queue_ms: queue_ms(&slots[50..]),
+        target_kbps: slots[50..].iter().map(|s| s.target.kbps_f64()).sum::<f64>() / 250.0,
+        startup_ms: slots[..50].iter().map(|s| s.queue_us / s.packets.max(1)).max().unwrap_or(0) / 1000,
+    }
 }
 
 /// Alone on 4 Mbps, 20 ms each way (BurstRTC §IV-B1's link), 30 s.
@@ -278,21 +234,16 @@ pub(crate) fn four_then_two(t: Time) -> DataRate {
 /// train at 2T is compressed by the link once T passes half of it.
 #[test]
 fn alone_on_4_mbps_fills_the_link_with_a_small_queue() {
-    let slots = closed_loop(Box::new(Sqp::new(config(&[]))), four, MS * 20, 30);
-    let (util, queue) = (utilisation(&slots[50..], DataRate::from_mbps(4)), queue_ms(&slots[50..]));
-    let target = slots[50..].iter().map(|s| s.target.kbps_f64()).sum::<f64>() / 250.0;
-    let startup = slots[..50].iter().map(|s| s.queue_us / s.packets.max(1)).max().unwrap_or(0) / 1000;
-    eprintln!(
-        "sqp 4 Mbps: utilisation {util:.4}, queue {queue:.2} ms, mean target {target:.0} kbps, 0-5 s peak {startup} ms"
-    );
-    assert!(util >= 0.8, "{util}");
-    assert!(queue < 30.0, "{queue} ms");
+    let a = alone_on_4_mbps(Box::new(Sqp::new(config(&[]))));
+    eprintln!("sqp 4 Mbps: {a}");
+    assert!(a.utilisation >= 0.8, "{}", a.utilisation);
+    assert!(a.queue_ms < 30.0, "{} ms", a.queue_ms);
 }
 
-/// After the 4 → 2 Mbps step at 20 s: seconds until the target is at most
-/// 2.2 Mbps, the highest 100 ms slot mean queueing delay, seconds until a
-/// slot after that peak is back under 10 ms, and utilisation and mean
-/// queueing delay over 25–30 s.
+/// After the 4 → 2 Mbps step at 20 s (20 ms each way, 30 s): seconds until
+/// the target is at most 2.2 Mbps, the highest 100 ms slot mean queueing
+/// delay, seconds until a slot after that peak is back under 10 ms, and
+/// utilisation and mean queueing delay over 25–30 s.
 #[derive(Debug)]
 pub(crate) struct Step {
     pub settle_s: Option<f64>,
@@ -302,7 +253,8 @@ pub(crate) struct Step {
     pub queue_ms: f64,
 }
 
-pub(crate) fn step_response(slots: &[Slot]) -> Step {
+pub(crate) fn step_response(c: Box<dyn Controller>) -> Step {
+    let slots = closed_loop(c, SenderConfig::default(), four_then_two, MS * 20, 30);
     let after = &slots[200..];
     let slot_ms = |s: &Slot| s.queue_us as f64 / 1000.0 / s.packets.max(1) as f64;
     let (peak_at, peak_ms) =
@@ -316,6 +268,16 @@ pub(crate) fn step_response(slots: &[Slot]) -> Step {
     }
 }
 
+impl Step {
+    /// The bounds SQP and Pudica are both held to.
+    pub(crate) fn check(&self) {
+        assert!(self.settle_s.is_some_and(|t| t <= 2.0), "{self:?}");
+        assert!(self.drained_s.is_some_and(|t| t <= 5.0), "{self:?}");
+        assert!(self.peak_ms < 1000.0, "{self:?}");
+        assert!(self.utilisation >= 0.8 && self.queue_ms < 30.0, "{self:?}");
+    }
+}
+
 /// 4 → 2 Mbps at 20 s, 20 ms each way. The receive rate shows the new
 /// capacity within a round trip, but the queue built meanwhile is drained
 /// with time constant H. Measured: target ≤ 2.2 Mbps 0.3 s after the step,
@@ -324,11 +286,7 @@ pub(crate) fn step_response(slots: &[Slot]) -> Step {
 /// queueing delay.
 #[test]
 fn follows_a_4_to_2_mbps_step() {
-    let slots = closed_loop(Box::new(Sqp::new(config(&[]))), four_then_two, MS * 20, 30);
-    let s = step_response(&slots);
+    let s = step_response(Box::new(Sqp::new(config(&[]))));
     eprintln!("sqp 4→2 Mbps: {s:?}");
-    assert!(s.settle_s.is_some_and(|t| t <= 2.0), "{s:?}");
-    assert!(s.drained_s.is_some_and(|t| t <= 5.0), "{s:?}");
-    assert!(s.peak_ms < 1000.0, "{s:?}");
-    assert!(s.utilisation >= 0.8 && s.queue_ms < 30.0, "{s:?}");
+    s.check();
 }

@@ -48,8 +48,8 @@ mod utility;
 use std::collections::VecDeque;
 
 use super::{
-    ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo, Params, SentPacket,
-    MAX_RATE, MIN_RATE, START_RATE,
+    check_positive_bounds, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, Param, ParamInfo,
+    Params, SentPacket, MAX_RATE, MIN_RATE, START_RATE,
 };
 use crate::feedback::Feedback;
 use crate::rng::Rng;
@@ -290,12 +290,7 @@ impl VivaceConfig {
         };
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.max(FLOOR);
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
-        if max_rate == DataRate::ZERO {
-            return Err(ConfigError::invalid("max_rate", "must be positive"));
-        }
-        if min_rate > max_rate {
-            return Err(ConfigError::invalid("min_rate", format!("{min_rate} is above max_rate {max_rate}")));
-        }
+        check_positive_bounds(min_rate, max_rate)?;
         let mi_length = match p.get(&MI_LENGTH)? {
             "adaptive" => MiLength::Adaptive,
             _ => MiLength::Fixed,

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::controller::gcc::tests::{Bottleneck, Path, STEADY};
+use crate::controller::testing::odd_input;
 use crate::controller::ParamValue;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::PacketKind;
@@ -234,32 +235,9 @@ fn empty_and_lost_only_feedback() {
 fn survives_odd_inputs() {
     let (mut v, mut rnd) = (vivace(&[]), xorshift(7));
     for i in 0..20_000u64 {
-        let now = Time::from_micros((i * 1000) as i64 - rnd(5000) as i64);
-        let (seq, size) = (i + rnd(3), DataSize::from_bytes(rnd(1500)));
-        let kind = PacketKind::Media;
-        v.on_packet_sent(
-            now,
-            &SentPacket {
-                seq,
-                kind,
-                size,
-                send_time: now,
-                probe_cluster: -1,
-                in_flight: size,
-                ..SentPacket::default()
-            },
-        );
-        let packets = (0..if i % 40 == 0 { rnd(30) } else { 0 })
-            .map(|k| PacketResult {
-                seq: i.saturating_sub(rnd(60)),
-                kind,
-                size: DataSize::from_bytes(rnd(1300)),
-                send_time: now - MS * rnd(100) as i64,
-                arrival: (rnd(3) > 0).then(|| now + MS * (k as i64 - 20)),
-                probe_cluster: -1,
-                ..PacketResult::default()
-            })
-            .collect();
+        let (sent, packets) = odd_input(i, &mut rnd, false);
+        let now = sent.send_time;
+        v.on_packet_sent(now, &sent);
         let stats = ReportStats::default();
         let t = now + MS * rnd(50) as i64;
         v.on_feedback(now, &Feedback { report_time: now, received_at: t, packets, stats, ..Feedback::default() });
