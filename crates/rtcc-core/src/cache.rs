@@ -28,3 +28,11 @@ pub fn prefetch(p: *const u8, bytes: usize) {
 pub fn prefetch_val<T>(v: &T) {
     prefetch(v as *const T as *const u8, std::mem::size_of::<T>());
 }
+
+/// Start loading the lines of `v` and of the `next` values after it in
+/// memory: for the last element of a buffer, where the next pushes write
+/// (past the buffer's end the hint is wasted, never harmful).
+#[inline(always)]
+pub fn prefetch_with_next<T>(v: &T, next: usize) {
+    prefetch(v as *const T as *const u8, std::mem::size_of::<T>() * (1 + next));
+}

@@ -355,16 +355,17 @@ impl Receiver {
 
     /// Start loading what a packet's arrival touches: the struct's lines up
     /// to the FEC decoder's head, the end of the arrival list and the newest
-    /// frame (`crate::cache`).
+    /// frame, with the places after them (`crate::cache`).
     #[inline]
     pub fn prefetch(&self) {
         let fec = std::mem::offset_of!(Receiver, fec);
         crate::cache::prefetch(self as *const Receiver as *const u8, fec + 64);
+        // The next arrival and a next frame are written after them.
         if let Some(a) = self.arrivals.last() {
-            crate::cache::prefetch_val(a);
+            crate::cache::prefetch_with_next(a, 1);
         }
         if let Some(f) = self.frames.back() {
-            crate::cache::prefetch_val(f);
+            crate::cache::prefetch_with_next(f, 1);
         }
     }
 

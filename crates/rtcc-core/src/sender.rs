@@ -492,10 +492,13 @@ impl Sender {
     pub fn prefetch(&self) {
         crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, cfg) + 64);
         self.pacer.prefetch();
-        // Both ends: a send appends at the back, and `trim_history` reads
-        // the front, sent `cfg.history` ago and long out of cache.
-        for h in [self.history.front(), self.history.back()].into_iter().flatten() {
+        // Both ends: a send appends after the back, and `trim_history`
+        // reads the front, sent `cfg.history` ago and long out of cache.
+        if let Some(h) = self.history.front() {
             crate::cache::prefetch_val(h);
+        }
+        if let Some(h) = self.history.back() {
+            crate::cache::prefetch_with_next(h, 2);
         }
         for m in [self.media.front(), self.media.back()].into_iter().flatten() {
             crate::cache::prefetch_val(m);

@@ -163,6 +163,13 @@ impl<T> Path<T> {
         self.lines[flow].q.front().map(|m| m.0)
     }
 
+    /// Start loading flow `flow`'s line, which its next `send` writes
+    /// (`rtcc_core::cache`).
+    #[inline]
+    pub fn prefetch_line(&self, flow: usize) {
+        rtcc_core::cache::prefetch_val(&self.lines[flow]);
+    }
+
     /// Start loading flow `flow`'s line and its next message
     /// (`rtcc_core::cache`).
     #[inline]

@@ -115,6 +115,16 @@ impl<K: SlotKey> Schedule<K> {
         let e = self.heap[i];
         loop {
             let first = ARITY * i + 1;
+            // The grandchildren are contiguous: with many slots the heap
+            // leaves L1 between events, and the next level's compares then
+            // find their line on its way instead of each waiting for it.
+            let grand = ARITY * first + 1;
+            if grand < n {
+                rtcc_core::cache::prefetch(
+                    self.heap.as_ptr().wrapping_add(grand) as *const u8,
+                    ARITY * ARITY * std::mem::size_of::<K>(),
+                );
+            }
             let c = if first + ARITY <= n {
                 // A full node: the smaller of two pairs' smaller (branch-free).
                 let ch: &[K; ARITY] = self.heap[first..first + ARITY].try_into().expect("four children");

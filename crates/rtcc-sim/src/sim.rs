@@ -484,6 +484,9 @@ impl Simulation {
             Stage::Sender => {
                 ends.prefetch_sender();
                 self.recorder.prefetch(i, false);
+                // The packet leaves the bottleneck a few events later, onto
+                // its path.
+                self.data[self.flows[i].reverse as usize].prefetch_line(i);
             }
             Stage::Feedback => {
                 self.back[self.flows[i].reverse as usize].prefetch(i);
