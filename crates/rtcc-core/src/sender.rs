@@ -493,7 +493,9 @@ impl Sender {
         crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, cfg) + 64);
         self.pacer.prefetch();
         // Both ends: a send appends after the back, and `trim_history`
-        // reads the front, sent `cfg.history` ago and long out of cache.
+        // reads the front whenever the oldest entry has expired (about once
+        // a packet at a steady rate); it was sent `cfg.history` ago and is
+        // long out of cache.
         if let Some(h) = self.history.front() {
             crate::cache::prefetch_val(h);
         }

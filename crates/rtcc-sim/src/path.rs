@@ -163,8 +163,8 @@ impl<T> Path<T> {
         self.lines[flow].q.front().map(|m| m.0)
     }
 
-    /// Start loading flow `flow`'s line, which its next `send` writes
-    /// (`rtcc_core::cache`).
+    /// Start loading flow `flow`'s line (its arrival clock and queue's
+    /// header), which its next `send` writes (`rtcc_core::cache`).
     #[inline]
     pub fn prefetch_line(&self, flow: usize) {
         rtcc_core::cache::prefetch_val(&self.lines[flow]);

@@ -118,6 +118,8 @@ impl<K: SlotKey> Schedule<K> {
             // The grandchildren are contiguous: with many slots the heap
             // leaves L1 between events, and the next level's compares then
             // find their line on its way instead of each waiting for it.
+            // Unconditional: with few slots there are no grandchildren, or
+            // they are in L1 already.
             let grand = ARITY * first + 1;
             if grand < n {
                 rtcc_core::cache::prefetch(
