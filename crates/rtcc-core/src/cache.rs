@@ -26,7 +26,7 @@ pub fn prefetch(p: *const u8, bytes: usize) {
 /// Start loading the lines of `v`.
 #[inline(always)]
 pub fn prefetch_val<T>(v: &T) {
-    prefetch(v as *const T as *const u8, std::mem::size_of::<T>());
+    prefetch_with_next(v, 0);
 }
 
 /// Start loading the lines of `v` and of the `next` values after it in

@@ -174,9 +174,8 @@ impl<T> Path<T> {
     /// (`rtcc_core::cache`).
     #[inline]
     pub fn prefetch(&self, flow: usize) {
-        let line = &self.lines[flow];
-        rtcc_core::cache::prefetch_val(line);
-        if let Some(m) = line.q.front() {
+        self.prefetch_line(flow);
+        if let Some(m) = self.lines[flow].q.front() {
             rtcc_core::cache::prefetch_val(&self.store[m.1 as usize]);
         }
     }

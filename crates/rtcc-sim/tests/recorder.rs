@@ -97,7 +97,9 @@ fn outputs_come_from_events_alone() {
             0,
             Event::PacketDeparted {
                 packet: &p,
-                queued: Duration::ZERO,
+                // A queue delay that differs per bin, so each bin's mean
+                // must be its own packet's, not a running one.
+                queued: Duration::from_millis(k as i64 % 7),
                 sojourn: Duration::ZERO,
                 lost: false,
                 reverse: false,
@@ -173,6 +175,12 @@ fn outputs_come_from_events_alone() {
     assert!((f.frame_latency_ms_mean.unwrap() - latency).abs() < 0.1, "{:?}", f.frame_latency_ms_mean);
     assert!((out.summary.link.utilization - 0.08).abs() < 1e-9);
     assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 80);
+    // Per bin: the one packet's delays (bin k holds packet k).
+    let (owd, queue) = (out.timeseries.f64("owd_ms").unwrap(), out.timeseries.f64("queue_ms").unwrap());
+    for k in 0..N as usize {
+        assert!((owd[k] - 30.0).abs() < 1e-9, "bin {k}: owd {}", owd[k]);
+        assert!((queue[k] - (k % 7) as f64).abs() < 1e-9, "bin {k}: queue {}", queue[k]);
+    }
     let frames = out.frames.get("frame").unwrap();
     assert_eq!(frames.len(), 81);
     let (status, lat) = (out.frames.get("status").unwrap(), out.frames.f64("latency_ms").unwrap());

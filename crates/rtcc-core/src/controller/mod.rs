@@ -277,8 +277,8 @@ pub fn rate_bounds(p: &Params, ctx: &ControllerContext) -> Result<(DataRate, Dat
     Ok((min_rate, max_rate))
 }
 
-/// Bounds a controller has adjusted (floors, caps): `max_rate` positive,
-/// then in order.
+/// Bounds a controller read or adjusted (floors, caps): `max_rate`
+/// positive, then in order.
 pub fn check_positive_bounds(min_rate: DataRate, max_rate: DataRate) -> Result<(), ConfigError> {
     if max_rate == DataRate::ZERO {
         return Err(ConfigError::invalid("max_rate", "must be positive"));
@@ -520,4 +520,30 @@ pub fn create(name: &str, params: &Params, ctx: &ControllerContext) -> Result<Bo
     let info = lookup(name).ok_or_else(|| unknown(name))?;
     params.check_known(info.params)?;
     (info.create)(params, ctx)
+}
+
+#[cfg(test)]
+mod bounds_tests {
+    use super::testing::{kbps, params};
+    use super::*;
+
+    /// The shared checks name the field and give one message for every
+    /// controller's pairs: a zero `max_rate` before the order.
+    #[test]
+    fn bounds_are_checked_with_one_message() {
+        let e = ConfigError::check_order("low", 2, "high", 1).unwrap_err();
+        assert_eq!((e.field.as_str(), e.reason.as_str()), ("low", "2 is above high 1"));
+        assert!(ConfigError::check_order("low", 1, "high", 1).is_ok());
+        let e = check_positive_bounds(kbps(20), DataRate::ZERO).unwrap_err();
+        assert_eq!((e.field.as_str(), e.reason.as_str()), ("max_rate", "must be positive"));
+        let e = check_positive_bounds(kbps(20), kbps(10)).unwrap_err();
+        assert_eq!(e.field, "min_rate");
+        assert!(check_positive_bounds(kbps(10), kbps(10)).is_ok());
+        let ctx = ControllerContext::default();
+        assert_eq!(rate_bounds(&Params::new(), &ctx).unwrap(), (ctx.min_rate, ctx.max_rate));
+        let given = params(&[("min_rate", "300kbps"), ("max_rate", "2Mbps")]);
+        assert_eq!(rate_bounds(&given, &ctx).unwrap(), (kbps(300), kbps(2000)));
+        let e = rate_bounds(&params(&[("min_rate", "3Mbps"), ("max_rate", "2Mbps")]), &ctx).unwrap_err();
+        assert_eq!((e.field.as_str(), e.reason.as_str()), ("min_rate", "3 Mbps is above max_rate 2 Mbps"));
+    }
 }

@@ -147,6 +147,9 @@ fn alone_on_4_mbps_fills_the_link_with_a_small_queue() {
     eprintln!("pudica 4 Mbps: {a}");
     assert!(a.utilisation >= 0.8, "{}", a.utilisation);
     assert!(a.queue_ms < 30.0, "{} ms", a.queue_ms);
+    // The start-up and target the doc states, with margin.
+    assert!(a.startup_ms <= 15, "{a}");
+    assert!(a.target_kbps > 3500.0, "{a}");
 }
 
 /// 4 → 2 Mbps at 20 s, 20 ms each way. Each trial is judged by a frame
