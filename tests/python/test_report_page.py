@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native, subprocess_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -50,16 +50,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def dumbo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dumbo")
-    args = ["reproduce", "dumbo", "--short", "--out", str(out), "--jobs", "2", "-q"]
-    if HAVE_TRACES:
-        args += ["--traces", str(TRACES)]
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", *args],
-        capture_output=True, text=True, env=subprocess_env(), timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return out
+    traces = ["--traces", str(TRACES)] if HAVE_TRACES else []
+    return reproduce_short(tmp_path_factory, "dumbo", "-q", *traces, timeout=600)[0]
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,6 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return reproduce_short(tmp_path_factory, "dumbo", *traces, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def table(reproduced: tuple[Path, str]) -> pd.DataFrame:
-    return pd.read_csv(reproduced[0] / "table.csv")
-
-
 def available() -> dict[str, bool]:
     from rtcc.reproduce import dumbo
 
@@ -57,6 +52,8 @@ def test_files_and_one_row_per_scheme(reproduced: tuple[Path, str], table: pd.Da
     if HAVE_TRACES:
         cellular = table[table["experiment"] == "cellular"]["scheme"].tolist()
         assert cellular == [s.label for s in dumbo.CELLULAR_SCHEMES]
+        page = (out / "report.html").read_text(encoding="utf-8")
+        assert "<h3>Does the rate follow the link?</h3>" in page
     for column in ("converge_up_s", "converge_down_s", "utilization", "video_kbps"):
         assert column in table.columns
     ok = available()
@@ -175,3 +172,20 @@ def test_follow_index_tells_a_rate_that_follows_the_link_from_one_that_does_not(
     assert f'<td class="thesis">{fmt(want)}</td>' in html_text
     assert "mean capacity of the 7 traces here" in html_text
     assert page._follows(rows, None, 7) == ""
+
+
+def test_trace_capacity_is_the_mean_over_traces_not_runs() -> None:
+    from rtcc.reproduce.dumbo.experiments import trace_capacity_kbps
+    from rtcc.sweeprun import SweepResult
+    from rtcc.sweepspec import Run
+
+    runs = [Run({"trace": t}, {}, 1, "<t>") for t in ("a", "a", "b", "c")]
+
+    def rec(kbps: float) -> dict:
+        return {"summary": {"link": {"capacity_kbps_mean": kbps}}}
+
+    result = SweepResult(runs, [rec(1e3), rec(1e3), rec(3e3), None], [None, None, None, "x"])
+    # Per trace (a, b): 2000; per run it would be 1666.7.
+    assert trace_capacity_kbps(result) == 2000.0
+    assert trace_capacity_kbps(None) is None
+    assert trace_capacity_kbps(SweepResult(runs[3:], [None], ["x"])) is None

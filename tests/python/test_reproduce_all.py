@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import rtcc
-from conftest import requires_native, subprocess_env
+from conftest import reproduce_short, requires_native, subprocess_env
 from rtcc.reproduce import EXPERIMENTS
 
 pytestmark = requires_native
@@ -19,14 +19,7 @@ pytestmark = requires_native
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("all")
-    args = ["reproduce", "all", "--short", "--out", str(out), "--jobs", "2"]
-    done = subprocess.run(
-        [sys.executable, "-m", "rtcc", *args],
-        capture_output=True, text=True, env=subprocess_env(), timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return out, done.stdout
+    return reproduce_short(tmp_path_factory, "all")
 
 
 def index_rows(page: str) -> dict[str, list[str]]:

@@ -112,3 +112,18 @@ def test_detection_scoring_by_hand():
     # 4.0-5.0; all agree.
     assert d["detection_correct"] == 1.0
     assert math.isnan(detection(pd.DataFrame({"t_s": t}))["detect_s"])
+
+
+def test_summary_table_prints_keys_then_scaled_columns():
+    from rtcc.reproduce.pibes import summary_text
+    from rtcc.reproduce.runs import summary_table
+
+    t = pd.DataFrame([{"experiment": "Fig. 1", "scheme": "gcc", "u": 0.4712, "d": None}])
+    lines = summary_table(t, "u", [("u", "util %", 100, 1), ("d", "delay ms", 1, 0)]).splitlines()
+    assert lines[0].split() == ["experiment", "scheme", "util", "%", "delay", "ms"]
+    assert lines[2].split() == ["Fig.", "1", "gcc", "47.1", "-"]
+    assert summary_table(t, "missing", []) == "no runs"
+    row = {"experiment": "Table 1", "scheme": "pibes", "tcp_flows": 2, "queue_pkt": 50}
+    t1 = pd.DataFrame([{**row, "utilization": 0.9}])
+    line = summary_text(t1).splitlines()[2].split()
+    assert line[:6] == ["Table", "1", "2", "TCP", "q50", "pibes"]
