@@ -313,14 +313,8 @@ impl Controller for WebrtcBbr {
 mod tests {
     use super::*;
     use crate::controller::bbr_video::tests::{call, Watch, CASE_1};
+    use crate::controller::testing::{ms, MS};
     use crate::controller::ParamValue;
-    use crate::units::Duration;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
 
     fn bbr(p: &Params) -> Box<dyn Controller> {
         crate::controller::create("bbr", p, &ControllerContext::default()).unwrap()

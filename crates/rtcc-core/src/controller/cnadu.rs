@@ -340,12 +340,9 @@ impl Controller for CNadu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::ms;
     use crate::feedback::{PacketResult, ReportStats};
     use crate::packet::FramePos;
-
-    fn ms(v: i64) -> Time {
-        Time::from_micros(v * 1000)
-    }
 
     fn cnadu() -> CNadu {
         CNadu::new(CNaduConfig::from_params(&Params::new(), &ControllerContext::DEFAULT).unwrap())

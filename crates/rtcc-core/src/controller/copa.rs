@@ -581,6 +581,7 @@ impl Controller for Copa {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::controller::testing::{ms, MS};
 
     /// NSDI'18's equations alone, as genericCC runs them (per-ACK srtt with
     /// gain 1/16, srtt/2 standing window, p = 1200 B, 2·cwnd/rtt_standing
@@ -598,12 +599,7 @@ pub(crate) mod tests {
     use crate::feedback::{PacketResult, ReportStats};
     use crate::packet::PacketKind;
 
-    const MS: Duration = Duration::from_millis(1);
     const PKT: DataSize = DataSize::from_bytes(1200);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
 
     /// Copa past slow start with the given window, as if the last velocity
     /// check were at t = 0.

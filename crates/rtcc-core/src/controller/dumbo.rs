@@ -401,14 +401,13 @@ impl Controller for Dumbo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::MS;
     use crate::controller::ParamValue;
     use crate::encoder::{Encoder, EncoderConfig};
     use crate::feedback::{PacketResult, ReportStats};
     use crate::packet::PacketKind;
     use crate::pair::Pair;
     use crate::rng::Rng;
-
-    const MS: Duration = Duration::from_millis(1);
 
     /// A window controller standing in for Copa/RoCC: a fixed cwnd, a fixed
     /// pacing rate and target, and a count of the events it was given.

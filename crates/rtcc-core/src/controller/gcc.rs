@@ -836,14 +836,13 @@ impl Controller for Gcc {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::controller::testing::odd_input;
+    use crate::controller::testing::{odd_input, MS};
     use crate::controller::ParamValue;
     use crate::feedback::{PacketResult, ReportStats};
     use crate::rng::xorshift;
 
     const PKT: DataSize = DataSize::from_bytes(1200);
     const OWD: Duration = Duration::from_millis(25);
-    const MS: Duration = Duration::from_millis(1);
 
     /// The closed-loop tests' path (also vivace's): a FIFO bottleneck of
     /// `capacity` with 25 ms one-way delay, 500 ms of drop-tail buffer and

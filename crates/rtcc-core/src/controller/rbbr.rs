@@ -353,10 +353,10 @@ impl Controller for Rbbr {
 mod tests {
     use super::*;
     use crate::controller::bbr_video::tests::{call, Link, Watch, CASE_1};
+    use crate::controller::testing::MS;
     use crate::controller::ParamValue;
 
     const MBPS8: DataRate = DataRate::from_mbps(8);
-    const MS: Duration = Duration::from_millis(1);
 
     /// bw 8 Mbps = 1 MB/s, min_rtt 100 ms: bdp = 100 000 B.
     fn inputs(offset: usize, pacing_gain: f64, queue: u64, inflight: Option<u64>) -> Inputs {

@@ -325,16 +325,11 @@ impl Controller for Rocc {
 mod tests {
     use super::*;
     use crate::controller::copa::tests::{backlogged, Outcome, Path, PATH_3MBPS};
+    use crate::controller::testing::{ms, MS};
     use crate::controller::ParamValue;
     use crate::feedback::PacketResult;
     use crate::packet::PacketKind;
     use crate::rng::xorshift;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
 
     fn rocc(cfg: RoccConfig) -> Rocc {
         Rocc::new(cfg, &ControllerContext::default())

@@ -355,14 +355,10 @@ impl Controller for Salsify {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::testing::fixed_link;
+    use crate::controller::testing::{fixed_link, us};
     use crate::controller::{FramePos, ParamValue};
 
     const P: DataSize = DataSize::from_bytes(1200);
-
-    fn us(t: i64) -> Time {
-        Time::from_micros(t)
-    }
 
     fn salsify() -> Salsify {
         Salsify::new(SalsifyConfig::from_params(&Params::new(), &ControllerContext::default()).unwrap())

@@ -14,6 +14,10 @@ pub(crate) fn ms(v: i64) -> Time {
     Time::from_millis(v)
 }
 
+pub(crate) fn us(v: i64) -> Time {
+    Time::from_micros(v)
+}
+
 pub(crate) fn kbps(v: u64) -> DataRate {
     DataRate::from_kbps(v)
 }

@@ -217,14 +217,11 @@ const KEEP_GAP: u64 = 1 << 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::ms;
     use crate::feedback::PacketResult;
     use crate::packet::PacketKind;
 
     const PKT: DataSize = DataSize::from_bytes(1000);
-
-    fn ms(v: i64) -> Time {
-        Time::from_millis(v)
-    }
 
     /// A report sent at `at` ms, received 10 ms later, on `(seq, sent ms,
     /// arrival ms or lost)`.

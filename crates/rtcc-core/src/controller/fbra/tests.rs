@@ -1,11 +1,8 @@
 use super::*;
+use crate::controller::testing::ms;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::FramePos;
 use crate::units::DataSize;
-
-fn ms(v: i64) -> Time {
-    Time::from_micros(v * 1000)
-}
 
 fn fbra(params: &[(&str, f64)]) -> Fbra {
     let mut p = Params::new();

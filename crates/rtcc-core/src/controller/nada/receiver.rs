@@ -366,10 +366,9 @@ impl Signal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::testing::MS;
     use crate::packet::PacketKind;
     use crate::units::DataSize;
-
-    const MS: Duration = Duration::from_millis(1);
 
     fn ms_t(v: i64) -> Time {
         Time::from_millis(v)

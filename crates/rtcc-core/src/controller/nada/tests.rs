@@ -1,23 +1,10 @@
 use super::*;
+use crate::controller::testing::{ms, state};
 use crate::controller::{create, ParamValue};
 use crate::feedback::PacketResult;
 use crate::packet::PacketKind;
 use crate::pair::Pair;
 use crate::sender::SenderConfig;
-
-fn ms(v: i64) -> Time {
-    Time::from_millis(v)
-}
-
-fn state(c: &dyn Controller, key: &str) -> Option<f64> {
-    let mut v = None;
-    c.state(&mut |k, x| {
-        if k == key {
-            v = Some(x);
-        }
-    });
-    v
-}
 
 #[test]
 fn params_are_checked() {

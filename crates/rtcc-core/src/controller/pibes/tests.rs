@@ -3,15 +3,11 @@
 //! sits in encoder.rs).
 
 use super::*;
-use crate::controller::testing::params;
+use crate::controller::testing::{params, us};
 use crate::packet::FramePos;
 use crate::pair::Pair;
 
 const PKT: DataSize = DataSize::from_bytes(1200);
-
-fn us(v: i64) -> Time {
-    Time::from_micros(v)
-}
 
 fn config(given: &[(&str, &str)]) -> PibesConfig {
     PibesConfig::from_params(&params(given), &ControllerContext::default()).unwrap()

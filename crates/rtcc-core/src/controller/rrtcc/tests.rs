@@ -4,22 +4,13 @@
 
 use super::receiver::INITIAL_VAR_NOISE;
 use super::*;
+use crate::controller::testing::{kbps, ms, MS};
 use crate::controller::ParamValue;
 use crate::feedback::PacketResult;
 use crate::packet::Packet;
 use crate::pair::Pair;
 use crate::rng::Rng;
 use crate::units::DataSize;
-
-const MS: Duration = Duration::from_millis(1);
-
-fn ms(v: i64) -> Time {
-    Time::from_millis(v)
-}
-
-fn kbps(v: u64) -> DataRate {
-    DataRate::from_kbps(v)
-}
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1e-12)

@@ -3,15 +3,11 @@
 //! through a 4 → 2 Mbps step, both runs shared with `pudica`.
 
 use super::*;
-use crate::controller::testing::{closed_loop, kbps, ms, params, queue_ms, state, utilisation, Slot, MS};
+use crate::controller::testing::{closed_loop, kbps, ms, params, queue_ms, state, us, utilisation, Slot, MS};
 use crate::feedback::PacketResult;
 use crate::packet::{FramePos, PacketKind};
 use crate::sender::SenderConfig;
 use crate::units::DataSize;
-
-fn us(v: i64) -> Time {
-    Time::from_micros(v)
-}
 
 fn config(given: &[(&str, &str)]) -> SqpConfig {
     SqpConfig::from_params(&params(given), &ControllerContext::default()).unwrap()

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::controller::gcc::tests::{Bottleneck, Path, STEADY};
-use crate::controller::testing::odd_input;
+use crate::controller::testing::{odd_input, MS};
 use crate::controller::ParamValue;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::PacketKind;
@@ -11,7 +11,6 @@ use crate::rng::xorshift;
 
 const PKT: DataSize = DataSize::from_bytes(1200);
 const OWD: Duration = Duration::from_millis(25);
-const MS: Duration = Duration::from_millis(1);
 
 fn vivace(params: &[(&str, &str)]) -> Vivace {
     let p = params.iter().fold(Params::new(), |p, (k, v)| p.with(k, ParamValue::Str(v.to_string())));
