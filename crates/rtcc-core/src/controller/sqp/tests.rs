@@ -205,6 +205,18 @@ pub(crate) struct Alone {
     pub startup_ms: i64,
 }
 
+impl Alone {
+    /// What SQP and Pudica both hold alone on the link: most of it used, a
+    /// small queue, and a start-up and target as their docs state, with
+    /// margin.
+    pub fn check(&self) {
+        assert!(self.utilisation >= 0.8, "{self}");
+        assert!(self.queue_ms < 30.0, "{self}");
+        assert!(self.startup_ms <= 15, "{self}");
+        assert!(self.target_kbps > 3500.0, "{self}");
+    }
+}
+
 impl std::fmt::Display for Alone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Alone { utilisation: util, queue_ms: queue, target_kbps: target, startup_ms: startup } = self;
@@ -232,11 +244,7 @@ pub(crate) fn alone_on_4_mbps(c: Box<dyn Controller>) -> Alone {
 fn alone_on_4_mbps_fills_the_link_with_a_small_queue() {
     let a = alone_on_4_mbps(Box::new(Sqp::new(config(&[]))));
     eprintln!("sqp 4 Mbps: {a}");
-    assert!(a.utilisation >= 0.8, "{}", a.utilisation);
-    assert!(a.queue_ms < 30.0, "{} ms", a.queue_ms);
-    // The start-up and target the doc states, with margin.
-    assert!(a.startup_ms <= 15, "{a}");
-    assert!(a.target_kbps > 3500.0, "{a}");
+    a.check();
 }
 
 /// After the 4 → 2 Mbps step at 20 s (20 ms each way, 30 s): seconds until
