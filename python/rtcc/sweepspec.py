@@ -17,8 +17,9 @@ series = false                             # keep the per-bin series in each run
 ```
 
 Relative paths (``base``, ``traces``, a base scenario's trace file) resolve against the
-file that names them. Controllers replace every flow's controller unless
-``controller_flows = [0, ...]`` picks some; traces replace ``link.capacity``.
+file that names them. Controllers replace every video flow's controller (cross traffic
+keeps its own) unless ``controller_flows = [0, ...]`` picks flows; traces replace
+``link.capacity``.
 A list-valued override setting is a list of lists. The fields' types and ranges are
 checked by a pydantic model (strict: TOML's types as written); every refusal is one line
 naming the file and field.
@@ -473,11 +474,20 @@ def load_spec(
         for run_seed in seeds or [int(base.get("seed", 1))]:
             scenario = _deepcopy(base)
             labels: dict[str, Any] = {"scenario": label}
+            # Only a video flow has a controller: by default the axis applies to those,
+            # so cross traffic in the base keeps its own congestion control.
+            targets = picked if picked is not None else _video_flows(scenario["flow"])
+            if ctrl is not None and not targets:
+                raise SweepError(
+                    f"{src}: controllers: base '{label}' ({base_source}) has no video flow "
+                    "to apply a controller to (controller_flows picks flows)"
+                )
             if ctrl is not None:
                 for i, flow in enumerate(scenario["flow"]):
-                    if picked is None or i in picked:
+                    if i in targets:
                         flow["controller"] = _deepcopy(ctrl[1])
-            labels["controller"] = ctrl[0] if ctrl else _label(flows[0].get("controller", "?"))
+            first = flows[targets[0]] if targets and targets[0] < len(flows) else flows[0]
+            labels["controller"] = ctrl[0] if ctrl else _label(first.get("controller", "?"))
             if trace is not None:
                 scenario.setdefault("link", {})["capacity"] = _deepcopy(trace[1])
             labels["trace"] = trace[0] if trace else _capacity_label(base)
@@ -489,10 +499,20 @@ def load_spec(
                     raise SweepError(f"{src}: overrides.{key}: {exc.args[0]}") from None
             labels.update({k: _label(v) for k, v in zip(axes, combo, strict=True)})
             scenario["seed"] = run_seed
+            every = len(targets) == len(flows)
             runs.append(
-                Run(labels, scenario, run_seed, base_source, tuple(picked) if picked else None)
+                Run(labels, scenario, run_seed, base_source, None if every else tuple(targets))
             )
     return SweepSpec(name, runs, analysis, src)
+
+
+def _video_flows(flows: Sequence[Any]) -> list[int]:
+    """Indices of the video flows (``kind`` absent or "video"): the ones with a controller."""
+    return [
+        i
+        for i, f in enumerate(flows)
+        if not isinstance(f, Mapping) or f.get("kind", "video") == "video"
+    ]
 
 
 def _capacity_label(scenario: Mapping[str, Any]) -> str:
