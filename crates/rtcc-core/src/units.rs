@@ -266,6 +266,10 @@ pub enum UnitError {
     Negative(String),
     #[error("'{0}' is out of range")]
     OutOfRange(String),
+    /// Text that is only a number ("3"): it could mean any unit of its kind,
+    /// and a dropped unit is a likelier cause than a wish for the base unit.
+    #[error("\"{text}\" has no unit; write {} ({}s: {})", kind.suggest(text), kind.name(), kind.units())]
+    NoUnit { text: String, kind: QuantityKind },
 }
 
 fn split_number(s: &str) -> Result<(f64, &str), UnitError> {
@@ -322,6 +326,25 @@ impl QuantityKind {
         }
     }
 
+    /// The units a value of this kind takes, for messages.
+    pub fn units(self) -> &'static str {
+        match self {
+            QuantityKind::Duration => Duration::UNITS,
+            QuantityKind::Rate => DataRate::UNITS,
+            QuantityKind::Size => DataSize::UNITS,
+        }
+    }
+
+    /// `number` with the two units it most likely meant: `"3kbps", "3Mbps", ...`.
+    fn suggest(self, number: &str) -> String {
+        let units: [&str; 2] = match self {
+            QuantityKind::Duration => ["ms", "s"],
+            QuantityKind::Rate => ["kbps", "Mbps"],
+            QuantityKind::Size => ["B", "kB"],
+        };
+        format!("\"{number}{}\", \"{number}{}\", ...", units[0], units[1])
+    }
+
     /// A value with its unit, for messages.
     pub fn example(self) -> &'static str {
         match self {
@@ -331,7 +354,7 @@ impl QuantityKind {
         }
     }
 
-    /// `text` (unit optional) as a number in the base unit — seconds, bits
+    /// `text` (with its unit) as a number in the base unit — seconds, bits
     /// per second or bytes — by the one rule (`Quantity`).
     pub fn parse_base(self, text: &str) -> Result<f64, UnitError> {
         match self {
@@ -355,17 +378,19 @@ impl QuantityKind {
 /// The one way configuration turns values into durations, rates and sizes —
 /// scenario fields, controller, encoder and FEC parameters, and Python alike.
 ///
-/// **The rule:** text carries its unit (`"25ms"`, `"3Mbps"`, `"1500B"`); a
-/// bare number — a TOML number, or text without a unit — is in the base unit
-/// of the field's kind: **seconds** for durations, **bits per second** for
-/// rates, **bytes** for sizes. Negative, non-finite and absurdly large values
-/// are refused; the value is rounded to the type's resolution (1 µs, 1 bit/s,
+/// **The rule:** text carries its unit (`"25ms"`, `"3Mbps"`, `"1500B"`), and
+/// text without one (`"3"`) is refused, naming the units it could mean; a
+/// bare number — a TOML number, not text — is in the base unit of the
+/// field's kind: **seconds** for durations, **bits per second** for rates,
+/// **bytes** for sizes. Negative, non-finite and absurdly large values are
+/// refused; the value is rounded to the type's resolution (1 µs, 1 bit/s,
 /// 1 byte).
 ///
 /// ```
 /// use rtcc_core::units::{DataRate, DataSize, Duration, Quantity};
 /// assert_eq!(Duration::from_number(1.0).unwrap(), Duration::from_secs(1));
-/// assert_eq!(Duration::from_text("1").unwrap(), Duration::from_text("1s").unwrap());
+/// assert_eq!(Duration::from_number(1.0).unwrap(), Duration::from_text("1s").unwrap());
+/// assert!(Duration::from_text("1").is_err()); // text names its unit
 /// assert_eq!(DataRate::from_text("3Mbps").unwrap(), DataRate::from_number(3e6).unwrap());
 /// assert_eq!(DataSize::from_number(1500.0).unwrap(), DataSize::from_bytes(1500));
 /// assert!(Duration::from_number(-1.0).is_err());
@@ -393,9 +418,12 @@ pub trait Quantity: Sized + Copy + fmt::Display {
         Self::checked(v, "", &number_text(v))
     }
 
-    /// Text with a unit ("25ms"), or a bare number in the base unit ("0.5").
+    /// Text with its unit ("25ms"); a number without one ("3") is refused.
     fn from_text(text: &str) -> Result<Self, UnitError> {
         let (v, unit) = split_number(text)?;
+        if unit.is_empty() {
+            return Err(UnitError::NoUnit { text: text.trim().to_string(), kind: Self::KIND });
+        }
         Self::checked(v, unit, text.trim())
     }
 
@@ -488,6 +516,28 @@ mod tests {
         assert!("3MBps".parse::<DataRate>().is_err());
         assert!("".parse::<Duration>().is_err());
         assert!("abc".parse::<Duration>().is_err());
+    }
+
+    /// Text without a unit is refused whatever the kind, and the message
+    /// names the units it could mean; a number (not text) keeps the base unit.
+    #[test]
+    fn text_without_a_unit_is_refused() {
+        assert_eq!(
+            DataRate::from_text("3").unwrap_err().to_string(),
+            r#""3" has no unit; write "3kbps", "3Mbps", ... (rates: bps, kbps, Mbps, Gbps)"#
+        );
+        assert_eq!(
+            Duration::from_text(" 0.5 ").unwrap_err().to_string(),
+            r#""0.5" has no unit; write "0.5ms", "0.5s", ... (durations: us, ms, s, min)"#
+        );
+        assert_eq!(
+            DataSize::from_text("1500").unwrap_err().to_string(),
+            r#""1500" has no unit; write "1500B", "1500kB", ... (sizes: B, kB, MB, KiB, MiB)"#
+        );
+        assert!(matches!("0".parse::<Duration>(), Err(UnitError::NoUnit { kind: QuantityKind::Duration, .. })));
+        assert!(matches!(QuantityKind::Rate.parse_base("1e6"), Err(UnitError::NoUnit { .. })));
+        assert_eq!(DataRate::from_number(3.0).unwrap(), DataRate::from_bps(3));
+        assert_eq!(QuantityKind::Duration.number_base(0.5).unwrap(), 0.5);
     }
 
     #[test]

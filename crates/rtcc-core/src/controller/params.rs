@@ -273,8 +273,8 @@ fn is_none_word(v: &ParamValue, info: &ParamInfo) -> bool {
     matches!(v, ParamValue::Str(s) if info.none.is_some_and(|w| s.trim() == w) || matches!(s.trim(), "none" | "off"))
 }
 
-/// A quantity by `units::Quantity`'s one rule: a number, or text without a
-/// unit, is in the base unit; text with a unit is converted.
+/// A quantity by `units::Quantity`'s one rule: a number is in the base unit;
+/// text is converted by its unit, and text without one is refused.
 fn quantity<Q: Quantity>(v: &ParamValue) -> Result<Q, String> {
     let r = match v {
         ParamValue::Num(x) => Q::from_number(*x),
