@@ -5,21 +5,27 @@ page with interactive charts (``rtcc report DIR... --out page.html``, :func:`com
 >>> rtcc.compare(["results/reproduce-dumbo"], out="dumbo.html")  # doctest: +SKIP
 
 Per experiment (see :mod:`rtcc.runset` for how runs get their experiment, scheme and
-trace): a scheme x metric table of means over the runs with 95 % Student-t confidence
-intervals, delay against utilisation as Pantheon draws it (per-scheme mean with its
+trace), split by trace as Pantheon splits by link (``pool_traces`` pools them): a scheme x
+metric table of means over the runs with 95 % Student-t confidence intervals, delay
+against utilisation as Pantheon draws it (one panel per trace: per-scheme centre with its
 intervals on both axes, every run behind it, the delay axis inverted so better is up and
-to the right), per-scheme CDFs of what the runs kept (utilisation per bin, frame latency,
-bitrate) and boxes of the per-run metrics; then the time series of chosen runs. A run's
-value of a metric is its mean over the run's scheme flows (a per-flow value).
+to the right; on a log axis the centre is the geometric mean and its interval
+multiplicative, so it stays positive), per-scheme CDFs of what the runs kept (utilisation
+per bin, frame latency, bitrate) and boxes of the per-run metrics per trace; then the
+time series of chosen runs, one row per scheme. A run's value of a metric is its mean
+over the run's scheme flows (a per-flow value). Runs from several papers or sweeps are
+grouped by their folder.
 
-The charts are plotly.js, inlined with the data, so the page reads offline: zoom (drag),
-hover, a legend click toggles a scheme in every panel of a chart.
+The charts are plotly.js, embedded once with the data (compressed, inflated by the
+browser), so the page reads offline; each chart is drawn when scrolled to, the rest while
+the page is idle: zoom (drag), hover, a legend click toggles a scheme in every panel.
 """
 
 from __future__ import annotations
 
 import difflib
 import html
+import json
 import math
 import os
 import tempfile
@@ -32,6 +38,7 @@ from rtcc import charts
 from rtcc.metrics import LEVEL, mean_ci, metric, per_run
 from rtcc.report import CSS, fmt
 from rtcc.runset import load_distributions, load_runs, load_series
+from rtcc.styles import styles
 
 __all__ = ["DELAYS", "RATES", "TABLE_METRICS", "OptionError", "build", "compare", "render"]
 
@@ -52,6 +59,8 @@ _DASH = "\u2013"
 _PAGE_CSS = """
 nav { margin: 0.5em 0 1em; } nav a { margin-right: 1em; }
 h3 { font-size: 1em; margin: 1.6em 0 0.3em; }
+h2.group { font-size: 1.5em; border-top: 3px solid #1d1d1f; padding-top: 0.4em; margin-top: 2em; }
+nav { line-height: 1.7; }
 .chart { width: 100%; margin: 0.4em 0 0.2em; }
 .caption { color: #555; font-size: 0.9em; margin: 0 0 1em; }
 td.ci { white-space: nowrap; }
@@ -137,6 +146,7 @@ def compare(
     rate: str | None = None,
     pool: bool = False,
     title: str | None = None,
+    pool_traces: bool = False,
 ) -> str:
     """The comparison page of the runs in ``folders`` (see :mod:`rtcc.runset` for what a
     folder may be); written to ``out`` when given (checked writable before anything is
@@ -145,13 +155,20 @@ def compare(
     ``series`` names runs (keys or unique prefixes) whose time series to show (default:
     the first run of each scheme in each experiment); ``metrics`` the table's and boxes'
     columns; ``delay`` and ``rate`` the scatter's default axes (``owd_ms_p95``,
-    ``utilization``); ``pool`` pools same-named experiments across folders.
+    ``utilization``); ``pool`` pools same-named experiments across folders;
+    ``pool_traces`` pools an experiment's traces in one panel (default: one per trace).
+    ``title`` defaults to the names of the sweeps or studies the folders hold.
     """
     target = _check_out(out) if out is not None else None
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be text or None, not {type(title).__name__}")
+    if not isinstance(pool_traces, bool):
+        raise TypeError(f"pool_traces must be True or False, not {pool_traces!r}")
     runs = load_runs(folders, pool=pool)
-    page = build(runs, series=series, metrics=metrics, delay=delay, rate=rate, title=title)
+    page = build(
+        runs, series=series, metrics=metrics, delay=delay, rate=rate,
+        title=title if title is not None else _title(folders), pool_traces=pool_traces,
+    )  # fmt: skip
     if target is not None:
         from rtcc.limits import write_atomic
 
@@ -190,6 +207,7 @@ def build(
     delay: str | None = None,
     rate: str | None = None,
     title: str | None = None,
+    pool_traces: bool = False,
 ) -> str:
     """The page from a table of :func:`rtcc.runset.load_runs`' shape: checks the options,
     reads the distributions and chosen series through its ``record`` column, renders."""
@@ -227,6 +245,7 @@ def build(
         rate=rate,
         title=title,
         chosen=chosen,
+        split=not pool_traces,
     )
 
 
@@ -249,9 +268,35 @@ def _pm(mean: float, half: float, scale: float) -> str:
 
 
 def _colors(schemes: Sequence[str]) -> dict[str, str]:
-    from rtcc.plots import flow_color
+    """Each scheme's colour, the one the reproductions' figures give it (:mod:`rtcc.styles`)."""
+    return {s: st.color for s, st in styles(schemes).items()}
 
-    return {s: flow_color(i) for i, s in enumerate(schemes)}
+
+def _title(folders: object) -> str | None:
+    """The page's heading from what the folders hold: each sweep's name (``sweep.json``),
+    the studies of a reproduction's dataset (``dataset/runs/study=*``), "every paper's
+    reproduction" for an ``rtcc reproduce all`` folder; None (folder names) otherwise."""
+    from rtcc.reproduce import EXPERIMENTS
+
+    paths = [folders] if isinstance(folders, str | os.PathLike) else list(folders)  # type: ignore[call-overload]
+    names: list[str] = []
+    for f in paths:
+        folder = Path(f)
+        try:
+            identity = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            identity = None
+        if isinstance(identity, dict) and isinstance(identity.get("name"), str):
+            names.append(identity["name"])
+            continue
+        if sum((folder / n / "runs.csv").is_file() for n in EXPERIMENTS) > 1:
+            names.append("every paper's reproduction")
+            continue
+        studies = sorted(p.name.removeprefix("study=") for p in (folder / "dataset" / "runs").glob("study=*"))
+        if not studies:
+            return None
+        names += studies
+    return "rtcc comparison: " + ", ".join(dict.fromkeys(names)) if names else None
 
 
 def render(
@@ -264,12 +309,12 @@ def render(
     rate: str | None,
     title: str | None = None,
     chosen: Sequence[str] | None = None,
+    split: bool = True,
 ) -> str:
     """The page as one HTML string, from the runs (:func:`rtcc.runset.load_runs`' shape),
     their distributions (:func:`rtcc.runset.load_distributions`) and the series of the
-    ``chosen`` runs (:func:`rtcc.runset.load_series`; a chosen run without one is named)."""
-    import plotly
-
+    ``chosen`` runs (:func:`rtcc.runset.load_series`; a chosen run without one is named);
+    ``split``: one panel (table rows, boxes) per trace, else the traces pooled."""
     ok = runs[runs["error"].isna()]
     schemes = list(dict.fromkeys(ok["scheme"].astype(str)))
     colors = _colors(schemes)
@@ -289,13 +334,27 @@ def render(
         f"from {', '.join(html.escape(f) for f in folders)}; rtcc "
         f"{html.escape(_version())}. Drag to zoom, double-click to reset, click a legend "
         "entry to hide a scheme, double-click it to show it alone.</p>",
-        "<nav>"
-        + "".join(f'<a href="#exp-{i}">{html.escape(e)}</a>' for i, e in enumerate(experiments))
-        + ('<a href="#series">time series</a>' if series is not None else "")
-        + '<a href="#runs">runs</a></nav>',
     ]
-    for i, experiment in enumerate(experiments):
-        body += _experiment(i, experiment, ok, values, distributions, metrics, pairs, colors, page)
+    groups = _groups(ok, experiments)
+    links = []
+    for group, names in groups.items():
+        items = "".join(
+            f'<a href="#exp-{experiments.index(e)}">{html.escape(e)}</a>' for e in names
+        )
+        links.append(f"<b>{html.escape(group)}</b>: {items}" if group else items)
+    links.append(
+        ('<a href="#series">time series</a>' if series is not None else "")
+        + '<a href="#runs">runs</a>'
+    )
+    body.append("<nav>" + "<br>".join(links) + "</nav>")
+    for group, names in groups.items():
+        if group:
+            body.append(f'<h2 class="group">{html.escape(group)}</h2>')
+        for experiment in names:
+            i = experiments.index(experiment)
+            body += _experiment(
+                i, experiment, ok, values, distributions, metrics, pairs, colors, page, split
+            )
     body += _series_section(ok, series, chosen, colors, page)
     body += _runs_section(runs)
     return (
@@ -306,14 +365,28 @@ def render(
                 '<meta name="viewport" content="width=device-width, initial-scale=1">',
                 f"<title>{html.escape(heading)}</title>",
                 f"<style>{CSS}{_PAGE_CSS}</style>",
-                f"<script>{plotly.offline.get_plotlyjs()}</script>",
                 "</head><body>",
                 *body,
+                page.scripts(),
                 "</body></html>",
             ]
         )
         + "\n"
     )
+
+
+def _groups(ok: pd.DataFrame, experiments: Sequence[str]) -> dict[str, list[str]]:
+    """The experiments by the folder (paper, sweep) their runs came from, in order; one
+    unnamed group when they all came from one folder."""
+    where = ok.drop_duplicates("experiment").set_index("experiment")["folder"]
+    folders = list(dict.fromkeys(str(where.get(e, "")) for e in experiments))
+    if len(folders) < 2:
+        return {"": list(experiments)}
+    out: dict[str, list[str]] = {}
+    for e in experiments:
+        folder = str(where.get(e, ""))
+        out.setdefault(Path(folder).name or folder, []).append(e)
+    return out
 
 
 def _version() -> str:
@@ -332,6 +405,7 @@ def _experiment(
     pairs: Sequence[tuple[str, str]],
     colors: Mapping[str, str],
     page: charts.Charts,
+    split: bool = True,
 ) -> list[str]:
     rows = ok[ok["experiment"] == experiment]
     mine = values[values["experiment"] == experiment]
@@ -340,6 +414,8 @@ def _experiment(
     seeds = sorted({int(s) for s in rows["seed"].dropna()})
     trace_text = ", ".join(traces[:6]) + (f" and {len(traces) - 6} more" if len(traces) > 6 else "")
     seed_text = ", ".join(map(str, seeds[:8])) + (" ..." if len(seeds) > 8 else "")
+    split = split and len(traces) > 1
+    over = "each trace's runs (every seed)" if split else "the runs (every trace and seed)"
     out = [
         f'<h2 id="exp-{index}">{html.escape(experiment)}</h2>',
         f'<p class="meta">{len(mine):,} runs of {len(schemes)} schemes; '
@@ -347,22 +423,26 @@ def _experiment(
         + (f" ({html.escape(trace_text)})" if traces else "")
         + f"; seed{'s' if len(seeds) != 1 else ''} {html.escape(seed_text) or _DASH}.</p>",
         "<h3>Schemes and metrics</h3>",
-        _table(mine, schemes, metrics),
-        f'<p class="caption">Mean over the runs (every trace and seed) of each run\'s value, '
+        _table(mine, schemes, metrics, split),
+        f'<p class="caption">Mean over {over} of each run\'s value, '
         f"\u00b1 the half-width of the {LEVEL:.0%} Student-t confidence interval of that mean "
         "(n - 1 degrees of freedom; none for a single run). A run's value is per flow: the "
         "mean over its scheme flows (its video flows, or all flows of a run without video); "
         "<code>link_utilization</code> is the whole link's.</p>",
     ]
     if pairs:
+        fig, height = charts.scatter(mine, schemes, colors, pairs, split=split)
         out += [
             "<h3>Delay against utilisation</h3>",
-            page.add(charts.scatter(mine, schemes, colors, pairs), "scatter", experiment, 520),
-            '<p class="caption">Large markers: each scheme\'s mean over its runs, with the '
-            f"{LEVEL:.0%} Student-t confidence interval of that mean on both axes; small markers: "
-            "single runs. The delay axis is inverted (and logarithmic when the delays span "
-            "more than a factor of 10), so better is up and to the right, as Pantheon draws "
-            "it. The menu at the top left picks the axes.</p>",
+            page.add(fig, "scatter", experiment, height),
+            f'<p class="caption">{"One panel per trace. " if split else ""}Large markers: each '
+            f"scheme's centre over its runs with the {LEVEL:.0%} Student-t confidence interval "
+            "on both axes: on a linear axis the mean \u00b1 the interval's half-width, on a "
+            "logarithmic one the geometric mean and the interval of the mean of the "
+            "logarithms taken back (a multiplicative spread, never below zero); small "
+            "markers: single runs. The delay axis is inverted (and logarithmic when the "
+            "delays span more than a factor of 10), so better is up and to the right, as "
+            "Pantheon draws it. The menu at the top left picks the axes.</p>",
         ]
     if distributions is not None and not distributions.empty:
         cdfs = charts.cdfs(rows, distributions, schemes, colors)
@@ -370,33 +450,46 @@ def _experiment(
             out += [
                 "<h3>Distributions within the runs</h3>",
                 page.add(cdfs[0], "cdf", experiment, cdfs[1]),
-                '<p class="caption">Each scheme\'s CDF pools its runs, each run weighing the '
-                "same (101 quantiles per run and flow); from what the runs kept: quantiles or "
+                '<p class="caption">Each scheme\'s CDF pools its runs over every trace, each '
+                "run weighing the same (101 quantiles per run and flow); from what the runs kept: quantiles or "
                 "time series.</p>",
             ]
     boxed = [m for m in metrics if mine[m].notna().any()][:_BOXES]
     if boxed:
-        box, height = charts.boxes(mine, schemes, colors, boxed)
+        box, height = charts.boxes(mine, schemes, colors, boxed, split=split)
         out += [
             "<h3>Per-run metrics</h3>",
             page.add(box, "box", experiment, height),
-            '<p class="caption">One point per run; the box spans the quartiles, the line is '
+            f'<p class="caption">{"Boxes side by side per trace; " if split else ""}One '
+            'point per run; the box spans the quartiles, the line is '
             "the median, the whiskers reach the furthest run within 1.5 interquartile ranges.</p>",
         ]
     return out
 
 
-def _table(mine: pd.DataFrame, schemes: Sequence[str], metrics: Sequence[str]) -> str:
+def _table(
+    mine: pd.DataFrame, schemes: Sequence[str], metrics: Sequence[str], split: bool = False
+) -> str:
+    """Scheme x metric means with their intervals; rows per trace and scheme with ``split``."""
     shown = [m for m in metrics if mine[m].notna().any()]
     head = "".join(f"<th>{html.escape(metric(m).title())}</th>" for m in shown)
-    lines = [f'<div class="scroll"><table><tr><th>scheme</th><th>runs</th>{head}</tr>']
-    for s in schemes:
-        part = mine[mine["scheme"] == s]
-        cells = []
-        for m in shown:
-            mean, half, _ = mean_ci(part[m])
-            cells.append(f'<td class="ci">{html.escape(_pm(mean, half, metric(m).scale))}</td>')
-        lines.append(f"<tr><td>{html.escape(s)}</td><td>{len(part)}</td>{''.join(cells)}</tr>")
+    first = "<th>trace</th>" if split else ""
+    lines = [f'<div class="scroll"><table><tr>{first}<th>scheme</th><th>runs</th>{head}</tr>']
+    traces = list(dict.fromkeys(mine["trace"].fillna(_DASH).astype(str))) if split else [None]
+    for trace in traces:
+        rows = mine if trace is None else mine[mine["trace"].fillna(_DASH).astype(str) == trace]
+        for s in schemes:
+            part = rows[rows["scheme"] == s]
+            if part.empty:
+                continue
+            cells = []
+            for m in shown:
+                mean, half, _ = mean_ci(part[m])
+                cells.append(f'<td class="ci">{html.escape(_pm(mean, half, metric(m).scale))}</td>')
+            lead = f"<td>{html.escape(trace)}</td>" if trace is not None else ""
+            lines.append(
+                f"<tr>{lead}<td>{html.escape(s)}</td><td>{len(part)}</td>{''.join(cells)}</tr>"
+            )
     lines.append("</table></div>")
     return "\n".join(lines)
 

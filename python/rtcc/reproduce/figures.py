@@ -1,5 +1,6 @@
-"""Figure helpers every reproduction shares: one colour per scheme across all of a paper's
-figures, the colour of the paper's own numbers, bars per scheme and case beside the paper's,
+"""Figure helpers every reproduction shares: one colour per scheme across every paper's
+figures (:mod:`rtcc.styles`, shared with the comparison page), the paper's own numbers as
+hollow black diamonds, bars per scheme and case beside the paper's,
 and rendering a list of figures to PNG in rtcc's style. Each paper's figures module builds
 its figures from data passed in."""
 
@@ -11,32 +12,46 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from rtcc.plots import flow_color, style, to_png
+from rtcc.plots import style, to_png
+from rtcc.styles import REFERENCE, styles
+from rtcc.styles import style as scheme_style
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
 __all__ = [
-    "PAPER_COLOR", "FigureList", "grouped_bars", "render", "scheme_color", "scheme_colors",
+    "PAPER_COLOR", "REFERENCE", "FigureList", "grouped_bars", "line_style", "render",
+    "scheme_color", "scheme_colors",
 ]  # fmt: skip
 
-# The paper's own numbers (reference markers) in every reproduction figure.
-PAPER_COLOR = "#d62728"
+# The paper's own numbers in every reproduction figure: black, a colour no scheme has;
+# points are drawn with ``**REFERENCE.mpl()`` (hollow diamonds).
+PAPER_COLOR = REFERENCE.color
 
 # filename -> (draws the figure, or None when there is no data for it; caption)
 FigureList = Mapping[str, tuple[Callable[[], Figure | None], str]]
 
 
 def scheme_colors(labels: Iterable[str]) -> dict[str, str]:
-    """One palette colour per scheme, in order of first appearance, so a scheme keeps its
-    colour in every figure whatever subset of schemes a figure shows."""
-    return {label: flow_color(i) for i, label in enumerate(dict.fromkeys(labels))}
+    """Each scheme's colour (:func:`rtcc.styles.styles`): the same in every figure of every
+    paper and on the comparison page, whatever subset of schemes a figure shows."""
+    return {label: st.color for label, st in styles(labels).items()}
 
 
 def scheme_color(colors: Mapping[str, str], scheme: str) -> str:
-    """``scheme``'s colour in ``colors``; the next palette colour for a scheme not listed."""
-    return colors[scheme] if scheme in colors else flow_color(len(colors))
+    """``scheme``'s colour in ``colors``; its own (:func:`rtcc.styles.style`) when not listed."""
+    return colors[scheme] if scheme in colors else scheme_style(scheme).color
+
+
+def line_style(colors: Mapping[str, str], scheme: str, *, marker: bool = True) -> dict[str, Any]:
+    """``Axes.plot`` keywords for ``scheme``'s line: its colour, dash and (with ``marker``)
+    marker, so lines of neighbouring colours still differ."""
+    st = scheme_style(scheme)
+    out: dict[str, Any] = {"color": scheme_color(colors, scheme), "linestyle": st.linestyle}
+    if marker:
+        out.update(marker=st.marker, ms=4)
+    return out
 
 
 def grouped_bars(
@@ -49,8 +64,8 @@ def grouped_bars(
     paper_values: Mapping[str, Mapping[Any, float]],
 ) -> list[Any]:
     """One bar of ``column`` x ``scale`` per scheme at each value of the column ``by`` (a
-    case, a flow count), the paper's values (scheme -> value of ``by`` -> number) as red
-    diamonds on their scheme's bar; returns the values of ``by`` in x order."""
+    case, a flow count), the paper's values (scheme -> value of ``by`` -> number) as hollow
+    black diamonds on their scheme's bar; returns the values of ``by`` in x order."""
     cases = sorted(part[by].unique())
     schemes = list(dict.fromkeys(part["scheme"]))
     width = 0.8 / len(schemes)
@@ -62,7 +77,7 @@ def grouped_bars(
         for i, case in enumerate(cases):
             ref = paper_values.get(scheme, {}).get(case)
             if ref is not None:
-                ax.plot(x[i], scale * ref, "D", color=PAPER_COLOR, ms=5)
+                ax.plot(x[i], scale * ref, **REFERENCE.mpl())
     return cases
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from rtcc.reproduce.burstrtc import paper
-from rtcc.reproduce.figures import PAPER_COLOR, render, scheme_color, scheme_colors
+from rtcc.reproduce.figures import REFERENCE, line_style, render, scheme_color, scheme_colors
 
 if TYPE_CHECKING:
     from rtcc.reproduce.burstrtc.experiments import Outcome
@@ -79,7 +79,7 @@ def tail(table: pd.DataFrame) -> Figure | None:
             ref = (paper.FIG_14_P95 if col == 0 else paper.FIG_16_FREEZE).get(profile, {})
             for i, s in enumerate(SCHEMES):
                 if s in ref:
-                    ax.plot(x[i], scale * ref[s], "D", color=PAPER_COLOR, ms=5)
+                    ax.plot(x[i], scale * ref[s], **REFERENCE.mpl())
         ax.set_xticks(range(len(SCHEMES)), SCHEMES, fontsize=8)
         ax.set_title(label, fontsize=9)
         ax.legend(fontsize=7, title="content; paper red", title_fontsize=7)
@@ -148,10 +148,10 @@ def stress(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
     for col, (prefix, part, key, xlabel, scale) in enumerate(cases):
         for scheme in dict.fromkeys(part["scheme"]):
             rows = part[part["scheme"] == scheme].sort_values(key)
-            c = scheme_color(colors, scheme)
+            look = line_style(colors, scheme)
             x = rows[key].astype(float) * scale
-            axes[0][col].plot(x, rows["goodput_kbps"] / 1e3, "o-", color=c, label=scheme)
-            axes[1][col].plot(x, rows["frame_delay_ms_mean"], "o-", color=c, label=scheme)
+            axes[0][col].plot(x, rows["goodput_kbps"] / 1e3, **look, label=scheme)
+            axes[1][col].plot(x, rows["frame_delay_ms_mean"], **look, label=scheme)
         axes[0][col].set_title(prefix, fontsize=9)
         axes[0][col].set_ylabel("bit-rate (Mbps)")
         axes[1][col].set_ylabel("frame delay (ms)")
@@ -195,7 +195,7 @@ def fairness(table: pd.DataFrame, outcome: Outcome, colors: Mapping[str, str]) -
     left.bar(x, m, yerr=err, capsize=3, color=[scheme_color(colors, s) for s in schemes])
     for i, s in enumerate(schemes):
         if s in paper.TABLE_I:
-            left.plot(i, paper.TABLE_I[s], "D", color=PAPER_COLOR, ms=5)
+            left.plot(i, paper.TABLE_I[s], **REFERENCE.mpl())
     left.set_xticks(x, schemes, fontsize=8)
     left.set_ylim(0.5, 1.02)
     left.set_title("Table I: Jain's index while both flows run, mean and range over the "

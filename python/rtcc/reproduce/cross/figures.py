@@ -23,7 +23,9 @@ from matplotlib.figure import Figure
 
 from rtcc.plots import flow_color
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.figures import PAPER_COLOR, grouped_bars, render, scheme_color, scheme_colors
+from rtcc.reproduce.figures import (
+    PAPER_COLOR, REFERENCE, grouped_bars, line_style, render, scheme_color, scheme_colors,
+)
 
 if TYPE_CHECKING:
     from rtcc.reproduce.cross.experiments import Outcome
@@ -85,8 +87,8 @@ def working_points(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | N
     for ax, case in zip(axes[0], cases, strict=True):
         mine = part[part["experiment"] == f"VI-A case {case}"]
         for _, r in mine.iterrows():
-            color = scheme_color(colors, r["scheme"])
-            ax.plot(r["owd_ms_mean"], 100 * r["utilization_received"], "o", color=color)
+            look = line_style(colors, str(r["scheme"]))
+            ax.plot(r["owd_ms_mean"], 100 * r["utilization_received"], **look)
             ax.annotate(r["scheme"], (r["owd_ms_mean"], 100 * r["utilization_received"]),
                         fontsize=8, xytext=(3, 3), textcoords="offset points")  # fmt: skip
         ax.axhline(100 * paper.VI_A_CROSS[case], color=PAPER_COLOR, ls=":", lw=1,
@@ -134,9 +136,10 @@ def loss_utilization(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure |
     for scheme, mine in part.groupby("scheme", sort=False):
         mine = mine.sort_values("loss")
         color = scheme_color(colors, str(scheme))
-        ax.plot(mine["loss"], 100 * mine["utilization_received"], "o-", color=color, label=scheme)
+        ax.plot(mine["loss"], 100 * mine["utilization_received"], **line_style(colors, str(scheme)),
+                label=scheme)
         for loss, value in paper.LOSS_UTILIZATION.get(str(scheme), {}).items():
-            ax.plot(loss, 100 * value, "D", color=PAPER_COLOR, ms=5)
+            ax.plot(loss, 100 * value, **REFERENCE.mpl())
             ax.annotate(str(scheme), (loss, 100 * value), fontsize=7, color=PAPER_COLOR,
                         xytext=(3, -9), textcoords="offset points")  # fmt: skip
     ax.set_xlabel("random loss from 10 s (%)")

@@ -24,7 +24,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from rtcc.reproduce.dumbo import thesis
-from rtcc.reproduce.figures import PAPER_COLOR, render, scheme_color
+from rtcc.reproduce.figures import REFERENCE, render, scheme_color
 
 __all__ = [
     "bitrate_breakdown", "cellular_boxes", "cellular_utilization", "pulse_latency",
@@ -93,7 +93,7 @@ def bitrate_breakdown(table: pd.DataFrame) -> Figure | None:
             for xi, scheme in zip(x, part["scheme"], strict=True):
                 ref = thesis.PULSE.get(scheme, {})
                 if "video_kbps" in ref:
-                    ax.plot([xi], [ref["video_kbps"]], "D", color=PAPER_COLOR, label="thesis video")
+                    ax.plot([xi], [ref["video_kbps"]], **REFERENCE.mpl(), label="thesis video")
         ax.set_xticks(x, part["scheme"], rotation=30, ha="right")
         ax.set_ylabel("mean bitrate (kbps)")
         figure = "3-9" if experiment == "pulse" else "6-30"
@@ -126,7 +126,7 @@ def cellular_boxes(runs: pd.DataFrame) -> Figure | None:
         ax.boxplot(data, showmeans=True)
         ref = [thesis.CELLULAR.get(s, {}).get(column, np.nan) * scale for s in schemes]
         ax.plot(
-            np.arange(1, len(schemes) + 1), ref, "D", color=PAPER_COLOR, ms=5, label="thesis mean"
+            np.arange(1, len(schemes) + 1), ref, **REFERENCE.mpl(), label="thesis mean"
         )
         ax.set_xticks(np.arange(1, len(schemes) + 1), schemes, rotation=30, ha="right")
         ax.set_title(title)

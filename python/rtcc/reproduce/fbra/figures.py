@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from rtcc.reproduce.fbra import paper
-from rtcc.reproduce.figures import PAPER_COLOR, render, scheme_color, scheme_colors
+from rtcc.reproduce.figures import REFERENCE, render, scheme_color, scheme_colors
 
 if TYPE_CHECKING:
     from rtcc.reproduce.runs import Outcome
@@ -64,7 +64,7 @@ def table(t: pd.DataFrame, experiment: str) -> Figure | None:
             ax.bar(x, mean, width, yerr=std, capsize=2, color=scheme_color(colors, s), label=s)
             for i, d in enumerate(delays):
                 if s in ref and d in ref[s]:
-                    ax.plot(x[i], ref[s][d][idx], "D", color=PAPER_COLOR, ms=4)
+                    ax.plot(x[i], ref[s][d][idx], **REFERENCE.mpl())
         ax.set_xticks(range(len(delays)), [f"{d} ms" for d in delays])
         ax.set_title(f"{experiment}: {label}", fontsize=9)
         ax.legend(fontsize=7)
