@@ -553,7 +553,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         page = compare(
             args.folders, args.out, series=args.series, metrics=metrics, delay=args.delay,
-            rate=args.rate, pool=args.pool, title=args.title,
+            rate=args.rate, pool=args.pool, title=args.title, pool_traces=args.pool_traces,
         )  # fmt: skip
     except OptionError as exc:
         raise CliError(f"--{exc.option}: {exc.reason}") from None
@@ -818,7 +818,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--pool", action="store_true",
         help="pool experiments of the same name from several folders (default: kept apart)",
     )  # fmt: skip
-    rep.add_argument("--title", metavar="TEXT", help="the page's heading")
+    rep.add_argument(
+        "--pool-traces", action="store_true",
+        help="pool an experiment's traces in one panel (default: one panel per trace)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--title", metavar="TEXT",
+        help="the page's heading (default: the sweeps' or studies' names)",
+    )  # fmt: skip
     rep.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     rep.set_defaults(func=cmd_report)
     query = sub.add_parser("query", help="run DuckDB SQL over the results dataset")
