@@ -408,12 +408,21 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _out_dir(text: str | None, default: Path) -> Path:
-    """The results folder, checked writable before any work (not after the runs)."""
+def _out_dir(text: str | None, default: Path, flag: str = "--out") -> Path:
+    """The results folder, checked writable before any work (not after the runs). A
+    refusal names the folder that failed and the system's own reason (a read-only file
+    system, no permission), not only the kind of error."""
     out = Path(text) if text else default
     if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: not a directory")
-    check_output_dir(out)
+        raise CliError(f"{flag} {out}: not a directory")
+    try:
+        check_output_dir(out)
+    except OSError as exc:
+        failed = os.fsdecode(exc.filename) if exc.filename is not None else str(out)
+        if isinstance(exc, NotADirectoryError):
+            raise CliError(f"{flag} {out}: {failed} is not a directory") from None
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise CliError(f"{flag} {out}: cannot write in {failed} ({reason})") from None
     return out
 
 
@@ -484,16 +493,32 @@ def _where(args: argparse.Namespace) -> dict[str, Any]:
     if args.address is not None and args.executor != "ray":
         raise CliError("--address: a Ray cluster's address goes with --executor ray")
     if args.dataset is not None:
-        _out_dir(args.dataset, Path(args.dataset))
+        _out_dir(args.dataset, Path(args.dataset), "--dataset")
     return {"executor": args.executor, "address": args.address, "dataset": args.dataset}
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     from rtcc import dataset
 
-    frame = dataset.query(args.sql, args.dataset or dataset.DEFAULT)
-    if args.csv:
-        print(frame.to_csv(index=False), end="")
+    where = args.dataset or dataset.DEFAULT
+    if not args.dataset and not Path(dataset.DEFAULT).is_dir():
+        raise CliError(
+            f"no results dataset here (no ./{dataset.DEFAULT} folder); run it from the folder "
+            "holding results/, or pass --dataset DIR"
+        )
+    if not args.dataset:
+        try:
+            dataset.find(where)
+        except dataset.DatasetError as exc:
+            raise CliError(f"{exc}; or pass --dataset DIR") from None
+    # Ctrl-C interrupts DuckDB (KeyboardInterrupt: main prints one line, exit 130).
+    frame = dataset.query(args.sql, where, out=args.out)
+    if args.out is not None:
+        if not args.quiet:
+            print(f"result: {args.out} ({len(frame)} row{'s' if len(frame) != 1 else ''})")
+    elif args.csv:
+        # Escaped for a terminal only: a pipe gets the values as they are.
+        print(dataset.format_csv(frame, terminal=sys.stdout.isatty()), end="")
     else:
         print(dataset.format_frame(frame))
     return 0
@@ -836,7 +861,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--dataset", metavar="DIR", action="append",
         help="a dataset, or a folder searched for datasets (repeatable; default: results)",
     )  # fmt: skip
-    query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    query.add_argument(
+        "--csv", action="store_true",
+        help="print CSV instead of a table (control characters escaped on a terminal only)",
+    )  # fmt: skip
+    query.add_argument(
+        "--out", metavar="FILE",
+        help="write the result to FILE (.csv or .parquet) instead of printing it; the only "
+        "file a query writes",
+    )  # fmt: skip
+    query.add_argument("--quiet", "-q", action="store_true", help="with --out: print nothing")
     query.set_defaults(func=cmd_query)
     # What a bare `rtcc` lists: every command, as registered here.
     parser.set_defaults(commands=tuple(sub.choices))

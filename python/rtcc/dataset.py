@@ -32,12 +32,19 @@ Metrics are DOUBLE, names and labels VARCHAR. ``timeseries`` columns: ``study``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import re
 import secrets
+import shutil
+import signal
+import tempfile
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,8 +57,8 @@ if TYPE_CHECKING:
     from rtcc.sweeprun import SweepResult
 
 __all__ = [
-    "DEFAULT", "MARKER", "DatasetError", "append", "check_target", "connect", "find",
-    "format_frame", "query",
+    "DEFAULT", "MARKER", "DatasetError", "append", "check_result_path", "check_target",
+    "connect", "escape_controls", "find", "format_csv", "format_frame", "query", "write_result",
 ]  # fmt: skip
 
 FORMAT = "rtcc-dataset"
@@ -146,7 +153,11 @@ def _identities(folder: Path) -> set[tuple[str, str, int]]:
 
     known: set[tuple[str, str, int]] = set()
     for path in sorted(folder.glob("*.parquet")):
-        table = pq.read_table(path, columns=["run", "labels", "flow"]).to_pydict()
+        _check_parquet(str(path))
+        try:
+            table = pq.read_table(path, columns=["run", "labels", "flow"]).to_pydict()
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise DatasetError(_one_line(f"{path}: unreadable Parquet ({exc})")) from None
         known.update(zip(table["run"], table["labels"], table["flow"], strict=True))
     return known
 
@@ -289,11 +300,13 @@ def find(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> li
 
 
 def _check_marker(folder: Path) -> None:
+    from rtcc.safeio import ReadError, read_json
+
     path = folder / MARKER
     try:
-        marker = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"{path}: unreadable ({exc})") from None
+        marker = read_json(path, 1 << 20)  # a few fields
+    except ReadError as exc:
+        raise DatasetError(f"{exc} (the dataset's marker)") from None
     if not isinstance(marker, dict) or marker.get("format") != FORMAT:
         raise DatasetError(f"{path}: not an rtcc dataset marker")
     if not isinstance(marker.get("version"), int) or marker["version"] > VERSION:
@@ -304,60 +317,286 @@ def _check_marker(folder: Path) -> None:
 
 def connect(dataset: Any = DEFAULT) -> Any:
     """An in-memory DuckDB connection with the views ``runs`` and ``timeseries`` over the
-    datasets in ``dataset`` (a folder or a list of them, as :func:`find`)."""
+    datasets in ``dataset`` (a folder or a list of them, as :func:`find`).
+
+    The connection reads the datasets' Parquet files and nothing else: external access is
+    off (no other file, no network), the configuration is locked (no ``SET``) and
+    extensions are neither installed nor loaded. DuckDB checks each file a view reads
+    when a query runs, so the views' files are the allowed paths (``allowed_paths``), set
+    before the lock; spilled data goes to a private folder removed with the connection."""
     try:
         import duckdb
     except ImportError:
         raise DatasetError("querying the dataset needs DuckDB: pip install duckdb") from None
     folders = find(dataset)
-    con = duckdb.connect(":memory:")
-    for table in (RUNS, TIMESERIES):
-        files = sorted(str(p) for f in folders for p in (f / table).glob("study=*/*.parquet"))
-        if not files:
-            con.execute(f"CREATE VIEW {table} AS SELECT {_EMPTY[table]} WHERE false")
-            continue
-        listed = ", ".join(_literal(p) for p in files)
-        con.execute(
-            f"CREATE VIEW {table} AS SELECT study, * EXCLUDE (study, filename) FROM read_parquet("
-            f"[{listed}], union_by_name = true, hive_partitioning = true, "
-            "hive_types = {'study': VARCHAR}, filename = true) "
-            f"QUALIFY row_number() OVER (PARTITION BY {_IDENTITY[table]} ORDER BY filename) = 1"
+    files = {
+        table: sorted(
+            str(p.absolute()) for f in folders for p in (f / table).glob("study=*/*.parquet")
         )
+        for table in (RUNS, TIMESERIES)
+    }
+    every = [p for listed in files.values() for p in listed]
+    for path in every:
+        _check_parquet(path)
+    con = duckdb.connect(
+        ":memory:",
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+    )
+    spill = tempfile.mkdtemp(prefix="rtcc-query-")
+    weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
+    try:
+        for table, listed in files.items():
+            con.execute(_view(table, listed))
+        con.execute(f"SET temp_directory = {_literal(spill)}")
+        con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in every)}]")
+        con.execute("SET allowed_directories = []")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except duckdb.Error as exc:
+        error = _duck_error(exc, every, con)
+        con.close()
+        raise error from None
     return con
+
+
+def _view(table: str, files: Sequence[str]) -> str:
+    if not files:
+        return f"CREATE VIEW {table} AS SELECT {_EMPTY[table]} WHERE false"
+    listed = ", ".join(_literal(p) for p in files)
+    return (
+        f"CREATE VIEW {table} AS SELECT study, * EXCLUDE (study, filename) FROM read_parquet("
+        f"[{listed}], union_by_name = true, hive_partitioning = true, "
+        "hive_types = {'study': VARCHAR}, filename = true) "
+        f"QUALIFY row_number() OVER (PARTITION BY {_IDENTITY[table]} ORDER BY filename) = 1"
+    )
+
+
+def _check_parquet(path: str) -> None:
+    """Refuse a dataset file that is not a regular file or not Parquet (its ``PAR1``
+    marks at both ends), naming it, before DuckDB reads it."""
+    from rtcc.safeio import ReadError, check_file
+
+    damaged = "a damaged batch: move it out of the dataset (rerunning its sweep adds it again)"
+    try:
+        size = check_file(path).stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if size >= 12:
+                f.seek(size - 4)
+            tail = f.read(4)
+    except (ReadError, OSError) as exc:
+        raise DatasetError(_one_line(str(exc))) from None
+    if size < 12 or head != b"PAR1" or tail != b"PAR1":
+        raise DatasetError(f"{path}: not a Parquet file (no PAR1 marks), {damaged}")
+
+
+def _duck_error(exc: Exception, files: Sequence[str], con: Any) -> DatasetError:
+    """A DuckDB error as one line; one about a dataset file names the file first. Some
+    errors (a damaged footer: ``TProtocolException``) name none: the first file whose
+    metadata does not read is then the one."""
+    import duckdb
+
+    first = " ".join((str(exc).strip().splitlines() or [type(exc).__name__])[0].split())
+    named = next((p for p in files if p in str(exc)), None)
+    # Only an error of no SQL class (DuckDB's bare Error) or about input is searched for.
+    unnamed = (duckdb.Error, duckdb.IOException, duckdb.InvalidInputException)
+    if named is None and type(exc) in unnamed:
+        for path in files:
+            try:
+                con.execute(f"SELECT count(*) FROM parquet_metadata({_literal(path)})")
+            except duckdb.Error:
+                named = path
+                break
+    if named is not None:
+        return DatasetError(_one_line(f"{named}: unreadable Parquet ({first})"))
+    return DatasetError(_one_line(f"query: {first}"))
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: tabs and newlines folded to spaces, other controls escaped."""
+    return " ".join(_LINE_CONTROL.sub(lambda m: _escaped(m.group()), text).split())
 
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def query(sql: str, dataset: Any = DEFAULT) -> pd.DataFrame:
+# What a query may be: statements that only read. Writing goes through `out=` (--out).
+_READING = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "MULTI"})  # MULTI: PIVOT
+_EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.IGNORECASE)
+
+
+def _check_reading(sql: str, duckdb: Any) -> None:
+    """Refuse any statement that does not only read (COPY, ATTACH, INSTALL, SET, ...),
+    before any runs; EXPLAIN is checked for what it explains (ANALYZE runs it)."""
+    statements = duckdb.extract_statements(sql)
+    if not statements:
+        raise DatasetError("query: no SQL statement in it (empty or only comments)")
+    for statement in statements:
+        kind = statement.type.name
+        text = statement.query
+        if kind == "EXPLAIN":
+            inner = _EXPLAIN.match(text)
+            if inner is None:
+                kind = "EXPLAIN with options"
+            else:
+                _check_reading(text[inner.end() :], duckdb)
+                continue
+        if kind not in _READING:
+            word = (text.split() or [kind])[0].upper()
+            raise DatasetError(
+                _one_line(
+                    f"query: {word[:20]} refused: rtcc query only reads the dataset (SELECT, "
+                    "EXPLAIN, PRAGMA, PIVOT); to write a result to a file give --out FILE "
+                    "(Python: out=)"
+                )
+            )
+
+
+def query(
+    sql: str, dataset: Any = DEFAULT, *, out: str | os.PathLike[str] | None = None
+) -> pd.DataFrame:
     """Run DuckDB SQL over the datasets in ``dataset`` (default: every dataset under
     ``results/``) and return the result as a pandas DataFrame. The tables are the views
-    ``runs`` and ``timeseries`` (see the module's docs for their columns)."""
+    ``runs`` and ``timeseries`` (see the module's docs for their columns); only reading
+    statements run, over the datasets' own files (see :func:`connect`). ``out`` (a
+    ``.csv`` or ``.parquet`` path) also writes the result there, the only file a query
+    writes. SIGINT (Ctrl-C) interrupts DuckDB and raises ``KeyboardInterrupt``."""
     if not isinstance(sql, str):
         raise TypeError(f"sql must be text, not {type(sql).__name__}")
+    target = None if out is None else check_result_path(out)
     con = connect(dataset)  # first: it says how to install DuckDB when it is missing
     import duckdb
 
+    files = con.execute("SELECT unnest(current_setting('allowed_paths'))").fetchall()
     try:
-        done = con.execute(sql)
-        # DuckDB runs empty text (or only comments) and returns no result at all.
-        if done is None:
-            raise DatasetError("query: no SQL statement in it (empty or only comments)")
-        frame: pd.DataFrame = done.df()
+        with _interruptible(con):
+            _check_reading(sql, duckdb)
+            done = con.execute(sql)
+            # DuckDB runs empty text (or only comments) and returns no result at all.
+            if done is None:
+                raise DatasetError("query: no SQL statement in it (empty or only comments)")
+            frame: pd.DataFrame = done.df()
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
     except duckdb.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DatasetError(f"query: {' '.join(first.split())}") from None
+        raise _duck_error(exc, [str(f[0]) for f in files], con) from None
     finally:
         con.close()
+    if target is not None:
+        write_result(frame, target)
     return frame
+
+
+@contextlib.contextmanager
+def _interruptible(con: Any) -> Iterator[None]:
+    """While the block runs, SIGINT interrupts ``con``'s query (DuckDB then raises
+    ``InterruptException``) instead of waiting for it; the previous handler is put back.
+    Only the main thread may set a handler: elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        con.interrupt()
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# --- a query's result ------------------------------------------------------------------
+
+RESULT_FORMATS = (".csv", ".parquet")
+
+
+def check_result_path(out: str | os.PathLike[str]) -> Path:
+    """Where ``out=`` (``rtcc query --out``) writes a result, checked before the query
+    runs: a ``.csv`` or ``.parquet`` file in a writable folder, not a folder, not inside a
+    dataset (a Parquet file there would become one of its batches)."""
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"out must be a file path, not {type(out).__name__}")
+    path = Path(out)
+    if path.suffix.lower() not in RESULT_FORMATS:
+        raise DatasetError(
+            f"--out {path}: give a file ending in {' or '.join(RESULT_FORMATS)} (its format)"
+        )
+    if path.is_dir():
+        raise DatasetError(f"--out {path}: a folder; give a file name")
+    if path.exists() and not path.is_file():
+        raise DatasetError(f"--out {path}: exists and is not a regular file; not overwritten")
+    for folder in path.absolute().parents:
+        if (folder / MARKER).exists():
+            raise DatasetError(
+                f"--out {path}: inside the dataset {folder}; write results outside it"
+            )
+    try:
+        check_output_dir(path.parent)
+    except OSError as exc:
+        failed = os.fsdecode(exc.filename) if exc.filename is not None else str(path.parent)
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise DatasetError(f"--out {path}: cannot write in {failed} ({reason})") from None
+    return path
+
+
+def write_result(frame: pd.DataFrame, path: Path) -> Path:
+    """``frame`` to ``path`` (CSV or Parquet by its suffix) through a temporary file and a
+    rename; the values exactly as queried (no escaping)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+    return path
+
+
+# Terminal control: C0 (ESC, BEL, CR, ...), DEL, C1, line and paragraph separators and
+# bidirectional overrides, which would move the cursor, recolour or reorder the screen.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_LINE_CONTROL = re.compile(  # the same but tab and newline, which a table folds into spaces
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each terminal control character shown as ``\\xNN``/``\\uNNNN``."""
+    return _CONTROL.sub(lambda m: _escaped(m.group()), text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def format_csv(frame: pd.DataFrame, *, terminal: bool) -> str:
+    """A query's result as CSV. For a terminal, control characters in names and text
+    values (newlines and tabs too) are escaped, so a row is one line and nothing moves
+    the cursor; for a pipe or file the values are exactly as queried."""
+    if not terminal:
+        return str(frame.to_csv(index=False))
+    import pandas as pd
+
+    shown = frame.copy()
+    shown.columns = [escape_controls(str(c)) for c in frame.columns]
+    for i, column in enumerate(frame.columns):
+        values = frame[column]
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            shown.iloc[:, i] = [
+                v if v is None or (pd.api.types.is_scalar(v) and pd.isna(v))
+                else escape_controls(str(v))
+                for v in values
+            ]  # fmt: skip
+    return str(shown.to_csv(index=False))
 
 
 def format_frame(frame: pd.DataFrame) -> str:
     """A query's result as an aligned text table; numbers to six significant digits."""
     from rtcc.tables import table_text
 
-    header = [str(c) for c in frame.columns]
+    header = [_one_line(str(c)) for c in frame.columns]
     rows = [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
     text = [i for i, c in enumerate(frame.columns) if not _numeric(frame[c])]
     left = next((i for i in range(len(header)) if i not in text), len(header))
@@ -384,4 +623,4 @@ def _cell(value: Any) -> str:
         return f"{value:.1f}" if abs(value) >= 1e6 else f"{value:.6g}"
     if hasattr(value, "item") and not isinstance(value, str):
         return _cell(value.item())
-    return " ".join(str(value).split())
+    return _one_line(str(value))

@@ -13,6 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rtcc.safeio import ReadError, check_file, read_json
+
 __all__ = ["FRAME_STATUS", "PACKET_KINDS", "TABLES", "Result", "decode_table", "native_tables"]
 
 # Code order is the native module's: packets.kind and frames.status are u8 codes.
@@ -165,7 +167,7 @@ class Result:
         path = None if self.tables_dir is None else self.tables_dir / f"{name}.parquet"
         if path is None or not path.exists():
             return pd.DataFrame()
-        with pq.ParquetFile(path) as file:
+        with pq.ParquetFile(check_file(path)) as file:
             if columns is not None:
                 columns = [c for c in columns if c in file.schema_arrow.names]
             step = _stride(file.metadata.num_rows, max_rows)
@@ -213,7 +215,7 @@ class Result:
         if held is not None or self.tables_dir is None:
             return 0 if held is None else len(held)
         path = self.tables_dir / f"{name}.parquet"
-        return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
+        return pq.ParquetFile(check_file(path)).metadata.num_rows if path.exists() else 0
 
     @property
     def name(self) -> str:
@@ -241,9 +243,9 @@ class Result:
         out = Path(folder)
         path = out / "summary.json"
         try:
-            summary = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise ValueError(f"{path}: not a results folder's summary ({e})") from None
+            summary = read_json(path)
+        except ReadError as e:
+            raise ValueError(f"{e} (a results folder's summary)") from None
         return cls(summary=summary, source=str(out), tables_dir=out)
 
     def jain(

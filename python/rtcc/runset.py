@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import math
 import os
@@ -49,6 +50,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from rtcc import safeio
 
 __all__ = [
     "DISTRIBUTIONS", "LABELS", "RunsError", "describe_capacity", "load_distributions",
@@ -175,11 +178,13 @@ def _folder_runs(folder: Path) -> list[_Run]:
         raise RunsError(
             f"{folder}: not a folder (give results folders written by rtcc run, sweep or reproduce)"
         )
-    if (folder / "summary.json").is_file():
+    # exists(), not is_file(): a summary or table that is not a regular file (a link to
+    # /dev/zero, a FIFO) is refused by name when read, not passed over.
+    if (folder / "summary.json").exists():
         return [_single(folder)]
     for name in ("runs.csv", "table.csv"):
         path = folder / name
-        if path.is_file():
+        if path.exists():
             labels = _read_csv(path)
             if "run" in labels.columns:
                 return _listed(folder, path, labels)
@@ -200,7 +205,11 @@ def _folder_runs(folder: Path) -> list[_Run]:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path)
+        raw = safeio.read_bytes(path, safeio.MAX_TABLE_BYTES)
+    except safeio.ReadError as exc:
+        raise RunsError(str(exc)) from None
+    try:
+        return pd.read_csv(io.BytesIO(raw))
     except pd.errors.EmptyDataError:
         raise RunsError(f"{path}: empty file, no runs in it") from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -210,11 +219,9 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunsError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise RunsError(f"{path}: not readable JSON ({' '.join(str(exc).split())})") from None
+        return safeio.read_json(path)
+    except safeio.ReadError as exc:
+        raise RunsError(str(exc)) from None
 
 
 def _check_summary(summary: Any, path: Path) -> dict[str, Any]:
@@ -249,12 +256,12 @@ def _single(folder: Path) -> _Run:
     """An ``rtcc run`` folder: its summary; its key is a digest of the summary's bytes."""
     path = folder / "summary.json"
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RunsError(f"{path}: cannot be read ({exc.strerror})") from None
+        raw = safeio.read_bytes(path)
+    except safeio.ReadError as exc:
+        raise RunsError(str(exc)) from None
     try:
         summary = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise RunsError(f"{path}: not readable JSON ({' '.join(str(exc).split())})") from None
     summary = _check_summary(summary, path)
     return _Run(hashlib.sha256(raw).hexdigest()[:24], {}, summary, {}, {}, str(folder), str(folder))
@@ -285,7 +292,7 @@ def _listed(folder: Path, table: Path, labels: pd.DataFrame) -> list[_Run]:
         if any(c in key for c in "/\\") or key.startswith("."):
             raise RunsError(f"{table}: run: {key!r} is not a run key")
         path = folder / "runs" / f"{key}.json"
-        if not path.is_file():
+        if not path.exists():
             raise RunsError(
                 f"{path}: no such file (the run is listed in {table.name}; rerun the sweep or "
                 "reproduction to make it again)"
@@ -476,7 +483,12 @@ def _kept_folder(folder: Path) -> dict[int, dict[str, Any]]:
     for name in ("timeseries", "link", "frames"):
         path = folder / f"{name}.parquet"
         try:
-            tables[name] = pd.read_parquet(path) if path.is_file() else pd.DataFrame()
+            present = path.exists()
+            if present:
+                safeio.check_file(path, safeio.MAX_TABLE_BYTES)
+            tables[name] = pd.read_parquet(path) if present else pd.DataFrame()
+        except safeio.ReadError as exc:
+            raise RunsError(str(exc)) from None
         except (OSError, ValueError) as exc:
             raise RunsError(f"{path}: not a readable Parquet table ({exc})") from None
     summary = _read_json(folder / "summary.json")

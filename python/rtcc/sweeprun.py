@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -48,6 +49,7 @@ import pandas as pd
 
 from rtcc.console import Bar
 from rtcc.limits import MAX_RUNS, atomic_path, write_atomic
+from rtcc.safeio import read_json
 from rtcc.scenario import ScenarioInput, dumps_toml
 from rtcc.sweepspec import Analysis, Run, SweepError, SweepSpec, load_spec
 from rtcc.tables import format_number, table_text
@@ -249,10 +251,10 @@ def store(cache: str, record: Mapping[str, Any]) -> None:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # absent or unreadable: recompute
-    return record if record.get("version") == CACHE_VERSION else None
+        record = read_json(path)
+    except ValueError:
+        return None  # absent, unreadable or not a regular file: recompute
+    return record if isinstance(record, dict) and record.get("version") == CACHE_VERSION else None
 
 
 def execute(
@@ -509,11 +511,9 @@ def _claim(folder: Path, spec: SweepSpec) -> None:
     mine = _identity(spec)
     path = folder / IDENTITY_FILE
     try:
-        theirs = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        theirs = None
-    except (OSError, ValueError) as exc:
-        raise SweepError(f"{path}: unreadable ({exc}); remove it to reuse the folder") from None
+        theirs = read_json(path) if path.exists() or path.is_symlink() else None
+    except ValueError as exc:
+        raise SweepError(f"{exc}; remove it to reuse the folder") from None
     if isinstance(theirs, dict) and {k: theirs.get(k) for k in mine} != mine:
         raise SweepError(
             f"{folder}: holds sweep '{theirs.get('name')}' (from {theirs.get('spec')}), not "
@@ -526,11 +526,13 @@ def _claim(folder: Path, spec: SweepSpec) -> None:
 
 
 class _FolderLock:
-    """An exclusive ``flock`` on ``folder/sweep.lock`` for as long as the sweep runs;
-    refused at once (not waited for) when another process holds it."""
+    """An exclusive ``flock`` on ``folder/sweep.lock`` for as long as the sweep (or
+    reproduction: ``what``) runs; refused at once (not waited for) when another process
+    holds it. The file holds the holder's process id and ``what`` it is."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, what: str = "sweep") -> None:
         self.path = folder / LOCK_FILE
+        self.what = what
         self.fd: int | None = None
 
     def __enter__(self) -> _FolderLock:
@@ -538,20 +540,32 @@ class _FolderLock:
             import fcntl
         except ImportError:  # not POSIX: no lock
             return self
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # Not following a link nor waiting on a FIFO: only a regular file is a lock.
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
+        try:
+            self.fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            raise SweepError(f"{self.path}: cannot be opened as a lock ({exc.strerror})") from None
+        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+            os.close(self.fd)
+            self.fd = None
+            raise SweepError(f"{self.path}: not a regular file; remove it to use the folder")
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
+            pid, _, what = os.pread(self.fd, 128, 0).decode(errors="replace").partition(" ")
             os.close(self.fd)
             self.fd = None
+            # A holder that wrote only its id is a sweep (the lock's first format).
+            what = " ".join(what.split())
+            what = what if what and what.isprintable() else "sweep"
             raise SweepError(
-                f"{self.path.parent}: another sweep is writing into this folder"
-                + (f" (process {holder})" if holder.isdigit() else "")
+                f"{self.path.parent}: another {what} is writing into this folder"
+                + (f" (process {pid.strip()})" if pid.strip().isdigit() else "")
                 + "; wait for it to finish or give another --out"
             ) from None
         os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+        os.pwrite(self.fd, f"{os.getpid()} {self.what}".encode(), 0)
         return self
 
     def __exit__(self, *exc: object) -> None:
