@@ -27,9 +27,15 @@ from rich.progress import (
 )
 from rich.text import Text
 
-__all__ = ["Bar", "ProgressCallback", "Steps", "console", "is_terminal", "print_error"]
+__all__ = [
+    "Bar", "Overall", "ProgressCallback", "Steps", "console", "is_terminal", "print_error",
+]  # fmt: skip
 
 ProgressCallback = Callable[[float, float], None]
+
+# The progress display an Overall bar holds open: the Bars made while it is drawn add
+# their line to it (rich draws one live display at a time).
+_board: Progress | None = None
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -87,21 +93,34 @@ class Bar:
         self.label = label
         self._console = terminal if terminal is not None else console(stream, stderr=True)
         self.enabled = self._console.is_terminal
-        count = f"{{task.completed:,.{digits}f}}/{{task.total:,.{digits}f}}{unit}"
+        self.unit = unit
+        self.digits = digits
         self._columns = (
             TextColumn("{task.description}", markup=False),
             BarColumn(),
             TaskProgressColumn(),
-            TextColumn(count, markup=False),
+            # Per task, so bars of different units share one display.
+            TextColumn("{task.fields[count]}", markup=False),
             TimeElapsedColumn(),
             TextColumn("ETA", markup=False),
             TimeRemainingColumn(),
         )
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._shared = False
+
+    def text(self, done: float, total: float) -> str:
+        """The count beside the bar: ``done/total`` and the unit ("23/65 runs")."""
+        return f"{done:,.{self.digits}f}/{total:,.{self.digits}f}{self.unit}"
 
     def __call__(self, done: float, total: float) -> None:
         if not self.enabled:
+            return
+        count = self.text(done, total)
+        if self._progress is None and _board is not None and _board.live.is_started:
+            # A line of the overall display, removed again by close().
+            self._progress, self._shared = _board, True
+            self._task = _board.add_task(self.label, total=total, completed=done, count=count)
             return
         if self._progress is None:
             # Started at the first report, so a bar that never reports draws nothing.
@@ -113,21 +132,60 @@ class Bar:
                 transient=True,
                 redirect_stdout=is_terminal(sys.stdout),
             )
-            self._task = self._progress.add_task(self.label, total=total, completed=done)
+            self._task = self._progress.add_task(
+                self.label, total=total, completed=done, count=count
+            )
             self._progress.start()
             return
         assert self._task is not None
-        self._progress.update(self._task, completed=done, total=total)
+        self._progress.update(self._task, completed=done, total=total, count=count)
 
     def close(self) -> None:
         if self._progress is not None:
-            self._progress.stop()
+            if self._shared:
+                assert self._task is not None
+                self._progress.remove_task(self._task)
+            else:
+                self._progress.stop()
             self._progress = None
+            self._shared = False
 
     def __enter__(self) -> Bar:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Overall(Bar):
+    """A bar over a task made of parts (``rtcc reproduce all``: 5 papers), drawn on top
+    while each part's own :class:`Bar` is drawn below it in the same display. Use it as a
+    context manager; ``advance(label)`` counts a part done and names the next."""
+
+    def __init__(self, label: str, total: int, *, unit: str = "", stream: TextIO | None = None,
+                 terminal: Console | None = None) -> None:  # fmt: skip
+        super().__init__(label, unit=unit, digits=0, stream=stream, terminal=terminal)
+        self.total = total
+        self.done = 0
+
+    def advance(self, label: str | None = None) -> None:
+        self.done += 1
+        if self._progress is not None and self._task is not None:
+            if label is not None:
+                self._progress.update(self._task, description=label)
+        self(self.done, self.total)
+
+    def __enter__(self) -> Overall:
+        global _board
+        self(0, self.total)
+        if self._progress is not None and _board is None:
+            _board = self._progress
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _board
+        if _board is self._progress:
+            _board = None
         self.close()
 
 

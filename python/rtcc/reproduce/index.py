@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtcc.console import Overall
 from rtcc.limits import write_atomic
 from rtcc.reproduce import EXPERIMENTS
 from rtcc.reproduce.page import document
@@ -77,6 +78,9 @@ def run_all(
         "address": address, "dataset": dataset if dataset is not None else out / "dataset",
     }  # fmt: skip
     entries = []
+    # One bar over the papers, each paper's own bars drawn beneath it.
+    overall = _OverallBar(progress, on_paper)
+    on_paper = overall.paper_done
     for name in EXPERIMENTS:
         module = importlib.import_module(f"rtcc.reproduce.{name}")
         started = time.perf_counter()
@@ -92,8 +96,38 @@ def run_all(
         entries.append(entry)
         if on_paper is not None:
             on_paper(entry)
+    overall.close()
     write_atomic(out / PAGE, render(entries, Path(common["dataset"]), out))
     return entries
+
+
+class _OverallBar:
+    """``reproduce all``'s overall bar (papers done of all, naming the one running), when
+    ``progress``; ``paper_done`` advances it and passes the entry on to ``told``."""
+
+    def __init__(self, progress: bool, told: Callable[[Entry], None] | None) -> None:
+        self.names = list(EXPERIMENTS)
+        self.told = told
+        self.bar = Overall(self.label(0), len(self.names), unit=" papers") if progress else None
+        if self.bar is not None:
+            self.bar.__enter__()
+
+    def label(self, done: int) -> str:
+        if done < len(self.names):
+            return f"reproduce all, now {self.names[done]}"
+        return "reproduce all"
+
+    def paper_done(self, entry: Entry) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.label(self.bar.done + 1))
+        if self.told is not None:
+            self.told(entry)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__()
+
+
 
 
 def _run_one(

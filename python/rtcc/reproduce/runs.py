@@ -21,8 +21,9 @@ from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
 
 __all__ = [
-    "SUMMARY_KEYS", "Outcome", "Scheme", "jain", "missing_controller", "probe", "reproduce",
-    "rows", "series", "series_of", "summary_table", "window", "write_outputs",
+    "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "jain", "missing_controller", "probe",
+    "progress_label", "reproduce", "rows", "series", "series_of", "summary_table", "window",
+    "write_outputs",
 ]  # fmt: skip
 
 
@@ -139,6 +140,24 @@ RenderPage = Callable[[Outcome, Mapping[str, tuple[bytes, str]]], str]
 # More CSV files beside table.csv: filename -> the file's table from table.csv.
 Tables = Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]]
 
+# What each paper's run groups hold, in the paper's words, for the progress bars:
+# (study, group) -> label; a group not listed shows as "study: group".
+PROGRESS_LABELS = {
+    ("cross", "rates"): "Cross §VI-A, §VI-D, §IV: Table III links, RTT fairness, BBR vs RBBR",
+    ("cross", "adapt"): "Cross §VI-C: fast bandwidth adaptation",
+    ("cross", "summary"): "Cross §VI-B, §VI-E: random loss, online stand-in",
+    ("pibes", "pibes"): "PIBES Table 1, Figs. 6-18: Cubic, accuracy, links, TCP, two flows",
+    ("burstrtc", "burstrtc"): "BurstRTC Figs. 3-20, Table I: content, loss, jitter, two flows",
+    ("fbra", "fbra"): "FBRA Tables 1-3: variable link, web TCP, 50/100/240 ms",
+    ("dumbo", "pulse"): "Dumbo §6.2.1: pulse link",
+    ("dumbo", "cellular"): "Dumbo §6.2.2-6.4: Mahimahi cellular traces",
+}
+
+
+def progress_label(study: str, group: str) -> str:
+    """The progress bar's words for a paper's run group (:data:`PROGRESS_LABELS`)."""
+    return PROGRESS_LABELS.get((study, group), f"{study}: {group}")
+
 
 def reproduce(
     groups: Mapping[str, tuple[Sequence[Run], Analysis]],
@@ -171,7 +190,9 @@ def reproduce(
         "address": address, "dataset": dataset, "study": study,
     }  # fmt: skip
     results = {
-        name: execute(runs, analysis, out, progress=progress, label=name, **common)
+        name: execute(
+            runs, analysis, out, progress=progress, label=progress_label(study, name), **common
+        )
         for name, (runs, analysis) in groups.items()
         if runs
     }

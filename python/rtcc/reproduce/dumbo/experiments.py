@@ -32,6 +32,7 @@ from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
 from rtcc.limits import write_atomic
 from rtcc.reproduce.dumbo import figures, page, thesis
 from rtcc.reproduce.figures import scheme_colors
+from rtcc.reproduce.runs import progress_label
 from rtcc.reproduce.traces import default_traces, find_traces
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
@@ -274,13 +275,17 @@ def run(
         "address": address, "dataset": dataset, "study": "dumbo",
     }  # fmt: skip
     pulse_analysis = Analysis(convergence=True, series=True)
-    pulse = execute(pulse_runs, pulse_analysis, out, progress=progress, label="pulse", **common)
+    pulse = execute(
+        pulse_runs, pulse_analysis, out, progress=progress,
+        label=progress_label("dumbo", "pulse"), **common,
+    )  # fmt: skip
     cellular = None
     if files:
         cell_analysis = Analysis(distributions=True)
         cellular = execute(
-            cell_runs, cell_analysis, out, progress=progress, label="cellular", **common
-        )
+            cell_runs, cell_analysis, out, progress=progress,
+            label=progress_label("dumbo", "cellular"), **common,
+        )  # fmt: skip
     runs = [pulse.table()]
     parts = [_means(runs[0], "pulse", PULSE_SCHEMES, skipped)]
     if cellular is not None:
