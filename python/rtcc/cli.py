@@ -544,10 +544,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     out = _out_dir(args.out, Path("results") / f"reproduce-{args.experiment}")
     if args.traces is not None and not Path(args.traces).is_dir():
         raise CliError(f"{args.traces}: no such folder (--traces)")
-    outcome = dumbo.run(
-        out, args.traces, args.jobs, short=args.short, direction=args.direction,
-        fresh=args.fresh, progress=not args.quiet, encoder=args.encoder, **_where(args),
-    )  # fmt: skip
+    with _reproduction_lock(out, "dumbo"):
+        outcome = dumbo.run(
+            out, args.traces, args.jobs, short=args.short, direction=args.direction,
+            fresh=args.fresh, progress=not args.quiet, encoder=args.encoder, **_where(args),
+        )  # fmt: skip
     wall = time.perf_counter() - started
     if not args.quiet:
         print(dumbo.summary_text(outcome.table))
@@ -559,6 +560,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(_dataset_line(args, out, outcome))
         print(f"wall time: {wall:.1f} s")
     return 0
+
+
+def _reproduction_lock(out: Path, name: str) -> Any:
+    """Held while a reproduction writes into ``out``: a second one (or a sweep) is refused."""
+    from rtcc.reproduce.index import lock
+
+    return lock(out, name)
 
 
 def _dataset_line(args: argparse.Namespace, out: Path, outcome: Any) -> str:
@@ -960,10 +968,11 @@ def _reproduce_paper(
     with the common flags and ``extra``; prints its outcome."""
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / f"reproduce-{name}")
-    outcome = paper.run(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        **extra, **_where(args),
-    )  # fmt: skip
+    with _reproduction_lock(out, name):
+        outcome = paper.run(
+            out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+            **extra, **_where(args),
+        )  # fmt: skip
     _print_outcome(args, paper.summary_text(outcome.table), outcome, out, files, started)
     return 0
 
@@ -1010,11 +1019,12 @@ def _reproduce_all(args: argparse.Namespace) -> int:
             for what, why in entry.skipped.items():
                 print(f"skipped {what}: {why}")
 
-    index.run_all(
-        out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
-        traces=args.traces, encoder=args.encoder, direction=args.direction,
-        vp8=False if args.no_vp8 else None, on_paper=show, **_where(args),
-    )  # fmt: skip
+    with _reproduction_lock(out, "all"):
+        index.run_all(
+            out, args.jobs, short=args.short, fresh=args.fresh, progress=not args.quiet,
+            traces=args.traces, encoder=args.encoder, direction=args.direction,
+            vp8=False if args.no_vp8 else None, on_paper=show, **_where(args),
+        )  # fmt: skip
     if not args.quiet:
         print(f"results: {out} ({index.PAGE}, one folder per paper)")
         print(f"dataset: {args.dataset or out / 'dataset'}")

@@ -85,7 +85,8 @@ def run_all(
         module = importlib.import_module(f"rtcc.reproduce.{name}")
         started = time.perf_counter()
         folder = out / name
-        outcome = _run_one(name, module, folder, jobs, root, encoder, direction, vp8, common)
+        with lock(folder, name):
+            outcome = _run_one(name, module, folder, jobs, root, encoder, direction, vp8, common)
         results = list(outcome.results.values())
         entry = Entry(
             name, folder, module.summary_text(outcome.table),
@@ -128,6 +129,15 @@ class _OverallBar:
             self.bar.__exit__()
 
 
+def lock(folder: str | Path, name: str) -> Any:
+    """``folder``'s lock, held while reproduction ``name`` writes into it: the one a sweep
+    holds (``OUT/sweep.lock``), so a second reproduction or a sweep into the folder is
+    refused at once, naming the folder and the holder's process, as a second sweep is."""
+    from rtcc.sweeprun import _FolderLock
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return _FolderLock(folder, f"reproduction (rtcc reproduce {name})")
 
 
 def _run_one(
