@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "bullets", "by_prefix", "cell", "claims", "comparison", "document", "embed", "endnotes",
-    "failed_runs", "images", "meta", "problems", "run_table",
+    "failed_runs", "findings", "images", "meta", "problems", "run_table",
 ]  # fmt: skip
 
 # {paper} is the CSS class of the paper's cells in comparison().
@@ -24,6 +24,8 @@ _COMPARISON_CSS = """
 td.{paper} {{ color: #8a1c1c; }}
 th.group {{ text-align: center; }}
 .note {{ color: #555; font-size: 0.9em; text-align: left; }}
+td.note {{ min-width: 14em; max-width: 34em; }}
+.scroll {{ max-width: 100%; }}
 """
 
 
@@ -185,6 +187,22 @@ def failed_runs(table: Any) -> Any:
 def bullets(items: Iterable[str]) -> str:
     """``items`` as an HTML list, escaped."""
     return "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in items) + "</ul>"
+
+
+def findings(
+    outcome: Outcome, written: Sequence[str], computed: Sequence[str] = ()
+) -> list[str]:
+    """Where rtcc differs from the paper, for this page's run: ``computed`` (sentences made
+    from this run's table) always; ``written`` (prose whose numbers were measured on the
+    full variant) only on a full run's page, so a shorter run never quotes numbers it did
+    not produce."""
+    if outcome.variant.name == "full":
+        return [*computed, *written]
+    return [
+        *computed,
+        f"The other findings were measured on the full variant; this page is of the "
+        f"{outcome.variant.name} variant, whose numbers are in the tables above.",
+    ]
 
 
 def endnotes(

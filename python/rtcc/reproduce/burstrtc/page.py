@@ -12,7 +12,9 @@ import pandas as pd
 
 from rtcc.reproduce.burstrtc import paper
 from rtcc.reproduce.page import by_prefix as _part
-from rtcc.reproduce.page import cell, claims, document, endnotes, failed_runs, meta, problems
+from rtcc.reproduce.page import (
+    cell, claims, document, endnotes, failed_runs, findings, meta, problems,
+)
 from rtcc.reproduce.page import images as _images
 from rtcc.reproduce.page import run_table as _table
 
@@ -174,7 +176,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
             sampler_ref,
         ),
         *_images(images, ["sampler.png"]),
-        *endnotes(paper.NOTES, paper.FINDINGS),
+        *endnotes(paper.NOTES, findings(outcome, paper.FINDINGS)),
     ]
     return document(
         "reproducing BurstRTC",

@@ -78,7 +78,7 @@ def _ratios(ours: Mapping[str, float]) -> str:
         f'<td class="thesis">{theirs:.2f}&times; ({html.escape(said)}, §6.3)</td></tr>'
         for name, mine, theirs, said in rows
     )
-    return f"<table><tr><th>ratio</th><th>rtcc</th><th>thesis</th></tr>{body}</table>"
+    return f'<div class="scroll"><table><tr><th>ratio</th><th>rtcc</th><th>thesis</th></tr>{body}</table></div>'
 
 
 def follow_index(video_kbps: Any, utilization: Any, capacity_kbps: float) -> float | None:
@@ -116,7 +116,9 @@ def _follows(rows: Sequence[Mapping[str, Any]], capacity_kbps: float | None, tra
         "fully used by it, a fast one barely). The thesis's values use the thesis's video and "
         "utilisation with the capacity of the traces here (it ran 16), so they show "
         "consistency, not proof.</p>"
-        "<table><tr><th>scheme</th><th>rtcc</th><th>thesis</th></tr>" + "".join(body) + "</table>"
+        '<div class="scroll"><table><tr><th>scheme</th><th>rtcc</th><th>thesis</th></tr>'
+        + "".join(body)
+        + "</table></div>"
     )
 
 

@@ -7,9 +7,13 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from rtcc.reproduce.fbra import paper
 from rtcc.reproduce.fbra.experiments import summary
-from rtcc.reproduce.page import cell, claims, document, endnotes, failed_runs, meta, problems
+from rtcc.reproduce.page import (
+    cell, claims, document, endnotes, failed_runs, findings, meta, problems,
+)
 from rtcc.reproduce.page import images as _images
 
 if TYPE_CHECKING:
@@ -68,6 +72,47 @@ def _table(s: Any, experiment: str) -> str:
     return "\n".join(out)
 
 
+def _mean(s: Any, experiment: str, scheme: str, delay: int, column: str) -> float | None:
+    """The mean over seeds of ``column`` in the summary row, None when the run lacks it."""
+    if not len(s) or f"{column}_mean" not in s:
+        return None
+    row = s[(s["experiment"] == experiment) & (s["scheme"] == scheme) & (s["delay_ms"] == delay)]
+    if row.empty or pd.isna(row[f"{column}_mean"].iloc[0]):
+        return None
+    return float(row[f"{column}_mean"].iloc[0])
+
+
+def computed_findings(s: Any) -> list[str]:
+    """Findings stated from this run's summary (:func:`summary`): Table 1's goodput of fbra
+    against rrtcc at each delay, and Table 3's TCP fair share per scheme at each delay."""
+    out = []
+    gaps, refs = [], []
+    ref1 = paper.TABLE_1
+    for delay in sorted({int(d) for d in s["delay_ms"]}) if len(s) else []:
+        f = _mean(s, "Table 1", "fbra", delay, "goodput_kbps")
+        r = _mean(s, "Table 1", "rrtcc", delay, "goodput_kbps")
+        if f is not None and r:
+            gaps.append(f"{100 * (f - r) / r:+.0f} % at {delay} ms")
+            if delay in ref1.get("fbra", {}) and delay in ref1.get("rrtcc", {}):
+                pf, pr = ref1["fbra"][delay][0], ref1["rrtcc"][delay][0]
+                refs.append(f"{100 * (pf - pr) / pr:+.1f} %")
+    if gaps:
+        said = f" (paper: {', '.join(refs)})" if len(refs) == len(gaps) else ""
+        out.append(f"Table 1, this run: fbra's goodput against rrtcc's is {', '.join(gaps)}{said}.")
+    shares = []
+    for scheme in dict.fromkeys(s["scheme"]) if len(s) else []:
+        per = [
+            f"{d} ms {100 * v:.0f} %"
+            for d in sorted({int(x) for x in s["delay_ms"]})
+            if (v := _mean(s, "Table 3", str(scheme), d, "tfs")) is not None
+        ]
+        if per:
+            shares.append(f"{scheme} {', '.join(per)}")
+    if shares:
+        out.append("TCP fair share in Table 3, this run: " + "; ".join(shares) + ".")
+    return out
+
+
 def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     t = outcome.table
     v = outcome.variant
@@ -85,6 +130,9 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         e = f"Table {n}"
         parts += [f"<h2>{e}: {title}</h2>", claims(paper.CLAIMS, [e]), _table(s, e),
                   *_images(images, [f"table{n}.png"])]  # fmt: skip
-    parts += endnotes(paper.NOTES, paper.FINDINGS, {"summary.csv": "mean and std per case"})
+    parts += endnotes(
+        paper.NOTES, findings(outcome, paper.FINDINGS, computed_findings(s)),
+        {"summary.csv": "mean and std per case"},
+    )  # fmt: skip
     return document("reproducing FBRA", "Reproducing FBRA (Nagy, Singh, Ott & Eggert)",
                     [p for p in parts if p], paper="paper")  # fmt: skip
