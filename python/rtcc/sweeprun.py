@@ -24,10 +24,10 @@ dataset (:mod:`rtcc.dataset`), ``OUT/dataset`` unless ``dataset`` names a shared
 One folder holds one sweep: ``OUT/sweep.json`` records the sweep's name (its ``name``,
 else the spec file's stem), and a sweep of another name into the same folder is refused;
 the same sweep, edited (as a file, text or dict), may extend it: only new runs are
-computed and ``table.csv`` is the edited spec's. A sweep holds ``OUT/sweep.lock`` (``flock``)
-while it runs, so a second process writing into the folder at the same time is refused
-instead of interleaving its table with the first one's. ``table.csv`` is written to a
-temporary file and renamed into place.
+computed and ``table.csv`` is the edited spec's. A sweep holds ``OUT/sweep.lock``
+(``flock``) while it runs (a reproduction holds it too), so a second process writing
+into the folder at the same time is refused instead of interleaving its table with the
+first one's. ``table.csv`` is written to a temporary file and renamed into place.
 """
 
 from __future__ import annotations
