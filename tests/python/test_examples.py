@@ -1,0 +1,46 @@
+"""The shipped examples: every sweep spec in sweeps/ and every scenario in scenarios/ is
+accepted by the simulator as it stands, and the sweeps stay small enough to try."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import requires_native
+
+import rtcc
+from rtcc import cli
+from rtcc.scenario import dumps_toml
+from rtcc.sweeprun import prepare
+from rtcc.sweepspec import load_spec
+
+pytestmark = requires_native
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted((ROOT / "sweeps").glob("*.toml"))
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
+# What "a minute or two on two cores" allows a spec: runs x simulated seconds.
+MAX_SIMULATED_S = 3_000
+
+
+def test_the_example_folders_are_not_empty():
+    assert len(SPECS) >= 4, SPECS
+    assert len(SCENARIOS) >= 6, SCENARIOS
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
+def test_sweep_spec_builds_every_run(path: Path):
+    spec = load_spec(path)
+    assert spec.name == path.stem  # the results folder is named after the file
+    simulated = 0.0
+    for run in spec.runs:
+        text = dumps_toml(prepare(run, spec.analysis))
+        sim = rtcc.native().Simulation(text, run.source)  # raises on any refused field
+        simulated += sim.duration_s
+    assert simulated <= MAX_SIMULATED_S, f"{path.name}: {simulated:g} simulated seconds"
+
+
+def test_every_shipped_scenario_validates(capsys: pytest.CaptureFixture[str]):
+    assert cli.main(["validate", *map(str, SCENARIOS)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": ok (")[0] for line in out] == list(map(str, SCENARIOS))
