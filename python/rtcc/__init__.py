@@ -202,6 +202,9 @@ def simulate(
         from rtcc.tablestream import TableStream
 
         stream = TableStream(Path(tables_dir))
+        # The simulator pauses once a batch of packet rows is held, however
+        # fast packets come, so the rows are taken before more pile up.
+        sim.set_pause_rows(stream.rows_per_batch)
     duration = float(sim.duration_s)
     reached = 0.0
     try:
@@ -214,9 +217,12 @@ def simulate(
                 # however long the call.
                 while True:
                     reached = min(until, reached + STREAM_SLICE_S)
-                    more = sim.run_until(reached)
-                    if sim.pending_rows >= stream.rows_per_batch:
-                        stream.add(sim.take_tables())
+                    while True:
+                        more = sim.run_until(reached)
+                        if sim.pending_rows >= stream.rows_per_batch:
+                            stream.add(sim.take_tables())
+                        if not (more and sim.paused):
+                            break
                     if not more or reached >= until:
                         break
             if callback is not None:

@@ -84,8 +84,14 @@ def _times() -> str:
     return "\u00d7"
 
 
-def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
-    """The per-flow table and run totals printed by ``rtcc run``."""
+def summary_text(
+    summary: dict[str, Any],
+    wall_s: float | None = None,
+    timing: Mapping[str, Any] | None = None,
+) -> str:
+    """The per-flow table and run totals printed by ``rtcc run``. The simulator's own
+    wall time comes from ``timing`` (timing.json), or from the summary's ``sim``
+    section of a folder written before timing.json existed, else ``wall_s``."""
     header = [
         "flow",
         "controller",
@@ -157,7 +163,7 @@ def summary_text(summary: dict[str, Any], wall_s: float | None = None) -> str:
         )
     if len(rows) > 1 and summary.get("jain_index") is not None:
         lines.append(f"Jain's fairness index: {format_number(summary['jain_index'], 1, 3)}")
-    sim = summary.get("sim", {})
+    sim = timing if timing is not None else summary.get("sim", {})
     wall = sim.get("wall_s", wall_s)
     speed = sim.get("speedup")
     duration = summary.get("duration_s")
@@ -210,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_video:
         files += sorted(out.glob("*.mp4"))
     if not args.quiet:
-        print(summary_text(result.summary, wall))
+        print(summary_text(result.summary, wall, result.timing))
         print(f"results: {out}")
         sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
         print(table_text(None, sizes))

@@ -103,7 +103,8 @@ def render(result: Result, images: Mapping[str, bytes] | None = None) -> str:
     summary = result.summary
     name = html.escape(result.name)
     link = summary.get("link", {})
-    sim = summary.get("sim", {})
+    # The simulator's counts and, from timing.json, its wall time.
+    sim = {**summary.get("sim", {}), **(result.timing or {})}
     top = {
         k: v for k, v in summary.items() if k not in ("scenario", "seed", "flows", "link", "sim")
     }

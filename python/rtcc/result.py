@@ -129,8 +129,12 @@ class Result:
         scenario_text: str = "",
         source: str = "<scenario>",
         tables_dir: str | Path | None = None,
+        timing: dict[str, Any] | None = None,
     ) -> None:
         self.summary = summary
+        # Wall time and speed-up (timing.json): apart from the summary, whose
+        # bytes depend on the scenario and seed only.
+        self.timing = timing
         self.scenario_text = scenario_text
         self.source = source
         self.tables_dir = None if tables_dir is None else Path(tables_dir)
@@ -193,10 +197,14 @@ class Result:
         """Build from ``Simulation.finish()``'s return value; with ``tables_dir``, the
         tables are the files there instead (written while the run went on)."""
         summary = json.loads(finished["summary"])
+        timing = json.loads(finished["timing"]) if "timing" in finished else None
         if tables_dir is not None:
-            return cls(summary, scenario_text=scenario_text, source=source, tables_dir=tables_dir)
+            return cls(
+                summary, scenario_text=scenario_text, source=source, tables_dir=tables_dir,
+                timing=timing,
+            )  # fmt: skip
         tables = native_tables(finished.get("tables", {}))
-        return cls(summary=summary, scenario_text=scenario_text, source=source, **tables)
+        return cls(summary=summary, scenario_text=scenario_text, source=source, timing=timing, **tables)
 
     def __repr__(self) -> str:
         flows = ", ".join(self.flow_names().values())
@@ -246,7 +254,7 @@ class Result:
             summary = read_json(path)
         except ReadError as e:
             raise ValueError(f"{e} (a results folder's summary)") from None
-        return cls(summary=summary, source=str(out), tables_dir=out)
+        return cls(summary=summary, source=str(out), tables_dir=out, timing=_load_timing(out, summary))
 
     def jain(
         self,
@@ -308,6 +316,10 @@ class Result:
         summary_path = out / "summary.json"
         write_atomic(summary_path, json.dumps(self.summary, indent=2) + "\n")
         written.append(summary_path)
+        if self.timing is not None:
+            timing_path = out / "timing.json"
+            write_atomic(timing_path, json.dumps(self.timing, indent=2) + "\n")
+            written.append(timing_path)
         for name in TABLES:
             path = out / f"{name}.parquet"
             # A table still on disk (written while the run went on) is copied, or
@@ -335,3 +347,19 @@ class Result:
         write_atomic(report_path, report.render(self, images))
         written.append(report_path)
         return written
+
+
+def _load_timing(folder: Path, summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A results folder's timing.json; a folder written before it existed has the
+    wall time in its summary's ``sim`` section."""
+    path = folder / "timing.json"
+    if path.exists():
+        try:
+            timing = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: not a run's timing ({e})") from None
+        return timing if isinstance(timing, dict) else None
+    sim = summary.get("sim")
+    if isinstance(sim, dict) and "wall_s" in sim:
+        return {k: sim[k] for k in ("wall_s", "events", "speedup") if k in sim}
+    return None

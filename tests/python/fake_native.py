@@ -135,8 +135,12 @@ class Simulation:
         self._now = min(max(self._now, t_s), self._duration)
         return self._now < self._duration
 
-    # Rows are made at the end, all at once: none wait before it.
+    # Rows are made at the end, all at once: none wait before it, so it never pauses.
     pending_rows = 0
+    paused = False
+
+    def set_pause_rows(self, rows: int | None) -> None:
+        pass
 
     def take_tables(self) -> dict[str, Any]:
         return {name: {} for name in ("packets", "frames", "timeseries", "link")}

@@ -119,6 +119,20 @@ impl Simulation {
         if !self.sim.is_done() {
             self.sim.run();
         }
+    /// Make `run_until` return early (with `paused` true) once `rows` more
+    /// packet rows are held, so taking them as the run goes keeps memory
+    /// flat whatever the load; None never pauses.
+    #[pyo3(signature = (rows))]
+    fn set_pause_rows(&mut self, rows: Option<usize>) {
+        self.sim.set_pause_rows(rows);
+    }
+
+    /// Whether the last `run_until` returned early for `set_pause_rows`.
+    #[getter]
+    fn paused(&self) -> bool {
+        self.sim.paused()
+    }
+
         if let Some(e) = self.sim.budget_error() {
             return Err(to_py_err(e));
         }
@@ -148,6 +162,8 @@ fn serde_json_string<T: serde::Serialize>(v: &T) -> PyResult<String> {
 
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+        // Wall time apart from the summary, whose bytes depend on the seed only.
+        d.set_item("timing", serde_json_string(&out.timing)?)?;
     for (name, col) in &t.columns {
         let (dtype, bytes): (&str, Vec<u8>) = match col {
             Column::F64(v) => ("f64", v.iter().flat_map(|x| x.to_le_bytes()).collect()),

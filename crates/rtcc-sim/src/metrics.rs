@@ -234,6 +234,9 @@ pub(crate) struct ArriveLine {
     /// Received bytes of kind `recv_kind` not yet in `recv_bytes`: a flow's
     /// packets are mostly of one kind.
     recv_pending: u64,
+    /// The latest arrival (µs; meaningless until `arrived` > 0): received
+    /// rates are over a window that reaches it (`output.rs`).
+    last_us: i64,
     /// The recorder's run of packets of one frame that left the network.
     pub frame_run: Run,
     /// The recorder's first unsettled frame (as in `SendLine`).
@@ -339,6 +342,7 @@ impl FlowStats {
         a.recv_pending += p.size.bytes();
         a.owd.add(owd, &mut self.owd_bins);
         a.arrived += 1;
+        a.last_us = now.as_micros();
         if !a.recorded {
             return;
         }
@@ -350,6 +354,11 @@ impl FlowStats {
     fn rec(&mut self, seq: u64) -> Option<&mut PacketRec> {
         let i = seq.checked_sub(self.packets_base)?;
         self.packets.get_mut(i as usize)
+    }
+
+    /// When the latest packet arrived, if any did.
+    pub fn last_arrival(&self) -> Option<Time> {
+        (self.arrive.arrived > 0).then(|| Time::from_micros(self.arrive.last_us))
     }
 
     /// Received bytes by kind.
@@ -573,6 +582,16 @@ mod tests {
         assert_eq!(h.quantile_ms(0.70), Some(5.05));
         assert_eq!(h.quantile_ms(0.71), Some(20.05));
         assert_eq!(h.quantile_ms(1.0), Some(20.05));
+    }
+
+    #[test]
+    fn an_arrival_touches_one_line() {
+        assert_eq!(std::mem::size_of::<ArriveLine>(), 64);
+        let mut s = FlowStats::default();
+        assert_eq!(s.last_arrival(), None);
+        let p = Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Packet::default() };
+        s.on_arrived(Time::from_micros(2_500), &p);
+        assert_eq!(s.last_arrival(), Some(Time::from_micros(2_500)));
     }
 
     #[test]

@@ -19,6 +19,14 @@ fn by_kind(l: &LinkRec, cap_bytes: f64) -> std::collections::BTreeMap<String, f6
         .collect()
 }
 
+/// A flow active for less than this has no rates in the summary (they are
+/// null, and `rate_null_reason` says why) and is left out of the Jain index:
+/// over less than a second a flow's average is its start-up — TCP's initial
+/// window and slow start (RFC 6928, RFC 5681 §3.1), a video controller's
+/// first estimate before reports have corrected it — rather than a rate it
+/// held, and it would weigh as much as a whole call in the fairness index.
+pub const MIN_RATE_WINDOW: Duration = Duration::from_secs(1);
+
 /// `part` of `whole`, or None when `whole` is zero.
 fn share(part: Duration, whole: Duration) -> Option<f64> {
     (whole > Duration::ZERO).then(|| part.as_secs_f64() / whole.as_secs_f64())
@@ -36,13 +44,28 @@ pub struct FlowSummary {
     pub controller: String,
     pub encoder: String,
     pub start_s: f64,
+    /// Its stop, or the run's end if it ran on.
     pub stop_s: f64,
+    /// The end of the window received rates are over: `stop_s`, or the
+    /// flow's last arrival when packets sent before its stop arrived after
+    /// it (never past the run's end), so that what it received fits in the
+    /// capacity of the window.
+    pub received_until_s: f64,
+    /// Why the rate fields are null: the flow was active (`stop_s` −
+    /// `start_s`) for less than `MIN_RATE_WINDOW`; null when they are set.
+    pub rate_null_reason: Option<String>,
+    /// Rates sent: bytes over [`start_s`, `stop_s`), the time the flow
+    /// sends; NaN (null in summary.json) when `rate_null_reason` is set,
+    /// as every rate and utilisation below.
     pub video_kbps: f64,
     pub padding_kbps: f64,
     pub probe_kbps: f64,
     pub fec_kbps: f64,
     pub rtx_kbps: f64,
     pub audio_kbps: f64,
+    /// Rates received, over [`start_s`, `received_until_s`): goodput, and
+    /// the bytes its receiver got (media only for `media_utilization`) over
+    /// its bottleneck's capacity in that window, so at most 1.
     pub goodput_kbps: f64,
     pub utilization: f64,
     pub media_utilization: f64,
@@ -127,9 +150,11 @@ pub struct FlowSummary {
     /// or dropped at the reverse bottleneck (`reverse_capacity`).
     pub reports_sent: u64,
     pub reports_lost: u64,
-    /// Wire rate of those reports (or ACKs), IP/UDP headers included.
+    /// Wire rate of those reports (or ACKs), IP/UDP headers included, over
+    /// [`start_s`, `received_until_s`): they answer what arrives.
     pub report_kbps: f64,
-    /// Everything the flow put on the wire (headers, retransmissions).
+    /// Everything the flow put on the wire (headers, retransmissions), over
+    /// [`start_s`, `stop_s`).
     pub send_kbps: f64,
     /// TCP: segments sent again, and RTT samples (RFC 7323 timestamps).
     pub retransmits: u64,
@@ -188,10 +213,20 @@ pub struct ReverseLinkSummary {
     pub utilization_received: f64,
 }
 
+/// What the simulator did, in `summary.json`: deterministic per seed, so
+/// one scenario and seed give the same summary bytes every run.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct SimStats {
+    pub events: u64,
+}
+
+/// How long the run took on this machine (`timing.json`): kept out of the
+/// summary because it differs from run to run.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Timing {
     pub wall_s: f64,
     pub events: u64,
+    /// Simulated over wall seconds (0 when no wall time was measured).
     pub speedup: f64,
 }
 
@@ -205,12 +240,14 @@ pub struct Summary {
     /// Null without a reverse bottleneck.
     pub reverse_link: Option<ReverseLinkSummary>,
     pub jain_index: f64,
+    /// Wall time and speed-up are in [`Output::timing`], not here.
     pub sim: SimStats,
 }
 
 /// Everything a finished run returns.
 pub struct Output {
     pub summary: Summary,
+    pub timing: Timing,
     pub packets: Table,
     pub frames: Table,
     pub timeseries: Table,
@@ -272,7 +309,9 @@ impl Recorder {
                 utilization_received: share(received(true), cap),
             }
         });
-        let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_kbps).collect();
+        // Flows too short to have a rate are left out of the index.
+        let goodputs: Vec<f64> =
+            flows.iter().filter(|f: &&FlowSummary| f.rate_null_reason.is_none()).map(|f| f.goodput_kbps).collect();
         let wall = run.wall.as_secs_f64();
         let summary = Summary {
             scenario: run.scenario.clone(),
@@ -282,10 +321,12 @@ impl Recorder {
             jain_index: jain(&goodputs),
             link,
             reverse_link,
-            sim: SimStats { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } },
+            sim: SimStats { events: run.events },
         };
+        let timing =
+            Timing { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } };
         let packets = packet_table(self.flows.iter().map(|f| (f.stats.packets_base, f.stats.packets.iter())));
-        Output { summary, packets, frames: frames_t.finish(), timeseries: ts, link: link_table(&self.link.series) }
+        Output { summary, timing, packets, frames: frames_t.finish(), timeseries: ts, link: link_table(&self.link.series) }
     }
 
     /// Takes the table rows that are final (packets whose fate is known,
@@ -299,7 +340,9 @@ impl Recorder {
         for f in &mut self.flows {
             f.frames.take_rows(&mut frames_t);
             series.push(f.series.take());
-            packets.push(f.stats.take_settled());
+            let (base, rows) = f.stats.take_settled();
+            self.packet_rows -= rows.len();
+            packets.push((base, rows));
         }
         Tables {
             packets: packet_table(packets.iter().map(|(base, rows)| (*base, rows.iter()))),
@@ -318,16 +361,30 @@ impl Recorder {
     fn flow_summary(&self, f: &FlowRec, end: Time) -> FlowSummary {
         let start = f.label.start;
         let stop = f.label.stop.unwrap_or(end).min(end);
-        let active = (stop - start).as_secs_f64().max(1e-9);
-        let c = &f.counters;
-        let kbps = |b: u64| b as f64 * 8.0 / active / 1e3;
         let st = &f.stats;
+        // Packets sent before the stop may arrive after it: what was received
+        // is rated over a window reaching the last arrival.
+        let until = st.last_arrival().map_or(stop, |a| a.max(stop)).min(end).max(start);
+        let active_span = stop.saturating_since(start);
+        let active = active_span.as_secs_f64().max(1e-9);
+        let received_span = (until - start).as_secs_f64().max(1e-9);
+        let rate_null_reason = (active_span < MIN_RATE_WINDOW).then(|| {
+            format!(
+                "active {:.6} s, less than the {} s a rate needs (its average would be its start-up)",
+                active_span.as_secs_f64(),
+                MIN_RATE_WINDOW.as_secs_f64()
+            )
+        });
+        let rated = |x: f64| if rate_null_reason.is_none() { x } else { f64::NAN };
+        let c = &f.counters;
+        let kbps = |b: u64| rated(b as f64 * 8.0 / active / 1e3);
+        let recv_kbps = |b: u64| rated(b as f64 * 8.0 / received_span / 1e3);
         // A reverse flow's share is of the bottleneck it crosses.
         let bottleneck = match (&self.reverse, f.label.direction) {
             (Some(r), "reverse") => r,
             _ => &self.link,
         };
-        let cap = bottleneck.capacity.bytes_between(start, stop);
+        let cap = bottleneck.capacity.bytes_between(start, until);
         let acc = &f.accuracy;
         let media_recv = st.media_recv_bytes();
         let video = f.label.kind == "video";
@@ -356,15 +413,16 @@ impl Recorder {
             encoder: f.label.encoder.clone(),
             start_s: start.as_secs_f64(),
             stop_s: stop.as_secs_f64(),
+            received_until_s: until.as_secs_f64(),
             video_kbps: kbps(c.bytes[PacketKind::Media as usize]),
             padding_kbps: kbps(c.bytes[PacketKind::Padding as usize] + c.bytes[PacketKind::Probe as usize]),
             probe_kbps: kbps(c.bytes[PacketKind::Probe as usize]),
             fec_kbps: kbps(c.bytes[PacketKind::Fec as usize]),
             rtx_kbps: kbps(c.bytes[PacketKind::Rtx as usize]),
             audio_kbps: kbps(c.bytes[PacketKind::Audio as usize]),
-            goodput_kbps: if video { kbps(media_recv) } else { kbps(tr.delivered_bytes) },
-            utilization: if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 },
-            media_utilization: if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 },
+            goodput_kbps: if video { recv_kbps(media_recv) } else { recv_kbps(tr.delivered_bytes) },
+            utilization: rated(if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 }),
+            media_utilization: rated(if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 }),
             owd_ms_mean: st.owd().mean_ms(),
             owd_ms_p95: st.owd().quantile_ms(0.95),
             queue_delay_ms_mean: st.queue().mean_ms(),
@@ -393,7 +451,7 @@ impl Recorder {
             packets_dropped: st.dropped,
             packets_lost: st.lost,
             target_kbps_mean: (f.target_n > 0).then(|| f.target_sum / f.target_n as f64),
-            utilization_mean: (f.util_n > 0).then(|| f.util_sum / f.util_n as f64),
+            utilization_mean: (f.util_n > 0 && rate_null_reason.is_none()).then(|| f.util_sum / f.util_n as f64),
             key_frames: c.key_frames,
             resolution_switches: c.resolution_switches,
             nacks_sent: rp.nacks_sent,
@@ -421,7 +479,7 @@ impl Recorder {
             decode_errors: fl.decode_errors(),
             reports_sent: f.reports_sent,
             reports_lost: f.reports_lost,
-            report_kbps: kbps(f.report_bytes),
+            report_kbps: recv_kbps(f.report_bytes),
             send_kbps: kbps(sent_bytes),
             retransmits: tr.retransmits,
             rtt_ms_mean: tr.rtt.mean_ms(),
@@ -436,6 +494,7 @@ impl Recorder {
                 .then(|| acc.capacity_within as f64 / acc.capacity_n as f64),
             competition_accuracy: (acc.competition_n > 0)
                 .then(|| acc.competition_right as f64 / acc.competition_n as f64),
+            rate_null_reason,
             link_share: (bottleneck.data_bytes > 0).then(|| f.data_bytes() as f64 / bottleneck.data_bytes as f64),
         }
     }

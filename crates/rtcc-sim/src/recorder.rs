@@ -454,6 +454,15 @@ impl LinkRec {
     }
 }
 
+/// Packet-table rows a run may hold in memory at once by default
+/// (`[limits] packet_rows`): 10 million rows are 400 MB, a 4 h call's
+/// rows two and a half times over. Rows wait until taken (`take_tables`)
+/// or the run ends, and a row waits behind every earlier packet of its
+/// flow still in the network, so a sender that outruns its link by far
+/// piles them up behind its queue: the limit stops such a run with an
+/// error instead of filling memory.
+pub const MAX_PACKET_ROWS: usize = 10_000_000;
+
 pub struct Recorder {
     pub(crate) flows: Vec<FlowRec>,
     pub(crate) link: LinkRec,
@@ -464,6 +473,11 @@ pub struct Recorder {
     record_timeseries: bool,
     /// Packets all flows sent so far (the run's packet budget counts them).
     pub sent: u64,
+    /// Packet rows held (all flows), and how many may be: a packet sent
+    /// beyond the limit gets no row and sets `rows_over`.
+    pub(crate) packet_rows: usize,
+    row_limit: usize,
+    rows_over: bool,
 }
 
 impl Recorder {
@@ -476,7 +490,26 @@ impl Recorder {
             record_packets,
             record_timeseries,
             sent: 0,
+            packet_rows: 0,
+            row_limit: MAX_PACKET_ROWS,
+            rows_over: false,
         }
+    }
+
+    /// Hold at most `rows` packet rows at once.
+    pub fn set_row_limit(&mut self, rows: usize) {
+        self.row_limit = rows;
+    }
+
+    /// Packet rows held now.
+    pub fn packet_rows(&self) -> usize {
+        self.packet_rows
+    }
+
+    /// Whether a packet found the rows at their limit (the run cannot
+    /// complete its packet table).
+    pub fn rows_over(&self) -> bool {
+        self.rows_over
     }
 
     /// The reverse bottleneck's capacity, when the link has one.
@@ -533,6 +566,12 @@ impl Recorder {
         match e {
             Event::PacketSent(p) => {
                 self.sent += 1;
+                let mut record = self.record_packets;
+                if record {
+                    record = self.packet_rows < self.row_limit;
+                    self.rows_over |= !record;
+                    self.packet_rows += usize::from(record);
+                }
                 let f = &mut self.flows[flow];
                 f.stats.on_sent(p, self.record_packets);
                 match p.kind {

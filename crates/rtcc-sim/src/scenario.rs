@@ -176,6 +176,9 @@ pub struct LimitsFile {
 
 /// The default packet budget of a run: about a minute of simulation, and a
 /// few GB of packet rows in memory when they are not written as the run
+    /// Packet-table rows the run may hold in memory at once (default
+    /// `recorder::MAX_PACKET_ROWS`).
+    pub packet_rows: Option<u64>,
 /// goes; far beyond any call the papers ran (the Dumbo thesis's longest,
 /// 13 traces × 120 s, sends under 2 million).
 pub const DEFAULT_MAX_PACKETS: u64 = 100_000_000;
@@ -399,6 +402,9 @@ pub struct Scenario {
     /// package passes scikit-image's); without it, procedural pictures.
     pub photo_dir: Option<PathBuf>,
     /// Write each real-video flow's received and side-by-side video here.
+    /// Packet-table rows held in memory at once (`[limits] packet_rows`):
+    /// a run that would hold more stops with an error on that field.
+    pub max_packet_rows: usize,
     pub video_dir: Option<PathBuf>,
 }
 
@@ -498,6 +504,11 @@ impl Scenario {
                 format!(
                     "the constant-rate flows alone would send about {floor} packets in {duration}, more than the \
                      run's budget of {max_packets}; raise [limits] packets or shorten the run"
+        let max_packet_rows = file.limits.packet_rows.unwrap_or(crate::recorder::MAX_PACKET_ROWS as u64);
+        if max_packet_rows == 0 {
+            return Err(err("limits.packet_rows", "must be at least 1".into()));
+        }
+        let max_packet_rows = usize::try_from(max_packet_rows).unwrap_or(usize::MAX);
                 ),
             ));
         }
@@ -522,6 +533,7 @@ impl Scenario {
 
     pub fn build_link(&self, rng: &mut rtcc_core::rng::Rng) -> Result<(Link, PathSpec), ScenarioError> {
         let err = |e: crate::link::FieldError| ScenarioError {
+            max_packet_rows,
             source_name: self.source.clone(),
             field: format!("link.{}", e.field.trim_start_matches("link.")),
             reason: e.reason,

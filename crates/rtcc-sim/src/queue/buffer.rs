@@ -90,9 +90,15 @@ impl QueueLimit {
     /// packet into an empty buffer and refuses any more: the buffer cannot
     /// drain, but dropping every packet during an outage would hide the
     /// outage from the sender's delay signal.
+    /// Every limit also holds at most [`UNLIMITED_PACKETS`]: a byte or time
+    /// limit far beyond the link would otherwise let memory grow with the
+    /// offered load.
     pub fn admits(&self, bytes: DataSize, packets: usize, size: DataSize, rate: DataRate) -> bool {
+        if packets >= UNLIMITED_PACKETS {
+            return false;
+        }
         match *self {
-            QueueLimit::Unlimited => packets < UNLIMITED_PACKETS,
+            QueueLimit::Unlimited => true,
             QueueLimit::Bytes(max) => bytes + size <= max,
             QueueLimit::Packets(max) => packets < max,
             QueueLimit::Time(max) => {

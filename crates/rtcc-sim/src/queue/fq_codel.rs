@@ -127,7 +127,10 @@ impl FqCodel {
         }
         self.packets += 1;
         self.bytes += size;
-        if self.len() <= self.config.limit && self.bytes() <= self.config.memory_limit {
+        // Whatever limit is configured, at most what an unlimited drop-tail
+        // buffer holds, so memory stays bounded.
+        let limit = self.config.limit.min(super::buffer::UNLIMITED_PACKETS);
+        if self.len() <= limit && self.bytes() <= self.config.memory_limit {
             return true;
         }
         let fat = self.fattest();
