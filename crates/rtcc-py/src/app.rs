@@ -8,7 +8,12 @@
 //!
 //! Callbacks run with the GIL, which the simulation holds throughout. An
 //! exception in a callback stops the policy; the simulation raises it when
-//! its step returns (`take_failure`).
+//! its step returns (`take_failure`). Simulated time must advance: a timer
+//! set before now (or, from `on_timer`, not after now) is refused, since the
+//! driver would call the policy again at the same instant without end. Python
+//! runs its signal handlers only between bytecodes, so the controller also
+//! asks for them every `SIGNAL_EVERY` inputs: Ctrl-C stops the run as a
+//! KeyboardInterrupt whatever the policy does.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -37,6 +42,9 @@ const POLICY: Param<String> = Param::text("policy", "", "id of a policy register
 const PACING_FACTOR: f64 = 2.5;
 /// `get_bitrate` reports the encoder's output over this window.
 const RATE_WINDOW: Duration = Duration::from_secs(1);
+/// Inputs between two checks for a pending signal (a check is one atomic
+/// read when none is pending; thousands of inputs take well under 50 ms).
+const SIGNAL_EVERY: u32 = 1024;
 
 pub const INFO: ControllerInfo = ControllerInfo {
     name: "python",
@@ -84,6 +92,16 @@ pub fn take_failure() -> Option<PyErr> {
     FAILURE.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
+/// Whether a policy is registered (a run may call Python).
+pub fn active() -> bool {
+    POLICIES.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|m| !m.is_empty())
+}
+
+/// Whether a policy has raised and the run should stop.
+pub fn failed() -> bool {
+    FAILURE.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
 fn fail(e: PyErr) {
     FAILURE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
 }
@@ -93,6 +111,11 @@ fn fail(e: PyErr) {
 pub struct AppSession {
     #[pyo3(get)]
     now_s: f64,
+    /// `now_s` exactly, and the policy's class and callback, for refusing a
+    /// timer that does not advance.
+    now: Time,
+    policy_name: String,
+    method: &'static str,
     bitrate: f64,
     pacing_factor: f64,
     fec_group: Option<u16>,
@@ -194,11 +217,27 @@ impl AppSession {
     }
 
     /// Calls the policy's `on_timer` at `at_s` (simulated seconds); None
-    /// cancels it.
+    /// cancels it. A time before now is refused, and from `on_timer` a time
+    /// not after now: the run would never get past that instant.
     #[pyo3(signature = (at_s))]
     fn set_timer(&mut self, at_s: Option<f64>) -> PyResult<()> {
         if at_s.is_some_and(|t| !t.is_finite()) {
             return Err(pyo3::exceptions::PyValueError::new_err("timer time must be a number of seconds"));
+        }
+        if let Some(t) = at_s {
+            // Compared at the simulator's resolution (1 µs), where it fires.
+            let at = Time::from_secs_f64(t);
+            let (who, now) = (format!("policy {}.{}", self.policy_name, self.method), self.now.as_secs_f64());
+            if self.method == "on_timer" && at <= self.now {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{who}: re-armed at {t:.3} s, not after now ({now:.3} s)"
+                )));
+            }
+            if at < self.now {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{who}: timer set at {t:.3} s, before now ({now:.3} s)"
+                )));
+            }
         }
         self.timer_s = at_s;
         Ok(())
@@ -223,6 +262,8 @@ struct PyController {
     decision: Decision,
     timer: Option<Time>,
     failed: bool,
+    /// Inputs seen, for checking signals every `SIGNAL_EVERY`.
+    inputs: u32,
 }
 
 impl PyController {
@@ -236,10 +277,14 @@ impl PyController {
             timer: has("on_timer"),
         };
         let hooks_start = has("on_start");
+        let policy_name = policy.bind(py).get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
         let session = Py::new(
             py,
             AppSession {
                 now_s: 0.0,
+                now: Time::ZERO,
+                policy_name,
+                method: "on_start",
                 bitrate: ctx.start_rate.bps() as f64,
                 pacing_factor: PACING_FACTOR,
                 fec_group: None,
@@ -259,6 +304,7 @@ impl PyController {
             decision: Decision::default(),
             timer: None,
             failed: false,
+            inputs: 0,
         };
         if hooks_start {
             c.call(py, Time::ZERO, "on_start", vec![]);
@@ -270,11 +316,16 @@ impl PyController {
 
     /// Calls `method(session, *args)` at `now`, then reads back what the
     /// policy set.
-    fn call(&mut self, py: Python<'_>, now: Time, method: &str, args: Vec<Py<PyAny>>) {
+    fn call(&mut self, py: Python<'_>, now: Time, method: &'static str, args: Vec<Py<PyAny>>) {
         if self.failed {
             return;
         }
-        self.session.borrow_mut(py).now_s = now.as_secs_f64();
+        {
+            let mut s = self.session.borrow_mut(py);
+            s.now_s = now.as_secs_f64();
+            s.now = now;
+            s.method = method;
+        }
         let mut all = vec![self.session.clone_ref(py).into_any()];
         all.extend(args);
         let done = PyTuple::new(py, all).and_then(|a| self.policy.bind(py).call_method1(method, a));
@@ -298,6 +349,20 @@ impl PyController {
         self.timer = s.timer_s.map(|t| Time::from_secs_f64(t.max(0.0)));
     }
 
+    /// Counts an input; every `SIGNAL_EVERY` runs Python's signal handlers,
+    /// which a KeyboardInterrupt (or any exception they raise) stops the
+    /// policy with, and the run with it.
+    fn tick(&mut self) {
+        self.inputs = self.inputs.wrapping_add(1);
+        if self.failed || self.inputs % SIGNAL_EVERY != 0 {
+            return;
+        }
+        if let Err(e) = Python::attach(|py| py.check_signals()) {
+            self.failed = true;
+            fail(e);
+        }
+    }
+
     fn kind(k: PacketKind) -> &'static str {
         match k {
             PacketKind::Media => "media",
@@ -316,6 +381,7 @@ impl Controller for PyController {
     }
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
+        self.tick();
         let hook = if p.kind == PacketKind::Fec { self.hooks.fec_sent } else { self.hooks.sent };
         if !hook {
             return;
@@ -333,6 +399,7 @@ impl Controller for PyController {
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        self.tick();
         if !self.hooks.report {
             return;
         }
@@ -368,6 +435,7 @@ impl Controller for PyController {
     }
 
     fn on_frame_encoded(&mut self, now: Time, f: &FrameInfo) {
+        self.tick();
         self.frames.push_back((now, f.size.bytes()));
         while self.frames.front().is_some_and(|&(t, _)| now.saturating_since(t) > RATE_WINDOW) {
             self.frames.pop_front();
@@ -388,6 +456,7 @@ impl Controller for PyController {
     }
 
     fn on_timeout(&mut self, now: Time) {
+        self.tick();
         if self.timer.is_some_and(|t| t <= now) {
             Python::attach(|py| {
                 self.session.borrow_mut(py).timer_s = None;

@@ -36,6 +36,9 @@ fn to_py_err(e: SimError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
+/// Simulated time between checks for a failed policy while one is registered.
+const POLICY_SLICE: Duration = Duration::from_millis(100);
+
 #[pyclass(module = "rtcc._rtcc", unsendable)]
 struct Simulation {
     sim: Sim,
@@ -81,7 +84,20 @@ impl Simulation {
     /// Advance to `t_s` seconds of simulated time; False once the run is complete.
     fn run_until(&mut self, t_s: f64) -> PyResult<bool> {
         let t = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
-        let more = self.sim.run_until(t);
+        let more = if app::active() {
+            // A policy that raised (or was interrupted) stops the run within
+            // a slice, not at `t`.
+            let mut reached = self.sim.now();
+            loop {
+                reached = t.min(reached + POLICY_SLICE);
+                let more = self.sim.run_until(reached);
+                if !more || reached >= t || app::failed() || self.sim.paused() {
+                    break more;
+                }
+            }
+        } else {
+            self.sim.run_until(t)
+        };
         if let Some(e) = self.sim.budget_error() {
             return Err(to_py_err(e));
         }
@@ -103,6 +119,20 @@ impl Simulation {
         self.sim.pending_rows()
     }
 
+    /// Make `run_until` return early (with `paused` true) once `rows` more
+    /// packet rows are held, so taking them as the run goes keeps memory
+    /// flat whatever the load; None never pauses.
+    #[pyo3(signature = (rows))]
+    fn set_pause_rows(&mut self, rows: Option<usize>) {
+        self.sim.set_pause_rows(rows);
+    }
+
+    /// Whether the last `run_until` returned early for `set_pause_rows`.
+    #[getter]
+    fn paused(&self) -> bool {
+        self.sim.paused()
+    }
+
     /// Takes the table rows that are final so far, as `finish()["tables"]`;
     /// `finish` then returns only the rest. Each table's rows are flow by flow.
     fn take_tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -119,20 +149,6 @@ impl Simulation {
         if !self.sim.is_done() {
             self.sim.run();
         }
-    /// Make `run_until` return early (with `paused` true) once `rows` more
-    /// packet rows are held, so taking them as the run goes keeps memory
-    /// flat whatever the load; None never pauses.
-    #[pyo3(signature = (rows))]
-    fn set_pause_rows(&mut self, rows: Option<usize>) {
-        self.sim.set_pause_rows(rows);
-    }
-
-    /// Whether the last `run_until` returned early for `set_pause_rows`.
-    #[getter]
-    fn paused(&self) -> bool {
-        self.sim.paused()
-    }
-
         if let Some(e) = self.sim.budget_error() {
             return Err(to_py_err(e));
         }
@@ -146,6 +162,8 @@ impl Simulation {
         let d = PyDict::new(py);
         let summary = serde_json_string(&out.summary)?;
         d.set_item("summary", summary)?;
+        // Wall time apart from the summary, whose bytes depend on the seed only.
+        d.set_item("timing", serde_json_string(&out.timing)?)?;
         let tables = PyDict::new(py);
         tables.set_item("packets", table(py, &out.packets)?)?;
         tables.set_item("frames", table(py, &out.frames)?)?;
@@ -162,8 +180,6 @@ fn serde_json_string<T: serde::Serialize>(v: &T) -> PyResult<String> {
 
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-        // Wall time apart from the summary, whose bytes depend on the seed only.
-        d.set_item("timing", serde_json_string(&out.timing)?)?;
     for (name, col) in &t.columns {
         let (dtype, bytes): (&str, Vec<u8>) = match col {
             Column::F64(v) => ("f64", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
