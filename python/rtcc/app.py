@@ -23,6 +23,10 @@ value) -> bool`` (``pacing_factor``, ``frame_schedule`` "paced" or "burst",
 ``skip_threshold`` in seconds; anything else returns False and changes nothing),
 ``enable_fec(bool)``, ``set_fec_scheme(group)`` (one XOR parity per ``group`` media
 packets), ``set_timer(at_s)``, and ``now_s``, ``target_bps``, ``fec_enabled``.
+Simulated time must advance: ``set_timer`` refuses a time before ``now_s`` (from
+``on_timer``, one not after it) with a ``ValueError`` naming the policy and callback.
+Ctrl-C stops a run whatever its policy does: :func:`run` raises ``KeyboardInterrupt``
+and leaves no tables behind.
 
 :func:`run` plays one flow of a scenario with the policy. ``preferences``
 (setPreferences: ``codec``, ``fps``, ``resolution``) and ``session_params``
