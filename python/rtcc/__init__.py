@@ -82,6 +82,10 @@ def native() -> ModuleType:
     try:
         from rtcc import _rtcc
     except ImportError as exc:
+        # Built, but a system library it links is missing (a wheel on a machine without
+        # libvpx or OpenH264): the loader's message names the library.
+        if "cannot open shared object file" in str(exc):
+            raise ImportError(f"rtcc's native module rtcc._rtcc cannot load: {exc}") from exc
         raise ImportError(
             "rtcc's native module rtcc._rtcc is not built; "
             "install with `pip install -e .` or `maturin develop`"

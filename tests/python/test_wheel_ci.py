@@ -60,3 +60,32 @@ def test_plain_maturin_build_links_system_codecs():
     assert toml is not None
     config = toml.loads((ROOT / "pyproject.toml").read_text())
     assert config["tool"]["maturin"]["compatibility"] == "linux"
+
+
+class _MissingLibrary:
+    """Loads rtcc._rtcc as a wheel does on a machine without libvpx."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "rtcc._rtcc":
+            raise ImportError(
+                "libvpx.so.7: cannot open shared object file: No such file or directory"
+            )
+
+
+def test_a_missing_system_library_is_named(monkeypatch, capsys, tmp_path: Path):
+    import sys
+
+    import rtcc
+    from rtcc import cli
+
+    monkeypatch.delitem(sys.modules, "rtcc._rtcc", raising=False)
+    monkeypatch.delattr(rtcc, "_rtcc", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_MissingLibrary(), *sys.meta_path])
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('duration = "1s"\n[link]\ncapacity = "1Mbps"\n[[flow]]\n')
+    assert cli.main(["validate", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "rtcc: error: rtcc's native module rtcc._rtcc cannot load: "
+        "libvpx.so.7: cannot open shared object file: No such file or directory\n"
+    )
