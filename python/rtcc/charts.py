@@ -25,7 +25,7 @@ from rtcc.styles import styles
 
 __all__ = [
     "Charts", "boxes", "bundle", "cdfs", "decimate", "figures_of", "geometric_ci", "layout",
-    "log_ticks", "scatter", "series",
+    "log_ticks", "scatter", "series", "style",
 ]  # fmt: skip
 
 _FONT = 'system-ui, -apple-system, "Segoe UI", sans-serif'
@@ -172,6 +172,12 @@ def _style(fig: Any, **extra: Any) -> None:
     fig.update_xaxes(**_axis())
     fig.update_yaxes(**_axis())
     fig.update_annotations(font_size=13)
+
+
+def style(fig: Any, **extra: Any) -> None:
+    """Gives ``fig`` the look of this page's charts (:func:`layout`, axes, titles), for
+    charts drawn elsewhere (the run page's, :mod:`rtcc.runcharts`)."""
+    _style(fig, **extra)
 
 
 def _round(values: Iterable[Any], digits: int = 4) -> list[float | None]:
