@@ -680,7 +680,11 @@ fn flow_spec(
     if !(100..=65_000).contains(&mtu.bytes()) {
         return Err(e("mtu", format!("{mtu} is outside 100B..65000B")));
     }
-    let mut ctx = ControllerContext { mtu, frame_interval, ..Default::default() };
+    let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
+    if feedback_interval < Duration::from_millis(1) || feedback_interval > Duration::from_secs(5) {
+        return Err(e("feedback_interval", format!("{feedback_interval} is outside 1ms..5s")));
+    }
+    let mut ctx = ControllerContext { mtu, frame_interval, feedback_interval, ..Default::default() };
     if let Some(r) = opt_rate(&f.start_rate, "start_rate")? {
         ctx.start_rate = r;
     }
@@ -791,10 +795,6 @@ fn flow_spec(
             false => config_err("encoder", er),
         })?
     };
-    let feedback_interval = opt_dur(&f.feedback_interval, "feedback_interval")?.unwrap_or(Duration::from_millis(50));
-    if feedback_interval < Duration::from_millis(1) || feedback_interval > Duration::from_secs(5) {
-        return Err(e("feedback_interval", format!("{feedback_interval} is outside 1ms..5s")));
-    }
     let resolution = match f.resolution.as_deref() {
         None => ResolutionPolicy::Fixed(Resolution::R720),
         Some("dumbo") => ResolutionPolicy::dumbo(),

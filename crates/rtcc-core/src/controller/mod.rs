@@ -219,6 +219,9 @@ pub struct ControllerContext {
     pub max_rate: DataRate,
     pub mtu: DataSize,
     pub frame_interval: Duration,
+    /// How often the flow's receiver reports (`feedback_interval`), for
+    /// parameters that count in report intervals.
+    pub feedback_interval: Duration,
     /// Seed forked from the run's seed for this flow's controller: a
     /// controller that needs randomness builds its `Rng` from it, so `--seed`
     /// replays it and flows draw independent streams.
@@ -234,6 +237,7 @@ impl ControllerContext {
         max_rate: DataRate::from_mbps(50),
         mtu: DataSize::from_bytes(1200),
         frame_interval: Duration::from_micros(33_333),
+        feedback_interval: Duration::from_millis(50),
         seed: 0,
     };
 }
@@ -545,5 +549,60 @@ mod bounds_tests {
         assert_eq!(rate_bounds(&given, &ctx).unwrap(), (kbps(300), kbps(2000)));
         let e = rate_bounds(&params(&[("min_rate", "3Mbps"), ("max_rate", "2Mbps")]), &ctx).unwrap_err();
         assert_eq!((e.field.as_str(), e.reason.as_str()), ("min_rate", "3 Mbps is above max_rate 2 Mbps"));
+    }
+}
+
+#[cfg(test)]
+mod consistency_tests {
+    use super::testing::params;
+    use super::*;
+
+    /// The field a controller refuses `given` with, for a flow whose
+    /// receiver reports every `feedback`.
+    fn refused(name: &str, given: &[(&str, &str)], feedback: Duration) -> String {
+        let ctx = ControllerContext { feedback_interval: feedback, ..ControllerContext::DEFAULT };
+        match create(name, &params(given), &ctx) {
+            Ok(_) => panic!("{name} {given:?}: accepted"),
+            Err(e) => e.field,
+        }
+    }
+
+    const FLOW: Duration = ControllerContext::DEFAULT.feedback_interval;
+
+    /// Each check between parameters, and with the flow, refuses a crafted
+    /// setting and names the parameter to change.
+    #[test]
+    fn settings_are_checked_together_and_against_the_flow() {
+        assert_eq!(refused("sqp", &[("owd_window", "20s"), ("owd_window_long", "10s")], FLOW), "owd_window");
+        assert_eq!(refused("fbra", &[("report_interval", "100ms")], FLOW), "report_interval");
+        assert_eq!(refused("fbra", &[("down_edge", "1.5")], FLOW), "probe_down");
+        assert_eq!(refused("fbra", &[("up_down", "1.8")], FLOW), "up_down");
+        assert_eq!(refused("fbra", &[("probe_down", "1.2"), ("up_down", "1.1"), ("stay", "1.15")], FLOW), "stay");
+        assert_eq!(refused("fbra", &[("rate_window", "3s")], FLOW), "rate_window");
+        assert_eq!(refused("nada", &[("delta", "600ms")], FLOW), "delta");
+        assert_eq!(refused("nadar", &[], Duration::from_secs(1)), "delta_max");
+        assert_eq!(refused("cross", &[("f", "3")], FLOW), "f");
+        assert_eq!(refused("cross", &[("probe_rtt_duration", "2s")], FLOW), "probe_rtt_duration");
+        assert_eq!(refused("rrtcc", &[("rr_interval", "20ms")], FLOW), "rr_interval");
+    }
+
+    /// FBRA's report interval is the flow's unless given, so any feedback
+    /// interval validates with the defaults.
+    #[test]
+    fn fbra_takes_the_flows_feedback_interval() {
+        for ms in [20, 50, 100, 1000] {
+            let ctx = ControllerContext { feedback_interval: Duration::from_millis(ms), ..ControllerContext::DEFAULT };
+            assert!(create("fbra", &Params::new(), &ctx).is_ok(), "{ms} ms");
+        }
+    }
+
+    /// Every listed controller's defaults pass their own checks.
+    #[test]
+    fn every_default_validates() {
+        for name in listed_names().into_iter().filter(|n| n != "python") {
+            if let Err(e) = create(&name, &Params::new(), &ControllerContext::DEFAULT) {
+                panic!("{name}: {e}");
+            }
+        }
     }
 }

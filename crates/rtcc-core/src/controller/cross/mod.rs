@@ -309,6 +309,16 @@ impl CrossConfig {
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?.max(FLOOR);
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
         check_positive_bounds(min_rate, max_rate)?;
+        // Alg. 3 lines 2-4: the reset at m·RTT_min is the stronger reaction
+        // to the excess f·RTT_min first acts on.
+        ConfigError::check_order("f", p.get(&F)?, "m", p.get(&M)?)?;
+        // Consistency: ProbeRTT's shortest stay within its longest.
+        ConfigError::check_order(
+            "probe_rtt_duration",
+            p.get(&PROBE_RTT_DURATION)?,
+            "probe_rtt_timeout",
+            p.get(&PROBE_RTT_TIMEOUT)?,
+        )?;
         Ok(CrossConfig {
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,

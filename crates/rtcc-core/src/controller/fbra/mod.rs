@@ -118,10 +118,11 @@ const RATE_WINDOW: Param<Duration> = Param::duration(
 );
 const REPORT_INTERVAL: Param<Duration> = Param::duration(
     "report_interval",
-    Duration::from_millis(100),
+    ControllerContext::DEFAULT.feedback_interval,
     Duration::from_millis(1),
     Duration::from_secs(60),
-    "nominal report interval: set it to the flow's feedback_interval (choice: 100 ms)",
+    "nominal report interval (default: the flow's feedback_interval, which it must equal: §4.3 counts early \
+     reports and timeouts in it)",
 );
 const EARLY: Param<f64> =
     num("early", 0.5, 0.0, 1.0, "a report sooner than this share of the interval is early: DOWN (§4.3)");
@@ -200,22 +201,46 @@ impl FbraConfig {
         let (fec_min, fec_max) = (p.get(&FEC_MIN)?, p.get(&FEC_MAX)?);
         ConfigError::check_order("fec_min", fec_min, "fec_max", fec_max)?;
         let (min_rate, max_rate) = rate_bounds(p, ctx)?;
+        // §4.3 reads a report sooner than `early` intervals as congestion and
+        // none for `timeout` intervals as a stall: an interval other than the
+        // flow's makes every report early (or late), and the rate collapses.
+        let report_interval = p.get_or(&REPORT_INTERVAL, ctx.feedback_interval)?;
+        if report_interval != ctx.feedback_interval {
+            return Err(ConfigError::invalid(
+                "report_interval",
+                format!(
+                    "{report_interval} differs from the flow's feedback_interval {}: set them equal (or leave \
+                     report_interval out)",
+                    ctx.feedback_interval
+                ),
+            ));
+        }
+        // §4.3: DOWN's threshold is the least sensitive, PROBE turns to DOWN
+        // before UP does, and STAY ends below both.
+        let (down_edge, probe_down, up_down, stay) =
+            (p.get(&DOWN_EDGE)?, p.get(&PROBE_DOWN)?, p.get(&UP_DOWN)?, p.get(&STAY)?);
+        ConfigError::check_order("probe_down", probe_down, "down_edge", down_edge)?;
+        ConfigError::check_order("up_down", up_down, "probe_down", probe_down)?;
+        ConfigError::check_order("stay", stay, "up_down", up_down)?;
+        // Consistency: R and G are read over `rate_window` from the history.
+        let (history, rate_window) = (p.get(&HISTORY)?, p.get(&RATE_WINDOW)?);
+        ConfigError::check_order("rate_window", rate_window, "history", history)?;
         Ok(FbraConfig {
             low_pct,
             high_pct,
-            history: p.get(&HISTORY)?,
-            down_edge: p.get(&DOWN_EDGE)?,
-            stay: p.get(&STAY)?,
-            probe_down: p.get(&PROBE_DOWN)?,
-            up_down: p.get(&UP_DOWN)?,
+            history,
+            down_edge,
+            stay,
+            probe_down,
+            up_down,
             probe_fec: p.get(&PROBE_FEC)?,
             probe_share: p.get(&PROBE_SHARE)?,
             undershoot: p.get(&UNDERSHOOT)?,
             bounce: p.get(&BOUNCE)?,
             deactivation: p.get(&DEACTIVATION)?,
             recent: p.get(&RECENT)?,
-            rate_window: p.get(&RATE_WINDOW)?,
-            report_interval: p.get(&REPORT_INTERVAL)?,
+            rate_window,
+            report_interval,
             early: p.get(&EARLY)?,
             timeout: p.get(&TIMEOUT)?,
             fec_min,

@@ -9,7 +9,12 @@ fn fbra(params: &[(&str, f64)]) -> Fbra {
     for &(k, v) in params {
         p = p.with(k, crate::controller::ParamValue::Num(v));
     }
-    let ctx = ControllerContext { start_rate: DataRate::from_kbps(100), ..ControllerContext::DEFAULT };
+    // Reports every 100 ms, as the paper's runs have them.
+    let ctx = ControllerContext {
+        start_rate: DataRate::from_kbps(100),
+        feedback_interval: Duration::from_millis(100),
+        ..ControllerContext::DEFAULT
+    };
     Fbra::new(FbraConfig::from_params(&p, &ctx).unwrap())
 }
 

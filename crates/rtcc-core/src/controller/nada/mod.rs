@@ -435,6 +435,20 @@ impl NadaConfig {
         if rmax < rmin {
             return Err(ConfigError::invalid("rmax", format!("{rmax} is below rmin {rmin} (at least {RATE_FLOOR})")));
         }
+        // Consistency: eq. 7's observed interval is at least DELTA (r_ref waits
+        // DELTA) and at least the flow's feedback interval; a cap below either
+        // would clip every step.
+        let (delta, delta_max) = (p.get(&DELTA)?, p.get(&DELTA_MAX)?);
+        ConfigError::check_order("delta", delta, "delta_max", delta_max)?;
+        if delta_max < ctx.feedback_interval {
+            return Err(ConfigError::invalid(
+                "delta_max",
+                format!(
+                    "{delta_max} is below the flow's feedback_interval {}: every step of eq. 7 would be clipped",
+                    ctx.feedback_interval
+                ),
+            ));
+        }
         let frame_rate = match ctx.frame_interval.is_positive() {
             true => 1.0 / ctx.frame_interval.as_secs_f64(),
             false => FPS.default(),
@@ -458,8 +472,8 @@ impl NadaConfig {
             kappa: p.get(&KAPPA)?,
             eta: p.get(&ETA)?,
             tau: p.get(&TAU)?,
-            delta: p.get(&DELTA)?,
-            delta_max: p.get(&DELTA_MAX)?,
+            delta,
+            delta_max,
             logwin: p.get(&LOGWIN)?,
             qeps: p.get(&QEPS)?,
             dfilt: p.get(&DFILT)?,

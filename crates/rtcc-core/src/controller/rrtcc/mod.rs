@@ -163,13 +163,22 @@ impl RrtccConfig {
         let min_rate = p.get_or(&MIN_RATE, ctx.min_rate)?;
         let max_rate = p.get_or(&MAX_RATE, ctx.max_rate)?;
         check_positive_bounds(min_rate, max_rate)?;
+        // Consistency: loss is counted over receiver reports, which come no
+        // more often than the flow's feedback.
+        let rr_interval = p.get(&RR_INTERVAL)?;
+        if rr_interval < ctx.feedback_interval {
+            return Err(ConfigError::invalid(
+                "rr_interval",
+                format!("{rr_interval} is below the flow's feedback_interval {}", ctx.feedback_interval),
+            ));
+        }
         Ok(RrtccConfig {
             // The loss-based rate grows from As: at zero only the +1 kbps would move it.
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate.max(DataRate::from_kbps(1)), max_rate),
             min_rate,
             max_rate,
             pacing_factor: p.get(&PACING_FACTOR)?,
-            rr_interval: p.get(&RR_INTERVAL)?,
+            rr_interval,
             receiver_rtt: p.get(&RECEIVER_RTT)?,
         })
     }

@@ -165,12 +165,17 @@ pub struct SqpConfig {
 impl SqpConfig {
     pub fn from_params(p: &Params, ctx: &ControllerContext) -> Result<Self, ConfigError> {
         let (min_rate, max_rate) = rate_bounds(p, ctx)?;
+        // Consistency: Δmin is the short window's minimum, held within the
+        // envelope above the long window's; a short window longer than the
+        // long one would make the envelope measure from a newer minimum.
+        let (owd_window, owd_window_long) = (p.get(&OWD_WINDOW)?, p.get(&OWD_WINDOW_LONG)?);
+        ConfigError::check_order("owd_window", owd_window, "owd_window_long", owd_window_long)?;
         Ok(SqpConfig {
             pacing_multiplier: p.get(&PACING_MULTIPLIER)?,
             gain: p.get(&GAIN)?,
             drain_time: p.get(&DRAIN_TIME)?,
-            owd_window: p.get(&OWD_WINDOW)?,
-            owd_window_long: p.get(&OWD_WINDOW_LONG)?,
+            owd_window,
+            owd_window_long,
             delay_envelope: p.get(&DELAY_ENVELOPE)?,
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
