@@ -157,6 +157,10 @@ pub struct ScenarioFile {
     pub name: Option<String>,
     pub duration: Quantity,
     pub seed: Option<u64>,
+    /// Accept a capacity under `link::config::MIN_CAPACITY` or a one-way
+    /// delay over `MAX_DELAY`, refused otherwise as a likely dropped unit.
+    #[serde(default)]
+    pub allow_extreme: bool,
     pub link: LinkConfig,
     /// Each flow's table: its `kind` picks how the rest is read.
     #[serde(rename = "flow", default)]
@@ -483,6 +487,9 @@ impl Scenario {
             }
             flows.push(flow);
         }
+        if !file.allow_extreme {
+            extremes(&file, &flows).map_err(|e| err(&e.field, e.reason))?;
+        }
         let bin = match &file.record.bin {
             None => Duration::from_millis(100),
             Some(q) => duration_of(q).map_err(|r| err("record.bin", r))?,
@@ -551,6 +558,25 @@ impl Scenario {
             reason: e.reason,
         })
     }
+}
+
+/// The link's capacities and delays, and each flow's access delay, within
+/// the plausible range (`LinkConfig::check_extremes`).
+fn extremes(file: &ScenarioFile, flows: &[FlowSpec]) -> Result<(), crate::link::FieldError> {
+    use crate::link::config::{extreme_error, UnitValue, MAX_DELAY};
+    file.link.check_extremes("link")?;
+    for (i, (table, flow)) in file.flows.iter().zip(flows).enumerate() {
+        if flow.access_delay > MAX_DELAY {
+            let written = match table.get("access_delay") {
+                Some(toml::Value::Integer(n)) => UnitValue::Number(*n as f64),
+                Some(toml::Value::Float(x)) => UnitValue::Number(*x),
+                Some(v) => UnitValue::Text(v.as_str().unwrap_or_default().to_string()),
+                None => UnitValue::Text(flow.access_delay.to_string()),
+            };
+            return Err(extreme_error(&format!("flow[{i}].access_delay"), &written, false));
+        }
+    }
+    Ok(())
 }
 
 /// Lines where each `[[flow]]` table starts.

@@ -610,6 +610,90 @@ fn holds_a_packet(q: &QueueDiscipline, cap: &Capacity, spec: &QueueSpec, field: 
     ))
 }
 
+/// The scenario's opt-in to values beyond [`MIN_CAPACITY`] and [`MAX_DELAY`]
+/// (a top-level `allow_extreme = true`).
+pub const ALLOW_EXTREME: &str = "allow_extreme";
+
+/// Below this (and above zero, an outage) a capacity is likelier a dropped
+/// unit (`3` read as 3 bit/s, meant as 3 Mbps) than a link: a 1200-byte
+/// packet would take about a second to cross it.
+pub const MIN_CAPACITY: DataRate = DataRate::from_kbps(10);
+
+/// Above this a one-way delay is likelier a dropped unit (`25` read as 25 s,
+/// meant as 25 ms) than a path: a geostationary satellite hop is ~0.3 s.
+pub const MAX_DELAY: Duration = Duration::from_secs(10);
+
+/// Why a capacity under [`MIN_CAPACITY`] or a delay over [`MAX_DELAY`] is
+/// refused, naming the value as written (and the base unit of a bare number).
+pub fn extreme_error(field: &str, written: &UnitValue, rate: bool) -> FieldError {
+    let (limit, unit, base) = match rate {
+        true => (format!("is under {MIN_CAPACITY}"), "bps", "bits/s"),
+        false => (format!("is over {} s", MAX_DELAY.as_secs_f64()), "s", "seconds"),
+    };
+    let reason = match written {
+        UnitValue::Number(v) => {
+            format!("{v} {unit} (a bare number is {base}) {limit}; write a unit, or set {ALLOW_EXTREME} = true")
+        }
+        UnitValue::Text(t) => format!("\"{t}\" {limit}; set {ALLOW_EXTREME} = true if the scenario means it"),
+    };
+    FieldError::new(field, reason)
+}
+
+/// A rate given for a capacity, refused if in (0, [`MIN_CAPACITY`]).
+fn plausible_rate(v: &UnitValue, field: &str) -> Result<(), FieldError> {
+    let r = v.rate(field)?;
+    match r > DataRate::ZERO && r < MIN_CAPACITY {
+        true => Err(extreme_error(field, v, true)),
+        false => Ok(()),
+    }
+}
+
+/// A one-way delay, refused if over [`MAX_DELAY`].
+fn plausible_delay(v: &UnitValue, field: &str) -> Result<(), FieldError> {
+    match v.duration(field)? > MAX_DELAY {
+        true => Err(extreme_error(field, v, false)),
+        false => Ok(()),
+    }
+}
+
+/// Every rate a capacity form is given (a trace's come from its file).
+fn plausible_capacity(spec: &CapacitySpec, field: &str) -> Result<(), FieldError> {
+    let f = |k: &str| format!("{field}.{k}");
+    match spec {
+        CapacitySpec::Rate(v) => plausible_rate(v, field),
+        CapacitySpec::Table(CapacityTable::Constant { rate }) => plausible_rate(rate, &f("rate")),
+        CapacitySpec::Table(
+            CapacityTable::Pulse { high, low, .. } | CapacityTable::Square { high, low, .. },
+        ) => plausible_rate(high, &f("high")).and(plausible_rate(low, &f("low"))),
+        CapacitySpec::Table(CapacityTable::Ramp { from, to, .. }) => {
+            plausible_rate(from, &f("from")).and(plausible_rate(to, &f("to")))
+        }
+        CapacitySpec::Table(CapacityTable::Step { steps, .. }) => {
+            steps.iter().enumerate().try_for_each(|(i, (_, r))| plausible_rate(r, &format!("{field}.steps[{i}]")))
+        }
+        CapacitySpec::Table(CapacityTable::Trace { .. }) => Ok(()),
+    }
+}
+
+impl LinkConfig {
+    /// Refuses a capacity (either bottleneck, any form but a trace) under
+    /// [`MIN_CAPACITY`] and a delay (`delay`, `reverse_delay`, `jitter`)
+    /// over [`MAX_DELAY`]; the scenario skips this with `allow_extreme = true`.
+    /// Call after [`build`](Self::build), which refuses unreadable values.
+    pub fn check_extremes(&self, prefix: &str) -> Result<(), FieldError> {
+        let f = |k: &str| format!("{prefix}.{k}");
+        plausible_capacity(&self.capacity, &f("capacity"))?;
+        if let Some(c) = &self.reverse_capacity {
+            plausible_capacity(c, &f("reverse_capacity"))?;
+        }
+        plausible_delay(&self.delay, &f("delay"))?;
+        if let Some(d) = &self.reverse_delay {
+            plausible_delay(d, &f("reverse_delay"))?;
+        }
+        plausible_delay(&self.jitter, &f("jitter"))
+    }
+}
+
 fn positive(field: &str, d: Duration) -> Result<Duration, FieldError> {
     if d.is_positive() {
         Ok(d)
