@@ -162,7 +162,10 @@ def summary_text(
             f"{format_number(f.get('ssim_db_displayed'), 1, 1)} dB"
         )
     if len(rows) > 1 and summary.get("jain_index") is not None:
-        lines.append(f"Jain's fairness index: {format_number(summary['jain_index'], 1, 3)}")
+        lines.append(
+            "Jain's index of goodput (each flow over its active time): "
+            f"{format_number(summary['jain_index'], 1, 3)}"
+        )
     sim = timing if timing is not None else summary.get("sim", {})
     wall = sim.get("wall_s", wall_s)
     speed = sim.get("speedup")
@@ -224,33 +227,87 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Each file is checked as what it is: a scenario, or a sweep spec (every run's
+    scenario); one line per file, ``ok (...)`` or the error."""
     status = 0
     for path_text in args.scenarios:
         try:
             scenario = _read_scenario(path_text)
-            from rtcc import media
-
-            sim = rtcc.Simulation(
-                scenario.text,
-                scenario.source,
-                args.seed,
-                False,
-                None,
-                None,
-                media.scenario_media_map(scenario.text, scenario.source),
-            )
-        except (ValueError, OSError, CliError) as exc:  # ScenarioError is a ValueError
+            data = peek(scenario.text)
+            if _is_sweep_spec(data):
+                line = _validate_sweep(scenario, path_text)
+            else:
+                if data and not _SCENARIO_KEYS & data.keys():
+                    raise CliError(
+                        f"{scenario.source}: neither a scenario (no duration, [link] or "
+                        "[[flow]]) nor a sweep spec (no base)"
+                    )
+                sim = _check_scenario(scenario.text, scenario.source, args.seed)
+                flows = data.get("flow", [])
+                count = len(flows) if isinstance(flows, list) else 1
+                line = (
+                    f"{scenario.source}: ok ({data.get('name', scenario.stem)!s}, "
+                    f"{sim.duration_s:g} s, {count} flow{'s' if count != 1 else ''})"
+                )
+        except (ValueError, OSError, CliError) as exc:  # Scenario/SweepError are ValueErrors
             _print_error(exc)
             status = EXIT_USAGE
             continue
-        data = peek(scenario.text)
-        flows = data.get("flow", [])
-        count = len(flows) if isinstance(flows, list) else 1
-        print(
-            f"{scenario.source}: ok ({data.get('name', scenario.stem)!s}, "
-            f"{sim.duration_s:g} s, {count} flow{'s' if count != 1 else ''})"
-        )
+        print(line)
     return status
+
+
+_SCENARIO_KEYS = {"duration", "link", "flow"}
+
+
+def _is_sweep_spec(data: Mapping[str, Any]) -> bool:
+    """A sweep spec names its base scenarios, or has a sweep's axes and no scenario
+    fields (a spec missing its base is told so by the spec's own check)."""
+    from rtcc.sweepspec import SWEEP_KEYS
+
+    if "base" in data:
+        return True
+    return bool(SWEEP_KEYS & data.keys()) and not _SCENARIO_KEYS & data.keys()
+
+
+def _check_scenario(text: str, source: str, seed: int | None) -> Any:
+    """The native simulation of a scenario, built (so checked) but not run."""
+    from rtcc import media
+
+    media_map = media.scenario_media_map(text, source)
+    return rtcc.Simulation(text, source, seed, False, None, None, media_map)
+
+
+def _validate_sweep(spec_input: ScenarioInput, path_text: str) -> str:
+    """Every run of a sweep spec checked as the scenario it runs (runs that differ
+    only by seed once); the first refused run as the error, with how many were."""
+    from rtcc.scenario import dumps_toml
+    from rtcc.sweepspec import load_spec
+
+    source = spec_input.source
+    spec = load_spec(spec_input.text if path_text == "-" else Path(path_text), source)
+    seen: dict[tuple[str, str], str | None] = {}
+    refused, first = 0, ""
+    for i, run in enumerate(spec.runs):
+        key = (dumps_toml({k: v for k, v in run.scenario.items() if k != "seed"}), run.source)
+        if key not in seen:
+            try:
+                _check_scenario(dumps_toml(run.scenario), run.source, run.seed)
+                seen[key] = None
+            except (ValueError, OSError) as exc:
+                seen[key] = " ".join(str(exc).split())
+        if seen[key] is not None:
+            refused += 1
+            if not first:
+                labels = " ".join(f"{k}={v}" for k, v in run.labels.items())
+                first = f"run {i} ({labels}): {seen[key]}"
+    total = len(spec.runs)
+    if refused:
+        raise CliError(f"{source}: {refused} of {total} runs refused; the first, {first}")
+    return (
+        f"{source}: ok (sweep {spec.name}, {total} run{'s' if total != 1 else ''}, "
+        f"{len(seen)} distinct scenario{'s' if len(seen) != 1 else ''})"
+    )
 
 
 def cmd_registry(args: argparse.Namespace) -> int:
@@ -465,7 +522,8 @@ def cmd_fairness(args: argparse.Namespace) -> int:
         f"{args.end:g} s" if args.end is not None else "the end"
     )
     who = ", ".join(flows) if flows else "all flows"
-    print(f"Jain's index of {args.metric} ({who}; {window}): {index:.4f}")
+    # One window shared by all flows (not the summary's per-flow active time).
+    print(f"Jain's index of {args.metric} over one window ({who}; {window}): {index:.4f}")
     return 0
 
 
@@ -654,6 +712,20 @@ def _calibrate_content(args: argparse.Namespace) -> int:
     return 0
 
 
+def _window_time(text: str) -> float:
+    """A `rtcc fairness` window bound in seconds ("20s", "1min"; a bare number is seconds)."""
+    from rtcc.result import window_seconds
+
+    try:
+        seconds = window_seconds(text, "time")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a duration such as \"20s\", \"1min\" or a number of seconds"
+        ) from None
+    assert seconds is not None
+    return seconds
+
+
 def _calibration_seconds(text: str) -> float:
     try:
         v = float(text)
@@ -712,8 +784,10 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     cal.set_defaults(func=cmd_calibrate)
 
-    validate = sub.add_parser("validate", help="check scenarios without running them")
-    validate.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    validate = sub.add_parser(
+        "validate", help="check scenarios or sweep specs (every run) without running them"
+    )
+    validate.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario or sweep spec")
     validate.add_argument("--seed", type=_seed, metavar="N", help=argparse.SUPPRESS)
     validate.set_defaults(func=cmd_validate)
 
@@ -758,12 +832,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     fair = sub.add_parser(
-        "fairness", help="Jain's fairness index of chosen flows over a time window of a run"
+        "fairness",
+        help="Jain's fairness index of chosen flows over one time window shared by all of them",
     )
     fair.add_argument("results", metavar="DIR", help="a results folder written by 'rtcc run'")
     fair.add_argument("--flows", metavar="A,B", help="flow names, comma-separated (default: all)")
-    fair.add_argument("--from", dest="start", type=float, metavar="S", help="window start, seconds")
-    fair.add_argument("--to", dest="end", type=float, metavar="S", help="window end, seconds")
+    fair.add_argument(
+        "--from", dest="start", type=_window_time, metavar="T",
+        help='window start: "20s", "1min", ... (a bare number is seconds)',
+    )  # fmt: skip
+    fair.add_argument(
+        "--to", dest="end", type=_window_time, metavar="T",
+        help='window end: "90s", "2min", ... (a bare number is seconds)',
+    )  # fmt: skip
     fair.add_argument(
         "--metric",
         default="goodput_kbps",

@@ -53,7 +53,8 @@ METRICS: dict[str, Metric] = {
     "converge_up_s": Metric("convergence after a rise", "s"),
     "converge_down_s": Metric("convergence after a drop", "s"),
     "link_utilization": Metric("link utilisation", "%", 100),
-    "jain_index": Metric("Jain's index"),
+    # The summary's index: each flow's goodput over its own active time.
+    "jain_index": Metric("Jain's index of goodput, each flow over its active time"),
 }
 
 

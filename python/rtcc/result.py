@@ -259,14 +259,23 @@ class Result:
     def jain(
         self,
         flows: list[str] | None = None,
-        start: float | None = None,
-        end: float | None = None,
+        start: float | str | None = None,
+        end: float | str | None = None,
         metric: str = "goodput_kbps",
     ) -> float:
         """Jain's fairness index (Σx)²/(n·Σx²) of the flows' mean ``metric``
-        (a time-series column) over ``[start, end)`` seconds; all flows and
-        the whole run by default. A flow with no bins in the window counts 0;
-        a window with no bins at all is refused."""
+        (a time-series column) over one window ``[start, end)`` shared by all
+        of them; all flows and the whole run by default. ``start`` and ``end``
+        are durations by the scenario rule: ``"20s"``, ``"1min"``, or a number of
+        seconds. A flow with no bins in the window counts 0; a window with no
+        bins at all is refused.
+
+        This is the *window* index (``rtcc fairness``): every flow is measured
+        over the same window, so a flow that joins late is judged on the time
+        it shares. The summary's ``jain_goodput_active`` (``jain_index``, its
+        older name) is another index: each flow's ``goodput_kbps`` over its
+        own active time, flows active under a second left out."""
+        start, end = window_seconds(start, "start"), window_seconds(end, "end")
         if start is not None and end is not None and start >= end:
             raise ValueError(f"the window is empty: start {start:g} s is not before end {end:g} s")
         names = self.flow_names()
@@ -293,7 +302,8 @@ class Result:
             raise ValueError("no time-series bins in the window (the run has none there)")
         xs = []
         for i in chosen:
-            values = ts.loc[inside & (ts["flow"] == i), metric].dropna()
+            # A bin without a value counts 0, as the reproductions' window indices do.
+            values = ts.loc[inside & (ts["flow"] == i), metric].fillna(0.0)
             xs.append(float(values.mean()) if len(values) else 0.0)
         total, squares = sum(xs), sum(x * x for x in xs)
         # All zero: nobody got anything, which is equal shares.
@@ -363,3 +373,21 @@ def _load_timing(folder: Path, summary: Mapping[str, Any]) -> dict[str, Any] | N
     if isinstance(sim, dict) and "wall_s" in sim:
         return {k: sim[k] for k in ("wall_s", "events", "speedup") if k in sim}
     return None
+
+
+def window_seconds(value: float | str | None, name: str) -> float | None:
+    """A window bound in seconds: text with its unit ("20s", "1min") or a number
+    of seconds, by the scenario's quantity rule; ValueError naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())  # a bare number is seconds, as on the command line
+        except ValueError:
+            pass
+    from rtcc import native
+
+    try:
+        return float(native().parse_quantity(value, "duration"))
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{name}: {value!r} is not a duration ({e})") from None

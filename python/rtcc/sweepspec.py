@@ -52,7 +52,10 @@ from rtcc.limits import (
 )
 from rtcc.scenario import read_text, toml_module
 
-__all__ = ["Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml", "set_dotted"]
+__all__ = [
+    "SWEEP_KEYS", "Analysis", "Run", "SweepError", "SweepSpec", "load_spec", "loads_toml",
+    "set_dotted",
+]  # fmt: skip
 
 _MAX_SEED = 2**64 - 1
 
@@ -127,6 +130,8 @@ class _Spec(BaseModel):
 
 
 _KNOWN = tuple(_Spec.model_fields)
+# The fields that make a TOML file a sweep spec rather than a scenario (`rtcc validate`).
+SWEEP_KEYS = frozenset(_KNOWN) - {"name"}
 # Which problem a spec with several is refused for: the name, unknown fields, a missing
 # base, the analysis options, then the axes (the order they were always checked in).
 _ORDER = (
@@ -365,7 +370,7 @@ def _traces(raw: list[str | _Table], folder: Path, source: str) -> list[tuple[st
         elif isinstance(item, str):
             files = _glob(folder, item)
             if not files:
-                raise SweepError(f"{source}: traces[{i}]: no trace file matches '{item}'")
+                raise SweepError(f"{source}: traces[{i}]: {_no_trace(item)}")
             out += [(f.name, {"kind": "trace", "file": str(f.resolve())}) for f in files]
         else:
             table = {k: v for k, v in item.items() if k != "label"}
@@ -375,8 +380,8 @@ def _traces(raw: list[str | _Table], folder: Path, source: str) -> list[tuple[st
 
 
 def _is_rate(text: str) -> bool:
-    """A constant capacity ("3Mbps"; a bare number is bits per second), by the
-    scenario's own quantity rule, rather than a trace file pattern."""
+    """A constant capacity ("3Mbps": text names its unit), by the scenario's own
+    quantity rule, rather than a trace file pattern."""
     from rtcc import native
 
     try:
@@ -384,6 +389,22 @@ def _is_rate(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _no_trace(item: str) -> str:
+    """Why a trace entry that is neither a rate nor a file was refused: a number
+    without its unit is told as the scenario tells it, anything else as a pattern."""
+    from rtcc import native
+
+    try:
+        float(item)
+    except ValueError:
+        return f"no trace file matches '{item}'"
+    try:
+        native().parse_quantity(item, "rate")
+    except ValueError as exc:
+        return f"{exc} (or name a trace file)"
+    return f"no trace file matches '{item}'"
 
 
 def _glob(folder: Path, pattern: str) -> list[Path]:

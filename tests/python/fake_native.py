@@ -46,6 +46,8 @@ def parse_quantity(value: str | float, kind: str) -> float:
         if not m:
             raise ValueError(f"'{value}' is not a number followed by a unit")
         number, unit = float(m.group(1)), m.group(2)
+        if not unit:
+            raise ValueError(f'"{str(value).strip()}" has no unit')
     if unit not in units:
         expected = ", ".join(u for u in units if u)
         raise ValueError(f"unknown unit '{unit}' (expected one of {expected})")

@@ -264,14 +264,15 @@ def test_registries_and_demo():
 
 def test_parse_quantity_has_one_bare_number_rule():
     parse = rtcc.native().parse_quantity
-    # A unit is converted; a bare number (or unit-less text) is the base unit.
+    # A unit is converted; a bare number is the base unit; text without a unit is refused.
     assert parse("25ms", "duration") == pytest.approx(0.025)
-    assert parse(2, "duration") == parse("2", "duration") == parse("2s", "duration") == 2.0
+    assert parse(2, "duration") == parse("2s", "duration") == 2.0
     assert parse("2min", "duration") == 120.0
     assert parse("3Mbps", "rate") == parse(3e6, "rate") == 3e6
     assert parse("1500B", "size") == parse(1500, "size") == 1500.0
     for value, kind, reason in [
         ("soon", "duration", "not a number"),
+        ("2", "duration", 'has no unit; write "2ms", "2s"'),
         ("3MBps", "rate", "unknown unit 'MBps'"),
         (-1, "size", "must not be negative"),
         (True, "duration", "expected a duration"),

@@ -239,6 +239,14 @@ pub struct Summary {
     pub link: LinkSummary,
     /// Null without a reverse bottleneck.
     pub reverse_link: Option<ReverseLinkSummary>,
+    /// Jain's index (Σx)²/(n·Σx²) of the flows' `goodput_kbps`, each over
+    /// its own active time (start to `received_until_s`), flows active under
+    /// `MIN_RATE_WINDOW` left out; 1 with no flow or all at zero. A flow that
+    /// ran alone for part of the run is judged on its rate, not on the time it
+    /// shared; Python's `Result.jain` / `rtcc fairness` is the other index, over
+    /// one window shared by all flows.
+    pub jain_goodput_active: f64,
+    /// The same value as `jain_goodput_active`, under its first name.
     pub jain_index: f64,
     /// Wall time and speed-up are in [`Output::timing`], not here.
     pub sim: SimStats,
@@ -318,6 +326,7 @@ impl Recorder {
             seed: run.seed,
             duration_s: secs,
             flows,
+            jain_goodput_active: jain(&goodputs),
             jain_index: jain(&goodputs),
             link,
             reverse_link,
