@@ -23,6 +23,13 @@ use rtcc_core::controller::{ParamInfo, ParamValue, Params};
 const BUILTIN: &[(&str, &str)] =
     &[("vp8", include_str!("../profiles/vp8.toml")), ("h264", include_str!("../profiles/h264.toml"))];
 
+/// Largest profile file read: `rtcc calibrate-encoder` writes about 1 kB, so
+/// anything near this is not a profile, and is refused before it is read.
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
+/// What a profile file holds at its top level.
+const TOP_LEVEL: &[&str] = &["codec", "encoder", "quality"];
+
 pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }
@@ -47,6 +54,14 @@ pub fn load(name: &str, base: &Path) -> Result<Profile, String> {
                     path.display()
                 ));
             }
+            let size = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+            if size > MAX_PROFILE_BYTES {
+                return Err(format!(
+                    "{}: {size} bytes is above the {} kB a profile file may have",
+                    path.display(),
+                    MAX_PROFILE_BYTES / 1024
+                ));
+            }
             (
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                 path.display().to_string(),
@@ -54,12 +69,24 @@ pub fn load(name: &str, base: &Path) -> Result<Profile, String> {
         }
     };
     let mut t: toml::Table = toml::from_str(&text).map_err(|e| format!("{origin}: {}", e.message()))?;
+    // A value outside the tables would be ignored: say where it belongs.
+    if let Some(k) = t.keys().find(|k| !TOP_LEVEL.contains(&k.as_str())) {
+        return Err(format!(
+            "{origin}: '{k}' is at the top level; model parameters go in the [encoder] table, rate–quality ones in \
+             [quality.<content>] (top-level keys: {})",
+            TOP_LEVEL.join(", ")
+        ));
+    }
     let table = |t: &mut toml::Table, k: &str| match t.remove(k) {
         None => Ok(toml::Table::new()),
         Some(toml::Value::Table(x)) => Ok(x),
         Some(_) => Err(format!("{origin}: '{k}' must be a table")),
     };
-    Ok(Profile { encoder: table(&mut t, "encoder")?, quality: table(&mut t, "quality")? })
+    let profile = Profile { encoder: table(&mut t, "encoder")?, quality: table(&mut t, "quality")? };
+    if profile.encoder.is_empty() && profile.quality.is_empty() {
+        return Err(format!("{origin}: no [encoder] or [quality] values: the profile would change nothing"));
+    }
+    Ok(profile)
 }
 
 /// A TOML scalar as a parameter value; `None` for arrays and tables.
@@ -88,4 +115,61 @@ pub fn fill(p: &mut Params, from: &toml::Table, known: &[ParamInfo]) {
 /// The profile's quality table for a content kind.
 pub fn quality_for<'a>(p: &'a Profile, content: &str) -> Option<&'a toml::Table> {
     p.quality.get(content).and_then(|v| v.as_table())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile file with `text` in a folder of its own; the folder.
+    fn folder(name: &str, text: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rtcc-profile-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("p.toml"), text).unwrap();
+        dir
+    }
+
+    fn refused(name: &str, text: &[u8]) -> String {
+        let dir = folder(name, text);
+        let e = load("p.toml", &dir).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(e.starts_with(&dir.join("p.toml").display().to_string()), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        e
+    }
+
+    #[test]
+    fn a_calibrated_content_profile_loads() {
+        let dir = folder("ok", b"[encoder]\nprofile = \"dynamic\"\nti = 8.0\n");
+        let p = load("p.toml", &dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(p.encoder.get("ti").and_then(|v| v.as_float()), Some(8.0));
+    }
+
+    #[test]
+    fn values_at_the_top_level_are_refused() {
+        let e = refused("top", b"profile = \"dynamic\"\nti = 8.0\n");
+        assert!(e.contains("'profile' is at the top level") && e.contains("[encoder]"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_profile_is_refused() {
+        assert!(refused("empty", b"").contains("no [encoder] or [quality] values"));
+        assert!(refused("empty-table", b"[encoder]\n").contains("no [encoder] or [quality] values"));
+    }
+
+    #[test]
+    fn a_file_above_the_bound_is_refused_unread() {
+        let mut big = b"[encoder]\n".to_vec();
+        big.resize(MAX_PROFILE_BYTES as usize + 1, b'#');
+        let e = refused("big", &big);
+        assert!(e.contains(&format!("{} bytes is above the 1024 kB", MAX_PROFILE_BYTES + 1)), "{e}");
+    }
+
+    #[test]
+    fn builtin_profiles_still_load() {
+        for name in builtin_names() {
+            load(name, Path::new(".")).unwrap();
+        }
+    }
 }
