@@ -30,6 +30,8 @@ const LATE_WAIT: Duration = Duration::from_secs(10);
 struct ViewAcc {
     psnr_sum: f64,
     ssim_db_sum: f64,
+    /// SSIM on its 0–1 scale.
+    ssim_sum: f64,
     n: u64,
     /// Last displayed frame: display time, PSNR, SSIM.
     shown: Option<(Time, f64, f64)>,
@@ -57,9 +59,10 @@ pub struct FrameLog {
     /// Frames per status code.
     pub counts: [u64; 5],
     /// Sums over displayed frames, each against its own source (as the Dumbo
-    /// thesis measures): PSNR dB and SSIM dB.
+    /// thesis measures): PSNR dB, SSIM dB and SSIM (0–1).
     pub psnr_sum: f64,
     pub ssim_db_sum: f64,
+    pub ssim_sum: f64,
     /// Frames in the sums (displayed, and decoded when real).
     quality_n: u64,
     view: ViewAcc,
@@ -108,16 +111,19 @@ impl FrameLog {
         self.real.as_ref().and_then(RealQuality::failure)
     }
 
-    /// Mean PSNR / SSIM dB of displayed frames against their own sources.
-    pub fn quality_mean(&self) -> Option<(f64, f64)> {
-        let n = self.quality_n;
-        (n > 0).then(|| (self.psnr_sum / n as f64, self.ssim_db_sum / n as f64))
+    /// Mean PSNR dB, SSIM dB and SSIM (0–1) of displayed frames against
+    /// their own sources.
+    pub fn quality_mean(&self) -> Option<(f64, f64, f64)> {
+        let n = self.quality_n as f64;
+        (n > 0.0).then(|| (self.psnr_sum / n, self.ssim_db_sum / n, self.ssim_sum / n))
     }
 
-    /// Mean PSNR / SSIM dB of what was on screen at each frame instant.
-    pub fn viewer_mean(&self) -> Option<(f64, f64)> {
+    /// Mean PSNR dB, SSIM dB and SSIM (0–1) of what was on screen at each
+    /// frame instant.
+    pub fn viewer_mean(&self) -> Option<(f64, f64, f64)> {
         let v = &self.view;
-        (v.n > 0).then(|| (v.psnr_sum / v.n as f64, v.ssim_db_sum / v.n as f64))
+        let n = v.n as f64;
+        (v.n > 0).then(|| (v.psnr_sum / n, v.ssim_db_sum / n, v.ssim_sum / n))
     }
 
     /// Sample the screen at every frame instant of the grid before `until`.
@@ -142,6 +148,7 @@ impl FrameLog {
             };
             self.view.psnr_sum += p;
             self.view.ssim_db_sum += ssim_db(q);
+            self.view.ssim_sum += q;
             self.view.n += 1;
             g += self.frame_interval;
         }
@@ -208,6 +215,7 @@ impl FrameLog {
         if let Some(d) = displayed.filter(|_| !psnr.is_nan()) {
             self.psnr_sum += psnr;
             self.ssim_db_sum += ssim_db(ssim);
+            self.ssim_sum += ssim;
             self.quality_n += 1;
             self.view.shown = Some((d, psnr, ssim));
         }
@@ -259,6 +267,7 @@ impl FrameLog {
             rows.jitter_buffer.push(jb.map_or(f64::NAN, |j| j.as_millis_f64()));
             rows.psnr.push(psnr);
             rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
+            rows.ssim.push(ssim);
         }
     }
 
@@ -323,6 +332,7 @@ pub struct FrameCols {
     jitter_buffer: Vec<f64>,
     psnr: Vec<f64>,
     ssim_db: Vec<f64>,
+    ssim: Vec<f64>,
 }
 
 impl FrameCols {
@@ -346,6 +356,7 @@ impl FrameCols {
         self.jitter_buffer.extend_from_slice(&o.jitter_buffer);
         self.psnr.extend_from_slice(&o.psnr);
         self.ssim_db.extend_from_slice(&o.ssim_db);
+        self.ssim.extend_from_slice(&o.ssim);
     }
 
     pub fn finish(self) -> Table {
@@ -369,6 +380,7 @@ impl FrameCols {
         t.push("jitter_buffer_ms", Column::F64(self.jitter_buffer));
         t.push("psnr_db", Column::F64(self.psnr));
         t.push("ssim_db", Column::F64(self.ssim_db));
+        t.push("ssim", Column::F64(self.ssim));
         t
     }
 }

@@ -17,6 +17,9 @@ pub struct Histogram {
     bins: Vec<u32>,
     n: u64,
     head: HistHead,
+    /// The largest sample (µs), exact: this histogram is fed per frame or
+    /// per RTT sample, not from a packet's full cache lines.
+    max_us: i64,
 }
 
 /// What every sample of a histogram touches: its sum, and the samples in
@@ -101,6 +104,8 @@ pub struct HistView<'a> {
     head: &'a HistHead,
     bins: &'a [u32],
     n: u64,
+    /// The exact largest sample (µs), when the histogram keeps it.
+    max_us: Option<i64>,
 }
 
 impl HistView<'_> {
@@ -109,8 +114,27 @@ impl HistView<'_> {
         (self.n > 0).then(|| self.head.sum / self.n as f64 / 1e3)
     }
 
-    /// Quantile in milliseconds (bin midpoint), `None` when empty.
+    /// Quantile in milliseconds (bin midpoint, but never above the exact
+    /// largest sample when that is kept), `None` when empty.
     pub fn quantile_ms(&self, q: f64) -> Option<f64> {
+        let mid = self.bin_quantile_ms(q)?;
+        Some(self.max_us.map_or(mid, |m| mid.min(m as f64 / 1e3)))
+    }
+
+    /// The largest sample in milliseconds: exact when the histogram keeps it,
+    /// else the midpoint of the highest bin reached (as `quantile_ms(1.0)`,
+    /// so never below a quantile); `None` when empty.
+    pub fn max_ms(&self) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        match self.max_us {
+            Some(m) => Some(m as f64 / 1e3),
+            None => self.bin_quantile_ms(1.0),
+        }
+    }
+
+    fn bin_quantile_ms(&self, q: f64) -> Option<f64> {
         if self.n == 0 {
             return None;
         }
@@ -135,6 +159,7 @@ impl HistView<'_> {
 impl Histogram {
     pub fn add(&mut self, d: Duration) {
         self.head.add(d, &mut self.bins);
+        self.max_us = self.max_us.max(d.as_micros());
         self.n += 1;
     }
 
@@ -143,7 +168,7 @@ impl Histogram {
     }
 
     fn view(&self) -> HistView<'_> {
-        HistView { head: &self.head, bins: &self.bins, n: self.n }
+        HistView { head: &self.head, bins: &self.bins, n: self.n, max_us: Some(self.max_us) }
     }
 
     /// Mean in milliseconds, `None` when empty.
@@ -151,9 +176,15 @@ impl Histogram {
         self.view().mean_ms()
     }
 
-    /// Quantile in milliseconds (bin midpoint), `None` when empty.
+    /// Quantile in milliseconds (bin midpoint, at most the largest sample),
+    /// `None` when empty.
     pub fn quantile_ms(&self, q: f64) -> Option<f64> {
         self.view().quantile_ms(q)
+    }
+
+    /// The largest sample in milliseconds (exact), `None` when empty.
+    pub fn max_ms(&self) -> Option<f64> {
+        self.view().max_ms()
     }
 }
 
@@ -368,19 +399,21 @@ impl FlowStats {
         b
     }
 
-    /// One-way delay (send to arrival).
+    /// One-way delay (send to arrival). The packet delay histograms keep no
+    /// exact maximum (the lines a packet touches have no room for one): their
+    /// `max_ms` is exact to the bin width.
     pub fn owd(&self) -> HistView<'_> {
-        HistView { head: &self.arrive.owd, bins: &self.owd_bins, n: self.arrive.arrived }
+        HistView { head: &self.arrive.owd, bins: &self.owd_bins, n: self.arrive.arrived, max_us: None }
     }
 
     /// Time in the bottleneck's queue before service.
     pub fn queue(&self) -> HistView<'_> {
-        HistView { head: &self.send.queue, bins: &self.queue_bins, n: self.send.departed }
+        HistView { head: &self.send.queue, bins: &self.queue_bins, n: self.send.departed, max_us: None }
     }
 
     /// Departure − arrival at the bottleneck, as a Mahimahi log gives it.
     pub fn sojourn(&self) -> HistView<'_> {
-        HistView { head: &self.sojourn, bins: &self.sojourn_bins, n: self.send.departed }
+        HistView { head: &self.sojourn, bins: &self.sojourn_bins, n: self.send.departed, max_us: None }
     }
 
     /// Takes the leading rows whose fate is known (arrived, dropped or
@@ -548,7 +581,34 @@ mod tests {
         let p95 = h.quantile_ms(0.95).unwrap();
         assert!((p95 - 95.05).abs() < 0.06, "{p95}");
         h.add(Duration::from_secs(10));
-        assert!((h.quantile_ms(1.0).unwrap() - 10_005.0).abs() < 1e-6);
+        // The top bin's midpoint (10 005 ms) is past the largest sample.
+        assert_eq!(h.quantile_ms(1.0), Some(10_000.0));
+        assert_eq!(h.max_ms(), Some(10_000.0));
+    }
+
+    #[test]
+    fn tail_quantiles_and_max_are_ordered() {
+        // Exact maximum (a frame's histogram) and the bin-based one (a
+        // packet's): p95 <= p99 <= max either way, max within a bin width.
+        let mut h = Histogram::default();
+        assert_eq!(h.max_ms(), None);
+        for us in [120, 130, 140, 5_000, 5_020, 5_030, 5_040, 5_050, 5_060, 73_456] {
+            h.add(Duration::from_micros(us));
+        }
+        let (p95, p99, max) = (h.quantile_ms(0.95).unwrap(), h.quantile_ms(0.99).unwrap(), h.max_ms().unwrap());
+        assert_eq!(max, 73.456);
+        assert!(p95 <= p99 && p99 <= max, "{p95} {p99} {max}");
+        assert_eq!(h.quantile_ms(0.5), Some(5.05));
+        let mut s = FlowStats::default();
+        let p = Packet::default();
+        for us in [300, 1_000, 2_345] {
+            s.on_departed(&p, Duration::from_micros(us), Duration::from_micros(us + 50), false);
+        }
+        let q = s.queue();
+        assert_eq!(q.max_ms(), Some(2.35));
+        assert!(q.quantile_ms(0.99).unwrap() <= q.max_ms().unwrap());
+        assert_eq!(s.sojourn().max_ms(), Some(2.35));
+        assert_eq!(s.owd().max_ms(), None);
     }
 
     #[test]
@@ -569,7 +629,8 @@ mod tests {
         for _ in 0..10 {
             h.add(Duration::ZERO);
         }
-        assert_eq!(h.quantile_ms(1.0), Some(0.05));
+        // Capped at the largest sample, 0, not the bin's midpoint.
+        assert_eq!(h.quantile_ms(1.0), Some(0.0));
         for _ in 0..30 {
             h.add(Duration::from_millis(20));
         }
@@ -580,8 +641,8 @@ mod tests {
         assert_eq!(h.quantile_ms(0.10), Some(0.05));
         assert_eq!(h.quantile_ms(0.11), Some(5.05));
         assert_eq!(h.quantile_ms(0.70), Some(5.05));
-        assert_eq!(h.quantile_ms(0.71), Some(20.05));
-        assert_eq!(h.quantile_ms(1.0), Some(20.05));
+        assert_eq!(h.quantile_ms(0.71), Some(20.0));
+        assert_eq!(h.quantile_ms(1.0), Some(20.0));
     }
 
     #[test]

@@ -73,21 +73,36 @@ pub struct FlowSummary {
     /// capacity (bins with capacity while the flow runs): utilisation per
     /// sample, as the Dumbo thesis averages it; `utilization` is Σ/Σ.
     pub utilization_mean: Option<f64>,
+    /// Delays: mean, 95th and 99th percentile (to the histogram's bin
+    /// width, 0.1 ms below 2 s) and maximum (exact for frames, RTT and
+    /// FCT; to the bin width for packets).
     pub owd_ms_mean: Option<f64>,
     pub owd_ms_p95: Option<f64>,
+    pub owd_ms_p99: Option<f64>,
+    pub owd_ms_max: Option<f64>,
     pub queue_delay_ms_mean: Option<f64>,
     pub queue_delay_ms_p95: Option<f64>,
+    pub queue_delay_ms_p99: Option<f64>,
+    pub queue_delay_ms_max: Option<f64>,
     /// Arrival at the bottleneck to departure (the wait for a delivery
     /// opportunity and the serialisation included), as Mahimahi logs it.
     pub sojourn_ms_mean: Option<f64>,
     pub sojourn_ms_p95: Option<f64>,
+    pub sojourn_ms_p99: Option<f64>,
+    pub sojourn_ms_max: Option<f64>,
     pub frame_latency_ms_mean: Option<f64>,
     pub frame_latency_ms_p95: Option<f64>,
+    pub frame_latency_ms_p99: Option<f64>,
+    pub frame_latency_ms_max: Option<f64>,
     pub frame_delay_ms_mean: Option<f64>,
     pub frame_delay_ms_p95: Option<f64>,
+    pub frame_delay_ms_p99: Option<f64>,
+    pub frame_delay_ms_max: Option<f64>,
     /// Complete → shown, displayed frames: the receiver's playout delay.
     pub playout_delay_ms_mean: Option<f64>,
     pub playout_delay_ms_p95: Option<f64>,
+    pub playout_delay_ms_p99: Option<f64>,
+    pub playout_delay_ms_max: Option<f64>,
     /// The jitter buffer's delay displayed frames were given (WebRTC
     /// timing's current delay: jitter estimate + decode + render); null
     /// with `playout = "immediate"`.
@@ -129,8 +144,13 @@ pub struct FlowSummary {
     pub ffre: Option<f64>,
     pub psnr_db_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
+    /// Mean SSIM on its own 0–1 scale (of the same frames as `ssim_db_mean`,
+    /// averaged before any dB conversion).
+    pub ssim_mean: Option<f64>,
     pub psnr_db_displayed: Option<f64>,
     pub ssim_db_displayed: Option<f64>,
+    /// As `ssim_db_displayed`, on the 0–1 scale.
+    pub ssim_displayed: Option<f64>,
     /// "decoded": PSNR/SSIM measured on decoded pictures (real codecs);
     /// "model": from the rate–quality model.
     pub quality_source: String,
@@ -160,6 +180,8 @@ pub struct FlowSummary {
     pub retransmits: u64,
     pub rtt_ms_mean: Option<f64>,
     pub rtt_ms_p95: Option<f64>,
+    pub rtt_ms_p99: Option<f64>,
+    pub rtt_ms_max: Option<f64>,
     /// Web-like flows: downloads started and completed, and the
     /// completion time of those completed (request to last byte acked).
     pub objects_started: u64,
@@ -167,6 +189,8 @@ pub struct FlowSummary {
     pub fct_ms_mean: Option<f64>,
     pub fct_ms_p50: Option<f64>,
     pub fct_ms_p95: Option<f64>,
+    pub fct_ms_p99: Option<f64>,
+    pub fct_ms_max: Option<f64>,
     /// Accuracy of the controller's estimates, over the bins of the flow's
     /// active time; null unless its controller reports the state column
     /// (`capacity_estimate_kbps`, `competition`). Mean |estimate / true
@@ -434,16 +458,28 @@ impl Recorder {
             media_utilization: rated(if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 }),
             owd_ms_mean: st.owd().mean_ms(),
             owd_ms_p95: st.owd().quantile_ms(0.95),
+            owd_ms_p99: st.owd().quantile_ms(0.99),
+            owd_ms_max: st.owd().max_ms(),
             queue_delay_ms_mean: st.queue().mean_ms(),
             queue_delay_ms_p95: st.queue().quantile_ms(0.95),
+            queue_delay_ms_p99: st.queue().quantile_ms(0.99),
+            queue_delay_ms_max: st.queue().max_ms(),
             sojourn_ms_mean: st.sojourn().mean_ms(),
             sojourn_ms_p95: st.sojourn().quantile_ms(0.95),
+            sojourn_ms_p99: st.sojourn().quantile_ms(0.99),
+            sojourn_ms_max: st.sojourn().max_ms(),
             frame_latency_ms_mean: fl.latency.mean_ms(),
             frame_latency_ms_p95: fl.latency.quantile_ms(0.95),
+            frame_latency_ms_p99: fl.latency.quantile_ms(0.99),
+            frame_latency_ms_max: fl.latency.max_ms(),
             frame_delay_ms_mean: fl.delay.mean_ms(),
             frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
+            frame_delay_ms_p99: fl.delay.quantile_ms(0.99),
+            frame_delay_ms_max: fl.delay.max_ms(),
             playout_delay_ms_mean: fl.playout.mean_ms(),
             playout_delay_ms_p95: fl.playout.quantile_ms(0.95),
+            playout_delay_ms_p99: fl.playout.quantile_ms(0.99),
+            playout_delay_ms_max: fl.playout.max_ms(),
             jitter_buffer_ms_mean: fl.jitter_buffer.mean_ms(),
             transport_delay_ms_mean: fl.transport.mean_ms(),
             freeze_ratio: video.then(|| ((fz.total + edges).as_secs_f64() / active).min(1.0)),
@@ -478,8 +514,10 @@ impl Recorder {
             },
             psnr_db_mean: fl.quality_mean().map(|q| q.0),
             ssim_db_mean: fl.quality_mean().map(|q| q.1),
+            ssim_mean: fl.quality_mean().map(|q| q.2),
             psnr_db_displayed: fl.viewer_mean().map(|q| q.0),
             ssim_db_displayed: fl.viewer_mean().map(|q| q.1),
+            ssim_displayed: fl.viewer_mean().map(|q| q.2),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
             cwnd_drops: c.cwnd_drops,
@@ -493,11 +531,15 @@ impl Recorder {
             retransmits: tr.retransmits,
             rtt_ms_mean: tr.rtt.mean_ms(),
             rtt_ms_p95: tr.rtt.quantile_ms(0.95),
+            rtt_ms_p99: tr.rtt.quantile_ms(0.99),
+            rtt_ms_max: tr.rtt.max_ms(),
             objects_started: tr.objects.map_or(0, |o| o.0),
             objects_completed: tr.objects.map_or(0, |o| o.1),
             fct_ms_mean: tr.fct.mean_ms(),
             fct_ms_p50: tr.fct.quantile_ms(0.5),
             fct_ms_p95: tr.fct.quantile_ms(0.95),
+            fct_ms_p99: tr.fct.quantile_ms(0.99),
+            fct_ms_max: tr.fct.max_ms(),
             capacity_estimate_error: (acc.capacity_n > 0).then(|| acc.capacity_err_sum / acc.capacity_n as f64),
             capacity_estimate_within_10: (acc.capacity_n > 0)
                 .then(|| acc.capacity_within as f64 / acc.capacity_n as f64),
