@@ -9,7 +9,6 @@ packets, or a flow that never sent).
 from __future__ import annotations
 
 import io
-import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -24,11 +23,15 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+# Shared with the run page's interactive charts, which need no matplotlib.
+from rtcc.runcharts import flow_color, flows, thin
+
 if TYPE_CHECKING:
     from rtcc.result import Result
 
 __all__ = [
-    "PLOTS", "cdf", "flow_color", "frame_delay", "queue", "rates", "render_all", "style", "to_png",
+    "PLOTS", "cdf", "flow_color", "flows", "frame_delay", "queue", "rates", "render_all", "style",
+    "thin", "to_png",
 ]  # fmt: skip
 
 DPI = 110
@@ -44,47 +47,6 @@ _STYLE: dict[str, Any] = {
     "font.size": 9,
     "svg.hashsalt": "rtcc",
 }
-
-
-def flow_color(flow: int) -> str:
-    """The colour of the ``flow``-th line in every rtcc figure (matplotlib's tab10, cycled)."""
-    palette = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
-    r, g, b = palette[flow % len(palette)]
-    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
-
-
-def _flows(df: pd.DataFrame, names: dict[int, str]) -> Iterator[tuple[int, str, pd.DataFrame]]:
-    """Per-flow slices of a long-format table, in flow id order."""
-    if df.empty or "flow" not in df.columns:
-        return
-    for flow, part in df.groupby("flow", sort=True):
-        fid = int(flow)
-        yield fid, names.get(fid, f"flow {fid}"), part
-
-
-# A line is drawn through at most about this many points: each of half as many
-# buckets keeps its lowest and highest point, so spikes survive, and the figure
-# costs the same however long the call.
-_LINE_POINTS = 4000
-
-
-def _thin(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` cut to at most ``_LINE_POINTS`` points, keeping each bucket's
-    extremes in their order."""
-    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    buckets = _LINE_POINTS // 2
-    if len(xs) <= _LINE_POINTS:
-        return xs, ys
-    edges = np.linspace(0, len(xs), buckets + 1).astype(np.int64)
-    keep = []
-    for a, b in itertools.pairwise(edges):
-        part = ys[a:b]
-        if np.isnan(part).all():
-            keep.append(a)
-            continue
-        keep.extend(sorted({a + int(np.nanargmin(part)), a + int(np.nanargmax(part))}))
-    at = np.asarray(keep, dtype=np.int64)
-    return xs[at], ys[at]
 
 
 def _has(df: pd.DataFrame, *columns: str) -> bool:
@@ -111,44 +73,60 @@ def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
         ax.legend(loc="best")
 
 
+# The controller's rates beside a flow's own, where it reports them (time-series column,
+# legend name, line style).
+_CONTROLLER_RATES = (
+    ("target_kbps", "target", "--"),
+    ("capacity_estimate_kbps", "capacity estimate", (0, (7, 2, 1, 2))),
+)
+
+
 def rates(result: Result) -> Figure:
-    """Link capacity against each flow's sending, video and padding rate."""
+    """Link capacity against each flow's sending, video and padding rate, and its
+    controller's target and capacity estimate."""
     fig, ax = plt.subplots(figsize=_SIZE)
     link = result.table("link", ["t_s", "capacity_kbps"])
-    ts = result.table("timeseries", ["flow", "t_s", "send_kbps", "video_kbps", "padding_kbps"])
+    columns = ["send_kbps", "video_kbps", "padding_kbps", *(c for c, _, _ in _CONTROLLER_RATES)]
+    ts = result.table("timeseries", ["flow", "t_s", *columns])
     names = result.flow_names()
     if _has(link, "t_s", "capacity_kbps"):
         ax.step(
-            *_thin(link["t_s"], link["capacity_kbps"]),
+            *thin(link["t_s"], link["capacity_kbps"]),
             where="post",
             color=_CAPACITY,
             lw=1.6,
             label="link capacity",
         )
     drawn = False
-    for fid, name, part in _flows(ts, names):
+    for fid, name, part in flows(ts, names):
         color = flow_color(fid)
         # Sending (video + padding + probes + FEC + rtx) is drawn light, video on top of it,
         # so the two stay distinguishable where they coincide.
         if "send_kbps" in part:
             ax.plot(
-                *_thin(part["t_s"], part["send_kbps"]), color=color, lw=2.2, alpha=0.35,
+                *thin(part["t_s"], part["send_kbps"]), color=color, lw=2.2, alpha=0.35,
                 label=f"{name} sending",
             )  # fmt: skip
             drawn = True
         if "video_kbps" in part:
-            video = _thin(part["t_s"], part["video_kbps"])
+            video = thin(part["t_s"], part["video_kbps"])
             ax.plot(*video, color=color, lw=1.0, label=f"{name} video")
             drawn = True
         # Padding only when the flow pads, to keep legends short for the rest.
         if "padding_kbps" in part and np.nansum(part["padding_kbps"].to_numpy()) > 0:
             ax.plot(
-                *_thin(part["t_s"], part["padding_kbps"]),
+                *thin(part["t_s"], part["padding_kbps"]),
                 color=color,
                 lw=0.9,
                 ls=":",
                 label=f"{name} padding",
             )
+        for column, label, ls in _CONTROLLER_RATES:
+            if column in part and part[column].notna().any():
+                ax.plot(
+                    *thin(part["t_s"], part[column]), color=color, lw=0.9, ls=ls,
+                    label=f"{name} {label}",
+                )  # fmt: skip
     if not drawn and not _has(link, "capacity_kbps"):
         _empty(ax, "rates")
     ax.set_ylim(bottom=0)
@@ -164,12 +142,12 @@ def queue(result: Result) -> Figure:
     names = result.flow_names()
     drawn = False
     if _has(link, "t_s", "queue_ms"):
-        ax.plot(*_thin(link["t_s"], link["queue_ms"]), color=_CAPACITY, lw=1.4, label="link queue")
+        ax.plot(*thin(link["t_s"], link["queue_ms"]), color=_CAPACITY, lw=1.4, label="link queue")
         drawn = True
-    for fid, name, part in _flows(ts, names):
+    for fid, name, part in flows(ts, names):
         if "queue_ms" in part:
             ax.plot(
-                *_thin(part["t_s"], part["queue_ms"]),
+                *thin(part["t_s"], part["queue_ms"]),
                 color=flow_color(fid),
                 lw=1.0,
                 label=f"{name} queuing delay",
@@ -192,10 +170,10 @@ def frame_delay(result: Result) -> Figure:
         (bottom, "delay_ms", "Frame delay (encoded \u2192 received)"),
     ):
         drawn = False
-        for fid, name, part in _flows(frames, names):
+        for fid, name, part in flows(frames, names):
             if "capture_s" in part and column in part:
                 ax.plot(
-                    *_thin(part["capture_s"], part[column]),
+                    *thin(part["capture_s"], part[column]),
                     color=flow_color(fid),
                     lw=0.9,
                     marker=".",
@@ -248,7 +226,7 @@ def cdf(result: Result) -> Figure:
     )
     for ax, (table, column, title, xlabel, what) in zip(axes, panels, strict=True):
         ranges = []
-        for fid, name, part in _flows(table, names):
+        for fid, name, part in flows(table, names):
             if column in part:
                 span = _cdf(ax, part[column].to_numpy(dtype=float), flow_color(fid), name)
                 if span is not None:
