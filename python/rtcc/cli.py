@@ -158,8 +158,10 @@ def summary_text(
             f"quality {f.get('name', i)} ({f.get('encoder')}, {f.get('quality_source', 'model')}): "
             f"PSNR {format_number(f['psnr_db_mean'], 1, 1)} dB, "
             f"SSIM {format_number(f.get('ssim_db_mean'), 1, 1)} dB "
+            f"({format_number(f.get('ssim_mean'), 1, 3)}) "
             f"per frame; on screen {format_number(f.get('psnr_db_displayed'), 1, 1)} dB, "
-            f"{format_number(f.get('ssim_db_displayed'), 1, 1)} dB"
+            f"{format_number(f.get('ssim_db_displayed'), 1, 1)} dB "
+            f"({format_number(f.get('ssim_displayed'), 1, 3)})"
         )
     if len(rows) > 1 and summary.get("jain_index") is not None:
         lines.append(

@@ -195,3 +195,13 @@ def test_page_draws_in_chromium(browser_page, run):  # noqa: F811 (the imported 
     text = tab.evaluate("() => [...document.querySelectorAll('td')].map(c => c.innerText)")
     assert text and not [t for t in text if t.startswith(("{", "["))]
     assert "Rates" in tab.locator("h2").first.inner_text()
+
+
+def test_run_summary_prints_ssim_on_both_scales(run):
+    from rtcc.cli import summary_text
+
+    result, _ = run
+    sqp = next(f for f in result.summary["flows"] if f["name"] == "sqp")
+    line = next(s for s in summary_text(result.summary).splitlines() if s.startswith("quality sqp"))
+    assert f"SSIM {sqp['ssim_db_mean']:.1f} dB ({sqp['ssim_mean']:.3f})" in line
+    assert line.endswith(f"{sqp['ssim_db_displayed']:.1f} dB ({sqp['ssim_displayed']:.3f})")
