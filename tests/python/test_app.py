@@ -137,15 +137,15 @@ def test_an_exception_in_a_policy_stops_the_run_with_its_message():
     assert app.run(LINK, LossPolicy()).summary["flows"][0]["video_kbps"] > 0
 
 
-def test_the_readme_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+def test_the_documented_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    text = (root / "README.md").read_text()
-    start = text.index("```python", text.index("### Scripting an adaptation policy"))
+    text = (root / "docs" / "controllers.md").read_text()
+    start = text.index("```python", text.index("## Scripting an adaptation policy"))
     code = text[start + len("```python") : text.index("```", start + 9)]
     monkeypatch.chdir(root)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/controllers.md", "exec"), {})
     kbps, owd_ms, _fec = (float(x) for x in capsys.readouterr().out.split())
     # 3 Mbps link, 25 ms one way: the policy uses most of it within its 50 ms queue bound.
     assert 1000 < kbps < 3000 and owd_ms < 25 + 60
