@@ -1,8 +1,10 @@
 """The shipped examples: every sweep spec in sweeps/ and every scenario in scenarios/ is
-accepted by the simulator as it stands, and the sweeps stay small enough to try."""
+accepted by the simulator as it stands, and the sweeps stay small enough to try; the
+README keeps its two commands first and its links into docs/ resolve."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,40 @@ def test_every_shipped_scenario_validates(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["validate", *map(str, SCENARIOS)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split(": ok (")[0] for line in out] == list(map(str, SCENARIOS))
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.M | re.S)
+    return {_slug(m) for m in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
+
+
+def test_readme_and_docs_links_resolve():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) >= 9
+    linked = set()
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if "://" in target:
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (page.parent / file).resolve() if file else page
+            assert dest.is_file(), f"{page.name}: {target}: no such file"
+            if anchor:
+                assert anchor in _anchors(dest), f"{page.name}: {target}: no such heading"
+            linked.add(dest)
+    # Every docs page is reachable from the README.
+    assert set(pages[1:]) <= linked
+
+
+def test_readme_opens_with_the_two_commands():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert lines[2] == "```sh"
+    assert lines[3].startswith("pip install . && rtcc run ")
+    assert lines[4].startswith("bash scripts/test.sh ")
+    assert lines[5] == "```"
