@@ -9,7 +9,7 @@
 //! leaves at the opportunity that carries its last byte, and bytes nobody
 //! uses are lost ([`OpportunityCursor`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rtcc_core::units::{DataRate, Duration, Time};
@@ -69,6 +69,42 @@ fn line_suffix(line: &Option<usize>) -> String {
     line.map(|l| format!(":{l}")).unwrap_or_default()
 }
 
+/// A trace file's text; errors name `path`. Only a regular file of at most
+/// [`MAX_TRACE_BYTES`] is read, and the size is checked before reading, so a
+/// device (`/dev/zero`), a FIFO or a huge file is refused at once rather than
+/// read until memory runs out. A UTF-8 byte-order mark at the start is kept
+/// (each parser skips it).
+pub fn read_trace_text(path: &Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let err = |reason: String| TraceError { path: name.clone(), line: None, reason };
+    let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
+        return Err(err(format!("is {what}; a trace must be a text file of timestamps")));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(err(too_big(meta.len())));
+    }
+    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    // The size may change between the check and the read (or be reported
+    // as 0, as /proc files are): read one byte past the limit at most.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(err(too_big(bytes.len() as u64)));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let line = bytes[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        TraceError {
+            path: name.clone(),
+            line: Some(line),
+            reason: "not text (invalid UTF-8); a trace is a text file".to_string(),
+        }
+    })
+}
+
 /// A parsed Mahimahi trace: opportunity times of one loop, sorted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MahimahiTrace {
@@ -84,44 +120,10 @@ impl MahimahiTrace {
         Self::parse_named(text, "<trace>")
     }
 
-    /// Reads and parses a trace file; errors name `path`. Only a regular
-    /// file of at most [`MAX_TRACE_BYTES`] is read, and the size is checked
-    /// before reading, so a device (`/dev/zero`), a FIFO or a huge file is
-    /// refused at once rather than read until memory runs out. A UTF-8
-    /// byte-order mark at the start is skipped.
+    /// Reads and parses a trace file; errors name `path` ([`read_trace_text`]).
     pub fn load(path: &Path) -> Result<Self, TraceError> {
-        use std::io::Read;
-        let name = path.display().to_string();
-        let err = |reason: String| TraceError { path: name.clone(), line: None, reason };
-        let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        if !meta.is_file() {
-            let what = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
-            return Err(err(format!("is {what}; a trace must be a text file of timestamps")));
-        }
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(err(too_big(meta.len())));
-        }
-        let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        // The size may change between the check and the read (or be
-        // reported as 0, as /proc files are): read one byte past the limit
-        // at most.
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(format!("cannot read: {e}")))?;
-        if bytes.len() as u64 > MAX_TRACE_BYTES {
-            return Err(err(too_big(bytes.len() as u64)));
-        }
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-                return Err(TraceError {
-                    path: name.clone(),
-                    line: Some(line),
-                    reason: "not text (invalid UTF-8); a trace is one integer number of ms per line".to_string(),
-                });
-            }
-        };
-        Self::parse_named(text, &name)
+        let text = read_trace_text(path)?;
+        Self::parse_named(&text, &path.display().to_string())
     }
 
     /// Parses trace text, naming it `name` in errors.
@@ -243,6 +245,495 @@ impl MahimahiTrace {
         }
         (self.rank(b_us) - self.rank(a_us)).max(0) as u64
     }
+}
+
+/// The formats a trace file may have (`format` in a capacity table; detected
+/// from the content when the table gives none). The bundled traces' README
+/// describes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// One line per 1500-byte delivery opportunity, in ms (replayed byte by byte).
+    Mahimahi,
+    /// Pensieve's cooked traces: `time_s throughput` per line, Mbps unless
+    /// `unit` says otherwise; row i's value covers `(time[i-1], time[i]]`
+    /// and row 0's is never used (Pensieve's simulator reads them so).
+    Pensieve,
+    /// OpenNetLab gym JSON: `uplink.trace_pattern`, entries of `duration`
+    /// (ms) and `capacity` (kbps) played in order and repeated. Only the
+    /// capacity is read: an entry's `loss`, `jitter` or `rtt` is not.
+    OpenNetLab,
+    /// G-NetTrack Pro CSV (the UCC 5G dataset): each row's `DL_bitrate`
+    /// (kbps) for one second, as rows come about once a second and their
+    /// clock repeats or skips seconds.
+    GNetTrack,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 4] =
+        [TraceFormat::Mahimahi, TraceFormat::Pensieve, TraceFormat::OpenNetLab, TraceFormat::GNetTrack];
+
+    /// The name a capacity table's `format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Mahimahi => "mahimahi",
+            TraceFormat::Pensieve => "pensieve",
+            TraceFormat::OpenNetLab => "opennetlab",
+            TraceFormat::GNetTrack => "gnettrack",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// "mahimahi, pensieve, opennetlab, gnettrack", for errors.
+    pub fn known() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+
+    /// The unit of the file's rates when the table gives none (a Mahimahi
+    /// trace has no rates, only opportunities).
+    pub fn default_unit(self) -> Option<&'static str> {
+        match self {
+            TraceFormat::Mahimahi => None,
+            TraceFormat::Pensieve => Some("Mbps"),
+            TraceFormat::OpenNetLab | TraceFormat::GNetTrack => Some("kbps"),
+        }
+    }
+
+    /// The format the first non-blank line shows: `{` starts a JSON object,
+    /// a header naming `DL_bitrate` a G-NetTrack CSV, one integer a Mahimahi
+    /// line, two numbers a Pensieve row.
+    pub fn detect(text: &str) -> Option<Self> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        if first.starts_with('{') {
+            return Some(TraceFormat::OpenNetLab);
+        }
+        if first.split(',').any(|c| c.trim() == "DL_bitrate") {
+            return Some(TraceFormat::GNetTrack);
+        }
+        if first.parse::<u64>().is_ok() {
+            return Some(TraceFormat::Mahimahi);
+        }
+        let fields: Vec<&str> = first.split_whitespace().collect();
+        if fields.len() == 2 && fields.iter().all(|f| f.parse::<f64>().is_ok()) {
+            return Some(TraceFormat::Pensieve);
+        }
+        None
+    }
+}
+
+impl std::fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The units a rate trace's `unit` may name, in bits/s.
+pub const RATE_UNITS: [(&str, f64); 4] = [("bps", 1.0), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
+
+/// Bits/s per `unit` (one of [`RATE_UNITS`]).
+pub fn unit_bps(unit: &str) -> Option<f64> {
+    RATE_UNITS.iter().find(|(n, _)| *n == unit).map(|&(_, b)| b)
+}
+
+/// Rates above this in a rate trace are refused unless the capacity table
+/// says what to do with them (`drop_above`): no access link these traces
+/// record comes near it (the UCC 5G set peaks at 533 Mbps), while three of
+/// the OpenNetLab gym's traces hold single 8–33 Gbps entries, recording
+/// artefacts that would multiply their mean rate by up to ten.
+pub const IMPLAUSIBLE_RATE: DataRate = DataRate::from_mbps(1000);
+
+/// A trace of rates: pieces of constant rate played in order, looping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateTrace {
+    format: TraceFormat,
+    /// (length in µs, rate in bits/s), in the order played; every length
+    /// positive.
+    pieces: Vec<(f64, f64)>,
+    /// Where each piece is in the file, for errors: its 1-based line, or
+    /// its index in an OpenNetLab `trace_pattern`.
+    rows: Vec<usize>,
+}
+
+impl RateTrace {
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// (length µs, rate bits/s) of each piece, in play order.
+    pub fn pieces(&self) -> &[(f64, f64)] {
+        &self.pieces
+    }
+
+    /// One loop's length.
+    pub fn duration(&self) -> Duration {
+        Duration::from_micros(self.pieces.iter().map(|p| p.0).sum::<f64>().round() as i64)
+    }
+
+    /// Time-weighted mean rate over one loop.
+    pub fn mean_rate(&self) -> DataRate {
+        let len: f64 = self.pieces.iter().map(|p| p.0).sum();
+        let bits: f64 = self.pieces.iter().map(|p| p.0 * p.1).sum();
+        DataRate::from_bps_f64(bits / len)
+    }
+
+    pub fn peak_rate(&self) -> DataRate {
+        DataRate::from_bps_f64(self.pieces.iter().map(|p| p.1).fold(0.0, f64::max))
+    }
+
+    /// The first piece above `limit`: where it is in the file (`line 12`,
+    /// `uplink.trace_pattern[3]`) and its rate.
+    pub fn first_above(&self, limit: DataRate) -> Option<(String, DataRate)> {
+        let l = limit.bps() as f64;
+        let i = self.pieces.iter().position(|p| p.1 > l)?;
+        let place = match self.format {
+            TraceFormat::OpenNetLab => format!("uplink.trace_pattern[{}]", self.rows[i]),
+            _ => format!("line {}", self.rows[i]),
+        };
+        Some((place, DataRate::from_bps_f64(self.pieces[i].1)))
+    }
+
+    /// The trace without its pieces above `limit` (their time goes too) and
+    /// how many there were; an error if nothing is left.
+    pub fn without_above(&self, limit: DataRate) -> Result<(RateTrace, usize), String> {
+        let l = limit.bps() as f64;
+        let keep: Vec<usize> = (0..self.pieces.len()).filter(|&i| self.pieces[i].1 <= l).collect();
+        if keep.is_empty() {
+            return Err(format!("every rate is above drop_above ({limit}), so nothing is left"));
+        }
+        let dropped = self.pieces.len() - keep.len();
+        let trace = RateTrace {
+            format: self.format,
+            pieces: keep.iter().map(|&i| self.pieces[i]).collect(),
+            rows: keep.iter().map(|&i| self.rows[i]).collect(),
+        };
+        Ok((trace, dropped))
+    }
+
+    /// The trace as a looping step schedule with each rate × `scale`; the
+    /// run starts at trace time `offset` (wrapped into one loop). Piece
+    /// edges are rounded to whole µs, and a piece shorter than that is
+    /// left out.
+    pub fn capacity(&self, offset: Duration, scale: f64) -> Result<Capacity, String> {
+        let mut edges = Vec::with_capacity(self.pieces.len());
+        let mut at = 0.0_f64;
+        for &(len, bps) in &self.pieces {
+            edges.push((at.round() as i64, bps * scale));
+            at += len;
+        }
+        let period = at.round() as i64;
+        if period <= 0 {
+            return Err("the trace lasts less than 1 µs".into());
+        }
+        // Of pieces starting at the same µs only the last one plays.
+        let mut starts: Vec<(i64, f64)> = Vec::with_capacity(edges.len());
+        for (t, r) in edges {
+            if t >= period {
+                break;
+            }
+            match starts.last_mut() {
+                Some(last) if last.0 == t => last.1 = r,
+                _ => starts.push((t, r)),
+            }
+        }
+        // Rotate so that simulation time 0 plays trace time `offset`.
+        let off = offset.as_micros().rem_euclid(period);
+        let current = starts.partition_point(|s| s.0 <= off) - 1;
+        let n = starts.len();
+        let mut points: Vec<(i64, f64)> =
+            (0..n).map(|k| starts[(current + k) % n]).map(|(t, r)| ((t - off).rem_euclid(period), r)).collect();
+        // The piece playing at `offset` starts the run and, begun before
+        // it, comes back at the end of the loop.
+        points[0].0 = 0;
+        if starts[current].0 < off {
+            points.push((starts[current].0 - off + period, starts[current].1));
+        }
+        let points = points.into_iter().map(|(t, r)| (Time::from_micros(t), DataRate::from_bps_f64(r))).collect();
+        Capacity::piecewise(points, false, Some(Duration::from_micros(period)))
+    }
+}
+
+/// A trace file in any of the [`TraceFormat`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trace {
+    Mahimahi(MahimahiTrace),
+    Rates(RateTrace),
+}
+
+impl Trace {
+    pub fn format(&self) -> TraceFormat {
+        match self {
+            Trace::Mahimahi(_) => TraceFormat::Mahimahi,
+            Trace::Rates(r) => r.format,
+        }
+    }
+
+    /// Long-run capacity of one loop.
+    pub fn mean_rate(&self) -> DataRate {
+        match self {
+            Trace::Mahimahi(t) => t.mean_rate(),
+            Trace::Rates(r) => r.mean_rate(),
+        }
+    }
+
+    /// One loop's length (a Mahimahi trace: its last timestamp).
+    pub fn duration(&self) -> Duration {
+        match self {
+            Trace::Mahimahi(t) => Duration::from_millis(t.period_ms() as i64),
+            Trace::Rates(r) => r.duration(),
+        }
+    }
+
+    /// Lines of a Mahimahi trace, pieces of a rate trace.
+    pub fn samples(&self) -> usize {
+        match self {
+            Trace::Mahimahi(t) => t.opportunities(),
+            Trace::Rates(r) => r.pieces.len(),
+        }
+    }
+}
+
+/// How to read a trace file: its format (detected when `None`) and, for a
+/// rate format, bits/s per unit of its numbers (the format's own unit when
+/// `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceOptions {
+    pub format: Option<TraceFormat>,
+    pub unit_bps: Option<f64>,
+}
+
+/// Reads a trace file of any known format; errors name `path`.
+pub fn load_trace(path: &Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
+    let text = read_trace_text(path)?;
+    parse_trace(&text, &path.display().to_string(), opts)
+}
+
+/// Parses trace text of any known format, naming it `name` in errors. A
+/// file that is in no known format, or in another one than `opts.format`,
+/// gets one error naming the formats known.
+pub fn parse_trace(text: &str, name: &str, opts: &TraceOptions) -> Result<Trace, TraceError> {
+    let known = TraceFormat::known();
+    let detected = TraceFormat::detect(text);
+    let Some(format) = opts.format.or(detected) else {
+        let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let reason = match body.lines().map(str::trim).find(|l| !l.is_empty()) {
+            Some(first) => format!("not a trace in a known format ({known}): it starts '{}'", excerpt(first)),
+            None => format!("empty: no trace in any known format ({known})"),
+        };
+        return Err(TraceError { path: name.to_string(), line: None, reason });
+    };
+    let unit = opts.unit_bps.or_else(|| format.default_unit().and_then(unit_bps)).unwrap_or(1.0);
+    let parsed = match format {
+        TraceFormat::Mahimahi => MahimahiTrace::parse_named(text, name).map(Trace::Mahimahi),
+        TraceFormat::Pensieve => parse_pensieve(text, name, unit).map(Trace::Rates),
+        TraceFormat::OpenNetLab => parse_opennetlab(text, name, unit).map(Trace::Rates),
+        TraceFormat::GNetTrack => parse_gnettrack(text, name, unit).map(Trace::Rates),
+    };
+    match (parsed, opts.format, detected) {
+        (Err(_), Some(given), Some(seen)) if given != seen => Err(TraceError {
+            path: name.to_string(),
+            line: None,
+            reason: format!(
+                "is a {seen} trace, not {given} (formats known: {known}); set format = \"{seen}\" or leave it out"
+            ),
+        }),
+        (Err(mut e), Some(given), None) => {
+            e.reason = format!("{} (read as format = \"{given}\"; formats known: {known})", e.reason);
+            Err(e)
+        }
+        (parsed, _, _) => parsed,
+    }
+}
+
+/// A rate that must be a finite, non-negative number.
+fn rate_number(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// Pensieve's `time_s throughput` rows ([`TraceFormat::Pensieve`]).
+fn parse_pensieve(text: &str, name: &str, unit: f64) -> Result<RateTrace, TraceError> {
+    let err = |line: usize, reason: String| TraceError { path: name.to_string(), line: Some(line), reason };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut rows: Vec<(f64, f64, usize)> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let fields: Vec<&str> = raw.split_whitespace().collect();
+        if fields.is_empty() {
+            continue;
+        }
+        let (t, v) = match fields[..] {
+            [t, v] => (t, v),
+            _ => {
+                return Err(err(
+                    i + 1,
+                    format!("'{}' is not a row 'time_s throughput' (two numbers)", excerpt(raw.trim())),
+                ))
+            }
+        };
+        let Some(t) = t.parse::<f64>().ok().filter(|t| t.is_finite() && *t >= 0.0) else {
+            return Err(err(i + 1, format!("time '{}' is not a non-negative number of seconds", excerpt(t))));
+        };
+        let Some(v) = rate_number(v) else {
+            return Err(err(i + 1, format!("throughput '{}' is not a non-negative number", excerpt(v))));
+        };
+        if t > MAX_TIMESTAMP_MS as f64 / 1000.0 {
+            return Err(err(i + 1, format!("time {t} s is out of range")));
+        }
+        if let Some(&(prev, _, _)) = rows.last() {
+            if t <= prev {
+                return Err(err(
+                    i + 1,
+                    format!("time {t} is not after the previous one ({prev}); times must increase"),
+                ));
+            }
+        }
+        rows.push((t, v, i + 1));
+    }
+    if rows.len() < 2 {
+        return Err(TraceError {
+            path: name.to_string(),
+            line: None,
+            reason: "fewer than two rows; row i's throughput covers (time[i-1], time[i]]".to_string(),
+        });
+    }
+    let pieces = rows.windows(2).map(|w| ((w[1].0 - w[0].0) * 1e6, w[1].1 * unit)).collect();
+    Ok(RateTrace { format: TraceFormat::Pensieve, pieces, rows: rows[1..].iter().map(|r| r.2).collect() })
+}
+
+/// An OpenNetLab gym schedule ([`TraceFormat::OpenNetLab`]); errors give
+/// the JSON path of the entry at fault and its line.
+fn parse_opennetlab(text: &str, name: &str, unit: f64) -> Result<RateTrace, TraceError> {
+    let err = |line: Option<usize>, reason: String| TraceError { path: name.to_string(), line, reason };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let doc: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| err(Some(e.line()), format!("not JSON: {}", excerpt_long(&e.to_string()))))?;
+    let pattern = doc
+        .get("uplink")
+        .and_then(|u| u.get("trace_pattern"))
+        .and_then(|p| p.as_array())
+        .ok_or_else(|| err(None, "no uplink.trace_pattern list (an OpenNetLab gym trace has one)".into()))?;
+    let mut pieces = Vec::new();
+    let mut rows = Vec::new();
+    for (i, entry) in pattern.iter().enumerate() {
+        let field = |k: &str| {
+            entry.get(k).and_then(|v| v.as_f64()).filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+                err(None, format!("uplink.trace_pattern[{i}].{k}: missing or not a non-negative number"))
+            })
+        };
+        let (duration_ms, capacity) = (field("duration")?, field("capacity")?);
+        // An entry of no time plays nothing.
+        if duration_ms > 0.0 {
+            pieces.push((duration_ms * 1000.0, capacity * unit));
+            rows.push(i);
+        }
+    }
+    if pieces.is_empty() {
+        return Err(err(None, "uplink.trace_pattern has no entry with a positive duration".into()));
+    }
+    if pieces.iter().map(|p| p.0).sum::<f64>() > MAX_TIMESTAMP_MS as f64 * 1000.0 {
+        return Err(err(None, "the entries' durations add up to more than the longest trace".into()));
+    }
+    Ok(RateTrace { format: TraceFormat::OpenNetLab, pieces, rows })
+}
+
+/// A G-NetTrack CSV's `DL_bitrate` column, one second a row ([`TraceFormat::GNetTrack`]).
+fn parse_gnettrack(text: &str, name: &str, unit: f64) -> Result<RateTrace, TraceError> {
+    let err = |line: Option<usize>, reason: String| TraceError { path: name.to_string(), line, reason };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((h, header)) = lines.next() else { return Err(err(None, "empty (no header row)".into())) };
+    let Some(col) = header.split(',').position(|c| c.trim() == "DL_bitrate") else {
+        return Err(err(Some(h + 1), "the header row has no DL_bitrate column".into()));
+    };
+    let (mut pieces, mut rows) = (Vec::new(), Vec::new());
+    for (i, line) in lines {
+        let cell = line.split(',').nth(col).map(str::trim).unwrap_or("");
+        let Some(v) = rate_number(cell) else {
+            return Err(err(Some(i + 1), format!("DL_bitrate '{}' is not a non-negative number", excerpt(cell))));
+        };
+        pieces.push((1e6, v * unit));
+        rows.push(i + 1);
+    }
+    if pieces.is_empty() {
+        return Err(err(None, "no rows after the header".into()));
+    }
+    Ok(RateTrace { format: TraceFormat::GNetTrack, pieces, rows })
+}
+
+/// A parser's message, cut at 80 characters (it may quote the file).
+fn excerpt_long(s: &str) -> String {
+    let mut out: String = s.chars().take(80).filter(|c| !c.is_control()).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+/// Environment variable naming the folder of trace sets (`set = ...` in a
+/// capacity table), before any other place.
+pub const TRACES_ENV: &str = "RTCC_TRACES";
+
+static TRACES_ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Registers the folder of trace sets a program ships (the Python package
+/// registers its `data/traces` when it loads); the first call counts.
+pub fn register_traces_root(path: PathBuf) {
+    let _ = TRACES_ROOT.set(path);
+}
+
+/// The folder holding the trace sets: [`TRACES_ENV`] if set, else the one
+/// registered, else the source tree's `python/rtcc/data/traces` (tests and
+/// examples run from a checkout).
+pub fn traces_root() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(TRACES_ENV).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(p) = TRACES_ROOT.get() {
+        return Some(p.clone());
+    }
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rtcc/data/traces");
+    tree.is_dir().then_some(tree)
+}
+
+/// The sets (sub-folders) under `root`, sorted.
+pub fn set_names(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Where file `file` of trace set `set` is. `Err((field, reason))`, the field
+/// being `set` or `file`: a name that is no set, a file outside its set, or
+/// no folder of sets at all.
+pub fn set_file(set: &str, file: &str) -> Result<PathBuf, (&'static str, String)> {
+    let plain = !set.is_empty()
+        && !set.starts_with('.')
+        && set.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !plain {
+        return Err(("set", format!("'{}' is not a set name (letters, digits, '-', '_', '.')", excerpt(set))));
+    }
+    let inside = Path::new(file).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if file.is_empty() || !inside {
+        return Err(("file", format!("'{}' must be a file inside the set (no '..', not absolute)", excerpt(file))));
+    }
+    let Some(root) = traces_root() else {
+        return Err(("set", format!("no folder of trace sets found; set {TRACES_ENV} to the folder holding them")));
+    };
+    let folder = root.join(set);
+    if !folder.is_dir() {
+        let sets = set_names(&root);
+        let known = if sets.is_empty() { "none".to_string() } else { sets.join(", ") };
+        return Err(("set", format!("no trace set '{set}' in {} (sets: {known})", root.display())));
+    }
+    Ok(folder.join(file))
 }
 
 /// Byte-level server state for a trace-driven link: which opportunity is next
@@ -842,8 +1333,8 @@ mod tests {
 
     #[test]
     fn real_trace_mean_rate() {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi/ATT-LTE-driving.up");
-        let Ok(t) = MahimahiTrace::load(&p) else { return };
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rtcc/data/traces/mahimahi/ATT-LTE-driving.up");
+        let t = MahimahiTrace::load(&p).unwrap();
         // The file starts at 831 ms, as the README notes.
         assert_eq!(t.times_ms()[0], 831);
         let mbps = t.mean_rate().bps() as f64 / 1e6;
@@ -974,5 +1465,182 @@ mod capacity_tests {
         let c = Capacity::trace(t, Duration::from_millis(5), 0.5);
         assert_eq!(c.bytes_between(Time::ZERO, Time::from_millis(20)), 4.0 * 750.0);
         assert_eq!(c.rate_at(s(10.0)), KBPS(1200));
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    fn opts(format: Option<TraceFormat>, unit: Option<&str>) -> TraceOptions {
+        TraceOptions { format, unit_bps: unit.map(|u| unit_bps(u).unwrap()) }
+    }
+
+    fn rates(text: &str) -> RateTrace {
+        match parse_trace(text, "<t>", &TraceOptions::default()).unwrap() {
+            Trace::Rates(r) => r,
+            Trace::Mahimahi(_) => panic!("read as Mahimahi"),
+        }
+    }
+
+    fn mbps(r: DataRate) -> f64 {
+        r.bps() as f64 / 1e6
+    }
+
+    fn bundled(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rtcc/data/traces").join(rel)
+    }
+
+    #[test]
+    fn formats_are_told_by_their_first_line() {
+        let d = TraceFormat::detect;
+        assert_eq!(d("\n831\n900\n"), Some(TraceFormat::Mahimahi));
+        assert_eq!(d("0.0\t4.03\n0.55\t4.79\n"), Some(TraceFormat::Pensieve));
+        assert_eq!(d("  {\"uplink\": {}}"), Some(TraceFormat::OpenNetLab));
+        assert_eq!(d("\u{feff}Timestamp,Speed,DL_bitrate,UL_bitrate\n"), Some(TraceFormat::GNetTrack));
+        assert_eq!(d("root:x:0:0"), None);
+        assert_eq!(d(""), None);
+        for f in TraceFormat::ALL {
+            assert_eq!(TraceFormat::from_name(f.name()), Some(f));
+        }
+    }
+
+    #[test]
+    fn pensieve_row_i_covers_the_interval_before_it() {
+        // Row 0's value is never used; 2 Mbps over (0, 1], 4 Mbps over (1, 3].
+        let r = rates("0.0 9\n1.0\t2\n3.0 4\n");
+        assert_eq!(r.pieces(), &[(1e6, 2e6), (2e6, 4e6)]);
+        assert_eq!(r.duration(), Duration::from_secs(3));
+        assert!((mbps(r.mean_rate()) - 10.0 / 3.0).abs() < 1e-6);
+        let c = r.capacity(Duration::ZERO, 1.0).unwrap();
+        let at = |t: f64| mbps(c.rate_at(Time::from_secs_f64(t)));
+        assert_eq!([at(0.5), at(1.5), at(2.9), at(3.5), at(4.5)], [2.0, 4.0, 4.0, 2.0, 4.0]);
+        // Starting 1.5 s in: 4 Mbps until trace time 3 s, then the loop's start.
+        let c = r.capacity(Duration::from_millis(1500), 0.5).unwrap();
+        let at = |t: f64| mbps(c.rate_at(Time::from_secs_f64(t)));
+        assert_eq!([at(0.0), at(1.4), at(1.5), at(2.6), at(4.6)], [2.0, 2.0, 1.0, 2.0, 1.0]);
+        // The unit is the file's: kbps when told so.
+        let r = parse_trace("0 1\n2 500\n", "<t>", &opts(None, Some("kbps"))).unwrap();
+        assert_eq!(r.mean_rate(), DataRate::from_kbps(500));
+    }
+
+    #[test]
+    fn pensieve_errors_name_the_line() {
+        let e = |t: &str| parse_trace(t, "<t>", &opts(Some(TraceFormat::Pensieve), None)).unwrap_err().to_string();
+        assert_eq!(e("0 1\n1 2\n1 3\n"), "<t>:3: time 1 is not after the previous one (1); times must increase");
+        assert_eq!(e("0 1\n1 -2\n"), "<t>:2: throughput '-2' is not a non-negative number");
+        assert_eq!(e("0 1\n1 2 3\n"), "<t>:2: '1 2 3' is not a row 'time_s throughput' (two numbers)");
+        assert!(e("0 1\n").contains("fewer than two rows"));
+        assert!(e("0 1\n1 nan\n").contains("'nan' is not a non-negative number"));
+    }
+
+    #[test]
+    fn opennetlab_entries_repeat_and_zero_lets_nothing_through() {
+        let text = r#"{"uplink": {"trace_pattern": [
+            {"duration": 200, "capacity": 1000, "loss": 0.1},
+            {"duration": 0, "capacity": 5},
+            {"duration": 300, "capacity": 0}]}}"#;
+        let r = rates(text);
+        assert_eq!(r.format(), TraceFormat::OpenNetLab);
+        assert_eq!(r.pieces(), &[(2e5, 1e6), (3e5, 0.0)]);
+        assert_eq!(r.mean_rate(), DataRate::from_kbps(400));
+        let c = r.capacity(Duration::ZERO, 1.0).unwrap();
+        assert_eq!(c.rate_at(Time::from_millis(100)), DataRate::from_mbps(1));
+        assert_eq!(c.rate_at(Time::from_millis(300)), DataRate::ZERO);
+        assert_eq!(c.rate_at(Time::from_millis(600)), DataRate::from_mbps(1));
+        // Nothing is served during the zero entry: 200 kbit in each 500 ms.
+        assert!((c.bytes_between(Time::ZERO, Time::from_millis(1000)) - 50_000.0).abs() < 1e-6);
+        let e = |t: &str| parse_trace(t, "<t>", &TraceOptions::default()).unwrap_err().to_string();
+        assert_eq!(
+            e(r#"{"uplink": {"trace_pattern": [{"duration": 200}]}}"#),
+            "<t>: uplink.trace_pattern[0].capacity: missing or not a non-negative number"
+        );
+        assert!(e(r#"{"downlink": {}}"#).contains("no uplink.trace_pattern list"));
+        assert!(e("{\"uplink\": \n[").starts_with("<t>:2: not JSON"));
+    }
+
+    #[test]
+    fn rates_above_a_limit_are_dropped_with_their_time() {
+        let r = rates(
+            "{\"uplink\": {\"trace_pattern\": [{\"duration\": 100, \"capacity\": 1000}, \
+                       {\"duration\": 100, \"capacity\": 9e9}, {\"duration\": 100, \"capacity\": 3000}]}}",
+        );
+        assert_eq!(
+            r.first_above(IMPLAUSIBLE_RATE),
+            Some(("uplink.trace_pattern[1]".into(), DataRate::from_bps(9_000_000_000_000)))
+        );
+        let (kept, dropped) = r.without_above(IMPLAUSIBLE_RATE).unwrap();
+        assert_eq!(
+            (dropped, kept.duration(), kept.mean_rate()),
+            (1, Duration::from_millis(200), DataRate::from_mbps(2))
+        );
+        assert!(r.without_above(DataRate::from_kbps(1)).is_err());
+    }
+
+    #[test]
+    fn gnettrack_rows_are_seconds_of_dl_bitrate() {
+        let text = "Timestamp,NetworkMode,DL_bitrate,UL_bitrate\n\
+                    2020.01.16_07.26.43,5G,1000,20\n2020.01.16_07.26.43,5G,3000,20\n2020.01.16_07.26.47,LTE,0,0\n";
+        let r = rates(text);
+        assert_eq!(r.duration(), Duration::from_secs(3));
+        assert_eq!(r.mean_rate(), DataRate::from_bps(4_000_000 / 3));
+        let e = parse_trace("DL_bitrate\n5\n-\n", "<t>", &TraceOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), "<t>:3: DL_bitrate '-' is not a non-negative number");
+    }
+
+    #[test]
+    fn another_format_is_named_with_the_formats_known() {
+        let e = parse_trace("0.0 1.5\n1.0 2.5\n", "x.down", &opts(Some(TraceFormat::Mahimahi), None)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.down: is a pensieve trace, not mahimahi (formats known: mahimahi, pensieve, opennetlab, gnettrack); \
+             set format = \"pensieve\" or leave it out"
+        );
+        let e = parse_trace("hello world again\n", "x", &TraceOptions::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x: not a trace in a known format (mahimahi, pensieve, opennetlab, gnettrack): it starts 'hello world again'"
+        );
+        // A bad line of the detected format is that format's error.
+        let e = parse_trace("1\n2\nx\n", "x", &TraceOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn bundled_traces_read_at_their_summary_means() {
+        // summary.csv's means (Mbps, 3 decimals) for one file of each format.
+        for (rel, mean) in [
+            ("mahimahi/ATT-LTE-driving.up", 0.834),
+            ("pensieve-norway/norway_bus_1", 2.912),
+            ("pensieve-fcc/trace_5642_http---www.youtube.com", 0.187),
+            ("opennetlab/4G_500kbps.json", 0.498),
+            ("ucc-5g/B_2019.12.16_11.49.59.csv", 7.129),
+        ] {
+            let t = load_trace(&bundled(rel), &TraceOptions::default()).unwrap();
+            assert!((mbps(t.mean_rate()) - mean).abs() < 0.0006, "{rel}: {}", mbps(t.mean_rate()));
+        }
+        // The README's mean without the entries above 1 Gbps.
+        let Trace::Rates(r) = load_trace(&bundled("opennetlab/4G_3mbps.json"), &TraceOptions::default()).unwrap()
+        else {
+            panic!()
+        };
+        assert!((mbps(r.mean_rate()) - 30.195).abs() < 0.0006);
+        let (kept, dropped) = r.without_above(IMPLAUSIBLE_RATE).unwrap();
+        assert_eq!(dropped, 1);
+        assert!((mbps(kept.mean_rate()) - 3.80).abs() < 0.005, "{}", mbps(kept.mean_rate()));
+    }
+
+    #[test]
+    fn set_files_stay_inside_their_set() {
+        let p = set_file("mahimahi", "ATT-LTE-driving.up").unwrap();
+        assert!(p.is_file(), "{}", p.display());
+        assert_eq!(set_file("../x", "a").unwrap_err().0, "set");
+        assert_eq!(set_file("mahimahi", "../pensieve-fcc/x").unwrap_err().0, "file");
+        assert_eq!(set_file("mahimahi", "/etc/passwd").unwrap_err().0, "file");
+        let (field, reason) = set_file("nope", "a").unwrap_err();
+        assert_eq!(field, "set");
+        assert!(reason.starts_with("no trace set 'nope' in ") && reason.contains("mahimahi, opennetlab"), "{reason}");
+        let root = traces_root().unwrap();
+        assert_eq!(set_names(&root), ["mahimahi", "opennetlab", "pensieve-fcc", "pensieve-norway", "ucc-5g"]);
     }
 }

@@ -13,7 +13,7 @@ use super::Link;
 use crate::loss::LossModel;
 use crate::path::PathSpec;
 use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit, MIN_QUEUE_BYTES};
-use crate::trace::{Capacity, MahimahiTrace};
+use crate::trace::{self, Capacity, Trace, TraceFormat, TraceOptions};
 
 /// A refused config value: `field` is a dotted path such as
 /// `link.capacity.high`.
@@ -145,10 +145,23 @@ pub enum CapacityTable {
         start: UnitValue,
         duration: UnitValue,
     },
-    /// Mahimahi trace; `scale` multiplies the bytes per opportunity,
-    /// `offset` is where in the trace the run starts.
+    /// A trace file (`trace::TraceFormat`: `format`, else detected from
+    /// its content); `file` is relative to the scenario, or to the folder
+    /// of trace set `set` (`trace::traces_root`). `scale` multiplies the
+    /// bytes per opportunity (Mahimahi) or the rates, `offset` is where in
+    /// the trace the run starts; a rate trace's numbers are in `unit` (its
+    /// format's own by default) and its rates above `drop_above` are left
+    /// out, time and all.
     Trace {
         file: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        format: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        drop_above: Option<UnitValue>,
         #[serde(default = "one")]
         scale: f64,
         #[serde(default = "zero")]
@@ -662,9 +675,9 @@ fn plausible_capacity(spec: &CapacitySpec, field: &str) -> Result<(), FieldError
     match spec {
         CapacitySpec::Rate(v) => plausible_rate(v, field),
         CapacitySpec::Table(CapacityTable::Constant { rate }) => plausible_rate(rate, &f("rate")),
-        CapacitySpec::Table(
-            CapacityTable::Pulse { high, low, .. } | CapacityTable::Square { high, low, .. },
-        ) => plausible_rate(high, &f("high")).and(plausible_rate(low, &f("low"))),
+        CapacitySpec::Table(CapacityTable::Pulse { high, low, .. } | CapacityTable::Square { high, low, .. }) => {
+            plausible_rate(high, &f("high")).and(plausible_rate(low, &f("low")))
+        }
         CapacitySpec::Table(CapacityTable::Ramp { from, to, .. }) => {
             plausible_rate(from, &f("from")).and(plausible_rate(to, &f("to")))
         }
@@ -777,9 +790,32 @@ fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<C
             not_all_zero(field, &[a, b])?;
             Capacity::ramp(a, b, start, duration)
         }
-        CapacityTable::Trace { file, scale, offset } => {
-            let path = base_dir.join(file);
-            let trace = MahimahiTrace::load(&path).map_err(|e| FieldError::new(f("file"), e.to_string()))?;
+        CapacityTable::Trace { file, set, format, unit, drop_above, scale, offset } => {
+            let path = match set {
+                Some(set) => trace::set_file(set, file).map_err(|(k, reason)| FieldError::new(f(k), reason))?,
+                None => base_dir.join(file),
+            };
+            let format = match format {
+                Some(name) => Some(TraceFormat::from_name(name).ok_or_else(|| {
+                    FieldError::new(
+                        f("format"),
+                        format!("'{}' is not a trace format ({})", trace::excerpt(name), TraceFormat::known()),
+                    )
+                })?),
+                None => None,
+            };
+            let unit_bps = match unit {
+                Some(u) => Some(trace::unit_bps(u).ok_or_else(|| {
+                    let units: Vec<&str> = trace::RATE_UNITS.iter().map(|u| u.0).collect();
+                    FieldError::new(
+                        f("unit"),
+                        format!("'{}' is not a rate unit ({})", trace::excerpt(u), units.join(", ")),
+                    )
+                })?),
+                None => None,
+            };
+            let loaded = trace::load_trace(&path, &TraceOptions { format, unit_bps })
+                .map_err(|e| FieldError::new(f("file"), e.to_string()))?;
             // Each opportunity carries round(1500 B × scale) bytes: at
             // least 1 byte (scale ≥ 1/3000), at most 1500 kB (scale 1000,
             // 12 Gbps per line per ms), so byte counts cannot overflow.
@@ -793,7 +829,48 @@ fn build_capacity(spec: &CapacitySpec, base_dir: &Path, field: &str) -> Result<C
                 ));
             }
             let offset = offset.duration(&f("offset"))?;
-            Capacity::trace(Arc::new(trace), offset, *scale)
+            match loaded {
+                Trace::Mahimahi(t) => {
+                    for (k, given) in [("unit", unit.is_some()), ("drop_above", drop_above.is_some())] {
+                        if given {
+                            return Err(FieldError::new(
+                                f(k),
+                                "a Mahimahi trace has no rates (each line is one 1500-byte opportunity); \
+                                 scale multiplies its capacity",
+                            ));
+                        }
+                    }
+                    Capacity::trace(Arc::new(t), offset, *scale)
+                }
+                Trace::Rates(r) => {
+                    let r = match drop_above {
+                        Some(v) => {
+                            r.without_above(v.rate(&f("drop_above"))?)
+                                .map_err(|e| FieldError::new(f("drop_above"), e))?
+                                .0
+                        }
+                        None => match r.first_above(trace::IMPLAUSIBLE_RATE) {
+                            Some((place, rate)) => {
+                                return Err(FieldError::new(
+                                    f("drop_above"),
+                                    format!(
+                                        "{}: {place} is {rate}, above {}, likely a recording artefact; set \
+                                         drop_above = \"1Gbps\" to leave such rates out (their time too), or \
+                                         a drop_above above them to keep them",
+                                        path.display(),
+                                        trace::IMPLAUSIBLE_RATE
+                                    ),
+                                ))
+                            }
+                            None => r,
+                        },
+                    };
+                    if r.peak_rate() == DataRate::ZERO || r.peak_rate().mul_f64(*scale) == DataRate::ZERO {
+                        return Err(FieldError::new(f("file"), "the capacity is zero at all times"));
+                    }
+                    r.capacity(offset, *scale).map_err(|e| FieldError::new(f("file"), e))?
+                }
+            }
         }
     })
 }
@@ -843,6 +920,10 @@ struct RawCapacity {
     start: Option<UnitValue>,
     duration: Option<UnitValue>,
     file: Option<String>,
+    set: Option<String>,
+    format: Option<String>,
+    unit: Option<String>,
+    drop_above: Option<UnitValue>,
     scale: Option<f64>,
     offset: Option<UnitValue>,
 }
@@ -863,6 +944,10 @@ impl RawCapacity {
             ("start", self.start.is_some()),
             ("duration", self.duration.is_some()),
             ("file", self.file.is_some()),
+            ("set", self.set.is_some()),
+            ("format", self.format.is_some()),
+            ("unit", self.unit.is_some()),
+            ("drop_above", self.drop_above.is_some()),
             ("scale", self.scale.is_some()),
             ("offset", self.offset.is_some()),
         ];
@@ -872,7 +957,7 @@ impl RawCapacity {
             CapacityKind::Square => ("square", &["high", "low", "period", "duty"]),
             CapacityKind::Step => ("step", &["steps", "linear", "period"]),
             CapacityKind::Ramp => ("ramp", &["from", "to", "start", "duration"]),
-            CapacityKind::Trace => ("trace", &["file", "scale", "offset"]),
+            CapacityKind::Trace => ("trace", &["file", "set", "format", "unit", "drop_above", "scale", "offset"]),
         };
         kind_fields(name, &present, allowed)?;
         Ok(match self.kind {
@@ -901,6 +986,10 @@ impl RawCapacity {
             },
             CapacityKind::Trace => CapacityTable::Trace {
                 file: needs(self.file, name, "file")?,
+                set: self.set,
+                format: self.format,
+                unit: self.unit,
+                drop_above: self.drop_above,
                 scale: self.scale.unwrap_or_else(one),
                 offset: self.offset.unwrap_or_else(zero),
             },
@@ -1164,6 +1253,65 @@ mod tests {
         let e = build("[link]\ncapacity = { kind = \"trace\", file = \"/dev/zero\" }\n").unwrap_err();
         assert!(e.starts_with("link.capacity.file: /dev/zero: is not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn trace_sets_formats_units_and_artefacts() {
+        let rate = |t: &str, at: f64| cap(t).map(|b| b.capacity().rate_at(Time::from_secs_f64(at)));
+        // A bundled set by name; every format read by its content.
+        let att = "{ kind = \"trace\", set = \"mahimahi\", file = \"ATT-LTE-driving-2016.up\" }";
+        assert!(rate(att, 1.0).is_ok());
+        let bus =
+            |extra: &str| format!("{{ kind = \"trace\", set = \"pensieve-norway\", file = \"norway_bus_1\"{extra} }}");
+        // norway_bus_1's second row: 4.79283060109 Mbps over (0, 0.55] s.
+        assert_eq!(rate(&bus(""), 0.2).unwrap(), DataRate::from_bps(4_792_831));
+        assert_eq!(rate(&bus(", format = \"pensieve\", unit = \"kbps\""), 0.2).unwrap(), DataRate::from_bps(4793));
+        assert_eq!(rate(&bus(", scale = 0.5"), 0.2).unwrap(), DataRate::from_bps(2_396_415));
+        let e = cap(&bus(", format = \"mahimahi\"")).unwrap_err();
+        assert!(
+            e.starts_with("link.capacity.file: ")
+                && e.contains(
+                    "is a pensieve trace, not mahimahi (formats known: mahimahi, pensieve, opennetlab, gnettrack)"
+                ),
+            "{e}"
+        );
+        let e = cap(&bus(", format = \"csv\"")).unwrap_err();
+        assert_eq!(e, "link.capacity.format: 'csv' is not a trace format (mahimahi, pensieve, opennetlab, gnettrack)");
+        let e = cap(&bus(", unit = \"MB\"")).unwrap_err();
+        assert_eq!(e, "link.capacity.unit: 'MB' is not a rate unit (bps, kbps, Mbps, Gbps)");
+        let e = cap(&att.replace(" }", ", unit = \"kbps\" }")).unwrap_err();
+        assert!(e.starts_with("link.capacity.unit: a Mahimahi trace has no rates"), "{e}");
+        let e = cap("{ kind = \"trace\", set = \"nope\", file = \"x\" }").unwrap_err();
+        assert!(e.starts_with("link.capacity.set: no trace set 'nope' in "), "{e}");
+        let e = cap("{ kind = \"trace\", set = \"mahimahi\", file = \"../opennetlab/x\" }").unwrap_err();
+        assert!(e.starts_with("link.capacity.file: '../opennetlab/x' must be a file inside the set"), "{e}");
+        // OpenNetLab's >1 Gbps entries: refused until drop_above says what to do.
+        let onl =
+            |extra: &str| format!("{{ kind = \"trace\", set = \"opennetlab\", file = \"4G_3mbps.json\"{extra} }}");
+        let e = cap(&onl("")).unwrap_err();
+        assert!(
+            e.starts_with("link.capacity.drop_above: ")
+                && e.contains("4G_3mbps.json: uplink.trace_pattern[")
+                && e.contains("drop_above = \"1Gbps\""),
+            "{e}"
+        );
+        let c = cap(&onl(", drop_above = \"1Gbps\"")).unwrap();
+        let mean = c.capacity().mean_rate(Time::ZERO, Time::from_millis(600_000)).bps() as f64 / 1e6;
+        assert!((mean - 3.80).abs() < 0.03, "{mean}");
+        assert!(cap(&onl(", drop_above = \"100Gbps\"")).is_ok());
+        // Only its zero-capacity entries are at or below 1 bps.
+        let e = cap(&onl(", drop_above = \"1bps\"")).unwrap_err();
+        assert_eq!(e, "link.capacity.file: the capacity is zero at all times");
+        // Rates by the second: the UCC 5G set's DL_bitrate.
+        assert!(rate(
+            "{ kind = \"trace\", set = \"ucc-5g\", file = \"B_2019.12.16_11.49.59.csv\", offset = \"10s\" }",
+            0.0
+        )
+        .is_ok());
+        // The table round-trips with its new fields.
+        let cfg = parse(&format!("[link]\ncapacity = {}\n", bus(", unit = \"Mbps\""))).unwrap();
+        let back: LinkConfig = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(back, cfg);
     }
 
     #[test]
