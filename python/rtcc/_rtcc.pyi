@@ -1,5 +1,6 @@
 """Type stub for rtcc's native module (crates/rtcc-py)."""
 
+import os
 from typing import Any, Literal, TypedDict, final
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "frozen_curve",
     "lagging_rates",
     "parse_quantity",
+    "trace_formats",
+    "trace_info",
 ]
 
 class ScenarioError(ValueError):
@@ -115,6 +118,24 @@ def parse_quantity(value: str | float, kind: Literal["duration", "rate", "size"]
     Text carries its unit ("25ms", "3Mbps", "1500B"); a bare number, or text without a
     unit, is already in the base unit. Raises ValueError with the reason otherwise.
     """
+
+class _TraceInfo(TypedDict):
+    format: str
+    duration_s: float
+    mean_bps: int
+    samples: int
+    implausible: int
+
+def trace_info(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    unit: str | None = None,
+    drop_above: str | None = None,
+) -> _TraceInfo:
+    """A trace file read as a scenario's capacity table reads it (ValueError if it cannot be)."""
+
+def trace_formats() -> list[tuple[str, str | None]]:
+    """Each trace format's name and default unit (None for Mahimahi)."""
 
 def lagging_rates(
     targets_bps: list[float], fps: float, tau_up_s: float, tau_down_s: float

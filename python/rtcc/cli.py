@@ -1,5 +1,5 @@
-"""The ``rtcc`` command line: run, calibrate-encoder, validate, controllers, encoders, bench,
-fairness, sweep, reproduce, report, query.
+"""The ``rtcc`` command line: run, calibrate-encoder, validate, controllers, encoders, traces,
+bench, fairness, sweep, reproduce, report, query.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
@@ -329,6 +329,13 @@ def cmd_registry(args: argparse.Namespace) -> int:
             else _registry_text(entries)
         )
     print("\n\n".join(blocks))
+    return 0
+
+
+def cmd_traces(args: argparse.Namespace) -> int:
+    from rtcc.traces import listing
+
+    print(listing(args.what))
     return 0
 
 
@@ -800,6 +807,15 @@ def build_parser() -> argparse.ArgumentParser:
         reg = sub.add_parser(name, help=f"list {what} and their parameters")
         reg.add_argument("--json", action="store_true", help="print JSON")
         reg.set_defaults(func=cmd_registry)
+
+    traces = sub.add_parser(
+        "traces", help="list the bundled trace sets, or one set's (or folder's) traces"
+    )
+    traces.add_argument(
+        "what", nargs="?", metavar="SET|PATH",
+        help="a bundled set's name, a folder of trace files or of sets, or one trace file",
+    )  # fmt: skip
+    traces.set_defaults(func=cmd_traces)
 
     bench = sub.add_parser("bench", help="measure simulator speed against the targets")
     bench.add_argument(

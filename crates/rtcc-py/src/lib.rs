@@ -552,6 +552,70 @@ fn codecs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// One trace file read as a scenario's capacity table reads it:
+/// {"format", "duration_s", "mean_bps", "samples", "implausible"} (the last:
+/// rates above 1 Gbps left, for a table to say what to do with them).
+#[pyfunction]
+#[pyo3(signature = (path, format = None, unit = None, drop_above = None))]
+fn trace_info<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    format: Option<&str>,
+    unit: Option<&str>,
+    drop_above: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use rtcc_sim::trace::{self, Trace, TraceFormat, TraceOptions};
+    let bad = |field: &str, why: String| PyValueError::new_err(format!("{field}: {why}"));
+    let format = match format {
+        Some(f) => Some(
+            TraceFormat::from_name(f)
+                .ok_or_else(|| bad("format", format!("'{f}' is not a trace format ({})", TraceFormat::known())))?,
+        ),
+        None => None,
+    };
+    let unit_bps = match unit {
+        Some(u) => Some(trace::unit_bps(u).ok_or_else(|| bad("unit", format!("'{u}' is not a rate unit")))?),
+        None => None,
+    };
+    let mut t = trace::load_trace(&path, &TraceOptions { format, unit_bps })
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let (Some(limit), Trace::Rates(r)) = (drop_above, &t) {
+        let limit = limit.parse::<DataRate>().map_err(|e| bad("drop_above", e.to_string()))?;
+        t = Trace::Rates(r.without_above(limit).map_err(|e| bad("drop_above", e))?.0);
+    }
+    let implausible = match &t {
+        Trace::Rates(r) => r.pieces().iter().filter(|p| p.1 > trace::IMPLAUSIBLE_RATE.bps() as f64).count(),
+        Trace::Mahimahi(_) => 0,
+    };
+    let d = PyDict::new(py);
+    d.set_item("format", t.format().name())?;
+    d.set_item("duration_s", t.duration().as_secs_f64())?;
+    d.set_item("mean_bps", t.mean_rate().bps())?;
+    d.set_item("samples", t.samples())?;
+    d.set_item("implausible", implausible)?;
+    Ok(d)
+}
+
+/// The trace formats and each one's default unit (None: Mahimahi's opportunities).
+#[pyfunction]
+fn trace_formats() -> Vec<(&'static str, Option<&'static str>)> {
+    rtcc_sim::trace::TraceFormat::ALL.iter().map(|f| (f.name(), f.default_unit())).collect()
+}
+
+/// Registers the package's `data/traces` as the folder of trace sets a
+/// scenario's `set = ...` names (RTCC_TRACES, when set, comes first).
+fn register_bundled_traces(py: Python<'_>) {
+    let dir = py
+        .import("sys")
+        .and_then(|sys| sys.getattr("modules"))
+        .and_then(|m| m.get_item("rtcc"))
+        .and_then(|rtcc| rtcc.getattr("__file__"))
+        .and_then(|f| f.extract::<PathBuf>());
+    if let Some(pkg) = dir.ok().as_deref().and_then(|f| f.parent()) {
+        rtcc_sim::trace::register_traces_root(pkg.join("data").join("traces"));
+    }
+}
+
 #[pymodule]
 fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -573,5 +637,8 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(si_ti, m)?)?;
     m.add_function(wrap_pyfunction!(content_rates, m)?)?;
     m.add_function(wrap_pyfunction!(content_model, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    register_bundled_traces(m.py());
     Ok(())
 }

@@ -50,6 +50,10 @@ pub struct FrameLog {
     pub delay: Histogram,
     /// first packet sent → complete (PIBES).
     pub transport: Histogram,
+    /// capture → last packet sent: how long the frame waited at the sender
+    /// (encoder and pacer queue) before its last packet left; the part of
+    /// `delay` the network's one-way delay does not show.
+    pub sender_wait: Histogram,
     /// complete → shown, for displayed frames: the receiver's playout delay
     /// (jitter buffer, decode and render).
     pub playout: Histogram,
@@ -239,6 +243,9 @@ impl FrameLog {
                 self.delay.add(c - s.capture);
                 if let Some(f) = s.first_sent {
                     self.transport.add(c - f);
+                }
+                if let Some(l) = s.last_sent {
+                    self.sender_wait.add(l - s.capture);
                 }
             }
         }

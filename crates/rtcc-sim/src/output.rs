@@ -98,6 +98,10 @@ pub struct FlowSummary {
     pub frame_delay_ms_p95: Option<f64>,
     pub frame_delay_ms_p99: Option<f64>,
     pub frame_delay_ms_max: Option<f64>,
+    /// Capture → last packet sent, frames that completed: the wait at the
+    /// sender (encoder, pacer queue) inside `frame_delay_ms`.
+    pub sender_wait_ms_mean: Option<f64>,
+    pub sender_wait_ms_p95: Option<f64>,
     /// Complete → shown, displayed frames: the receiver's playout delay.
     pub playout_delay_ms_mean: Option<f64>,
     pub playout_delay_ms_p95: Option<f64>,
@@ -476,6 +480,8 @@ impl Recorder {
             frame_delay_ms_p95: fl.delay.quantile_ms(0.95),
             frame_delay_ms_p99: fl.delay.quantile_ms(0.99),
             frame_delay_ms_max: fl.delay.max_ms(),
+            sender_wait_ms_mean: fl.sender_wait.mean_ms(),
+            sender_wait_ms_p95: fl.sender_wait.quantile_ms(0.95),
             playout_delay_ms_mean: fl.playout.mean_ms(),
             playout_delay_ms_p95: fl.playout.quantile_ms(0.95),
             playout_delay_ms_p99: fl.playout.quantile_ms(0.99),
