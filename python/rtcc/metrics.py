@@ -45,6 +45,8 @@ METRICS: dict[str, Metric] = {
     "frame_latency_ms_p95": Metric("frame latency, p95", "ms"),
     "frame_delay_ms_mean": Metric("frame delay, mean", "ms"),
     "frame_delay_ms_p95": Metric("frame delay, p95", "ms"),
+    "sender_wait_ms_mean": Metric("sender wait, capture to last packet sent, mean", "ms"),
+    "sender_wait_ms_p95": Metric("sender wait, capture to last packet sent, p95", "ms"),
     "freeze_ratio": Metric("freezes", "% of time", 100),
     "freeze_ratio_webrtc": Metric("freezes (WebRTC rule)", "% of time", 100),
     "loss_rate": Metric("loss", "%", 100),

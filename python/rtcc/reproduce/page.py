@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "bullets", "by_prefix", "cell", "claims", "comparison", "document", "embed", "endnotes",
-    "failed_runs", "findings", "images", "meta", "problems", "run_table",
+    "failed_runs", "findings", "images", "meta", "problems", "run_table", "scheme_text",
 ]  # fmt: skip
 
 # {paper} is the CSS class of the paper's cells in comparison().
@@ -27,6 +27,18 @@ th.group {{ text-align: center; }}
 td.note {{ min-width: 14em; max-width: 34em; }}
 .scroll {{ max-width: 100%; }}
 """
+
+
+RECONSTRUCTION_MARK = " (reconstruction)"
+
+
+def scheme_text(label: Any) -> str:
+    """A scheme's name as every table shows it, escaped: marked when the controller registry
+    flags it as a reconstruction (:func:`rtcc.reproduce.runs.is_reconstruction`)."""
+    from rtcc.reproduce.runs import is_reconstruction
+
+    text = str(label)
+    return html.escape(text + (RECONSTRUCTION_MARK if is_reconstruction(text) else ""))
 
 
 def cell(value: Any, scale: float = 1.0) -> str:
@@ -64,7 +76,7 @@ def comparison(
         )
         note = "; ".join(str(n) for n in (row.get("note"), notes.get(scheme)) if n)
         out.append(
-            f"<tr><td>{html.escape(scheme)}</td>{cells}"
+            f"<tr><td>{scheme_text(scheme)}</td>{cells}"
             f'<td class="note">{html.escape(str(note))}</td></tr>'
         )
     out.append("</table></div>")
@@ -102,7 +114,7 @@ def problems(skipped: Mapping[str, str], failed: Any, heading: str = "Skipped") 
         out.append(f"<p>{html.escape(heading)}:</p><ul>{items}</ul>")
     if len(failed):
         items = "".join(
-            f"<li>{html.escape(str(r['experiment']))} · {html.escape(str(r['scheme']))}: "
+            f"<li>{html.escape(str(r['experiment']))} · {scheme_text(r['scheme'])}: "
             f"{html.escape(str(r['error']))}</li>"
             for _, r in failed.iterrows()
         )
@@ -128,7 +140,10 @@ def run_table(
     for _, r in part.iterrows():
         key = tuple(r.get(k) for k in keys)
         refs = (ref or {}).get(key, {})
-        tds = [f"<td>{html.escape(str(v))}</td>" for v in key]
+        tds = [
+            f"<td>{scheme_text(v) if k == 'scheme' else html.escape(str(v))}</td>"
+            for k, v in zip(keys, key, strict=True)
+        ]
         for col, _, scale in columns:
             text = cell(r.get(col), scale)
             if col in refs:

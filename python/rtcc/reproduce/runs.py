@@ -5,6 +5,7 @@ experiment across schemes, table rows, the files every reproduction writes and w
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,9 +22,9 @@ from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
 
 __all__ = [
-    "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "jain", "missing_controller", "probe",
-    "progress_label", "reproduce", "rows", "series", "series_of", "summary_table", "window",
-    "write_outputs",
+    "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "is_reconstruction", "jain",
+    "missing_controller", "probe", "progress_label", "reconstructions", "reproduce", "rows",
+    "series", "series_of", "summary_table", "window", "write_outputs",
 ]  # fmt: skip
 
 
@@ -33,6 +34,21 @@ def missing_controller(name: str) -> str | None:
 
     names = {c["name"] for c in rtcc.controllers()}
     return None if name in names else f"controller '{name}' is not registered"
+
+
+@functools.cache
+def reconstructions() -> frozenset[str]:
+    """Controllers the registry marks as reconstructions (rebuilt from a public description,
+    without their paper's constants or code)."""
+    import rtcc
+
+    return frozenset(c["name"] for c in rtcc.controllers() if c.get("reconstruction"))
+
+
+def is_reconstruction(label: str) -> bool:
+    """Whether a scheme label names a reconstruction: its controller is the label's first
+    word (``"sqp"``, ``"c-nadu"``, ``"pudica (2 flows)"``)."""
+    return label.split(" ", 1)[0] in reconstructions()
 
 
 @dataclass(frozen=True)

@@ -414,6 +414,20 @@ const BUILTIN: &[ControllerInfo] = &[
     fbra::INFO,
 ];
 
+/// Controllers rebuilt from a public description, without their paper's
+/// constants or code: SQP (arXiv 2207.11857), Pudica (NSDI'24) and C-NADU
+/// (FBRA's baseline [24]). Their numbers are a reconstruction's, not the
+/// scheme's, and every page and table that shows them says so.
+const RECONSTRUCTIONS: &[&str] = &["sqp", "pudica", "c-nadu"];
+
+/// Whether `name` (a wrapper: its inner controller) is a reconstruction.
+pub fn is_reconstruction(name: &str) -> bool {
+    match split_wrapped(name) {
+        Some((_, inner)) => is_reconstruction(inner),
+        None => RECONSTRUCTIONS.contains(&name),
+    }
+}
+
 /// Every built-in wrapper.
 const WRAPPERS: &[WrapperInfo] = &[dumbo::WRAPPER];
 
@@ -603,6 +617,26 @@ mod consistency_tests {
             if let Err(e) = create(&name, &Params::new(), &ControllerContext::DEFAULT) {
                 panic!("{name}: {e}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod reconstruction_tests {
+    use super::*;
+
+    /// The reconstructions are registered by these names (a renamed one
+    /// would silently lose its mark), a wrapper takes its inner's flag, and
+    /// controllers built from their papers are not marked.
+    #[test]
+    fn reconstructions_are_registered_and_marked() {
+        for name in RECONSTRUCTIONS {
+            assert!(lookup(name).is_some(), "{name} is not registered");
+            assert!(is_reconstruction(name));
+        }
+        assert!(is_reconstruction("sqp+dumbo"));
+        for name in ["gcc", "cross", "fbra", "burstrtc", "copa+dumbo", "nonexistent"] {
+            assert!(!is_reconstruction(name), "{name}");
         }
     }
 }

@@ -259,7 +259,8 @@ def _window_mean(series: pd.DataFrame | None, column: str, start_s: float, end_s
 
 
 def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str, Any]:
-    """One run's row: the link's eq. 6 utilisation, flows' mean one-way delay, aggregate
+    """One run's row: the link's eq. 6 utilisation, flows' mean one-way delay, frame delay
+    and sender wait (each the mean of the flows' means or 95th percentiles), aggregate
     loss rate, summed goodput, WebRTC freeze ratio; per experiment, §VI-C's spike and
     §VI-D's window fairness."""
     summary = record["summary"]
@@ -268,10 +269,22 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
     sent = sum(f["packets_sent"] for f in flows)
     owd = [f["owd_ms_mean"] for f in flows if f.get("owd_ms_mean") is not None]
     freeze = [f["freeze_ratio_webrtc"] for f in flows if f.get("freeze_ratio_webrtc") is not None]
+
+    def flow_mean(key: str) -> float:
+        # Mean over the flows that have the field (a summary from before it was added: NaN).
+        values = [f[key] for f in flows if f.get(key) is not None]
+        return float(np.mean(values)) if values else math.nan
+
     row: dict[str, Any] = {
         "utilization_received": link["utilization_received"],
         "utilization": link["utilization"],
         "owd_ms_mean": float(np.mean(owd)) if owd else math.nan,
+        # End to end beside the network: a frame's wait at the sender (encoder and pacer
+        # queue until its last packet left) is in frame delay but not in one-way delay.
+        "frame_delay_ms_mean": flow_mean("frame_delay_ms_mean"),
+        "frame_delay_ms_p95": flow_mean("frame_delay_ms_p95"),
+        "sender_wait_ms_mean": flow_mean("sender_wait_ms_mean"),
+        "sender_wait_ms_p95": flow_mean("sender_wait_ms_p95"),
         "queue_ms_mean": link.get("queue_ms_mean"),
         "loss_rate": sum(f["loss_rate"] * f["packets_sent"] for f in flows) / sent
         if sent
@@ -373,6 +386,7 @@ def _pick(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> flo
 # What `rtcc reproduce cross` prints per run: (column, heading, scale, decimals).
 _SUMMARY_COLUMNS = (
     ("utilization_received", "util %", 100, 1), ("owd_ms_mean", "owd ms", 1, 0),
+    ("frame_delay_ms_mean", "frame ms", 1, 0), ("sender_wait_ms_mean", "wait ms", 1, 0),
     ("loss_rate", "loss %", 100, 2), ("freeze_ratio_webrtc", "freeze %", 100, 2),
     ("spike_s", "spike s", 1, 1), ("jain_window", "jain", 1, 3),
 )  # fmt: skip

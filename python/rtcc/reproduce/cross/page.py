@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.page import cell, document, embed, endnotes, failed_runs, meta, problems
+from rtcc.reproduce.page import (
+    cell, document, embed, endnotes, failed_runs, meta, problems, scheme_text,
+)
 
 if TYPE_CHECKING:
     from rtcc.reproduce.cross.experiments import Outcome
@@ -21,6 +23,8 @@ __all__ = ["render"]
 COLUMNS = (
     ("utilization_received", "utilisation, eq. 6 (%)", 100.0),
     ("owd_ms_mean", "mean one-way delay (ms)", 1.0),
+    ("frame_delay_ms_mean", "frame delay, capture → received (ms)", 1.0),
+    ("sender_wait_ms_mean", "of it waiting at the sender (ms)", 1.0),
     ("loss_rate", "loss rate (%)", 100.0),
     ("goodput_kbps", "goodput, all flows (kbps)", 1.0),
 )
@@ -40,7 +44,7 @@ def _table(rows: list[tuple[str, str, list[tuple[Any, float, Any]]]], headings: 
                 text += f' <span style="color:#8a1c1c">({cell(ref, scale)})</span>'
             tds.append(f"<td>{text}</td>")
         out.append(
-            f"<tr><td>{html.escape(experiment)}</td><td>{html.escape(scheme)}</td>{''.join(tds)}</tr>"
+            f"<tr><td>{html.escape(experiment)}</td><td>{scheme_text(scheme)}</td>{''.join(tds)}</tr>"
         )
     out.append("</table></div>")
     return "\n".join(out)
@@ -119,7 +123,10 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "simulated-link runs use the <code>ideal</code> encoder, as the paper's simulated "
         "encoder produced its target rate. Every flow's <code>max_rate</code> is 20 Mbps, "
         "which NADA and NADAR take as RMAX: their equilibrium queuing delay is "
-        "XREF x RMAX / rate (RFC 8698 §4.3), 10 ms x 20 Mbps / rate.</p>",
+        "XREF x RMAX / rate (RFC 8698 §4.3), 10 ms x 20 Mbps / rate. One-way delay is the "
+        "network's only; frame delay is capture to fully received, end to end, and its part "
+        "waiting at the sender (capture to the frame's last packet sent: the encoder and the "
+        "pacer queue a rate cut leaves behind) is beside it; each is the mean of the flows'.</p>",
     ]
     parts += problems(outcome.skipped, failed, "Schemes skipped")
     a, b, c = v.schedule
@@ -173,8 +180,8 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "cases 4-6: constant 3/4/6 Mbps. A 6 Mbps-max call on the default lagging encoder, "
         "25 ms one-way. Freeze ratio by WebRTC's rule (<code>freeze_ratio_webrtc</code>).</p>",
         _table(
-            _rows(t, "VI-E", [("freeze_ratio_webrtc", 100.0), *main[:2]], _online_ref),
-            ["freeze ratio (%)", *heads[:2]],
+            _rows(t, "VI-E", [("freeze_ratio_webrtc", 100.0), *main[:4]], _online_ref),
+            ["freeze ratio (%)", *heads[:4]],
         ),
         *embed({k: images[k] for k in ("freeze_ratio.png",) if k in images}),
         *endnotes(paper.NOTES),

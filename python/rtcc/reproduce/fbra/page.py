@@ -12,7 +12,7 @@ import pandas as pd
 from rtcc.reproduce.fbra import paper
 from rtcc.reproduce.fbra.experiments import summary
 from rtcc.reproduce.page import (
-    cell, claims, document, endnotes, failed_runs, findings, meta, problems,
+    cell, claims, document, endnotes, failed_runs, findings, meta, problems, scheme_text,
 )
 from rtcc.reproduce.page import images as _images
 
@@ -56,7 +56,7 @@ def _table(s: Any, experiment: str) -> str:
     out += [f"<th>{html.escape(h)}</th>" for _, h, _, _, _ in cols]
     out.append("</tr>")
     for _, r in part.iterrows():
-        tds = [f"<td>{html.escape(str(r['scheme']))}</td>", f"<td>{int(r['delay_ms'])} ms</td>",
+        tds = [f"<td>{scheme_text(r['scheme'])}</td>", f"<td>{int(r['delay_ms'])} ms</td>",
                f"<td>{int(r['runs'])}</td>"]  # fmt: skip
         for col, _, scale, ref, idx in cols:
             text = ""
