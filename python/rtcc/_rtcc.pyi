@@ -1,7 +1,7 @@
 """Type stub for rtcc's native module (crates/rtcc-py)."""
 
 import os
-from typing import Any, Literal, TypedDict, final
+from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [
     "AppSession",
@@ -38,6 +38,8 @@ class _RegistryEntry(TypedDict):
     name: str
     summary: str
     params: list[_ParamInfo]
+    # controllers() only: rebuilt from a public description, not the paper's code
+    reconstruction: NotRequired[bool]
 
 class _BenchResult(TypedDict):
     workload: str

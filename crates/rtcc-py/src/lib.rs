@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use rtcc_core::controller::{listed_names, params_of, summary_of, ParamInfo, ParamValue};
+use rtcc_core::controller::{is_reconstruction, listed_names, params_of, summary_of, ParamInfo, ParamValue};
 use rtcc_core::encoder::{Encoder, EncoderConfig, RateControl, KINDS};
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
 use rtcc_core::rng::Rng;
@@ -216,17 +216,23 @@ fn info_list<'py>(
     Ok(list)
 }
 
-/// Registered controllers with their parameters.
+/// Registered controllers with their parameters, and whether each is a
+/// reconstruction (`reconstruction`).
 #[pyfunction]
 fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    info_list(
+    let names = listed_names();
+    let list = info_list(
         py,
-        listed_names().into_iter().map(|n| {
-            let summary = summary_of(&n).unwrap_or_default();
-            let params = params_of(&n).unwrap_or_default();
-            (n, summary, params)
+        names.iter().map(|n| {
+            let summary = summary_of(n).unwrap_or_default();
+            let params = params_of(n).unwrap_or_default();
+            (n.clone(), summary, params)
         }),
-    )
+    )?;
+    for (item, n) in list.iter().zip(&names) {
+        item.downcast::<PyDict>()?.set_item("reconstruction", is_reconstruction(n))?;
+    }
+    Ok(list)
 }
 
 /// Encoder model kinds with their parameters.
