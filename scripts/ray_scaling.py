@@ -21,7 +21,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import ray
 
@@ -84,9 +83,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
 
     if not args.skip_vp8:
-        folder = default_traces()
-        assert folder is not None, "no ../shared/traces/mahimahi"
-        files = find_traces(Path(folder), "down", args.traces)
+        files = find_traces(default_traces(), "down", args.traces)
         runs = experiments.cellular_runs(dumbo.CELLULAR_SCHEMES, files, args.seconds, "vp8")
         analysis = Analysis(distributions=True)
         print(f"dumbo --encoder vp8 cellular subset: {len(runs)} runs "

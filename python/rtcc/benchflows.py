@@ -1,7 +1,8 @@
 """The multi-flow speed workload: N fixed-rate 2.5 Mbps calls on a 3N Mbps / 25 ms link
 for 30 s, timed per packet against the single-flow cost and, when a Python with the
 ``ns3`` wheel is given, against bare ns-3 running the same packet volume in the same run
-(``../shared/bench/ns3_multiflow_udp.py``)."""
+(``scripts/ns3_multiflow_udp.py``; ``scripts/ns3_p2p_udp.py`` is its single-flow
+counterpart)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ FLOW_COUNTS = (1, 10, 100, 200, 1000)
 # Per-packet cost may grow with the number of flows by at most this factor.
 COST_LIMIT = 2.0
 NS3_SCRIPT = "ns3_multiflow_udp.py"
+
+
+def default_script() -> Path:
+    """``scripts/ns3_multiflow_udp.py`` of the repository: from this file, then from the cwd."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        path = root / "scripts" / NS3_SCRIPT
+        if path.is_file():
+            return path
+    return Path("scripts") / NS3_SCRIPT
 
 
 def run_ns3(

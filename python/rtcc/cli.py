@@ -396,7 +396,7 @@ def _ns3_script(args: argparse.Namespace, default: Callable[[], Path], what: str
 def _bench_flows(args: argparse.Namespace) -> int:
     from rtcc import benchflows
 
-    script = _ns3_script(args, lambda: _shared_bench() / benchflows.NS3_SCRIPT, "reference")
+    script = _ns3_script(args, benchflows.default_script, "reference")
     try:
         rows = benchflows.run(
             repeat=args.repeat, ns3_python=args.ns3, ns3_script=script, progress=True
@@ -459,15 +459,6 @@ def _bench_tcp(args: argparse.Namespace) -> int:
     print(table_text(header, [line]))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; {benchtcp.PATH_TEXT}")
     return 1 if (not ok and args.strict) else 0
-
-
-def _shared_bench() -> Path:
-    """../shared/bench beside the repository (from this file, then from the cwd)."""
-    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
-        folder = (root / ".." / "shared" / "bench").resolve()
-        if folder.is_dir():
-            return folder
-    return Path("../shared/bench")
 
 
 def _jobs(text: str) -> int:
@@ -615,8 +606,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / f"reproduce-{args.experiment}")
-    if args.traces is not None and not Path(args.traces).is_dir():
-        raise CliError(f"{args.traces}: no such folder (--traces)")
     with _reproduction_lock(out, "dumbo"):
         outcome = dumbo.run(
             out, args.traces, args.jobs, short=args.short, direction=args.direction,
@@ -834,8 +823,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--ns3-script",
         metavar="FILE",
-        help="the ns-3 reference script (default: ../shared/bench/ns3_multiflow_udp.py for "
-        "flows, the repository's scripts/ns3_tcp.py for tcp)",
+        help="the ns-3 reference script (default: the repository's scripts/ns3_multiflow_udp.py "
+        "for flows, scripts/ns3_tcp.py for tcp)",
     )
     bench.add_argument(
         "--repeat",
@@ -894,10 +883,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EXPERIMENT", help="dumbo, cross, pibes, burstrtc, fbra, or all of them",
     )  # fmt: skip
     repro.add_argument(
-        "--traces", metavar="DIR",
-        help="dumbo: Mahimahi traces (default: ../shared/traces/mahimahi); "
-        "pibes: the traces folder holding pensieve/ (default: ../shared/traces); "
-        "burstrtc: the traces folder holding mahimahi/ (default: ../shared/traces)",
+        "--traces", metavar="SET|DIR",
+        help="where the traces are (default: the bundled sets, see 'rtcc traces'): a bundled "
+        "set's name, a folder of sets, or a folder of trace files; dumbo replays the mahimahi "
+        "set, pibes pensieve-norway/norway_bus_1, burstrtc mahimahi/TMobile-LTE-driving.down",
     )  # fmt: skip
     repro.add_argument(
         "--out", metavar="DIR", help="results folder (default: results/reproduce-<experiment>)"
@@ -1027,19 +1016,11 @@ def _refuse_dumbo_flags(args: argparse.Namespace) -> None:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
 
 
-def _traces_holding(args: argparse.Namespace, needed: Path) -> Path | None:
-    """The traces folder (``--traces``, else ../shared/traces) if it holds ``needed``;
-    --traces without it is an error, a default folder without it gives None."""
-    from rtcc.reproduce.traces import default_traces
-
-    if args.traces is not None:
-        traces = Path(args.traces)
-        if not (traces / needed).is_file():
-            raise CliError(f"{args.traces}: no {needed} in it (--traces)")
-        return traces
-    found = default_traces()
-    folder = found.parent if found is not None else None
-    return folder if folder is not None and (folder / needed).is_file() else None
+def _traces_holding(args: argparse.Namespace, needed: Any) -> str | None:
+    """``--traces`` (None: the bundled sets), refused at once when the trace ``needed``
+    (a :class:`rtcc.reproduce.traces.Need`) is not there, even by a variant that skips it."""
+    needed.locate(args.traces)
+    return args.traces
 
 
 def _print_outcome(
@@ -1113,8 +1094,7 @@ def _reproduce_fbra(args: argparse.Namespace) -> int:
 def _reproduce_all(args: argparse.Namespace) -> int:
     from rtcc.reproduce import index
 
-    if args.traces is not None and not Path(args.traces).is_dir():
-        raise CliError(f"{args.traces}: no such folder (--traces)")
+    index.check_traces(args.traces, args.direction)
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / "reproduce-all")
 

@@ -4,7 +4,7 @@
 name = "gcc-vs-copa"                       # default: the spec file's stem
 base = "scenarios/gcc-constant.toml"       # a path, an inline [base] table, or a list of them
 controllers = ["gcc", { name = "gcc", loss = "classic", label = "gcc-classic" }]
-traces = ["../shared/traces/mahimahi/*.down", "3Mbps", { kind = "pulse", high = "3Mbps",
+traces = ["traces/*.down", "3Mbps", { kind = "pulse", high = "3Mbps",
           low = "500kbps", every = "40s" }]
 seeds = [1, 2, 3]                          # or a count: seeds = 3 is 1, 2, 3
 flows = "first"                            # "all": one table row per flow

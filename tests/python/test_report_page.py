@@ -26,7 +26,7 @@ ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi"
+TRACES = Path(__file__).resolve().parents[2] / "python" / "rtcc" / "data" / "traces" / "mahimahi"
 HAVE_TRACES = TRACES.is_dir() and any(TRACES.glob("*.down"))
 
 try:

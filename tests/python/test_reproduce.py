@@ -16,7 +16,7 @@ from conftest import reproduce_short, requires_native
 
 pytestmark = requires_native
 
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces" / "mahimahi"
+TRACES = Path(__file__).resolve().parents[2] / "python" / "rtcc" / "data" / "traces" / "mahimahi"
 HAVE_TRACES = TRACES.is_dir() and any(TRACES.glob("*.down"))
 
 
@@ -115,22 +115,19 @@ def test_short_cellular_directions(table: pd.DataFrame, reproduced: tuple[Path, 
             assert row(table, "cellular", dumbo)["utilization"] > gcc["utilization"], dumbo
 
 
-def test_missing_traces(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_missing_traces(run_cli, tmp_path: Path):
     failed = run_cli("reproduce", "dumbo", "--short", "--traces", tmp_path / "nowhere")
     assert failed.returncode == 2
-    assert (
-        failed.stderr.strip() == f"rtcc: error: {tmp_path / 'nowhere'}: no such folder (--traces)"
+    assert failed.stderr.strip().startswith(
+        f"rtcc: error: --traces {tmp_path / 'nowhere'}: no such folder or bundled set (sets: "
     )
     from rtcc.reproduce import dumbo
-    from rtcc.reproduce.dumbo import experiments
+    from rtcc.reproduce.traces import TracesError
 
-    # run() reads the scheme list from the module that defines it, not the package.
-    monkeypatch.setattr(experiments, "PULSE_SCHEMES", dumbo.PULSE_SCHEMES[:1])
-    outcome = dumbo.run(tmp_path / "out", traces=tmp_path / "empty", jobs=1, short=True)
-    assert outcome.cellular is None and outcome.traces == []
-    assert "cellular experiment was skipped" in outcome.traces_note
-    assert list(outcome.table["experiment"]) == ["pulse"]
-    assert math.isfinite(outcome.table.loc[0, "converge_up_s"])
+    # A folder without Mahimahi traces is refused, not run without its cellular part.
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TracesError, match="no Mahimahi .down traces in .*empty"):
+        dumbo.run(tmp_path / "out", traces=tmp_path / "empty", jobs=1, short=True)
 
 
 def test_plain_copa_and_rocc_are_dumbo_without_its_dummy_stream() -> None:

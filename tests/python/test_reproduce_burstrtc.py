@@ -1,5 +1,5 @@
 """`rtcc reproduce burstrtc --short`: files, rows, and the BurstRTC paper's claims in the
-shortened runs (../shared/papers/burstrtc.txt §III, §IV)."""
+shortened runs (§III, §IV)."""
 
 from __future__ import annotations
 

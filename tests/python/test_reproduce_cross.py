@@ -1,5 +1,5 @@
 """`rtcc reproduce cross --short`: files, rows, and the Cross paper's claims in the
-shortened runs (../shared/papers/cross.txt §IV, §VI)."""
+shortened runs (§IV, §VI)."""
 
 from __future__ import annotations
 

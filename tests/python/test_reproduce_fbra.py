@@ -1,5 +1,5 @@
 """`rtcc reproduce fbra --short`: files, rows, and the FBRA paper's claims in the shortened
-runs (../shared/papers/fbra.txt §5)."""
+runs (§5)."""
 
 from __future__ import annotations
 

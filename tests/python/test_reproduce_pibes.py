@@ -1,5 +1,5 @@
 """`rtcc reproduce pibes --short`: files, rows, and the PIBES paper's claims in the
-shortened runs (../shared/papers/pibes.txt §I, §IV)."""
+shortened runs (§I, §IV)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 //!
 //! `flows-N`: N fixed-rate 2.5 Mbps calls (1200 B packets) sharing a 3N Mbps
 //! / 25 ms link for 30 s — the packet volume of bare ns-3's
-//! `ns3_multiflow_udp.py N` (`../shared/bench`), so the two compare in one
+//! `scripts/ns3_multiflow_udp.py N`, so the two compare in one
 //! run; per-packet cost should not grow with N.
 //!
 //! `tcp`: one Cubic TCP bulk flow for 120 s over a 10 Mbps / 20 ms link

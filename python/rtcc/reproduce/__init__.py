@@ -3,7 +3,7 @@
 One sub-package per paper (:mod:`rtcc.reproduce.dumbo`, :mod:`rtcc.reproduce.cross`,
 :mod:`rtcc.reproduce.pibes`, :mod:`rtcc.reproduce.burstrtc`, :mod:`rtcc.reproduce.fbra`), each
 with a ``run(out, ...)`` writing ``table.csv`` and ``report.html`` under ``out``. What
-every paper shares lives here: :mod:`~rtcc.reproduce.traces` (the Mahimahi trace folder),
+every paper shares lives here: :mod:`~rtcc.reproduce.traces` (where each paper's traces are),
 :mod:`~rtcc.reproduce.figures` (scheme colours, rendering in rtcc's style) and
 :mod:`~rtcc.reproduce.page` (the report page and its rtcc-vs-paper tables).
 """

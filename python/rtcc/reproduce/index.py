@@ -39,14 +39,15 @@ class Entry:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def _traces_root(traces: str | Path | None) -> Path | None:
-    """The folder holding mahimahi/ and pensieve/: ``traces``, else ../shared/traces."""
-    from rtcc.reproduce.traces import default_traces
+def check_traces(traces: str | Path | None, direction: str = "down") -> None:
+    """Raise :class:`~rtcc.reproduce.traces.TracesError` unless every paper finds its
+    traces where ``traces`` says (None: the bundled sets), before any of them runs."""
+    from rtcc.reproduce import burstrtc, pibes
+    from rtcc.reproduce.traces import mahimahi_files
 
-    if traces is not None:
-        return Path(traces)
-    found = default_traces()
-    return found.parent if found is not None else None
+    mahimahi_files(traces, direction, None, "dumbo's cellular run")
+    pibes.NORWAY.locate(traces)
+    burstrtc.TRACE.locate(traces)
 
 
 def run_all(
@@ -67,12 +68,13 @@ def run_all(
 ) -> list[Entry]:
     """Run every registered reproduction (:data:`rtcc.reproduce.EXPERIMENTS`) into
     ``OUT/<paper>``, all appending to ``dataset`` (default ``OUT/dataset``); write
-    ``OUT/index.html``. ``traces`` is the folder holding ``mahimahi/`` and ``pensieve/``
-    (default ../shared/traces); ``encoder`` and ``direction`` go to dumbo, ``vp8`` to
-    burstrtc. ``on_paper`` hears each paper as it finishes."""
+    ``OUT/index.html``. ``traces`` is where every paper finds its traces, as ``--traces``
+    means (:mod:`rtcc.reproduce.traces`; default the bundled sets), checked before anything
+    runs; ``encoder`` and ``direction`` go to dumbo, ``vp8`` to burstrtc. ``on_paper``
+    hears each paper as it finishes."""
+    check_traces(traces, direction)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    root = _traces_root(traces)
     common: dict[str, Any] = {
         "short": short, "fresh": fresh, "progress": progress, "executor": executor,
         "address": address, "dataset": dataset if dataset is not None else out / "dataset",
@@ -86,7 +88,7 @@ def run_all(
         started = time.perf_counter()
         folder = out / name
         with lock(folder, name):
-            outcome = _run_one(name, module, folder, jobs, root, encoder, direction, vp8, common)
+            outcome = _run_one(name, module, folder, jobs, traces, encoder, direction, vp8, common)
         results = list(outcome.results.values())
         entry = Entry(
             name, folder, module.summary_text(outcome.table),
@@ -145,7 +147,7 @@ def _run_one(
     module: Any,
     folder: Path,
     jobs: int | None,
-    root: Path | None,
+    traces: str | Path | None,
     encoder: str,
     direction: str,
     vp8: bool | None,
@@ -153,15 +155,11 @@ def _run_one(
 ) -> Any:
     """One paper's ``run`` with the arguments it takes."""
     if name == "dumbo":
-        mahimahi = root / "mahimahi" if root is not None else None
-        traces = mahimahi if mahimahi is not None and mahimahi.is_dir() else None
         return module.run(folder, traces, jobs, encoder=encoder, direction=direction, **common)
     if name == "pibes":
-        held = root if root is not None and (root / module.NORWAY).is_file() else None
-        return module.run(folder, jobs, traces=held, **common)
+        return module.run(folder, jobs, traces=traces, **common)
     if name == "burstrtc":
-        held = root if root is not None and (root / module.TRACE).is_file() else None
-        return module.run(folder, jobs, traces=held, vp8=vp8, **common)
+        return module.run(folder, jobs, traces=traces, vp8=vp8, **common)
     return module.run(folder, jobs, **common)
 
 

@@ -1,7 +1,7 @@
 """The BurstRTC reproduction's runs: the experiments of §III and §IV and their metrics.
 
 Reproduces Jia et al., "Tackling Bit-Rate Variation of RTC through Frame-Bursting
-Congestion Control" (../shared/papers/burstrtc.txt) in simulation. Unless stated, a run is
+Congestion Control" in simulation. Unless stated, a run is
 60 s on 4 Mbps with 20 ms one way and an unlimited drop-tail queue (mahimahi's default),
 one video flow on the ``content`` encoder model:
 
@@ -34,6 +34,7 @@ from rtcc.reproduce.burstrtc import paper
 from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
+from rtcc.reproduce.traces import Need
 from rtcc.sweepspec import Analysis, Run
 
 __all__ = [
@@ -45,7 +46,7 @@ SEED = 1
 BIN = "100ms"
 QUEUE = "unlimited"  # mahimahi's default drop-tail queue (paper.NOTES)
 # Fig. 18's stand-in for the Lumos 4G walking trace (paper.NOTES).
-TRACE = Path("mahimahi") / "TMobile-LTE-driving.down"
+TRACE = Need("mahimahi", "TMobile-LTE-driving.down", "burstrtc's Fig. 18")
 UDP_BACKGROUND = "1Mbps"  # Fig. 8: "UDP background traffic that constantly sends at 1 Mbps"
 TC_QUEUE = "1000pkt"  # Fig. 11 (tc): netem's default limit
 SALSIFY_FPS_FIG_17 = 12  # §IV-B4: "we set the frame rate of Salsify to 12"
@@ -145,7 +146,7 @@ def vp8_runs(v: Variant, schemes: Sequence[Scheme]) -> list[Run]:
     return runs
 
 
-def stress_runs(v: Variant, schemes: Sequence[Scheme], traces: Path | None) -> list[Run]:
+def stress_runs(v: Variant, schemes: Sequence[Scheme], trace: Path | None) -> list[Run]:
     """Figs. 17-20 on dynamic content."""
     dyn = encoder("dynamic")
     a, b = v.drop
@@ -176,8 +177,8 @@ def stress_runs(v: Variant, schemes: Sequence[Scheme], traces: Path | None) -> l
                     jitter_ms=j,
                 )
             )
-        if traces is not None and v.trace_s != 0:
-            path = (traces / TRACE).resolve()
+        if trace is not None and v.trace_s != 0:
+            path = trace.resolve()
             length = v.trace_s or trace_length_s(path)
             cap = {"kind": "trace", "file": str(path)}
             runs.append(_run("Fig. 18", s, _scenario("burstrtc-fig-18", length, _link(cap),
@@ -361,15 +362,16 @@ def run(
     short: bool = False,
     fresh: bool = False,
     progress: bool = False,
-    traces: Path | None = None,
+    traces: str | Path | None = None,
     vp8: bool | None = None,
     executor: str = "local",
     address: str | None = None,
     dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
-    Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is the
-    ../shared/traces folder for Fig. 18; without it Fig. 18 is skipped. ``vp8`` overrides
+    Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is where
+    Fig. 18's trace is (:mod:`rtcc.reproduce.traces`; default the bundled set); not finding
+    it raises :class:`~rtcc.reproduce.traces.TracesError`. ``vp8`` overrides
     whether the real-VP8 runs are made (the full variant makes them).
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
@@ -381,11 +383,7 @@ def run(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     skipped = {label: why for label, s in SCHEMES.items() if (why := probe(s)) is not None}
-    if traces is None and v.trace_s != 0:
-        skipped["Fig. 18"] = "no ../shared/traces folder (give --traces)"
-    elif traces is not None and not (traces / TRACE).is_file():
-        skipped["Fig. 18"] = f"{traces / TRACE} not found"
-        traces = None
+    trace = TRACE.locate(traces) if v.trace_s != 0 else None
     with_vp8 = v.vp8 if vp8 is None else vp8
     if with_vp8 and (why := vp8_missing()):
         skipped["Fig. 13 vp8"] = why
@@ -399,7 +397,7 @@ def run(
     groups = {
         "burstrtc": (
             content_runs(v, pick(COMPARED))
-            + stress_runs(v, pick(COMPARED), traces)
+            + stress_runs(v, pick(COMPARED), trace)
             + fairness_runs(v, pick(FAIR))
             + [r for b in burst for r in model_runs(v, b)]
             + (vp8_runs(vp8_v, pick(COMPARED)) if with_vp8 else []),
@@ -409,7 +407,7 @@ def run(
     return reproduce(
         groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
         figures.render_all, page.render, started, study="burstrtc",
-        traces=str(traces) if traces else None, jobs=jobs, fresh=fresh, progress=progress,
+        traces=str(trace) if trace else None, jobs=jobs, fresh=fresh, progress=progress,
         executor=executor, address=address, dataset=dataset,
     )  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""The BurstRTC paper's own numbers and setups (../shared/papers/burstrtc.txt), for the
+"""The BurstRTC paper's own numbers and setups (Jia et al., "Tackling Bit-Rate Variation
+of RTC through Frame-Bursting Congestion Control"), for the
 report. Most of its results are figures; the text gives the numbers below, and ``CLAIMS``
 states each figure's direction in the paper's words."""
 

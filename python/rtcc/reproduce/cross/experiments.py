@@ -1,7 +1,7 @@
 """The Cross reproduction's runs: the experiments of §IV and §VI and their metrics.
 
 Reproduces Zhang & Yang, "Cross: A Delay Based Congestion Control Method for RTP Media"
-(../shared/papers/cross.txt) in simulation:
+(arXiv 2409.10042) in simulation:
 
 - ``VI-A case N``: Table III's eight links, three flows of one algorithm (0-300 s,
   35-200 s, 80-300 s), for cross, gcc, copa, vivace, rbbr, nada, nadar (Figs. 5-12).

@@ -1,4 +1,5 @@
-"""The Cross paper's own numbers and setups (../shared/papers/cross.txt), for the report.
+"""The Cross paper's own numbers and setups (Zhang & Yang, "Cross: A Delay Based
+Congestion Control Method for RTP Media", arXiv 2409.10042), for the report.
 
 Only numbers the text states are here; the paper's per-case utilisation and delay (Figs.
 5-7) are given as figures, not numbers, so only the values §VI-A quotes are compared.

@@ -1,6 +1,7 @@
 """The Dumbo reproduction's runs: the scheme matrix, the two experiments, their tables.
 
-Reproduces the Dumbo thesis's evaluation in simulation (../shared/papers/dumbo.txt).
+Reproduces the Dumbo thesis's evaluation in simulation (Karimi, "Bridging the Gap Between
+Real-time Video and Backlogged Traffic Congestion Control", MIT MS thesis 2023).
 
 1. Pulse link (§3.1, §6.2.1): 3 Mbps ↔ 500 kbps every 40 s, 25 ms one-way delay, no
    drops (queue unlimited), 160 s; convergence after each step (rtcc.convergence).
@@ -33,7 +34,7 @@ from rtcc.limits import write_atomic
 from rtcc.reproduce.dumbo import figures, page, thesis
 from rtcc.reproduce.figures import scheme_colors
 from rtcc.reproduce.runs import progress_label
-from rtcc.reproduce.traces import default_traces, find_traces
+from rtcc.reproduce.traces import mahimahi_files
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
@@ -232,6 +233,8 @@ def run(
     OUT/report.html. Finished runs are cached under OUT/runs (``fresh`` recomputes).
     ``encoder`` is "lagging" (the model with the thesis's lag) or a real codec, "vp8"
     or "h264", whose decoded frames give PSNR/SSIM as the thesis measured them.
+    ``traces`` is where the Mahimahi traces are (:mod:`rtcc.reproduce.traces`; default the
+    bundled set); finding none there raises :class:`~rtcc.reproduce.traces.TracesError`.
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
@@ -248,15 +251,9 @@ def run(
     pulse_schemes = tuple(s for s in PULSE_SCHEMES if s.label not in skipped)
     cell_schemes = tuple(s for s in CELLULAR_SCHEMES if s.label not in skipped)
 
-    folder = Path(traces) if traces is not None else default_traces()
-    files: list[Path] = []
-    if folder is None:
-        note = "no trace folder found (looked for ../shared/traces/mahimahi); pass --traces DIR"
-    elif not folder.is_dir():
-        note = f"{folder}: no such folder; the cellular experiment was skipped"
-    else:
-        files = find_traces(folder, direction, variant.max_traces)
-        note = f"{len(files)} trace files from {folder}" if files else f"{folder}: no traces"
+    # The bundled Mahimahi set unless ``traces`` says where; none there is refused.
+    folder, files = mahimahi_files(traces, direction, variant.max_traces, "dumbo's cellular run")
+    note = f"{len(files)} trace files from {folder}"
 
     every = f"{variant.pulse_every_s}s"
     pulse_capacity = {"kind": "pulse", "high": "3Mbps", "low": "500kbps", "every": every}

@@ -1,4 +1,5 @@
-"""The Dumbo thesis's own numbers (Karimi, MIT MS thesis 2023; ../shared/papers/dumbo.txt).
+"""The Dumbo thesis's own numbers (Karimi, "Bridging the Gap Between Real-time Video and
+Backlogged Traffic Congestion Control", MIT MS thesis 2023).
 
 Only numbers the text states are here; where it gives none the cell stays empty.
 Two known slips of the text are corrected rather than copied (papers/README.md):

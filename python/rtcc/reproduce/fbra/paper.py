@@ -1,4 +1,5 @@
-"""The FBRA paper's own numbers and setups (../shared/papers/fbra.txt §5), for the report.
+"""The FBRA paper's own numbers and setups (Nagy, Singh, Ott & Eggert, "Congestion Control
+using FEC for Conversational Multimedia Communication", MMSys 2014, §5), for the report.
 
 The extraction lost most of the text's numbers but kept Tables 1-3 (means and standard
 deviations over 30 runs); the set-up values it lost are chosen in ``NOTES``.

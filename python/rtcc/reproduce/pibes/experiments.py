@@ -1,7 +1,7 @@
 """The PIBES reproduction's runs: the experiments of §I and §IV and their metrics.
 
 Reproduces Heimbach, Guo, Ngan & Lee, "PIBES - A Competing-Flow-Aware Protocol for
-Real-Time Video Applications" (../shared/papers/pibes.txt) in simulation. Every run is
+Real-Time Video Applications" in simulation. Every run is
 40 s on a link of 20 ms one-way delay (§IV-B) with a 50-packet drop-tail queue
 (:mod:`~rtcc.reproduce.pibes.paper` says why):
 
@@ -36,6 +36,7 @@ from rtcc.reproduce.runs import SUMMARY_KEYS, Outcome, jain, probe, reproduce, s
 from rtcc.reproduce.runs import Scheme as _Scheme
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
+from rtcc.reproduce.traces import Need
 from rtcc.sweepspec import Analysis, Run
 
 __all__ = [
@@ -50,7 +51,7 @@ JITTER = "0.3ms"  # Figs. 6-7: host timing noise the simulated link lacks (paper
 BIN = "100ms"
 # The 3G trace (Figs. 11, 15): a Norway HSDPA bus ride, 2.9 Mbps mean (p10 0.8, p90 4.0),
 # the operating range of the paper's 3G figure.
-NORWAY = Path("pensieve") / "raw" / "norway" / "norway_bus_1"
+NORWAY = Need("pensieve-norway", "norway_bus_1", "pibes' 3G runs (Figs. 11, 15)")
 # Encoder of eq. 7 for every scheme: target x (1 + N(0, 0.025)), no key frames.
 ENCODER = {"kind": "noise", "sigma": 0.025, "key_interval": "none"}
 # pibes's own FEC sits inside its budget (§III-B); "retransmission as a last resort".
@@ -198,10 +199,9 @@ def _ramp(v: Variant, high: float = 4.0, low: float = 2.0, step_s: float = 0.5) 
     return {"kind": "step", "steps": steps}
 
 
-def norway_trace(traces: Path, duration_s: int) -> dict[str, Any]:
-    """The first ``duration_s`` of the Norway HSDPA trace as a step schedule: row i holds
-    over (time[i-1], time[i]] (the Pensieve reading, ../shared/traces/README.md)."""
-    path = traces / NORWAY
+def norway_trace(path: Path, duration_s: int) -> dict[str, Any]:
+    """The first ``duration_s`` of the Norway HSDPA trace (``path``) as a step schedule: row
+    i holds over (time[i-1], time[i]] (the Pensieve reading, rtcc/data/traces/README.md)."""
     rows = []
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
         parts = line.split()
@@ -221,7 +221,7 @@ def norway_trace(traces: Path, duration_s: int) -> dict[str, Any]:
     return {"kind": "step", "steps": steps}
 
 
-def link_runs(v: Variant, schemes: Sequence[Scheme], traces: Path | None) -> list[Run]:
+def link_runs(v: Variant, schemes: Sequence[Scheme], norway: Path | None) -> list[Run]:
     """Figs. 10-17 for gcc, salsify and pibes (Fig. 17: pibes with R_min = 1.5 Mbps)."""
     on, off = v.tcp_window
     a, b = v.staggered
@@ -233,8 +233,8 @@ def link_runs(v: Variant, schemes: Sequence[Scheme], traces: Path | None) -> lis
         ("Fig. 14", "4Mbps", [_tcp("tcp1", a), _tcp("tcp2", b)]),
         ("Fig. 16", _ramp(v), [_tcp("tcp1", j)]),
     ]
-    if traces is not None:
-        trace = norway_trace(traces, v.duration_s)
+    if norway is not None:
+        trace = norway_trace(norway, v.duration_s)
         cases += [("Fig. 11", trace, []), ("Fig. 15", trace, [_tcp("tcp1", j)])]
     runs = []
     for experiment, capacity, cross in cases:
@@ -377,14 +377,15 @@ def run(
     short: bool = False,
     fresh: bool = False,
     progress: bool = False,
-    traces: Path | None = None,
+    traces: str | Path | None = None,
     executor: str = "local",
     address: str | None = None,
     dataset: str | Path | None = None,
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
-    Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is the
-    ../shared/traces folder for the 3G runs (Figs. 11, 15); without it they are skipped.
+    Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``traces`` is where
+    the 3G runs' (Figs. 11, 15) Norway trace is (:mod:`rtcc.reproduce.traces`; default the
+    bundled set); not finding it raises :class:`~rtcc.reproduce.traces.TracesError`.
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
@@ -395,8 +396,7 @@ def run(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     skipped = {label: why for label, s in SCHEMES.items() if (why := probe(s)) is not None}
-    if traces is None and v.traces:
-        skipped["Figs. 11, 15"] = "no ../shared/traces folder (give --traces)"
+    norway = NORWAY.locate(traces) if v.traces else None
 
     def pick(labels: Iterable[str]) -> list[Scheme]:
         return [SCHEMES[label] for label in labels if label not in skipped]
@@ -406,14 +406,14 @@ def run(
         "pibes": (
             table1_runs(v, pick(TABLE_1_SCHEMES))
             + [r for p in pibes for r in sensitivity_runs(v, p) + estimate_runs(v, p)]
-            + link_runs(v, pick(COMPARED), traces if v.traces else None),
+            + link_runs(v, pick(COMPARED), norway),
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
     return reproduce(
         groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
         figures.render_all, page.render, started, study="pibes",
-        traces=str(traces) if traces else None, jobs=jobs, fresh=fresh, progress=progress,
+        traces=str(norway) if norway else None, jobs=jobs, fresh=fresh, progress=progress,
         executor=executor, address=address, dataset=dataset,
     )  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""The PIBES paper's own numbers and setups (../shared/papers/pibes.txt), for the report.
+"""The PIBES paper's own numbers and setups (Heimbach, Guo, Ngan & Lee, "PIBES - A
+Competing-Flow-Aware Protocol for Real-Time Video Applications"), for the report.
 
 The paper gives numbers only in Table 1 and its parameter settings; its other results are
 figures, whose direction the report states in words (``CLAIMS``).

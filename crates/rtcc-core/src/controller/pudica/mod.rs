@@ -3,7 +3,8 @@
 //! Liu et al., "Pudica: Toward Near-Zero Queuing Delay in Congestion Control
 //! for Cloud Gaming", NSDI'24). It is a reconstruction, not the published
 //! algorithm: the paper's equations and most of its constants were not
-//! available (../shared/specs/ALGORITHMS.md §7), so every rule below is
+//! available (implementation specification §7, "SQP and Pudica"), so every
+//! rule below is
 //! either stated by a public source, cited, or a choice, said to be one and
 //! exposed as a parameter.
 //!

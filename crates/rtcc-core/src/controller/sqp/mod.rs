@@ -2,7 +2,8 @@
 //! of SQP (Ray, Smith, Wei, Chu & Seshan, "SQP: Congestion Control for
 //! Low-Latency Interactive Video Streaming", arXiv 2207.11857). It is a
 //! reconstruction, not the published algorithm: the paper's equations and
-//! constants were not available (../shared/specs/ALGORITHMS.md §7), so
+//! constants were not available (implementation specification §7, "SQP and
+//! Pudica"), so
 //! every rule below is either stated by a public source, cited, or a choice,
 //! said to be one and exposed as a parameter.
 //!
