@@ -43,13 +43,16 @@ from rtcc.styles import styles
 __all__ = ["DELAYS", "RATES", "TABLE_METRICS", "OptionError", "build", "compare", "render"]
 
 # Defaults, each shown when the runs have it.
+# End-to-end frame delay and its part spent waiting at the sender stand beside network
+# delay: a sender's queue is in neither one-way nor queuing delay.
 TABLE_METRICS = (
-    "utilization", "video_kbps", "owd_ms_p95", "frame_latency_ms_mean", "frame_latency_ms_p95",
-    "freeze_ratio", "loss_rate", "psnr_db_mean", "converge_up_s", "converge_down_s",
+    "utilization", "video_kbps", "owd_ms_p95", "frame_delay_ms_mean", "sender_wait_ms_mean",
+    "frame_latency_ms_mean", "frame_latency_ms_p95", "freeze_ratio", "loss_rate", "psnr_db_mean",
+    "converge_up_s", "converge_down_s",
 )  # fmt: skip
 DELAYS = (
     "owd_ms_p95", "owd_ms_mean", "frame_latency_ms_p95", "frame_latency_ms_mean",
-    "queue_delay_ms_mean", "sojourn_ms_mean",
+    "frame_delay_ms_mean", "sender_wait_ms_mean", "queue_delay_ms_mean", "sojourn_ms_mean",
 )  # fmt: skip
 RATES = ("utilization", "utilization_mean", "goodput_kbps", "video_kbps")
 _BOXES = 6  # metrics in the box chart, the table's first

@@ -27,6 +27,8 @@ MAIN = (
     ("goodput_kbps", "bit-rate received (kbps)", 1.0),
     ("frame_delay_ms_mean", "frame delay mean (ms)", 1.0),
     ("frame_delay_ms_p95", "frame delay p95 (ms)", 1.0),
+    ("sender_wait_ms_mean", "of it waiting at the sender (ms)", 1.0),
+    ("owd_ms_mean", "one-way network delay (ms)", 1.0),
     ("freeze_ratio", "freezing time (%)", 100.0),
     ("send_buffer_overshoot", "buffer > 150 ms (%)", 100.0),
     ("send_buffer_undershoot", "buffer empty (%)", 100.0),

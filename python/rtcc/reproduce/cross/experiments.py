@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,8 @@ from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweepspec import Analysis, Run
 
 __all__ = [
-    "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "run",
-    "spike_seconds", "summary_text",
+    "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "aligned_jain", "jain",
+    "metrics", "run", "spike_seconds", "summary_text",
 ]  # fmt: skip
 
 SEED = 1
@@ -250,6 +250,20 @@ def spike_seconds(series: pd.DataFrame, start_s: float, end_s: float) -> float:
     return float(np.count_nonzero(inside & above) * width)
 
 
+def aligned_jain(
+    series: Sequence[pd.DataFrame | None], schedule: Sequence[tuple[float, float]]
+) -> float:
+    """Jain's index of the flows' mean received rates over the time all of them are active
+    (the latest start to the earliest stop): Figs. 8-12's fairness claims compare flows
+    side by side, which the summary's ``jain_index`` (each flow over its own lifetime, so a
+    flow alone at first counts its solo rate) does not. NaN without that overlap."""
+    start = max(a for a, _ in schedule)
+    end = min(b for _, b in schedule)
+    if end <= start or len(series) != len(schedule) or any(s is None for s in series):
+        return math.nan
+    return jain([_window_mean(s, "recv_kbps", start, end) for s in series])
+
+
 def _window_mean(series: pd.DataFrame | None, column: str, start_s: float, end_s: float) -> float:
     if series is None or column not in series:
         return 0.0
@@ -296,6 +310,10 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
         "freeze_ratio_webrtc": float(np.mean(freeze)) if freeze else math.nan,
         "jain_index": summary.get("jain_index"),
     }
+    if experiment.startswith(("VI-A case", "Table II case")):
+        row["jain_aligned"] = aligned_jain(
+            [flow_series(record, i) for i in range(len(v.schedule))], v.schedule
+        )
     if experiment == "VI-C":
         drop, back, _ = v.adapt
         series = flow_series(record, 0)
@@ -389,6 +407,7 @@ _SUMMARY_COLUMNS = (
     ("frame_delay_ms_mean", "frame ms", 1, 0), ("sender_wait_ms_mean", "wait ms", 1, 0),
     ("loss_rate", "loss %", 100, 2), ("freeze_ratio_webrtc", "freeze %", 100, 2),
     ("spike_s", "spike s", 1, 1), ("jain_window", "jain", 1, 3),
+    ("jain_aligned", "jain all", 1, 3),
 )  # fmt: skip
 
 

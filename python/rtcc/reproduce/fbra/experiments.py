@@ -147,6 +147,9 @@ def _video_metrics(f: Mapping[str, Any]) -> dict[str, Any]:
         "ffre_frames": f["ffre"] if f.get("ffre") is not None else math.nan,
         "psnr_db": f.get("psnr_db_mean"),
         "owd_ms_mean": f.get("owd_ms_mean"),
+        # End to end beside the network: frame delay and its wait at the sender.
+        "frame_delay_ms_mean": f.get("frame_delay_ms_mean"),
+        "sender_wait_ms_mean": f.get("sender_wait_ms_mean"),
     }
 
 
@@ -193,7 +196,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in ("goodput_kbps", "goodput2_kbps", "loss_rate", "discard_rate",
                         "loss_discard_rate", "lost_frames", "fec_share",
                         "ffre", "ffre_frames", "frcc", "probes_per_min", "tcp_kbps", "tfs",
-                        "owd_ms_mean")
+                        "owd_ms_mean", "frame_delay_ms_mean", "sender_wait_ms_mean")
             if c in table]  # fmt: skip
     g = table.groupby(["experiment", "scheme", "delay_ms"], sort=False)[cols]
     out = (

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = ["render"]
 
+# End-to-end frame delay and its part spent at the sender, beside the network's OWD.
+_DELAYS = (("frame_delay_ms_mean", "frame delay (ms)", 1.0, None, None),
+           ("sender_wait_ms_mean", "of it waiting at the sender (ms)", 1.0, None, None))
 # (column, header, scale, paper table, index in its tuples or None)
 COLUMNS = {
     "Table 1": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_1, 0),
@@ -31,18 +34,23 @@ COLUMNS = {
                 ("frcc", "FRCC (%)", 100.0, None, None),
                 ("ffre_frames", "FFRE (%)", 100.0, None, None),
                 ("probes_per_min", "probes / min", 1.0, None, None),
-                ("owd_ms_mean", "OWD (ms)", 1.0, None, None)),
+                ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
+                *_DELAYS),
     "Table 2": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_2, 0),
                 ("loss_discard_rate", "lost or discarded (%)", 100.0, paper.TABLE_2, 1),
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_2, 2),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_2, 3),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_2, 4),
-                ("frcc", "FRCC (%)", 100.0, None, None)),
+                ("frcc", "FRCC (%)", 100.0, None, None),
+                ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
+                *_DELAYS),
     "Table 3": (("goodput_kbps", "flow 1 (kbps)", 1.0, paper.TABLE_3, 0),
                 ("goodput2_kbps", "flow 2 (kbps)", 1.0, paper.TABLE_3, 1),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_3, 2),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_3, 3),
-                ("loss_discard_rate", "lost or discarded (%)", 100.0, None, None)),
+                ("loss_discard_rate", "lost or discarded (%)", 100.0, None, None),
+                ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
+                *_DELAYS),
 }  # fmt: skip
 
 

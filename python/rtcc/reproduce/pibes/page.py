@@ -25,6 +25,8 @@ MAIN = (
     ("tcp_utilization", "TCP utilisation (%)", 100.0),
     ("frame_delay_ms_mean", "frame delay mean (ms)", 1.0),
     ("frame_delay_ms_p95", "frame delay p95 (ms)", 1.0),
+    ("sender_wait_ms_mean", "of it waiting at the sender (ms)", 1.0),
+    ("owd_ms_mean", "one-way network delay (ms)", 1.0),
     ("loss_rate", "loss (%)", 100.0),
 )
 ESTIMATE = (

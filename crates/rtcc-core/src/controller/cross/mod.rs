@@ -43,7 +43,12 @@
 //! - Pacing is at the target rate (`pacing_gain` 1): RBBR, the paper's
 //!   rate-based BBR that Cross follows, sets both from one rate (Algorithm
 //!   1 lines 5–6), and a faster pacer would send each frame as a burst that
-//!   eq. 5's delays read as queue.
+//!   eq. 5's delays read as queue. Cross ran inside WebRTC (§III), so the
+//!   rest is WebRTC's pacer: the rate the controller sets (goog_cc's 2.5×
+//!   `kDefaultPaceMultiplier` is applied inside goog_cc, not by the pacer)
+//!   and PacingController's 2 s queue-time drain (`queue_time_limit`, which
+//!   §IV names). That drain acts only near 2 s of queue, so a backlog a rate
+//!   cut leaves waits at the sender (docs/controllers.md gives the measure).
 //! - Algorithm 3 runs in ProbeBW only (it corrects ProbeBW's "small
 //!   amplitude", §V); a reset starts a new monitor epoch, since the one
 //!   under way measured the rate before it.
