@@ -10,6 +10,8 @@ fn run(text: &str) -> Output {
 fn scenario(controller: &str, reverse: &str) -> String {
     format!(
         r#"duration = "20s"
+# Reverse bottlenecks of a few kbps starve the feedback on purpose.
+allow_extreme = true
 [link]
 capacity = "3Mbps"
 delay = "25ms"
