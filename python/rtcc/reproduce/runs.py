@@ -119,7 +119,10 @@ def rows(
 
 
 def jain(values: Sequence[float]) -> float:
-    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero."""
+    """Jain's index (Σx)²/(n·Σx²); NaN for no values or all zero. Given each flow's
+    mean over one shared window (``jain_window``, ``jain_overlap``, Table I's ``jain``),
+    it is the window index of ``Result.jain`` / ``rtcc fairness``, which gives 1 where
+    this gives NaN; the summary's ``jain_index`` is the per-flow active-time index."""
     x = np.asarray(values, dtype=float)
     if len(x) == 0 or not np.any(x):
         return math.nan
