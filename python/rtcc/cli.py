@@ -221,7 +221,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.save_video:
         files += sorted(out.glob("*.mp4"))
     if not args.quiet:
-        print(summary_text(result.summary, wall, result.timing))
+        from rtcc.dataset import escape_controls
+
+        # Flow names are the scenario's text: a control character in one stays inert.
+        text = summary_text(result.summary, wall, result.timing)
+        print("\n".join(escape_controls(line) for line in text.splitlines()))
         print(f"results: {out}")
         sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
         print(table_text(None, sizes))
@@ -512,12 +516,15 @@ def cmd_fairness(args: argparse.Namespace) -> int:
 
     try:
         result = Result.load(args.results)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    try:
         flows = [f.strip() for f in args.flows.split(",")] if args.flows is not None else None
         if flows is not None and not all(flows):
             raise ValueError(f"--flows {args.flows!r}: give flow names separated by commas")
         index = result.jain(flows=flows, start=args.start, end=args.end, metric=args.metric)
-    except ValueError as e:
-        raise CliError(str(e)) from None
+    except ValueError as e:  # about this run: name it
+        raise CliError(f"{args.results}: {e}") from None
     window = f"{args.start if args.start is not None else 0:g} s to " + (
         f"{args.end:g} s" if args.end is not None else "the end"
     )

@@ -69,8 +69,12 @@ def console(stream: TextIO | None = None, *, stderr: bool = False) -> Console:
 
 def print_error(message: str, *, prefix: str = "rtcc: error: ") -> None:
     """``prefix`` and ``message`` as one line on stderr (whitespace folded, never wrapped);
-    on a terminal the prefix is bold red."""
-    line = Text.assemble((prefix, "bold red"), " ".join(str(message).split()))
+    on a terminal the prefix is bold red. Control characters a message echoes from its
+    input (an ESC in a scenario's value) are shown escaped, so they cannot recolour or
+    move the terminal."""
+    from rtcc.dataset import escape_controls  # stdlib-only at import
+
+    line = Text.assemble((prefix, "bold red"), escape_controls(" ".join(str(message).split())))
     console(stderr=True).print(line)
 
 
