@@ -299,7 +299,9 @@ class Result:
         if end is not None:
             inside &= ts["t_s"] <= end
         if not inside.any():
-            raise ValueError("no time-series bins in the window (the run has none there)")
+            window = f"{start or 0:g} s to " + ("the end" if end is None else f"{end:g} s")
+            last = f"the run's bins end at {ts['t_s'].max():g} s" if len(ts) else "the run has none"
+            raise ValueError(f"no time-series bins in the window {window} ({last})")
         xs = []
         for i in chosen:
             # A bin without a value counts 0, as the reproductions' window indices do.

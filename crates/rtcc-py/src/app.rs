@@ -221,13 +221,15 @@ impl AppSession {
     /// not after now: the run would never get past that instant.
     #[pyo3(signature = (at_s))]
     fn set_timer(&mut self, at_s: Option<f64>) -> PyResult<()> {
-        if at_s.is_some_and(|t| !t.is_finite()) {
-            return Err(pyo3::exceptions::PyValueError::new_err("timer time must be a number of seconds"));
+        let (who, now) = (format!("policy {}.{}", self.policy_name, self.method), self.now.as_secs_f64());
+        if let Some(t) = at_s.filter(|t| !t.is_finite()) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{who}: timer set at {t}, not a number of seconds"
+            )));
         }
         if let Some(t) = at_s {
             // Compared at the simulator's resolution (1 µs), where it fires.
             let at = Time::from_secs_f64(t);
-            let (who, now) = (format!("policy {}.{}", self.policy_name, self.method), self.now.as_secs_f64());
             if self.method == "on_timer" && at <= self.now {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
                     "{who}: re-armed at {t:.3} s, not after now ({now:.3} s)"
