@@ -176,13 +176,13 @@ pub struct ScenarioFile {
 pub struct LimitsFile {
     /// Packets all flows may send in the run (default `DEFAULT_MAX_PACKETS`).
     pub packets: Option<u64>,
+    /// Packet-table rows the run may hold in memory at once (default
+    /// `recorder::MAX_PACKET_ROWS`).
+    pub packet_rows: Option<u64>,
 }
 
 /// The default packet budget of a run: about a minute of simulation, and a
 /// few GB of packet rows in memory when they are not written as the run
-    /// Packet-table rows the run may hold in memory at once (default
-    /// `recorder::MAX_PACKET_ROWS`).
-    pub packet_rows: Option<u64>,
 /// goes; far beyond any call the papers ran (the Dumbo thesis's longest,
 /// 13 traces × 120 s, sends under 2 million).
 pub const DEFAULT_MAX_PACKETS: u64 = 100_000_000;
@@ -402,13 +402,13 @@ pub struct Scenario {
     /// more is refused before it starts when constant-rate flows alone
     /// would, and stops with an error when it gets there.
     pub max_packets: u64,
+    /// Packet-table rows held in memory at once (`[limits] packet_rows`):
+    /// a run that would hold more stops with an error on that field.
+    pub max_packet_rows: usize,
     /// Folder of default photographs for generated content (the Python
     /// package passes scikit-image's); without it, procedural pictures.
     pub photo_dir: Option<PathBuf>,
     /// Write each real-video flow's received and side-by-side video here.
-    /// Packet-table rows held in memory at once (`[limits] packet_rows`):
-    /// a run that would hold more stops with an error on that field.
-    pub max_packet_rows: usize,
     pub video_dir: Option<PathBuf>,
 }
 
@@ -504,6 +504,11 @@ impl Scenario {
         if max_packets == 0 {
             return Err(err("limits.packets", "must be at least 1".into()));
         }
+        let max_packet_rows = file.limits.packet_rows.unwrap_or(crate::recorder::MAX_PACKET_ROWS as u64);
+        if max_packet_rows == 0 {
+            return Err(err("limits.packet_rows", "must be at least 1".into()));
+        }
+        let max_packet_rows = usize::try_from(max_packet_rows).unwrap_or(usize::MAX);
         let floor = packets_floor(&flows, duration);
         if floor > max_packets {
             return Err(err(
@@ -511,11 +516,6 @@ impl Scenario {
                 format!(
                     "the constant-rate flows alone would send about {floor} packets in {duration}, more than the \
                      run's budget of {max_packets}; raise [limits] packets or shorten the run"
-        let max_packet_rows = file.limits.packet_rows.unwrap_or(crate::recorder::MAX_PACKET_ROWS as u64);
-        if max_packet_rows == 0 {
-            return Err(err("limits.packet_rows", "must be at least 1".into()));
-        }
-        let max_packet_rows = usize::try_from(max_packet_rows).unwrap_or(usize::MAX);
                 ),
             ));
         }
