@@ -3,16 +3,43 @@
 //! 2014; fbra.txt §3–4). Parity FEC is the bandwidth probe: in PROBE the
 //! sender adds one XOR parity packet per N media packets at an unchanged
 //! media rate; if the next report shows no congestion, UP turns that FEC
-//! rate into media rate. The paper's numbers and pseudo-code bodies were
-//! lost in extraction; ALGORITHMS.md §9 reconstructs them from the authors'
-//! drafts and slides and from a third-party port ([3P]), and §9.0 lists
-//! where the paper's prose overrides the reconstruction — the prose wins
-//! here. Each constant below says where it comes from.
+//! rate into media rate. The public copies of the paper keep its prose but
+//! lose its numbers and pseudo-code bodies, and the authors' draft
+//! (draft-singh-rmcat-adaptive-fec-00..03) and IETF 90/91 slides carry
+//! almost none; where the prose says nothing else, the values come from a
+//! third-party port ([3P]: zxxia/net-rl `fbra.{h,cc}`). Where sources
+//! disagree the paper's prose wins. Each constant's source is beside its
+//! `Param`, and in this table ("chosen" marks what no source gives; every
+//! one is a parameter):
+//!
+//! | constant | value | source |
+//! |---|---|---|
+//! | c thresholds' range | [1, 2] | paper §4.1 |
+//! | `low_percentile` / `high_percentile` | 40 / 80 | [3P]; §4.1: low one "better than the median", high "at the higher end" |
+//! | `history` (rates) | 2 s | paper §4.2 |
+//! | `history` (OWD) | 2 s | [3P]; §4.1 gives no length |
+//! | `stay` | 1.1 | [3P] |
+//! | `probe_down` | 1.6 | [3P] (its comment: 1.4–1.6) |
+//! | `up_down` | 1.3 | chosen: §4.3 wants it below PROBE's |
+//! | `down_edge` | 2.0 | [3P]; §4.3: the least sensitive |
+//! | `probe_fec` | 1.2 | [3P] |
+//! | `probe_after` | 2 reports | draft §3.1 |
+//! | `probe_share` | 0.9 | chosen: §4.3's share was lost |
+//! | `undershoot` | 0.9 × (2G − R) | 2G − R: paper §4.4, IETF 91 slide 11; 0.9: [3P]'s "paper default" (§4.4's factor was lost; the slides have none) |
+//! | `deactivation` | 1.05 intervals | [3P]; §4.4: "a bit more than the RTCP interval" |
+//! | `bounce` | 0.9 × goodput | [3P]; §4.4's share was lost |
+//! | bounce cap | ≤ the rate before the cut | chosen: §4.4 "gradually" |
+//! | `early` | 0.5 interval | chosen: §4.3's value was lost |
+//! | `timeout` | 5 intervals, rate / 2 | halving: §4.3; 5: chosen |
+//! | `fec_min` / `fec_max` | 2 / 14 | 14: paper §5.5; 2: [3P], §4.2 "the lowest possible" |
+//! | N from the rate | linear in rate / max(2 s highest, first G) | inputs: §4.2; the map: chosen |
+//! | `recent` | newer half of a report | chosen: §4.1 gives no split |
+//! | `rate_window` | 500 ms | chosen |
+//! | `report_interval` | the flow's | §4.1 gives none (lost) |
 //!
 //! Per receiver report (fbra.txt §4.1; one per `Feedback`):
-//! - the one-way delay of the newest packet received ([3P], §9.2), its
-//!   history over 2 s from reports without loss or discard only (§4.1,
-//!   §9.6), and the low/high watermarks as its 40th/80th percentiles (Fig. 4);
+//! - the one-way delay of the newest packet received ([3P]), its
+//!   history over 2 s from reports without loss or discard only (§4.1), and the low/high watermarks as its 40th/80th percentiles (Fig. 4);
 //!   c_lo = OWD/low, c_hi = OWD/high ("correlated OWD", §4.1);
 //! - losses and discards (late packets, RFC 7097), "recent" when in the
 //!   newer half of the report's packets (§4.1: events early in the interval
@@ -25,30 +52,31 @@
 //!   §4.4); any loss, discard or c_hi above `down_edge` keeps DOWN (§9.0);
 //!   a clean report goes to STAY.
 //! - STAY: a recent loss or discard, or c_hi above `stay`, undershoots,
-//!   deactivates and goes DOWN; an older loss stays. Otherwise PROBE with
-//!   FEC on — unless R is above `probe_share` of the highest R of the last
-//!   2 s, which waits one more report first (§4.3, §9.0).
-//! - PROBE: recent loss/discard or c_hi > `probe_down` (1.6, §4.3: "between
-//!   1.4 and 1.6") undershoots to DOWN; an older one, or c_hi > `stay`,
+//!   deactivates and goes DOWN; an older loss stays. Otherwise, after
+//!   `probe_after` clean reports in a row (draft §3.1), PROBE with FEC on —
+//!   unless R is above `probe_share` of the highest rate of the last 2 s,
+//!   which waits one more report first (§4.3).
+//! - PROBE: recent loss/discard or c_hi > `probe_down` undershoots to DOWN;
+//!   an older one, or c_hi > `stay`,
 //!   returns to STAY; c_lo > `probe_fec` (1.2) takes one FEC packet away
 //!   (N + 1) and stays; else UP.
 //! - UP: media rate × (1 + 1/N), the FEC's share (§4.3: "replacing the FEC
 //!   rate with additional RTP media rate"); the next report's recent loss or
-//!   c_hi > `up_down` (more sensitive than PROBE's, §9.0: 1.3) undershoots to
+//!   c_hi > `up_down` (more sensitive than PROBE's, §4.3) undershoots to
 //!   DOWN, else STAY.
 //! - Undershoot (§4.4): R ← `undershoot` × (2G − R), i.e. R less twice its
-//!   excess over the goodput, times a factor the text lost (§9.0); then the
+//!   excess over the goodput, times a factor (§4.4); then the
 //!   controller ignores reports for `deactivation` × the report interval
 //!   (§4.4: "a bit more than the RTCP interval"), and bounce-back (§4.4):
 //!   undershoot again if the first report after shows loss, else R ← 0.9 ×
 //!   the goodput reported meanwhile, but not above the rate the undershoot
-//!   cut from (a choice: §4.4 brings the rate back "gradually"); STAY.
+//!   cut from (chosen: §4.4 brings the rate back "gradually"); STAY.
 //! - A report sooner than `early` × the report interval is an early report:
 //!   DOWN at once (§4.3); none for `timeout` halves the rate, DOWN (§4.3,
-//!   RFC 8083's circuit breaker).
+//!   after the RTP circuit breakers, RFC 8083).
 //! - FEC interval N ∈ [`fec_min`, `fec_max`] = [2, 14] (§4.2: max 14), on
-//!   entering PROBE from the rate against the highest of the last 2 s and
-//!   the initial goodput (§4.2: low N when the rate is low against them):
+//!   entering PROBE from the rate against the highest rate (R, media rate or
+//!   G) of the last 2 s and the initial goodput (§4.2: low N when the rate is low against them):
 //!   N = round(fec_min + (fec_max − fec_min)·ratio); ±1 steps as above.
 //!
 //! Frames leave as the packetizer makes them (no pacer in 2014's stacks,
@@ -71,33 +99,54 @@ const fn num(name: &'static str, default: f64, min: f64, max: f64, doc: &'static
     Param::number(name, default, min, max, doc)
 }
 
-const LOW_PCT: Param<f64> =
-    num("low_percentile", 40.0, 0.0, 100.0, "low watermark percentile of the OWD history ([3P], §9.5)");
-const HIGH_PCT: Param<f64> =
-    num("high_percentile", 80.0, 0.0, 100.0, "high watermark percentile of the OWD history ([3P], §9.5)");
+// §4.1: every c threshold lies in [1, 2] ("derived empirically"), hence the
+// ranges below; the values themselves did not survive in any public copy.
+const C_MAX: f64 = 2.0;
+const LOW_PCT: Param<f64> = num(
+    "low_percentile",
+    40.0,
+    0.0,
+    100.0,
+    "low watermark percentile of the OWD history ([3P]; §4.1 says only that it beats the median)",
+);
+const HIGH_PCT: Param<f64> = num(
+    "high_percentile",
+    80.0,
+    0.0,
+    100.0,
+    "high watermark percentile of the OWD history ([3P]; §4.1: 'the higher end')",
+);
 const HISTORY: Param<Duration> = Param::duration(
     "history",
     Duration::from_secs(2),
     Duration::from_millis(1),
     Duration::from_secs(3600),
-    "OWD and rate history (§4.2: the last two seconds)",
+    "rate history (§4.2: the last two seconds); the OWD history uses it too ([3P] 2 s; §4.1 gives no length)",
 );
 const DOWN_EDGE: Param<f64> =
-    num("down_edge", 2.0, 1.0, 10.0, "c_hi that keeps DOWN, the least sensitive threshold (§4.3; [3P] 2.0)");
-const STAY: Param<f64> = num("stay", 1.1, 1.0, 10.0, "c_hi that ends STAY and PROBE ([3P] 1.1)");
-const PROBE_DOWN: Param<f64> = num("probe_down", 1.6, 1.0, 10.0, "c_hi that turns PROBE into DOWN (§4.3: 1.4-1.6)");
+    num("down_edge", 2.0, 1.0, C_MAX, "c_hi that keeps DOWN, the least sensitive threshold (§4.3; [3P] 2.0)");
+const STAY: Param<f64> = num("stay", 1.1, 1.0, C_MAX, "c_hi that ends STAY and PROBE ([3P] 1.1)");
+const PROBE_DOWN: Param<f64> =
+    num("probe_down", 1.6, 1.0, C_MAX, "c_hi that turns PROBE into DOWN ([3P] 1.6, its comment: 1.4-1.6)");
 const UP_DOWN: Param<f64> =
-    num("up_down", 1.3, 1.0, 10.0, "c_hi that turns UP into DOWN, below probe_down (§9.0; choice: 1.3)");
-const PROBE_FEC: Param<f64> = num("probe_fec", 1.2, 1.0, 10.0, "c_lo that takes FEC away in PROBE ([3P] 1.2)");
+    num("up_down", 1.3, 1.0, C_MAX, "c_hi that turns UP into DOWN, below probe_down (§4.3; chosen: 1.3, between)");
+const PROBE_FEC: Param<f64> = num("probe_fec", 1.2, 1.0, C_MAX, "c_lo that takes FEC away in PROBE ([3P] 1.2)");
+const PROBE_AFTER: Param<u16> = Param::integer(
+    "probe_after",
+    2,
+    1,
+    100,
+    "clean reports in a row before PROBE (draft-singh-rmcat-adaptive-fec-00..03 §3.1: two reporting intervals)",
+);
 const PROBE_SHARE: Param<f64> = num(
     "probe_share",
     0.9,
     0.0,
     1.0,
-    "PROBE waits a report while R is above this share of the 2 s maximum (§4.3's X, lost; choice: 0.9)",
+    "PROBE waits a report while R is above this share of the 2 s maximum (§4.3's X, lost; chosen: 0.9)",
 );
 const UNDERSHOOT: Param<f64> =
-    num("undershoot", 0.9, 0.01, 1.0, "factor on 2G − R after congestion (§4.4's X, lost; choice: 0.9)");
+    num("undershoot", 0.9, 0.01, 1.0, "factor on 2G − R after congestion (§4.4's X, lost; [3P]'s 'paper default' 0.9)");
 const BOUNCE: Param<f64> =
     num("bounce", 0.9, 0.01, 1.0, "bounce-back to this share of the goodput while deactivated ([3P] 0.9)");
 const DEACTIVATION: Param<f64> =
@@ -107,14 +156,14 @@ const RECENT: Param<f64> = num(
     0.5,
     0.0,
     1.0,
-    "a loss or discard is recent in this newest share of a report's packets (§4.1; choice: 0.5)",
+    "a loss or discard is recent in this newest share of a report's packets (§4.1; chosen: 0.5)",
 );
 const RATE_WINDOW: Param<Duration> = Param::duration(
     "rate_window",
     Duration::from_millis(500),
     Duration::from_millis(1),
     Duration::from_secs(60),
-    "window of R and G (choice: 500 ms, over ten frames at low rates)",
+    "window of R and G (chosen: 500 ms, over ten frames at low rates; §4.1 counts G per report)",
 );
 const REPORT_INTERVAL: Param<Duration> = Param::duration(
     "report_interval",
@@ -125,10 +174,11 @@ const REPORT_INTERVAL: Param<Duration> = Param::duration(
      reports and timeouts in it)",
 );
 const EARLY: Param<f64> =
-    num("early", 0.5, 0.0, 1.0, "a report sooner than this share of the interval is early: DOWN (§4.3)");
+    num("early", 0.5, 0.0, 1.0, "a report sooner than this share of the interval is early: DOWN (§4.3; chosen: 0.5)");
 const TIMEOUT: Param<f64> =
-    num("timeout", 5.0, 1.0, 1000.0, "no report for this many intervals halves the rate (§4.3; choice: 5)");
-const FEC_MIN: Param<u16> = Param::integer("fec_min", 2, 1, 1000, "smallest FEC interval N ([3P], §4.2)");
+    num("timeout", 5.0, 1.0, 1000.0, "no report for this many intervals halves the rate (§4.3; chosen: 5)");
+const FEC_MIN: Param<u16> =
+    Param::integer("fec_min", 2, 1, 1000, "smallest FEC interval N (§4.2: 'the lowest possible'; [3P] 2)");
 const FEC_MAX: Param<u16> = Param::integer("fec_max", 14, 1, 1000, "largest FEC interval N (§4.2, §5.5: 14)");
 
 pub const INFO: ControllerInfo = ControllerInfo {
@@ -145,6 +195,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
         UP_DOWN.info(),
         PROBE_FEC.info(),
         PROBE_SHARE.info(),
+        PROBE_AFTER.info(),
         UNDERSHOOT.info(),
         BOUNCE.info(),
         DEACTIVATION.info(),
@@ -179,6 +230,7 @@ pub struct FbraConfig {
     pub up_down: f64,
     pub probe_fec: f64,
     pub probe_share: f64,
+    pub probe_after: u16,
     pub undershoot: f64,
     pub bounce: f64,
     pub deactivation: f64,
@@ -235,6 +287,7 @@ impl FbraConfig {
             up_down,
             probe_fec: p.get(&PROBE_FEC)?,
             probe_share: p.get(&PROBE_SHARE)?,
+            probe_after: p.get(&PROBE_AFTER)?,
             undershoot: p.get(&UNDERSHOOT)?,
             bounce: p.get(&BOUNCE)?,
             deactivation: p.get(&DEACTIVATION)?,
@@ -294,7 +347,8 @@ pub struct Fbra {
     fec_interval: u16,
     fec_on: bool,
     owd: VecDeque<(Time, Duration)>,
-    /// (time, R) of each report over the history, for its maximum.
+    /// (time, highest of R, media rate and G) of each report over the
+    /// history, for its maximum (§4.2 keeps all three).
     rates: VecDeque<(Time, f64)>,
     /// (send or arrival time, bytes) of packets sent and media received in time.
     sent_log: VecDeque<(Time, u64)>,
@@ -306,6 +360,8 @@ pub struct Fbra {
     /// The rate the last deactivating undershoot cut from.
     before_undershoot: f64,
     waited: bool,
+    /// Clean reports in a row (no loss, no discard, c_hi within `stay`).
+    clean: u16,
     last_report: Option<Time>,
     watermarks: Option<(Duration, Duration)>,
     goodput: f64,
@@ -338,6 +394,7 @@ impl Fbra {
             goodput_while_disabled: None,
             before_undershoot: cfg.start_rate.bps() as f64,
             waited: false,
+            clean: 0,
             last_report: None,
             watermarks: None,
             goodput: 0.0,
@@ -453,7 +510,7 @@ impl Fbra {
         while self.rates.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.history) {
             self.rates.pop_front();
         }
-        self.rates.push_back((now, r.sent));
+        self.rates.push_back((now, r.sent.max(r.goodput).max(self.rate)));
         self.goodput = r.goodput;
         if let Some(until) = self.disabled_until {
             if now < until {
@@ -462,6 +519,7 @@ impl Fbra {
             }
             // Bounce-back (§4.4): the first report after the period.
             self.disabled_until = None;
+            self.clean = u16::from(!r.any() && r.c_hi <= self.cfg.stay);
             if r.any() {
                 self.undershoot(r);
             } else if let Some(g) = self.goodput_while_disabled {
@@ -474,6 +532,7 @@ impl Fbra {
             return;
         }
         let cfg = self.cfg;
+        self.clean = if !r.any() && r.c_hi <= cfg.stay { self.clean.saturating_add(1) } else { 0 };
         match self.state {
             State::Down => {
                 self.fec_on = false;
@@ -488,7 +547,9 @@ impl Fbra {
                 self.fec_on = false;
                 if r.congested_now() || (!r.loss && r.c_hi > cfg.stay) {
                     self.down(now, r);
-                } else if !r.any() {
+                } else if !r.any() && self.clean >= cfg.probe_after {
+                    // The draft's two clean intervals (§3.1), then §4.3's
+                    // one more report while R is near the 2 s maximum.
                     if !self.waited && r.sent > cfg.probe_share * self.max_rate_2s() {
                         self.waited = true;
                     } else {
@@ -529,6 +590,7 @@ impl Fbra {
     }
 
     fn down(&mut self, now: Time, r: &Report) {
+        self.clean = 0;
         self.before_undershoot = self.rate;
         self.undershoot(r);
         self.disable(now);

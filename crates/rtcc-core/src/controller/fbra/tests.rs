@@ -25,21 +25,104 @@ fn clean(sent: f64, goodput: f64, c: f64) -> Report {
 #[test]
 fn stay_probes_then_up_turns_the_fec_into_media() {
     let mut f = fbra(&[]);
-    // The 2 s maximum is this report's own R, so STAY waits one report
-    // (R above 90 % of it), then probes with N from rate/reference = 1.
+    // One clean report is not enough (the draft's two); at the second the
+    // 2 s maximum is R itself, so STAY waits one more report (R above 90 %
+    // of it), then probes with N from rate/reference = 1.
     f.on_report(ms(100), &clean(100e3, 100e3, 1.0));
-    assert_eq!((f.state, f.fec()), (State::Stay, None));
+    assert_eq!((f.state, f.fec(), f.waited), (State::Stay, None, false));
     f.on_report(ms(200), &clean(100e3, 100e3, 1.0));
+    assert_eq!((f.state, f.fec(), f.waited), (State::Stay, None, true));
+    f.on_report(ms(300), &clean(100e3, 100e3, 1.0));
     assert_eq!((f.state, f.fec()), (State::Probe, Some(14)));
     assert_eq!(f.probes, 1);
     // A clean PROBE report: media × (1 + 1/14), FEC off, UP.
-    f.on_report(ms(300), &clean(107e3, 100e3, 1.0));
+    f.on_report(ms(400), &clean(107e3, 100e3, 1.0));
     assert_eq!((f.state, f.fec()), (State::Up, None));
     assert!((f.rate() - 100e3 * 15.0 / 14.0).abs() < 1e-6, "{}", f.rate());
     // UP → STAY when the next report is clean.
-    f.on_report(ms(400), &clean(107e3, 107e3, 1.05));
+    f.on_report(ms(500), &clean(107e3, 107e3, 1.05));
     assert_eq!(f.state, State::Stay);
     assert_eq!(f.probes_up, 1);
+}
+
+#[test]
+fn probe_needs_two_clean_reports_in_a_row() {
+    // draft-singh-rmcat-adaptive-fec §3.1: no congestion for two reporting
+    // intervals. R far below the 2 s maximum, so §4.3's extra wait is off.
+    let run = |params: &[(&str, f64)], reports: &[f64]| {
+        let mut f = fbra(params);
+        f.on_report(ms(0), &clean(400e3, 400e3, 1.0));
+        for (i, &c) in reports.iter().enumerate() {
+            f.on_report(ms(100 * (i as i64 + 1)), &clean(100e3, 100e3, c));
+        }
+        f.state
+    };
+    // The first report was clean: one more clean one probes.
+    assert_eq!(run(&[], &[1.0]), State::Probe);
+    // DOWN's clean report counts as the first; an older loss in STAY
+    // stays there and starts the count over.
+    let mut f = fbra(&[]);
+    f.state = State::Down;
+    f.rate = 400e3; // R (100 kbps) far below the 2 s maximum: no extra wait
+    f.on_report(ms(100), &clean(100e3, 100e3, 1.0));
+    assert_eq!((f.state, f.clean), (State::Stay, 1));
+    f.on_report(ms(200), &Report { loss: true, ..clean(100e3, 100e3, 1.0) });
+    assert_eq!((f.state, f.clean), (State::Stay, 0), "an older loss stays and resets the count");
+    f.on_report(ms(300), &clean(100e3, 100e3, 1.0));
+    assert_eq!(f.state, State::Stay);
+    f.on_report(ms(400), &clean(100e3, 100e3, 1.0));
+    assert_eq!(f.state, State::Probe);
+    // probe_after = 1 probes on the first clean report (R well below the
+    // 400 kbps media rate, so no extra wait); the default does not.
+    let first = |params: &[(&str, f64)]| {
+        let mut g = fbra(params);
+        g.rate = 400e3;
+        g.on_report(ms(100), &clean(100e3, 100e3, 1.0));
+        g.state
+    };
+    assert_eq!(first(&[("probe_after", 1.0)]), State::Probe);
+    assert_eq!(first(&[]), State::Stay);
+    // probe_after = 3 waits for three.
+    assert_eq!(run(&[("probe_after", 3.0)], &[1.0]), State::Stay);
+    assert_eq!(run(&[("probe_after", 3.0)], &[1.0, 1.0]), State::Probe);
+}
+
+#[test]
+fn the_fec_reference_is_the_highest_of_sending_rate_media_rate_and_goodput() {
+    // §4.2: the history holds goodput, sending rate and combined rate. A
+    // first report whose goodput (400 kbps) exceeds its R (100 kbps): the
+    // rate 100 kbps against 400 gives N = round(2 + 12 × 0.25) = 5.
+    let mut f = fbra(&[]);
+    f.on_report(ms(100), &clean(100e3, 400e3, 1.0));
+    f.initial_goodput = Some(0.0);
+    f.on_report(ms(200), &clean(100e3, 100e3, 1.0));
+    assert_eq!(f.fec(), Some(5));
+    // The media rate counts too: 150 kbps against the 300 kbps media rate
+    // of the first report, R and G at 100 kbps: round(2 + 12 × 0.5) = 8.
+    let mut g = fbra(&[]);
+    g.rate = 300e3;
+    g.on_report(ms(100), &clean(100e3, 100e3, 1.0));
+    g.rate = 150e3;
+    g.on_report(ms(200), &clean(100e3, 100e3, 1.0));
+    assert_eq!(g.fec(), Some(8));
+}
+
+#[test]
+fn the_constants_are_the_recovered_ones() {
+    // docs/fbra-constants.md gives each value's source; a changed default fails here.
+    let c = fbra(&[]).cfg;
+    assert_eq!((c.low_pct, c.high_pct, c.history), (40.0, 80.0, Duration::from_secs(2)));
+    assert_eq!((c.stay, c.probe_fec, c.probe_down, c.up_down, c.down_edge), (1.1, 1.2, 1.6, 1.3, 2.0));
+    assert_eq!((c.probe_after, c.probe_share), (2, 0.9));
+    assert_eq!((c.undershoot, c.bounce, c.deactivation), (0.9, 0.9, 1.05));
+    assert_eq!((c.fec_min, c.fec_max), (2, 14));
+    assert_eq!((c.early, c.timeout, c.recent), (0.5, 5.0, 0.5));
+    // §4.1: every c threshold within [1, 2].
+    for name in ["stay", "probe_fec", "probe_down", "up_down", "down_edge"] {
+        let p = Params::new().with(name, crate::controller::ParamValue::Num(2.5));
+        let e = FbraConfig::from_params(&p, &ControllerContext::DEFAULT).unwrap_err().to_string();
+        assert!(e.contains(name), "{name}: {e}");
+    }
 }
 
 #[test]
