@@ -533,6 +533,7 @@ impl Scenario {
             record_timeseries: file.record.timeseries.unwrap_or(true),
             bin,
             max_packets,
+            max_packet_rows,
             photo_dir: None,
             video_dir: None,
         })
@@ -540,7 +541,6 @@ impl Scenario {
 
     pub fn build_link(&self, rng: &mut rtcc_core::rng::Rng) -> Result<(Link, PathSpec), ScenarioError> {
         let err = |e: crate::link::FieldError| ScenarioError {
-            max_packet_rows,
             source_name: self.source.clone(),
             field: format!("link.{}", e.field.trim_start_matches("link.")),
             reason: e.reason,
