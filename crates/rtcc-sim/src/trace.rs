@@ -520,7 +520,7 @@ pub fn parse_trace(text: &str, name: &str, opts: &TraceOptions) -> Result<Trace,
         let body = text.strip_prefix('\u{feff}').unwrap_or(text);
         let reason = match body.lines().map(str::trim).find(|l| !l.is_empty()) {
             Some(first) => format!("not a trace in a known format ({known}): it starts '{}'", excerpt(first)),
-            None => format!("empty: no trace in any known format ({known})"),
+            None => format!("empty trace (nothing in any known format: {known})"),
         };
         return Err(TraceError { path: name.to_string(), line: None, reason });
     };
@@ -1500,6 +1500,8 @@ mod format_tests {
         assert_eq!(d("\u{feff}Timestamp,Speed,DL_bitrate,UL_bitrate\n"), Some(TraceFormat::GNetTrack));
         assert_eq!(d("root:x:0:0"), None);
         assert_eq!(d(""), None);
+        let e = parse_trace("\n \n", "e", &TraceOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), format!("e: empty trace (nothing in any known format: {})", TraceFormat::known()));
         for f in TraceFormat::ALL {
             assert_eq!(TraceFormat::from_name(f.name()), Some(f));
         }

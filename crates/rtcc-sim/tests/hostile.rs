@@ -183,7 +183,8 @@ fn trace_errors_in_a_scenario() {
     let e = scen("{ kind = \"trace\", file = \"passwd\" }").expect("refused");
     assert!(
         e.ends_with(
-            "passwd:1: 'root:x:0:0:root:/roo…' is not a timestamp (expected a non-negative integer number of ms)"
+            "passwd: not a trace in a known format (mahimahi, pensieve, opennetlab, gnettrack): it starts \
+             'root:x:0:0:root:/roo…'"
         ),
         "{e}"
     );

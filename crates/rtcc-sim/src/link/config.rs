@@ -1246,10 +1246,13 @@ mod tests {
         let e = trace("", "passwd").unwrap_err();
         assert!(
             e.ends_with(
-                "passwd:1: 'root:x:0:0:root:/roo…' is not a timestamp (expected a non-negative integer number of ms)"
+                "passwd: not a trace in a known format (mahimahi, pensieve, opennetlab, gnettrack): it starts \
+                 'root:x:0:0:root:/roo…'"
             ),
             "{e}"
         );
+        let e = trace(", format = \"mahimahi\"", "passwd").unwrap_err();
+        assert!(e.contains("passwd:1: 'root:x:0:0:root:/roo…' is not a timestamp"), "{e}");
         let e = build("[link]\ncapacity = { kind = \"trace\", file = \"/dev/zero\" }\n").unwrap_err();
         assert!(e.starts_with("link.capacity.file: /dev/zero: is not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
