@@ -117,6 +117,7 @@ _WORDS: dict[str, Metric] = {
     "plis_sent": Metric("PLIs sent"),
     "rtx_packets": Metric("packets retransmitted"),
     "retransmits": Metric("TCP segments retransmitted"),
+    "rtos": Metric("TCP retransmission timeouts"),
     "fec_packets": Metric("FEC packets"),
     "fec_recovered": Metric("packets rebuilt from FEC"),
     "fec_recovered_late": Metric("packets rebuilt from FEC too late"),

@@ -16,6 +16,7 @@ use crate::feedback::{Feedback, PacketResult, ReceiverReport};
 use crate::pacer::{Pacer, PacerConfig, Queued};
 use crate::packet::{Packet, PacketKind, FLAG_KEY, FLAG_PROTECTED, NO_FRAME};
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
+use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// An audio stream sharing the flow's budget (the "non-video rate" of
@@ -34,6 +35,67 @@ pub enum RateCap {
     /// libwebrtc's resolution-dependent default maximum
     /// (`Resolution::webrtc_max_rate`).
     Webrtc,
+}
+
+/// How a real sender's clocks and threads move frames and packets off the
+/// ideal grid `start + k·interval`. With every field off (`OFF`, the
+/// default) captures and pacer wake-ups are exact, so two flows keep one
+/// phase for the whole run; each field on draws from the flow's `seed`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderTiming {
+    /// First capture uniformly within one frame interval of the start (each
+    /// camera starts at its own moment), and the pacer's wake-up grid
+    /// uniformly within one tick.
+    pub phase: bool,
+    /// Bound of the camera clock's rate error: the flow's error is drawn
+    /// uniformly in ±`drift_ppm` and stretches the frame interval.
+    pub drift_ppm: f64,
+    /// Capture → encoder hand-over delay, uniform in [0, `handover`]
+    /// (libwebrtc VideoStreamEncoder::OnFrame posts the frame to the encoder
+    /// task queue).
+    pub handover: Duration,
+    /// Encode time: normal with this mean and standard deviation, at least
+    /// 0; the encoder codes one frame at a time, so a frame waits for the
+    /// previous one.
+    pub encode_time: Duration,
+    pub encode_jitter: Duration,
+    /// Pacer wake-ups on a grid of this period (0: exactly when a packet is
+    /// due). libwebrtc's PacingController sleeps at least kMinSleepTime,
+    /// 1 ms (modules/pacing/pacing_controller.cc); the older process-thread
+    /// PacedSender ran every kMinPacketLimitMs, 5 ms (paced_sender.cc). A
+    /// packet enqueued between wake-ups may still leave at once, as
+    /// enqueuing processes the queue there too.
+    pub pacer_tick: Duration,
+    /// The flow's stream for these draws.
+    pub seed: u64,
+}
+
+impl SenderTiming {
+    pub const OFF: SenderTiming = SenderTiming {
+        phase: false,
+        drift_ppm: 0.0,
+        handover: Duration::ZERO,
+        encode_time: Duration::ZERO,
+        encode_jitter: Duration::ZERO,
+        pacer_tick: Duration::ZERO,
+        seed: 0,
+    };
+
+    /// Whether every part is off (the seed aside): the exact grid.
+    pub fn is_off(&self) -> bool {
+        SenderTiming { seed: 0, ..*self } == SenderTiming::OFF
+    }
+
+    /// Whether frames wait between capture and the packetizer.
+    fn delays_frames(&self) -> bool {
+        self.handover.is_positive() || self.encode_time.is_positive() || self.encode_jitter.is_positive()
+    }
+}
+
+impl Default for SenderTiming {
+    fn default() -> Self {
+        SenderTiming::OFF
+    }
 }
 
 /// In declaration order (`repr(C)`): what the sender reads on every
@@ -80,6 +142,7 @@ pub struct SenderConfig {
     /// off-by-default WebRTC-AddPacingToCongestionWindowPushback trial).
     pub pushback_pacer: bool,
     pub pacer: PacerConfig,
+    pub timing: SenderTiming,
 }
 
 impl Default for SenderConfig {
@@ -105,6 +168,7 @@ impl Default for SenderConfig {
             cwnd_pushback: true,
             pushback_pacer: false,
             pacer: PacerConfig::default(),
+            timing: SenderTiming::OFF,
         }
     }
 }
@@ -165,6 +229,11 @@ pub struct SendCounters {
     /// congestion-window frame dropping).
     pub cwnd_drops: u64,
     pub resolution_switches: u64,
+    /// Times the call sent no media, retransmission, FEC or audio for
+    /// `STALL` while live (after its first such packet): a window held by
+    /// lost packets stalls until their history expires unless the pacer
+    /// sends keep-alives (`PacerConfig::keepalive`).
+    pub stalls: u64,
 }
 
 /// Fields in declaration order (`repr(C)`): those every packet touches
@@ -235,6 +304,73 @@ pub struct Sender {
     resolution: ResolutionState,
     /// libwebrtc's cwnd_frame_counter_: captures seen while dropping.
     cwnd_frame_counter: u64,
+    /// When the last packet with content (not padding or probe) left, and
+    /// whether the gap since has been counted as a stall.
+    last_content: Option<Time>,
+    stall_counted: bool,
+    /// `SenderTiming` on: its draws, the capture grid (origin, captures
+    /// since, interval in µs with the clock's drift), the frames between
+    /// capture and packetizer (ready time, capture) and when the encoder is
+    /// free, and the origin of the pacer's wake-up grid.
+    clock: Option<FrameClock>,
+}
+
+struct FrameClock {
+    rng: Rng,
+    origin: Time,
+    captures: u64,
+    interval_us: f64,
+    encoding: VecDeque<(Time, Time)>,
+    encoder_free: Time,
+    tick_origin: Time,
+}
+
+impl FrameClock {
+    fn new(cfg: &SenderConfig) -> Option<FrameClock> {
+        let t = cfg.timing;
+        if t.is_off() {
+            return None;
+        }
+        let mut rng = Rng::new(t.seed);
+        let mut within = |d: Duration| match t.phase {
+            true => Duration::from_micros((rng.uniform() * d.as_micros() as f64) as i64),
+            false => Duration::ZERO,
+        };
+        let origin = cfg.start + within(cfg.frame_interval);
+        let tick_origin = cfg.start + within(t.pacer_tick);
+        let drift = (2.0 * rng.uniform() - 1.0) * t.drift_ppm * 1e-6;
+        Some(FrameClock {
+            origin,
+            captures: 0,
+            interval_us: cfg.frame_interval.as_micros() as f64 * (1.0 + drift),
+            encoding: VecDeque::new(),
+            encoder_free: cfg.start,
+            tick_origin,
+            rng,
+        })
+    }
+
+    fn next_capture(&self) -> Time {
+        self.origin + Duration::from_micros((self.captures as f64 * self.interval_us).round() as i64)
+    }
+
+    /// When a frame captured at `capture` reaches the packetizer.
+    fn ready_at(&mut self, t: &SenderTiming, capture: Time) -> Time {
+        let handover = Duration::from_micros((self.rng.uniform() * t.handover.as_micros() as f64) as i64);
+        let encode = t.encode_time.as_micros() as f64 + self.rng.normal() * t.encode_jitter.as_micros() as f64;
+        let start = (capture + handover).max(self.encoder_free);
+        self.encoder_free = start + Duration::from_micros(encode.max(0.0) as i64);
+        self.encoder_free
+    }
+
+    /// `at` moved up to the pacer's next wake-up on its grid.
+    fn tick_up(&self, tick: Duration, at: Time) -> Time {
+        if !tick.is_positive() || at <= self.tick_origin {
+            return at;
+        }
+        let (since, tick) = ((at - self.tick_origin).as_micros(), tick.as_micros());
+        self.tick_origin + Duration::from_micros((since + tick - 1) / tick * tick)
+    }
 }
 
 /// libwebrtc RTPSender: a packet is not retransmitted again within one RTT
@@ -248,6 +384,11 @@ const BULK_BACKLOG: DataSize = DataSize::from_bytes(64_000);
 /// more than 150 ms to send, "a typical RTC application ... demands
 /// consistent latency below 150 ms".
 pub const BUFFER_OVERSHOOT: Duration = Duration::from_millis(150);
+/// A gap in sending content this long is a stall (`SendCounters::stalls`):
+/// thirty frame intervals at 30 fps, and twice libwebrtc's 500 ms keep-alive
+/// interval, so a keep-alive whose feedback reopens the window ends the gap
+/// before it counts.
+pub const STALL: Duration = Duration::from_secs(1);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, controller: Box<dyn Controller>, encoder: Box<dyn FrameEncoder>) -> Self {
@@ -270,6 +411,8 @@ impl Sender {
             decision,
             next_frame_id: 0,
             cwnd_frame_counter: 0,
+            last_content: None,
+            stall_counted: false,
             next_seq: 0,
             next_media_seq: 0,
             history: VecDeque::with_capacity(256),
@@ -292,7 +435,11 @@ impl Sender {
             buffer_at: None,
             pushback: 1.0,
             timeout: Cell::new(None),
+            clock: FrameClock::new(&cfg),
         };
+        if let Some(c) = &s.clock {
+            s.next_frame = c.next_capture();
+        }
         s.apply_decision(cfg.start);
         s
     }
@@ -525,6 +672,9 @@ impl Sender {
             return None;
         }
         let mut t = self.pacer.poll_timeout(self.in_flight);
+        if let Some(c) = &self.clock {
+            t = t.map(|at| c.tick_up(self.cfg.timing.pacer_tick, at));
+        }
         let mut take = |x: Option<Time>| {
             if let Some(x) = x {
                 t = Some(t.map_or(x, |t: Time| t.min(x)));
@@ -532,6 +682,7 @@ impl Sender {
         };
         if !self.cfg.bulk {
             take(Some(self.next_frame));
+            take(self.clock.as_ref().and_then(|c| c.encoding.front()).map(|f| f.0));
         } else if self.pacer.queued_bytes() < BULK_BACKLOG {
             // Due at once (from the start) to top the backlog up.
             take(Some(self.cfg.start));
@@ -571,6 +722,8 @@ impl Sender {
         }
         if self.cfg.bulk {
             self.refill_bulk(now);
+        } else if self.clock.is_some() {
+            self.run_frame_clock(now);
         } else {
             while self.next_frame <= now {
                 let capture = self.next_frame;
@@ -579,6 +732,31 @@ impl Sender {
             }
         }
         self.trim_history(now);
+    }
+
+    /// The frame clock with `SenderTiming` on: captures on the drifting
+    /// grid enter the encoder, and frames whose encode is done reach the
+    /// packetizer.
+    fn run_frame_clock(&mut self, now: Time) {
+        let timing = self.cfg.timing;
+        let Some(c) = self.clock.as_mut() else { return };
+        while self.next_frame <= now {
+            let capture = self.next_frame;
+            c.captures += 1;
+            self.next_frame = c.next_capture();
+            let ready = if timing.delays_frames() { c.ready_at(&timing, capture) } else { capture };
+            c.encoding.push_back((ready, capture));
+        }
+        loop {
+            let Some(c) = self.clock.as_mut() else { return };
+            match c.encoding.front() {
+                Some(&(ready, capture)) if ready <= now => {
+                    c.encoding.pop_front();
+                    self.produce_frame(now, capture);
+                }
+                _ => return,
+            }
+        }
     }
 
     /// Encode the frame captured at `capture`, handed over at `now`
@@ -663,7 +841,8 @@ impl Sender {
                 group: 0,
                 flags,
                 capture,
-                enqueued: capture,
+                // The pacer's queue time starts at the hand-over.
+                enqueued: if self.clock.is_some() { now } else { capture },
                 burst: schedule.is_burst(i, count),
                 payload: enc.payload.clone(),
             };
@@ -725,6 +904,10 @@ impl Sender {
         if self.stopped || now < self.cfg.start {
             return;
         }
+        if !self.stall_counted && self.last_content.is_some_and(|t| now.saturating_since(t) >= STALL) {
+            self.stall_counted = true;
+            self.counters.stalls += 1;
+        }
         if let Some(at) = self.buffer_at.replace(now) {
             let dt = now.saturating_since(at);
             let c = &mut self.counters;
@@ -779,6 +962,9 @@ impl Sender {
             self.hist_expire = now + self.cfg.history;
         }
         self.history.push_back(HistEntry { kind, size, send_time: now, probe_cluster: probe, pos, outstanding: true });
+        if !matches!(kind, PacketKind::Padding | PacketKind::Probe) {
+            (self.last_content, self.stall_counted) = (Some(now), false);
+        }
         let k = kind as usize;
         self.counters.bytes[k] += size.bytes();
         self.counters.packets[k] += 1;
@@ -947,5 +1133,114 @@ fn to_packet(flow: u16, q: Queued) -> Packet {
         capture: q.capture,
         payload: q.payload,
         ..Packet::default()
+    }
+}
+
+#[cfg(test)]
+mod timing_tests {
+    use super::*;
+    use crate::controller::fixed::Fixed;
+    use crate::encoder::{Encoder, EncoderConfig};
+
+    const INTERVAL: Duration = Duration::from_micros(33_333);
+
+    /// Run a 1 Mbps fixed-rate sender, paced at 2.5 Mbps (the queue drains
+    /// between frames), for `secs` with `timing`: each
+    /// capture's time and first send, and every packet's send time.
+    fn run(timing: SenderTiming, secs: i64) -> (Vec<(Time, Option<Time>)>, Vec<Time>) {
+        let cfg = SenderConfig { frame_interval: INTERVAL, timing, ..SenderConfig::default() };
+        let ctrl = Box::new(Fixed::new(DataRate::from_mbps(1), 2.5, DataRate::ZERO));
+        let enc = Box::new(Encoder::new(EncoderConfig::Ideal, INTERVAL, Rng::new(1)));
+        let mut s = Sender::new(cfg, ctrl, enc);
+        let (mut frames, mut sends) = (Vec::new(), Vec::new());
+        let end = Time::from_millis(secs * 1000);
+        while let Some(now) = s.poll_timeout().filter(|&t| t < end) {
+            s.handle_timeout(now);
+            while let Some(p) = s.poll_transmit(now) {
+                sends.push(p.send_time);
+            }
+        }
+        while let Some(f) = s.pop_frame() {
+            frames.push((f.capture, f.first_sent));
+        }
+        (frames, sends)
+    }
+
+    fn on(seed: u64) -> SenderTiming {
+        SenderTiming { phase: true, seed, ..SenderTiming::OFF }
+    }
+
+    #[test]
+    fn off_captures_on_the_exact_grid() {
+        assert!(SenderTiming::default().is_off() && SenderTiming { seed: 7, ..SenderTiming::OFF }.is_off());
+        let (frames, _) = run(SenderTiming::OFF, 1);
+        let caps: Vec<i64> = frames.iter().map(|f| f.0.as_micros()).collect();
+        assert_eq!(caps, (0..=30).map(|k| k * 33_333).collect::<Vec<_>>());
+        // Sent the moment they are captured.
+        assert!(frames.iter().all(|f| f.1 == Some(f.0)));
+    }
+
+    #[test]
+    fn phase_is_drawn_per_seed_within_one_interval() {
+        let first = |seed| run(on(seed), 1).0[0].0;
+        assert_eq!(first(3), first(3), "same seed, same phase");
+        let phases: Vec<Time> = (1..=8).map(first).collect();
+        assert!(phases.iter().all(|&p| p >= Time::ZERO && p < Time::ZERO + INTERVAL), "{phases:?}");
+        let mut distinct = phases.clone();
+        distinct.dedup();
+        assert!(distinct.len() >= 6, "{phases:?}");
+        // After the phase, the grid is exact without drift.
+        let (frames, _) = run(on(3), 1);
+        assert!(frames.windows(2).all(|w| (w[1].0 - w[0].0).as_micros().abs_diff(33_333) <= 1));
+    }
+
+    #[test]
+    fn drift_stretches_the_frame_interval_within_its_bound() {
+        let mean_interval = |seed| {
+            let (frames, _) = run(SenderTiming { drift_ppm: 10_000.0, ..on(seed) }, 4);
+            (frames.last().unwrap().0 - frames[0].0).as_micros() as f64 / (frames.len() - 1) as f64
+        };
+        let rates: Vec<f64> = (1..=6).map(mean_interval).collect();
+        // ±1 %, and not all the same.
+        assert!(rates.iter().all(|r| (r / 33_333.0 - 1.0).abs() <= 0.0101), "{rates:?}");
+        assert!(rates.iter().any(|r| (r / 33_333.0 - 1.0).abs() > 0.001), "{rates:?}");
+    }
+
+    #[test]
+    fn frames_wait_for_handover_and_a_serial_encoder() {
+        let t = SenderTiming {
+            handover: Duration::from_millis(2),
+            encode_time: Duration::from_millis(10),
+            encode_jitter: Duration::from_millis(3),
+            ..on(5)
+        };
+        let (frames, _) = run(t, 2);
+        assert!(frames.len() >= 58);
+        let waits: Vec<i64> = frames.iter().map(|f| (f.1.unwrap() - f.0).as_micros()).collect();
+        assert!(waits.iter().all(|&w| w >= 0), "{waits:?}");
+        let mean = waits.iter().sum::<i64>() as f64 / waits.len() as f64;
+        // Mean hand-over 1 ms plus 10 ms of encode.
+        assert!((mean - 11_000.0).abs() < 1_500.0, "{mean}");
+        let spread = waits.iter().max().unwrap() - waits.iter().min().unwrap();
+        assert!(spread > 3_000, "{waits:?}");
+        // In capture order.
+        assert!(frames.windows(2).all(|w| w[0].1 <= w[1].1));
+    }
+
+    #[test]
+    fn pacer_wakes_on_its_tick_grid() {
+        let tick = Duration::from_millis(5);
+        // No phase: the grid starts at the start.
+        let t = SenderTiming { pacer_tick: tick, ..SenderTiming::OFF };
+        let (frames, sends) = run(t, 1);
+        // A frame's packets may leave when it is enqueued (its capture);
+        // the rest on the grid.
+        let captures: Vec<Time> = frames.iter().map(|f| f.0).collect();
+        let paced: Vec<&Time> = sends.iter().filter(|s| !captures.contains(s)).collect();
+        assert!(paced.len() > 30, "{}", paced.len());
+        assert!(paced.iter().all(|s| s.as_micros() % 5_000 == 0), "{paced:?}");
+        // Off: the same sender paces between grid points.
+        let (_, exact) = run(SenderTiming::OFF, 1);
+        assert!(exact.iter().any(|s| s.as_micros() % 5_000 != 0));
     }
 }

@@ -361,6 +361,7 @@ fn encode_sequence<'py>(
     d.set_item("ssim", frames.iter().map(|f| f.ssim).collect::<Vec<_>>())?;
     d.set_item("si", frames.iter().map(|f| f.si).collect::<Vec<_>>())?;
     d.set_item("ti", frames.iter().map(|f| f.ti).collect::<Vec<_>>())?;
+    d.set_item("encode_ms", frames.iter().map(|f| f.encode_ms).collect::<Vec<_>>())?;
     Ok(d)
 }
 

@@ -8,7 +8,7 @@ use rtcc_core::packet::Packet;
 use rtcc_core::receiver::{Receiver, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
-use rtcc_core::sender::{Sender, SenderConfig};
+use rtcc_core::sender::{Sender, SenderConfig, SenderTiming};
 use rtcc_core::units::Time;
 use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
 
@@ -92,7 +92,10 @@ impl VideoCall {
                 Box::new(enc)
             }
         };
-        let cfg = SenderConfig { max_resolution, ..spec.sender };
+        // The timing's draws: a stream of the flow's own seed, so they leave
+        // every other draw of the run as it was.
+        let timing = SenderTiming { seed: Rng::new(ctx.seed).fork(0x0071_C10C).next_u64(), ..spec.sender.timing };
+        let cfg = SenderConfig { max_resolution, timing, ..spec.sender };
         let rcfg = spec.receiver;
         let call = VideoCall {
             sender: Sender::new(cfg, ctrl, encoder),

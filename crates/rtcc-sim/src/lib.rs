@@ -17,6 +17,7 @@ pub mod recorder;
 pub mod scenario;
 mod schedule;
 pub mod sim;
+pub mod timing;
 pub mod trace;
 pub mod traffic;
 pub mod video;

@@ -180,8 +180,10 @@ pub struct FlowSummary {
     /// Everything the flow put on the wire (headers, retransmissions), over
     /// [`start_s`, `stop_s`).
     pub send_kbps: f64,
-    /// TCP: segments sent again, and RTT samples (RFC 7323 timestamps).
+    /// TCP: segments sent again, retransmission timeouts that fired (RFC
+    /// 6298), and RTT samples (RFC 7323 timestamps).
     pub retransmits: u64,
+    pub rtos: u64,
     pub rtt_ms_mean: Option<f64>,
     pub rtt_ms_p95: Option<f64>,
     pub rtt_ms_p99: Option<f64>,
@@ -535,6 +537,7 @@ impl Recorder {
             report_kbps: recv_kbps(f.report_bytes),
             send_kbps: kbps(sent_bytes),
             retransmits: tr.retransmits,
+            rtos: tr.rtos,
             rtt_ms_mean: tr.rtt.mean_ms(),
             rtt_ms_p95: tr.rtt.quantile_ms(0.95),
             rtt_ms_p99: tr.rtt.quantile_ms(0.99),

@@ -55,6 +55,8 @@ pub struct TrafficSample<'a> {
     pub delivered_bytes: u64,
     /// Segments sent again.
     pub retransmits: u64,
+    /// Retransmission timeouts (RFC 6298) that fired.
+    pub rtos: u64,
     pub cwnd: Option<DataSize>,
     pub in_flight: Option<DataSize>,
     /// Smoothed RTT (RFC 6298).
@@ -249,6 +251,7 @@ pub struct TrafficRec {
     pub sent_bytes: u64,
     pub delivered_bytes: u64,
     pub retransmits: u64,
+    pub rtos: u64,
     pub objects: Option<(u64, u64)>,
     prev_sent: u64,
     prev_delivered: u64,
@@ -809,6 +812,7 @@ impl Recorder {
         t.sent_bytes = x.sent_bytes;
         t.delivered_bytes = x.delivered_bytes;
         t.retransmits = x.retransmits;
+        t.rtos = x.rtos;
         t.objects = x.objects;
         let Some(t1) = t1 else { return };
         if self.record_timeseries {

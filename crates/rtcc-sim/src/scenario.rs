@@ -19,7 +19,7 @@ use rtcc_core::playout::{Playout, WebrtcPlayout};
 use rtcc_core::quality::QualityModel;
 use rtcc_core::receiver::ReceiverConfig;
 use rtcc_core::resolution::{Resolution, ResolutionPolicy};
-use rtcc_core::sender::{AudioConfig, RateCap, SenderConfig};
+use rtcc_core::sender::{AudioConfig, RateCap, SenderConfig, SenderTiming};
 
 use crate::link::{Link, LinkConfig};
 use crate::path::PathSpec;
@@ -232,6 +232,7 @@ pub struct FlowFile {
     pub source: Option<String>,
     pub cwnd_pushback: Option<bool>,
     pub pacer_burst: Option<Quantity>,
+    pub timing: Option<Toggle>,
     pub content: Option<toml::Value>,
     pub quality: Option<toml::Table>,
 }
@@ -917,6 +918,14 @@ fn flow_spec(
                 Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
             },
             ..PacerConfig::default()
+        },
+        timing: match &f.timing {
+            None | Some(Toggle::On(false)) => SenderTiming::OFF,
+            Some(Toggle::On(true)) => crate::timing::realistic(),
+            Some(Toggle::Table(t)) => {
+                let p = plain_params(t, None).map_err(|(k, r)| e(&format!("timing.{k}"), r))?;
+                crate::timing::from_params(&p).map_err(|er| config_err("timing", er))?
+            }
         },
         ..SenderConfig::default()
     };

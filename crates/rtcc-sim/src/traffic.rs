@@ -4,7 +4,9 @@
 
 use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT};
 use rtcc_core::rng::Rng;
-use rtcc_core::tcp::{self, Segment, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpSender};
+use std::collections::VecDeque;
+
+use rtcc_core::tcp::{self, Ack, Segment, TcpConfig, TcpReceiver, TcpReceiverConfig, TcpSender};
 use rtcc_core::traffic::{Object, SizeDist, UdpConfig, UdpSender, WebConfig, WebSource};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
@@ -26,6 +28,7 @@ pub struct TrafficFile {
     pub cc: Option<String>,
     pub sack: Option<bool>,
     pub initial_window: Option<u32>,
+    pub host_jitter: Option<Quantity>,
     // Web.
     pub object_size: Option<String>,
     pub object_min: Option<Quantity>,
@@ -66,6 +69,7 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
     only("cc", f.cc.is_some(), tcp_kinds)?;
     only("sack", f.sack.is_some(), tcp_kinds)?;
     only("initial_window", f.initial_window.is_some(), tcp_kinds)?;
+    only("host_jitter", f.host_jitter.is_some(), tcp_kinds)?;
     for (name, given) in [
         ("object_size", f.object_size.is_some()),
         ("object_min", f.object_min.is_some()),
@@ -109,6 +113,13 @@ pub fn parse(f: &TrafficFile) -> Result<(TrafficSpec, Common), (String, String)>
                 return Err(e("initial_window", format!("{w} is outside 1..1000 segments")));
             }
             cfg.initial_window = w;
+        }
+        if let Some(j) = dur(&f.host_jitter, "host_jitter")? {
+            let max = crate::timing::HOST_JITTER_MAX;
+            if j < Duration::ZERO || j > max {
+                return Err(e("host_jitter", format!("{j} is outside 0s..{max}")));
+            }
+            cfg.host_jitter = j;
         }
         Ok((cc, cfg))
     };
@@ -308,6 +319,10 @@ pub struct TcpFlow {
     exhausted: bool,
     /// A segment arrived at this instant: an ACK may be due at once.
     rx_poke: Option<Time>,
+    /// With `TcpConfig::host_jitter`: its draws, and the ACKs that arrived
+    /// and wait for the host, with when it processes each.
+    jitter: Option<Rng>,
+    acks: VecDeque<(Time, Ack)>,
 }
 
 impl TcpFlow {
@@ -339,6 +354,9 @@ impl TcpFlow {
             poke: None,
             exhausted: false,
             rx_poke: None,
+            // A stream of its own, so the congestion control's draws stay as they were.
+            jitter: cfg.host_jitter.is_positive().then(|| Rng::new(seed).fork(0x4057_0A1C)),
+            acks: VecDeque::new(),
         })
     }
 
@@ -346,6 +364,28 @@ impl TcpFlow {
     /// (payload and headers of each segment, once).
     fn delivered_wire(&self) -> u64 {
         self.rx.delivered_bytes() + self.rx.delivered_segments() * tcp::HEADER.bytes()
+    }
+
+    /// The sender processes an ACK: RTT sample, window, web completion.
+    fn process_ack(&mut self, now: Time, ack: &Ack) {
+        self.tx.handle_ack(now, ack);
+        // The sender's own sample: ACKs of new data only (RFC 7323 §4.3).
+        if let Some(rtt) = self.tx.last_rtt_sample() {
+            self.rtts.push(rtt);
+        }
+        self.poke = Some(now);
+        if let (Some((end, _)), Some(done)) = (self.object, self.received) {
+            if self.tx.cum_acked() >= end {
+                // The server learns of the completion here; the client's
+                // think time began when its last byte arrived.
+                self.object = None;
+                self.received = None;
+                if let Some(w) = &mut self.web {
+                    w.complete(done);
+                }
+                self.request(now);
+            }
+        }
     }
 
     /// Ask for the next download if one is due and none is under way.
@@ -369,7 +409,8 @@ impl Endpoints for TcpFlow {
             return Some(self.start);
         }
         let web = if self.object.is_none() { self.web.as_ref().and_then(WebSource::poll_timeout) } else { None };
-        [self.tx.poll_timeout(), web, self.stop, self.poke].into_iter().flatten().min()
+        let ack = self.acks.front().map(|a| a.0);
+        [self.tx.poll_timeout(), web, self.stop, self.poke, ack].into_iter().flatten().min()
     }
 
     fn handle_sender_timeout(&mut self, now: Time) {
@@ -388,6 +429,10 @@ impl Endpoints for TcpFlow {
             if self.web.is_none() {
                 self.tx.set_unlimited();
             }
+        }
+        while let Some(&(_, ack)) = self.acks.front().filter(|a| a.0 <= now) {
+            self.acks.pop_front();
+            self.process_ack(now, &ack);
         }
         if self.tx.poll_timeout().is_some_and(|t| t <= now) {
             self.tx.handle_timeout(now);
@@ -430,24 +475,16 @@ impl Endpoints for TcpFlow {
         if self.stopped {
             return;
         }
-        self.tx.handle_ack(now, ack);
-        // The sender's own sample: ACKs of new data only (RFC 7323 §4.3).
-        if let Some(rtt) = self.tx.last_rtt_sample() {
-            self.rtts.push(rtt);
+        if let Some(rng) = &mut self.jitter {
+            // Host scheduling (interrupt moderation, softirq, the socket's
+            // lock) delays each ACK; the host keeps their order.
+            let max = self.tx.config().host_jitter.as_micros() as f64;
+            let ready = now + Duration::from_micros((rng.uniform() * max) as i64);
+            let ready = self.acks.back().map_or(ready, |a| a.0.max(ready));
+            self.acks.push_back((ready, *ack));
+            return;
         }
-        self.poke = Some(now);
-        if let (Some((end, _)), Some(done)) = (self.object, self.received) {
-            if self.tx.cum_acked() >= end {
-                // The server learns of the completion here; the client's
-                // think time began when its last byte arrived.
-                self.object = None;
-                self.received = None;
-                if let Some(w) = &mut self.web {
-                    w.complete(done);
-                }
-                self.request(now);
-            }
-        }
+        self.process_ack(now, ack);
     }
 
     fn receiver_timeout(&self) -> Option<Time> {
@@ -496,6 +533,7 @@ impl Endpoints for TcpFlow {
             sent_bytes: self.sent_bytes,
             delivered_bytes: self.delivered_wire(),
             retransmits: self.tx.stats().retransmits,
+            rtos: self.tx.stats().rtos,
             cwnd: Some(DataSize::from_bytes(w.cwnd as u64 * seg.bytes())),
             in_flight: Some(DataSize::from_bytes(self.tx.in_flight() as u64 * seg.bytes())),
             srtt: self.tx.srtt(),
@@ -516,6 +554,7 @@ impl Endpoints for TcpFlow {
             sent_bytes: self.sent_bytes,
             delivered_bytes: self.delivered_wire(),
             retransmits: self.tx.stats().retransmits,
+            rtos: self.tx.stats().rtos,
             objects: self.web.as_ref().map(|w| (w.started, w.completed)),
             cwnd: Some(DataSize::from_bytes(self.tx.window().cwnd as u64 * seg.bytes())),
             ..TrafficSample::default()

@@ -27,6 +27,9 @@ pub struct SeqFrame {
     /// ITU-T P.910 spatial and temporal information of the source frame.
     pub si: f64,
     pub ti: f64,
+    /// Wall time of the `encode` call, ms: not deterministic, measured for
+    /// the sender timing model's encode time.
+    pub encode_ms: f64,
 }
 
 /// Encode `duration_s` of `content` at `fps`. `schedule` lists (time s,
@@ -80,7 +83,9 @@ pub fn encode_sequence(
             None => si_ti(&src, &src),
         };
         let pic = if (w, h) == (sw, sh) { src.clone() } else { src.resize(w, h) };
+        let clock = std::time::Instant::now();
         let coded = enc.encode(&pic, force_keys.contains(&i)).map_err(|e| e.to_string())?;
+        let encode_ms = clock.elapsed().as_secs_f64() * 1e3;
         let mut f = SeqFrame {
             t,
             target_bps: target,
@@ -91,6 +96,7 @@ pub fn encode_sequence(
             ssim: f64::NAN,
             si,
             ti: if prev.is_some() { ti } else { f64::NAN },
+            encode_ms,
         };
         if let Some(c) = coded {
             f.size = c.data.len();

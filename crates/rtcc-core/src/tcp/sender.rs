@@ -50,6 +50,10 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Receive window assumed before the first ACK, in segments.
     pub initial_rwnd: u32,
+    /// Host scheduling delay of each arriving ACK before the sender
+    /// processes it, uniform in [0, this], in arrival order; applied by the
+    /// driver (`rtcc_sim::traffic`). 0: processed on arrival.
+    pub host_jitter: Duration,
 }
 
 impl Default for TcpConfig {
@@ -64,6 +68,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: true,
             dupthresh: 3,
             initial_rwnd: u32::MAX,
+            host_jitter: Duration::ZERO,
         }
     }
 }
