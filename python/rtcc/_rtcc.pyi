@@ -117,8 +117,8 @@ def content_frames(
 def parse_quantity(value: str | float, kind: Literal["duration", "rate", "size"]) -> float:
     """A scenario quantity in its base unit: seconds, bits per second or bytes.
 
-    Text carries its unit ("25ms", "3Mbps", "1500B"); a bare number, or text without a
-    unit, is already in the base unit. Raises ValueError with the reason otherwise.
+    Text carries its unit ("25ms", "3Mbps", "1500B"; text without one is refused); a
+    bare number is already in the base unit. Raises ValueError with the reason otherwise.
     """
 
 class _TraceInfo(TypedDict):

@@ -252,6 +252,7 @@ class Simulation:
             "duration_s": d,
             "flows": flows_summary,
             "link": {"capacity_kbps_mean": self._capacity / 1e3, "utilization": 0.5},
+            "jain_goodput_active": 1.0,
             "jain_index": 1.0,
             "sim": {"wall_s": 0.01, "events": n * 3, "speedup": d / 0.01},
         }

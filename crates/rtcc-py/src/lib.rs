@@ -427,10 +427,10 @@ fn si_ti(py: Python<'_>, width: u32, height: u32, prev: &[u8], cur: &[u8]) -> Py
 }
 
 /// A quantity by the scenario rule (`rtcc_core::units::Quantity`): text
-/// with a unit ("25ms", "3Mbps", "1500B"), or a bare number (int, float or
-/// text) in the base unit of `kind` — seconds for "duration", bits per
-/// second for "rate", bytes for "size". Returns the value in that base unit;
-/// a refused value raises ValueError with the reason.
+/// with a unit ("25ms", "3Mbps", "1500B"; text without one is refused), or a
+/// bare number (int or float) in the base unit of `kind` — seconds for
+/// "duration", bits per second for "rate", bytes for "size". Returns the value
+/// in that base unit; a refused value raises ValueError with the reason.
 #[pyfunction]
 fn parse_quantity(value: &Bound<'_, PyAny>, kind: &str) -> PyResult<f64> {
     let k = QuantityKind::parse(kind)
