@@ -27,8 +27,8 @@ def test_every_case_ran_and_the_files_are_there(reproduced: tuple[Path, str]):
     assert "skipped" not in stdout, stdout
     table = pd.read_csv(out / "table.csv")
     assert table["error"].isna().all(), table[table["error"].notna()][["experiment", "error"]]
-    # 3 tables x 3 schemes x 3 delays x 3 seeds.
-    assert len(table) == 81
+    # (3 tables + the two loss cases) x 3 schemes x 3 delays x 3 seeds.
+    assert len(table) == 135
     assert set(table["scheme"]) == {"fbra", "rrtcc", "c-nadu"}
     page = (out / "report.html").read_text()
     assert "Reproducing FBRA" in page and "<img" in page
@@ -87,6 +87,43 @@ def test_web_flows_start_as_ns2_tcp_and_reports_are_rtcp_xr():
     flows = next(r for r in runs if r.labels["experiment"] == "Table 3").scenario["flow"]
     assert [f["initial_window"] for f in flows if f.get("kind") == "web"] == [2] * 10
     assert {f["report_format"] for f in flows if "kind" not in f} == {"rtcp-xr"}
+    # The web objects calibrated to the paper's loss levels (paper.NOTES): 300-1000 kB.
+    web = [f for f in flows if f.get("kind") == "web"]
+    assert {(f["object_min"], f["object_max"]) for f in web} == {("300kB", "1000kB")}
+
+
+def test_table_3_keeps_table_2s_link():
+    # §5.4: "link characteristics ... remain the same" as §5.3's.
+    from rtcc.reproduce.fbra.experiments import SHORT, table_runs
+
+    links = {r.labels["experiment"]: r.scenario["link"] for r in table_runs(SHORT, ["fbra"])}
+    assert links["Table 3"]["capacity"] == links["Table 2"]["capacity"] == "5000kbps"
+    assert links["GE loss"]["loss"]["kind"] == "gilbert_elliott" and links["No loss"]["loss"] == 0.0
+
+
+def test_the_lossfree_ratio_pairs_each_ge_case_with_its_twin():
+    from rtcc.reproduce.fbra.experiments import summary
+
+    t = pd.DataFrame({
+        "experiment": ["No loss", "No loss", "GE loss", "GE loss", "Table 1"],
+        "scheme": ["fbra", "rrtcc", "fbra", "rrtcc", "fbra"], "delay_ms": [50] * 5,
+        "seed": [1] * 5, "goodput_kbps": [1800.0, 1900.0, 180.0, 1710.0, 200.0],
+    })  # fmt: skip
+    s = summary(t).set_index(["experiment", "scheme"])
+    assert s.loc[("GE loss", "fbra"), "goodput_vs_lossfree"] == pytest.approx(0.1)
+    assert s.loc[("GE loss", "rrtcc"), "goodput_vs_lossfree"] == pytest.approx(0.9)
+    assert s[["goodput_vs_lossfree"]].drop(index="GE loss").isna().all().all()
+
+
+def test_fbra_collapses_under_ge_loss_and_the_new_metrics_show_it(means: pd.DataFrame):
+    # 5 % Gilbert-Elliott loss: every report carries loss, each undershoots, and fbra's
+    # rate sinks while FRCC (probes that end in UP) stays high; goodput over capacity and
+    # goodput against the loss-free twin drop.
+    for delay in (50, 100, 240):
+        lossfree, ge = means.loc[("No loss", "fbra", delay)], means.loc[("GE loss", "fbra", delay)]
+        assert lossfree["utilization_mean"] > 0.5, lossfree["utilization_mean"]
+        assert ge["utilization_mean"] < 0.5 * lossfree["utilization_mean"]
+        assert ge["goodput_vs_lossfree"] < 0.5, ge["goodput_vs_lossfree"]
 
 
 def test_a_case_whose_runs_all_failed_shows_no_runs():

@@ -51,6 +51,15 @@ COLUMNS = {
                 ("loss_discard_rate", "lost or discarded (%)", 100.0, None, None),
                 ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
                 *_DELAYS),
+    "No loss": (("goodput_kbps", "goodput (kbps)", 1.0, None, None),
+                ("utilization", "goodput / capacity (%)", 100.0, None, None),
+                ("frcc", "FRCC (%)", 100.0, None, None),
+                ("loss_rate", "lost (%)", 100.0, None, None)),
+    "GE loss": (("goodput_kbps", "goodput (kbps)", 1.0, None, None),
+                ("utilization", "goodput / capacity (%)", 100.0, None, None),
+                ("goodput_vs_lossfree", "against no loss (%)", 100.0, None, None),
+                ("frcc", "FRCC (%)", 100.0, None, None),
+                ("loss_rate", "lost (%)", 100.0, None, None)),
 }  # fmt: skip
 
 
@@ -68,6 +77,8 @@ def _table(s: Any, experiment: str) -> str:
                f"<td>{int(r['runs'])}</td>"]  # fmt: skip
         for col, _, scale, ref, idx in cols:
             text = ""
+            if col in r and f"{col}_mean" not in r:  # a per-case ratio, no spread
+                text = cell(r[col], scale)
             if f"{col}_mean" in r:
                 text = f"{cell(r[f'{col}_mean'], scale)} ± {cell(r[f'{col}_std'], scale)}"
             if ref is not None and idx is not None:
@@ -138,6 +149,11 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         e = f"Table {n}"
         parts += [f"<h2>{e}: {title}</h2>", claims(paper.CLAIMS, [e]), _table(s, e),
                   *_images(images, [f"table{n}.png"])]  # fmt: skip
+    parts += ["<h2>Beyond the paper: one flow on 2 Mbps, without loss and with 5 % "
+              "Gilbert-Elliott loss</h2>", f"<p>{html.escape(paper.LOSS_CASE)}</p>",
+              "<h3>No loss</h3>", _table(s, "No loss"), "<h3>GE loss</h3>", _table(s, "GE loss"),
+              "<p>fbra's constants and their sources: docs/fbra-constants.md in the source "
+              "tree, and the controller's module documentation.</p>"]  # fmt: skip
     parts += endnotes(
         paper.NOTES, findings(outcome, paper.FINDINGS, computed_findings(s)),
         {"summary.csv": "mean and std per case"},
