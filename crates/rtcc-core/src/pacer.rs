@@ -13,6 +13,11 @@ use crate::units::{DataRate, DataSize, Duration, Time};
 
 /// Smallest padding packet (Dumbo §5.1: dummy packets are at least 200 B).
 const MIN_PADDING: DataSize = DataSize::from_bytes(200);
+/// A keep-alive is what libwebrtc's RTPSender::GeneratePadding builds for a
+/// 1-byte request: too small for RTX payload padding (kMinPayloadPaddingBytes
+/// = 50), so one pure padding packet of kMaxPaddingLength = 255 B
+/// (rtp_sender.h) behind the 12-byte RTP header.
+pub const KEEPALIVE_SIZE: DataSize = DataSize::from_bytes(255 + 12);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacerConfig {
@@ -29,6 +34,12 @@ pub struct PacerConfig {
     /// 2 s): when the average queued packet could not leave within it, the
     /// pacer sends faster than the pacing rate. `None` switches it off.
     pub queue_time_limit: Option<Duration>,
+    /// libwebrtc PacingController::ShouldSendKeepalive: while the congestion
+    /// window holds the pacer, one padding packet (`KEEPALIVE_SIZE`) leaves
+    /// once nothing was sent for this long (kCongestedPacketInterval,
+    /// 500 ms), so feedback on it settles a window whose tail was lost.
+    /// `None`: the window holds until the send history expires.
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for PacerConfig {
@@ -38,6 +49,7 @@ impl Default for PacerConfig {
             padding_size: DataSize::from_bytes(1200),
             max_debt: Duration::from_millis(500),
             queue_time_limit: Some(Duration::from_secs(2)),
+            keepalive: None,
         }
     }
 }
@@ -113,6 +125,8 @@ pub struct Pacer {
     /// Whether the pacer has sent anything: libwebrtc sends no padding before
     /// the first media packet.
     sent_media: bool,
+    /// When the last packet of any kind left (`PacerConfig::keepalive`).
+    last_sent: Time,
 }
 
 impl Pacer {
@@ -132,6 +146,7 @@ impl Pacer {
             probes: VecDeque::new(),
             probe: None,
             sent_media: false,
+            last_sent: Time::ZERO,
         }
     }
 
@@ -251,6 +266,22 @@ impl Pacer {
         }
     }
 
+    /// The window holds the pacer: full (PacingController's congested_,
+    /// outstanding ≥ window), or too full for the packet it would send next.
+    fn congested(&self, in_flight: DataSize) -> bool {
+        let Some(w) = self.cwnd else { return false };
+        in_flight > DataSize::ZERO
+            && (in_flight >= w || self.front().is_some_and(|q| !self.cwnd_allows(in_flight, q.size)))
+    }
+
+    /// When a keep-alive is due, if the window holds the pacer: after media
+    /// has been sent ("We can not send padding unless a normal packet has
+    /// first been sent"), `keepalive` after the last send.
+    fn keepalive_at(&self, in_flight: DataSize) -> Option<Time> {
+        let every = self.cfg.keepalive?;
+        (self.sent_media && self.congested(in_flight)).then(|| self.last_sent + every)
+    }
+
     /// Wait until `debt` at `rate` is within the burst allowance.
     fn ready_at(&self, debt: f64, rate: DataRate) -> Option<Time> {
         let excess = debt - self.allowance(rate);
@@ -291,6 +322,14 @@ impl Pacer {
 
     /// When the pacer next wants to send, given the bytes in flight.
     pub fn poll_timeout(&self, in_flight: DataSize) -> Option<Time> {
+        let t = self.next_send(in_flight);
+        match self.keepalive_at(in_flight) {
+            Some(k) => Some(t.map_or(k, |t| t.min(k))),
+            None => t,
+        }
+    }
+
+    fn next_send(&self, in_flight: DataSize) -> Option<Time> {
         if let Some(p) = &self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size) {
                 return None;
@@ -323,6 +362,23 @@ impl Pacer {
     /// The next packet to send at `now`, if any; `seq` is assigned by the caller.
     pub fn poll_send(&mut self, now: Time, in_flight: DataSize) -> Option<(Queued, i32)> {
         self.drain(now);
+        if self.keepalive_at(in_flight).is_some_and(|t| t <= now) {
+            // PacingController::ProcessPackets sends it first and books it
+            // as padding (OnPacketSent: media and padding debt).
+            let size = KEEPALIVE_SIZE.bytes() as f64;
+            self.debt = (self.debt + size).min(self.max_debt_bytes());
+            self.padding_debt += size;
+            self.last_sent = now;
+            return Some((Queued::filler(PacketKind::Padding, KEEPALIVE_SIZE, now), -1));
+        }
+        let sent = self.send(now, in_flight);
+        if sent.is_some() {
+            self.last_sent = now;
+        }
+        sent
+    }
+
+    fn send(&mut self, now: Time, in_flight: DataSize) -> Option<(Queued, i32)> {
         self.start_probe_if_any();
         if let Some(p) = self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size)
@@ -486,6 +542,42 @@ mod tests {
         let padding = sent.iter().filter(|(_, q)| q.kind == PacketKind::Padding).count();
         // 960 kbps of 1200 B padding = 100 packets per second.
         assert!((99..=101).contains(&padding), "{padding}");
+    }
+
+    #[test]
+    fn keepalive_leaves_every_interval_while_the_window_is_full() {
+        let window = Some(DataSize::from_bytes(3000));
+        let on = PacerConfig { keepalive: Some(Duration::from_millis(500)), ..PacerConfig::default() };
+        let mut p = Pacer::new(on);
+        p.set_rates(Time::ZERO, DataRate::from_mbps(10), DataRate::ZERO, window);
+        let full = DataSize::from_bytes(3000);
+        p.enqueue(media(1200));
+        // Nothing sent yet: no keep-alive before the first media packet.
+        assert!(p.poll_timeout(full).is_none());
+        p.enqueue(media(1200));
+        let (q, _) = p.poll_send(Time::from_millis(100), DataSize::ZERO).unwrap();
+        assert_eq!(q.kind, PacketKind::Media);
+        // The window is full: the media waits, a keep-alive leaves 500 ms
+        // after the last send, and the next 500 ms after it.
+        assert_eq!(p.poll_timeout(full), Some(Time::from_millis(600)));
+        assert!(p.poll_send(Time::from_millis(599), full).is_none());
+        let (k, id) = p.poll_send(Time::from_millis(600), full).unwrap();
+        assert_eq!((k.kind, k.size, id), (PacketKind::Padding, KEEPALIVE_SIZE, -1));
+        assert_eq!(p.queued_packets(), 1);
+        let fuller = full + KEEPALIVE_SIZE;
+        assert_eq!(p.poll_timeout(fuller), Some(Time::from_millis(1100)));
+        // Feedback empties the window: the media goes, no keep-alive.
+        let (q, _) = p.poll_send(Time::from_millis(700), DataSize::ZERO).unwrap();
+        assert_eq!(q.kind, PacketKind::Media);
+        assert!(p.poll_timeout(DataSize::from_bytes(1200)).is_none());
+        // Off (the default): the window holds the pacer with no timer.
+        let mut off = Pacer::new(PacerConfig::default());
+        off.set_rates(Time::ZERO, DataRate::from_mbps(10), DataRate::ZERO, window);
+        off.enqueue(media(1200));
+        off.enqueue(media(1200));
+        assert!(off.poll_send(Time::ZERO, DataSize::ZERO).is_some());
+        assert!(off.poll_timeout(full).is_none());
+        assert!(off.poll_send(Time::from_millis(3000), full).is_none());
     }
 
     #[test]

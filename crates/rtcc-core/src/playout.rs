@@ -26,6 +26,15 @@
 //! render delay) and shown at max(render, now + decode time + render delay).
 //! Frames delayed by a retransmission update neither the extrapolator nor
 //! the jitter estimate (VideoStreamBufferController).
+//!
+//! With `max_video_delay` set (libwebrtc: kMaxVideoDelay = 10 s,
+//! modules/video_coding/frame_helpers.cc), a frame whose render time is
+//! further than that from now (FrameHasBadRenderTiming) or a target delay
+//! above it (TargetVideoDelayIsTooLarge) resets the jitter estimate and the
+//! timing — extrapolator, jitter and current delay (VCMTiming::Reset) — and
+//! the frame is timed afresh (VideoStreamBufferController::OnFrameReady).
+//! Without it, an extrapolator whose line a long outage bent keeps placing
+//! frames seconds in the future.
 
 use std::collections::VecDeque;
 
@@ -57,6 +66,9 @@ pub struct WebrtcPlayout {
     /// min/max playout delay (RTP playout-delay extension; defaults 0, 10 s).
     pub min_delay: Duration,
     pub max_delay: Duration,
+    /// kMaxVideoDelay: the bound on a frame's render time from now and on
+    /// the target delay beyond which the timing resets; `None`: never.
+    pub max_video_delay: Option<Duration>,
 }
 
 impl Default for WebrtcPlayout {
@@ -66,6 +78,7 @@ impl Default for WebrtcPlayout {
             render_delay: Duration::from_millis(10),
             min_delay: Duration::ZERO,
             max_delay: Duration::from_secs(10),
+            max_video_delay: None,
         }
     }
 }
@@ -399,7 +412,16 @@ pub struct Timing {
     /// Capture ticks and completion of the last frame that fed the jitter
     /// estimate (InterFrameDelayVariationCalculator).
     last: Option<(f64, Time)>,
+    resets: u64,
+    /// When the previous frame was released to the decoder
+    /// (`max_video_delay` only).
+    last_release: Option<Time>,
 }
+
+/// kMaxWaitForFrame = 3 s (video_receive_stream2.cc): the stream times out
+/// when no frame is released for this long; with NACK's 1 s history,
+/// DetermineMaxWaitForFrame keeps it (3 × 1 s is not below it).
+const MAX_WAIT_FOR_FRAME: Duration = Duration::from_secs(3);
 
 fn ticks(capture: Time) -> f64 {
     capture.as_micros() as f64 * TICKS_PER_MS / 1e3
@@ -414,6 +436,8 @@ impl Timing {
             jitter_delay: Duration::ZERO,
             current: Duration::ZERO,
             last: None,
+            resets: 0,
+            last_release: None,
         }
     }
 
@@ -434,6 +458,30 @@ impl Timing {
         self.current.clamp(self.cfg.min_delay, self.cfg.max_delay)
     }
 
+    /// VCMTiming::RenderTime: the extrapolated completion (`now` without a
+    /// line) plus the current delay, and that delay.
+    fn render_time(&self, now: Time, capture: Time) -> (Time, Duration) {
+        let expected = self.extrapolator.as_ref().and_then(|e| e.local_time(ticks(capture))).unwrap_or(now);
+        let delay = self.current_delay();
+        (expected + delay, delay)
+    }
+
+    /// JitterEstimator::Reset and VCMTiming::Reset (the extrapolator starts
+    /// over at `now`). The minimum playout delay stays: libwebrtc's Reset
+    /// zeroes it, but the next frame's playout-delay setting restores it.
+    fn reset(&mut self, now: Time) {
+        self.jitter = Jitter::new();
+        self.extrapolator = Some(Extrapolator::new(now));
+        self.jitter_delay = Duration::ZERO;
+        self.current = Duration::ZERO;
+        self.resets += 1;
+    }
+
+    /// Times the timing was reset (`max_video_delay`).
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+
     /// Frame `capture` of `size` bytes, complete at `complete`, is next to
     /// decode at `now`: when it is shown, and the playout (current) delay
     /// its render time was given.
@@ -445,9 +493,25 @@ impl Timing {
         size: u64,
         retransmitted: bool,
     ) -> (Time, Duration) {
-        let expected = self.extrapolator.as_ref().and_then(|e| e.local_time(ticks(capture))).unwrap_or(now);
-        let delay = self.current_delay();
-        let render = expected + delay;
+        let (mut render, mut delay) = self.render_time(now, capture);
+        let mut now = now;
+        if let Some(max) = self.cfg.max_video_delay {
+            // The check runs when the frame is released to the decoder: at
+            // its decode slot, but once the previous frame was released, no
+            // later than the stream's timeout less 1 ms
+            // (VideoStreamBufferController::MaybeScheduleFrameForRelease,
+            // FrameDecodeTiming clamps the wait to it).
+            let ready = self.last_release.map_or(now, |r| now.max(r));
+            let slot = render - self.cfg.decode_time - self.cfg.render_delay;
+            let latest = self.last_release.map_or(ready, |r| (r + MAX_WAIT_FOR_FRAME - Duration::from_millis(1)).max(ready));
+            let release = slot.max(ready).min(latest);
+            if (render - release).max(release - render) > max || self.target() > max {
+                now = release;
+                self.reset(now);
+                (render, delay) = self.render_time(now, capture);
+            }
+            self.last_release = Some(release);
+        }
         let slot = render - self.cfg.decode_time - self.cfg.render_delay;
         let decode_at = now.max(slot);
         if !retransmitted {
@@ -538,6 +602,53 @@ mod tests {
         eprintln!("calm again {again:.1} ms ({:?})", t.jitter_delay);
         assert!(t.jitter_delay < jittery_delay - Duration::from_millis(5), "{jittery_delay:?} -> {:?}", t.jitter_delay);
         assert!(again < jittery - 5.0, "{jittery} -> {again} ms");
+    }
+
+    /// After 100 steady frames, the extrapolator's line is moved 20 s ahead
+    /// (as a line bent by an outage can place frames), and the next frame
+    /// is timed: when it is shown, after it completed.
+    fn shown_after_a_bent_line(cfg: WebrtcPlayout) -> (Duration, u64) {
+        let mut t = Timing::new(cfg);
+        run(&mut t, 0..100, |_| 40);
+        if let Some(e) = t.extrapolator.as_mut() {
+            e.w[1] -= 20_000.0 * e.w[0];
+        }
+        let capture = Time::from_micros(100 * 33_333);
+        let complete = capture + Duration::from_millis(40);
+        t.on_complete(capture, complete, false);
+        let (show, _) = t.decode(complete, capture, complete, 5000, false);
+        (show - complete, t.resets())
+    }
+
+    #[test]
+    fn max_video_delay_resets_the_timing_of_a_frame_rendered_too_far_ahead() {
+        // The frame's own update pulls the line back part of the way.
+        let (held, resets) = shown_after_a_bent_line(WebrtcPlayout::default());
+        assert!(held > Duration::from_secs(12), "{held:?}");
+        assert_eq!(resets, 0);
+        let on = WebrtcPlayout { max_video_delay: Some(Duration::from_secs(10)), ..WebrtcPlayout::default() };
+        // The frame waits for its slot until the stream's 3 s timeout, then
+        // FrameHasBadRenderTiming: timed afresh, it is decoded and rendered
+        // at once (decode 5 ms + render 10 ms).
+        let (held, resets) = shown_after_a_bent_line(on);
+        assert_eq!(resets, 1);
+        assert!(held > Duration::from_millis(2900) && held <= MAX_WAIT_FOR_FRAME + Duration::from_millis(15), "{held:?}");
+        // 25 s is a bound the frame is within: no reset.
+        let loose = WebrtcPlayout { max_video_delay: Some(Duration::from_secs(25)), ..on };
+        let (held, resets) = shown_after_a_bent_line(loose);
+        assert!(held > Duration::from_secs(12) && resets == 0, "{held:?} {resets}");
+    }
+
+    #[test]
+    fn a_target_delay_above_max_video_delay_resets_the_timing() {
+        let cfg = WebrtcPlayout { max_video_delay: Some(Duration::from_secs(1)), ..WebrtcPlayout::default() };
+        let mut t = Timing::new(cfg);
+        run(&mut t, 0..100, |_| 40);
+        // A jitter delay above the bound (as a long outage leaves it).
+        t.jitter_delay = Duration::from_secs(2);
+        run(&mut t, 100..101, |_| 40);
+        assert_eq!(t.resets(), 1);
+        assert!(t.current_delay() < Duration::from_secs(1), "{:?}", t.current_delay());
     }
 
     #[test]

@@ -163,6 +163,10 @@ pub struct FlowSummary {
     /// Captures dropped because the controller's congestion window was full
     /// (GCC's cwnd_reduce_ratio, as libwebrtc's encoder drops them).
     pub cwnd_drops: u64,
+    /// Gaps of at least `rtcc_core::sender::STALL` (1 s) in which the live
+    /// call sent no media, retransmission, FEC or audio (a window held by
+    /// lost packets; `pacer_keepalive` ends them).
+    pub sender_stalls: u64,
     /// Share of the sending time with the send buffer holding more than
     /// 150 ms at the pacing rate, and empty (BurstRTC §II-C overshooting
     /// and undershooting); null for cross traffic.
@@ -529,6 +533,7 @@ impl Recorder {
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
             cwnd_drops: c.cwnd_drops,
+            sender_stalls: c.stalls,
             send_buffer_overshoot: share(c.buffer_over, c.buffer_time),
             send_buffer_undershoot: share(c.buffer_empty, c.buffer_time),
             decode_errors: fl.decode_errors(),

@@ -233,6 +233,7 @@ pub struct FlowFile {
     pub cwnd_pushback: Option<bool>,
     pub pacer_burst: Option<Quantity>,
     pub timing: Option<Toggle>,
+    pub pacer_keepalive: Option<Quantity>,
     pub content: Option<toml::Value>,
     pub quality: Option<toml::Table>,
 }
@@ -917,6 +918,15 @@ fn flow_spec(
                 Some(d) if d <= Duration::from_secs(1) => d,
                 Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
             },
+            // libwebrtc's kCongestedPacketInterval is 500 ms; off by default.
+            keepalive: match &f.pacer_keepalive {
+                None => None,
+                Some(Quantity::Str(s)) if s == "off" => None,
+                Some(q) => match duration_of(q).map_err(|r| e("pacer_keepalive", r))? {
+                    d if d >= Duration::from_millis(10) && d <= Duration::from_secs(10) => Some(d),
+                    d => return Err(e("pacer_keepalive", format!("{d} is outside 10ms..10s"))),
+                },
+            },
             ..PacerConfig::default()
         },
         timing: match &f.timing {
@@ -1057,8 +1067,22 @@ const PLAYOUT_MAX: Param<Duration> = Param::duration(
     Duration::from_secs(60),
     "maximum playout delay",
 );
-const PLAYOUT_PARAMS: &[ParamInfo] =
-    &[PLAYOUT_DECODE.info(), PLAYOUT_RENDER.info(), PLAYOUT_MIN.info(), PLAYOUT_MAX.info()];
+const PLAYOUT_MAX_VIDEO: Param<Option<Duration>> = Param::optional_duration(
+    "max_video_delay",
+    None,
+    Duration::from_secs(1),
+    Duration::from_secs(60),
+    "off",
+    "reset the timing when a frame's render time is further than this from now or the target delay above it \
+     (libwebrtc's kMaxVideoDelay, 10s; off by default)",
+);
+const PLAYOUT_PARAMS: &[ParamInfo] = &[
+    PLAYOUT_DECODE.info(),
+    PLAYOUT_RENDER.info(),
+    PLAYOUT_MIN.info(),
+    PLAYOUT_MAX.info(),
+    PLAYOUT_MAX_VIDEO.info(),
+];
 
 /// `playout = "webrtc"` (default), `"immediate"`, or
 /// `{ kind = "webrtc", decode_time = "5ms", ... }`.
@@ -1086,6 +1110,7 @@ fn parse_playout(spec: Option<&Spec>) -> Result<Playout, (String, String)> {
                         render_delay: get(&PLAYOUT_RENDER)?,
                         min_delay: get(&PLAYOUT_MIN)?,
                         max_delay: get(&PLAYOUT_MAX)?,
+                        max_video_delay: p.get(&PLAYOUT_MAX_VIDEO).map_err(|er| config_err("playout", er))?,
                     };
                     if w.min_delay > w.max_delay {
                         return Err((
