@@ -111,29 +111,31 @@ FINDINGS = (
     "into it until packets pass the cut-off, undershoots below the goodput and climbs "
     "again probe by probe. FEC is about 7 % of the media rate, FRCC 86-96 %, about 130 "
     "probes a minute.",
-    "TCP fair share: a 30-50 kB download is mostly slow start, so a web flow's throughput "
-    "is set by the round trip, i.e. by the queue the video flows keep. TFS follows the "
-    "mean one-way delay of the video flow: at 50 ms in Table 3, fbra 75 ms -> 92 %, rrtcc "
-    "58 ms -> 118 %, c-nadu 58 ms -> 134 % (paper 134.9, 77.9, 152.7). rtcc's 2013 "
-    "over-use detector keeps the shortest queue, so the paper's finding that RRTCC "
-    "crowds TCP out is not reproduced; the paper's RRTCC must have held a longer queue "
-    "(its Fig. 10 shows Chrome's RRTCC past 400 ms of packet delay). TFS falls with the "
-    "bottleneck delay for every scheme, as in the paper (fbra 92 -> 54 -> 28 %, paper "
-    "135 -> 93 -> 60 %). With Linux's 10-segment initial window every TFS is about twice "
-    "as high (175-265 % at 50 ms).",
+    "TCP fair share: with the calibrated web load (300-1000 kB objects) every scheme "
+    "leaves TCP more than its share: Table 3 at 50 ms, fbra 222 %, rrtcc 329 %, c-nadu "
+    "310 % (paper 134.9, 77.9, 152.7), falling with the bottleneck delay for every scheme "
+    "as in the paper. With RFC 8868's 30-50 kB objects TCP got 92 / 118 / 134 %.",
     "FFRE: on Table 1's link fbra's parity rebuilds almost no lost frame (frame FFRE under "
     "1 %) though every parity that arrived with one packet missing rebuilt it (packet FFRE "
     "100 % at 50 ms): its frames are lost to the 400 ms cut-off, a whole stretch of packets "
     "late at once, and the parity that covers them is as late. Against the web flows, "
-    "where losses are queue drops, frame FFRE is 24-28 % at 50 and 100 ms and 10-11 % at "
+    "where losses are queue drops, frame FFRE is 23-37 % at 50 and 100 ms and 17-19 % at "
     "240 ms. The paper's FFRE values were lost; its text says burst losses defeat parity.",
-    "Tables 2-3: fbra takes 3.9 of 5 Mbps against the web flows where the paper's took "
-    "1.0; its watermarks rise with the queue the web bursts leave, so it does not move "
-    "out of their way.",
-    "Two fbra flows do not share (Table 3 at 50 ms: 4,532 and 202 kbps; paper 571 and "
+    "Tables 2-3 with the calibrated web load: every scheme's lost-or-discarded rate is in "
+    "the paper's band (fbra 1.1-3.0 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.7 %), but rrtcc keeps "
+    "34-39 kbps and c-nadu 88-303 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.5-1.1 "
+    "Mbps (paper 0.26-1.2). rtcc's rrtcc backs off on the queue the web flows keep, so "
+    "the paper's high-rate, high-loss regime for RRTCC is not reached by any web load "
+    "(paper.NOTES's grid). With 30-50 kB objects fbra took 3.9 of 5 Mbps. Moving Table 3 "
+    "from 6 to 5 Mbps alone (50 ms, 30-50 kB, 2 seeds) cut each video flow's goodput by "
+    "8-22 % and changed no loss rate by more than 0.3 points.",
+    "Two fbra flows do not share (Table 3 at 50 ms: 1,133 and 59 kbps; paper 571 and "
     "520). Both of fbra's rules are multiplicative — UP turns the FEC into media, R x "
     "(1 + 1/N); DOWN undershoots to 0.9 (2G - R) — and multiplicative increase with "
-    "multiplicative decrease keeps whatever ratio two flows have (Chiu & Jain 1989). From "
-    "identical starts the first reduction that hits one flow harder is never undone. "
-    "rrtcc (1.8 / 2.1 Mbps) and c-nadu (2.0 / 2.3 Mbps) share.",
+    "multiplicative decrease keeps whatever ratio two flows have (Chiu & Jain 1989). "
+    "rrtcc and c-nadu share (35 / 32 and 206 / 196 kbps).",
+    "Loss (beyond the paper): under 5 % Gilbert-Elliott loss on 2 Mbps fbra keeps "
+    "181-203 kbps, 9-10 % of the link and 11-16 % of its loss-free goodput (1,110-1,847 "
+    "kbps), while 92-93 % of its probes still end in UP; rrtcc keeps 75-76 % of its "
+    "loss-free goodput, c-nadu 3-49 %.",
 )
