@@ -61,9 +61,11 @@
 //!   to (P + 1 B) / frame interval if below it: 288 kbps at 1200 B and
 //!   30 fps), so the first frame reported gives that sample.
 //! - Packet sizes vary in rtcc (frames are split evenly at the MTU; audio,
-//!   FEC and retransmissions) where alfalfa's are all 1400 B: each sample is
-//!   scaled to P = the flow's MTU (sample·P/size), so avg stays the service
-//!   time of one P-byte packet, and what is in flight is counted in P-byte
+//!   FEC and retransmissions) where alfalfa's are all 1400 B: each sample
+//!   inside a frame is scaled to P = the flow's MTU (sample·P/size), so avg
+//!   stays the service time of one P-byte packet (a frame's first packet,
+//!   whose sample is the queue's change between frames, not a service time,
+//!   is not scaled), and what is in flight is counted in P-byte
 //!   units (bytes / P), alfalfa's packet count when every packet is P bytes.
 //! - In flight: the bytes sent above the newest reported sequence (alfalfa:
 //!   fragments after the newest ACKed one), plus the bytes in the pacer
@@ -274,9 +276,18 @@ impl Salsify {
                 // not continue a frame (§8.2).
                 let continues = p.kind == PacketKind::Media && p.pos.is_frame() && p.pos.index > 0;
                 let grace = if continues { Duration::ZERO } else { (p.send_time - last.send_time).max(Duration::ZERO) };
-                let sample = ((t - t_prev) - grace).max(Duration::ZERO);
-                // Scaled to one P-byte packet.
-                let sample = sample.as_micros() as f64 * self.cfg.packet.bytes() as f64 / p.size.bytes().max(1) as f64;
+                let sample = ((t - t_prev) - grace).max(Duration::ZERO).as_micros() as f64;
+                // A pair inside a frame is one packet's service time, which
+                // grows with its size: scaled to one P-byte packet. A frame's
+                // first packet samples how the queue changed since the last
+                // frame, which does not: scaled, a one-packet frame of 125 B
+                // would read 1 ms of that change as 9.6 ms, its budget would
+                // stay at zero and the flow at its floor beside a competitor.
+                let sample = if continues {
+                    sample * self.cfg.packet.bytes() as f64 / p.size.bytes().max(1) as f64
+                } else {
+                    sample
+                };
                 let a = self.cfg.alpha;
                 self.avg = match self.avg {
                     Some(avg) => Some(a * sample + (1.0 - a) * avg),
@@ -467,6 +478,22 @@ mod tests {
         ];
         report(&mut c, 40_000, &pkts);
         assert_eq!(c.avg, Some(0.9 * 3_200.0));
+    }
+
+    /// A one-packet frame of 125 B that arrives 1.5 ms later than its send
+    /// gap samples 1.5 ms, not 14.4 ms: that is the queue's change between
+    /// frames, not the packet's service time.
+    #[test]
+    fn frame_start_samples_are_not_scaled() {
+        let mut c = salsify();
+        let pkts = [
+            packet(0, 0, 0, 2, 1200, 0, Some(21_600)),
+            packet(1, 0, 1, 2, 1200, 500, Some(24_800)),
+            packet(2, 1, 0, 1, 125, 33_333, Some(24_800 + 34_333)),
+        ];
+        report(&mut c, 70_000, &pkts);
+        // 3.2 ms, then 33.333 - 0.5 ms of grace against 34.333 ms: 1.5 ms.
+        assert_eq!(c.avg, Some(0.1 * 1_500.0 + 0.9 * 3_200.0));
     }
 
     /// A lost packet breaks two pairs; a pair spanning two reports counts.
