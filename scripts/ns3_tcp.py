@@ -15,7 +15,11 @@ links on either side (a three-link dumbbell) instead of one link; the default, a
 link, is the cheaper lower bound for ns-3.
 
 Prints `run_s=<wall seconds of Simulator::Run>` and `goodput_mbps=` (the sink's bytes on
-rtcc's wire basis, each 1448 B segment counted with its 52 B of headers, per second) on stdout, one per line, and exits 1 with a one-line message on stderr
+rtcc's wire basis, each 1448 B segment counted with its 52 B of headers, per second) on stdout, one per line, then Cubic's window dynamics: `loss_events=` (entries
+into Recovery or Loss), `cwnd_period_s=` (mean time between loss events after the
+first, the slow-start exit), `cwnd_trough_pkts=` (median ssthresh each of those events
+set, the window after the reduction, in segments) and `retransmits=` (data segments
+sent again); and exits 1 with a one-line message on stderr
 when ns-3 cannot be imported or the run fails. Usage:
     python ns3_tcp.py [SECONDS] [--access]
 """
@@ -29,6 +33,63 @@ QUEUE_PACKETS = 33  # 1 BDP: 10 Mbps x 40 ms = 50 kB = 33.3 packets of 1500 B
 MSS = 1448
 RATE = "10Mbps"
 DELAY = "20ms"
+
+
+# Trace sinks in C++ (cppyy): a Python callback per traced event would cost more
+# than the run. Loss events are entries into CA_RECOVERY (3) or CA_LOSS (4); each one's
+# trough is the ssthresh set at the same instant; a data segment below the highest
+# sequence sent is a retransmission.
+TRACE_CPP = r"""
+#include <vector>
+namespace rtcc_ns3 {
+std::vector<double> loss_t, ssthresh_t;
+std::vector<uint32_t> ssthresh_v;
+uint64_t retransmits = 0;
+uint32_t high = 0;
+bool seen = false;
+void CongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t s) {
+    if (s == ns3::TcpSocketState::CA_RECOVERY || s == ns3::TcpSocketState::CA_LOSS)
+        loss_t.push_back(ns3::Simulator::Now().GetSeconds());
+}
+void Ssthresh(uint32_t, uint32_t v) {
+    ssthresh_t.push_back(ns3::Simulator::Now().GetSeconds());
+    ssthresh_v.push_back(v);
+}
+void Tx(ns3::Ptr<const ns3::Packet> p, const ns3::TcpHeader& h, ns3::Ptr<const ns3::TcpSocketBase>) {
+    if (p->GetSize() == 0) return;
+    ns3::SequenceNumber32 seq = h.GetSequenceNumber();
+    if (seen && seq < ns3::SequenceNumber32(high)) { retransmits++; return; }
+    high = (seq + p->GetSize()).GetValue();
+    seen = true;
+}
+void Connect(uint32_t node) {
+    std::string base = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0/";
+    ns3::Config::ConnectWithoutContext(base + "CongState", ns3::MakeCallback(&CongState));
+    ns3::Config::ConnectWithoutContext(base + "SlowStartThreshold", ns3::MakeCallback(&Ssthresh));
+    ns3::Config::ConnectWithoutContext(base + "Tx", ns3::MakeCallback(&Tx));
+}
+void ConnectAt(double at, uint32_t node) { ns3::Simulator::Schedule(ns3::Seconds(at), &Connect, node); }
+}
+"""
+
+
+def dynamics(loss_t: list[float], ss_t: list[float], ss_v: list[int], mss: int) -> dict[str, float]:
+    """Loss events, their mean spacing after the first and median trough in segments."""
+    troughs = []
+    for t in loss_t[1:]:
+        # The ssthresh set at the loss instant (same simulated time), else the last before.
+        at = [v for st, v in zip(ss_t, ss_v) if abs(st - t) < 1e-9] or [
+            v for st, v in zip(ss_t, ss_v) if st <= t
+        ][-1:]
+        if at:
+            troughs.append(at[-1] / mss)
+    gaps = [b - a for a, b in zip(loss_t[1:], loss_t[2:])]
+    troughs.sort()
+    return {
+        "loss_events": float(len(loss_t)),
+        "cwnd_period_s": sum(gaps) / len(gaps) if gaps else float("nan"),
+        "cwnd_trough_pkts": troughs[len(troughs) // 2] if troughs else float("nan"),
+    }
 
 
 def fail(msg: str) -> NoReturn:
@@ -106,6 +167,13 @@ def main() -> None:
     apps.Stop(ns.Seconds(a.seconds))
     ns.Simulator.Stop(ns.Seconds(a.seconds))
 
+    import cppyy
+
+    cppyy.cppdef(TRACE_CPP)
+    tr = cppyy.gbl.rtcc_ns3
+    # The sender's socket exists once BulkSend starts (t = 0): connect just after.
+    tr.ConnectAt(0.001, src_node.GetId())
+
     t0 = time.perf_counter()
     ns.Simulator.Run()
     run_s = time.perf_counter() - t0
@@ -119,6 +187,10 @@ def main() -> None:
     topology = "dumbbell" if a.access else "p2p"
     speedup = a.seconds / max(run_s, 1e-9)
     print(f"sim_s={a.seconds:g} speedup={speedup:.1f}x topology={topology}", flush=True)
+    d = dynamics(list(tr.loss_t), list(tr.ssthresh_t), [int(v) for v in tr.ssthresh_v], MSS)
+    for k, v in d.items():
+        print(f"{k}={v:.3f}", flush=True)
+    print(f"retransmits={int(tr.retransmits)}", flush=True)
 
 
 if __name__ == "__main__":

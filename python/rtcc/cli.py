@@ -461,6 +461,8 @@ def _bench_tcp(args: argparse.Namespace) -> int:
             f"{r['faster_than_ns3']:.1f}x",
         ]
     print(table_text(header, [line]))
+    if args.ns3:
+        print(table_text(["Cubic", "rtcc", "ns-3"], benchtcp.dynamics_rows(r)))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''}; {benchtcp.PATH_TEXT}")
     return 1 if (not ok and args.strict) else 0
 
