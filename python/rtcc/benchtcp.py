@@ -43,6 +43,9 @@ def dynamics_of(series: Any) -> dict[str, float]:
     bin with retransmissions after one without; its trough is the least window at the
     end of that bin and the next (recovery, under two RTTs, ends within them at
     ssthresh, where ns-3's trough is read)."""
+    if not {"t_s", "retransmits", "cwnd_bytes"} <= set(series.columns):
+        # Not a TCP flow's series (a stand-in simulator's): nothing measured.
+        return dict.fromkeys(DYNAMICS, float("nan"))
     t = [float(x) for x in series["t_s"]]
     rtx = [float(x) for x in series["retransmits"]]
     cwnd = [float(x) for x in series["cwnd_bytes"]]

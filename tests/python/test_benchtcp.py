@@ -62,6 +62,12 @@ def test_dynamics_of_a_series_counts_events_spacing_and_troughs():
                  "retransmits": 37.0}
 
 
+def test_a_series_without_tcp_columns_measures_nothing():
+    d = benchtcp.dynamics_of(pd.DataFrame({"t_s": [0.1], "goodput_kbps": [1.0]}))
+    assert set(d) == set(benchtcp.DYNAMICS) and all(math.isnan(v) for v in d.values())
+    assert [r[1] for r in benchtcp.dynamics_rows(d)] == ["-"] * 4
+
+
 def test_rtcc_dynamics_lie_within_the_paths_physical_bounds():
     d = benchtcp.rtcc_dynamics(20.0)
     # The window peaks where the pipe and the queue are full, W = BDP + Q (66 packets);
