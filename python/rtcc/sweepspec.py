@@ -361,14 +361,14 @@ def _controllers(raw: list[str | _Table]) -> list[tuple[str, Any]]:
 
 
 def _traces(raw: list[str | _Table], folder: Path, source: str) -> list[tuple[str, Any]]:
-    """(label, capacity) per entry: a rate, every trace file a pattern matches, or a
-    capacity table."""
+    """(label, capacity) per entry: a rate, every trace file a pattern matches (relative
+    to the spec's folder, else ``SET/GLOB`` in a trace set), or a capacity table."""
     out: list[tuple[str, Any]] = []
     for i, item in enumerate(raw):
         if isinstance(item, str) and _is_rate(item):
             out.append((item.strip(), item))
         elif isinstance(item, str):
-            files = _glob(folder, item)
+            files = _glob(folder, item) or _set_glob(item)
             if not files:
                 raise SweepError(f"{source}: traces[{i}]: {_no_trace(item)}")
             out += [(f.name, {"kind": "trace", "file": str(f.resolve())}) for f in files]
@@ -391,6 +391,18 @@ def _is_rate(text: str) -> bool:
     return True
 
 
+def _set_glob(item: str) -> list[Path]:
+    """Files of ``SET/GLOB`` (``"mahimahi/*-LTE-*.down"``): GLOB in the trace set SET
+    where ``rtcc traces`` finds it, so a spec need not know where the package is."""
+    from rtcc.traces import locate
+
+    head, sep, rest = item.partition("/")
+    if not sep or not head or not rest or Path(item).is_absolute():
+        return []
+    folder = locate(None, head)
+    return _glob(folder, rest) if folder.is_dir() else []
+
+
 def _no_trace(item: str) -> str:
     """Why a trace entry that is neither a rate nor a file was refused: a number
     without its unit is told as the scenario tells it, anything else as a pattern."""
@@ -399,7 +411,7 @@ def _no_trace(item: str) -> str:
     try:
         float(item)
     except ValueError:
-        return f"no trace file matches '{item}'"
+        return f"no trace file matches '{item}' (in the spec's folder, nor as SET/GLOB in a trace set)"
     try:
         native().parse_quantity(item, "rate")
     except ValueError as exc:

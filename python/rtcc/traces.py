@@ -10,6 +10,7 @@ sets, or a folder of trace files. Files are read by the simulator's own loader
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from dataclasses import dataclass
 from importlib import resources
@@ -18,7 +19,7 @@ from typing import Any
 
 __all__ = [
     "TraceSet", "TracesError", "bundled_root", "bundled_sets", "describe_file", "find",
-    "is_root", "locate", "trace_files",
+    "is_root", "locate", "set_stats", "trace_files",
 ]  # fmt: skip
 
 # Files of a set folder that are not traces.
@@ -140,11 +141,48 @@ def folder_set(folder: Path) -> TraceSet:
     return TraceSet(folder.name, folder, fmt, f"see {licence}" if licence != "-" else "-")
 
 
-def _sets_text(sets: list[TraceSet]) -> str:
-    from rtcc.tables import table_text
+def set_stats(folder: Path) -> dict[str, Any]:
+    """A set's files as the simulator reads them: ``files``, ``mean_mbps`` (the mean of
+    the files' means, rates above :data:`IMPLAUSIBLE` left out where a file holds any: a
+    run refuses them unless ``drop_above`` leaves them out), ``artefacts`` (how many files hold such rates),
+    ``total_s`` and ``median_s`` (file durations); None for what no file gave."""
+    import statistics
 
-    rows = [[s.name, s.format, s.licence, str(len(trace_files(s.folder)))] for s in sets]
-    return table_text(["set", "format", "licence", "files"], rows, left=3)
+    files = trace_files(folder)
+    read = []
+    for f in files:
+        with contextlib.suppress(ValueError):
+            read.append(describe_file(f))
+    means = [d.get("mean_mbps_without", d["mean_mbps"]) for d in read]
+    durations = [d["duration_s"] for d in read]
+    return {
+        "files": len(files),
+        "mean_mbps": statistics.fmean(means) if means else None,
+        "artefacts": sum("implausible" in d for d in read),
+        "total_s": sum(durations) if durations else None,
+        "median_s": statistics.median(durations) if durations else None,
+    }
+
+
+def _sets_text(sets: list[TraceSet]) -> str:
+    from rtcc.tables import format_number, table_text
+
+    rows, marked = [], False
+    for s in sets:
+        st = set_stats(s.folder)
+        mark = "*" if st["artefacts"] else ""
+        marked = marked or bool(mark)
+        rows.append([
+            s.name, s.format, s.licence, str(st["files"]),
+            format_number(st["mean_mbps"], 1, 3) + mark,
+            format_number(st["total_s"], 1, 0), format_number(st["median_s"], 1, 1),
+        ])  # fmt: skip
+    head = ["set", "format", "licence", "files", "mean Mbps", "total s", "median s"]
+    note = (
+        f"\n* rates above {IMPLAUSIBLE} (recording artefacts) left out, as drop_above = \"{IMPLAUSIBLE}\" does"
+        if marked else ""
+    )  # fmt: skip
+    return table_text(head, rows, left=3) + note
 
 
 def listing(what: str | Path | None = None) -> str:

@@ -164,8 +164,9 @@ def test_rtcc_traces_lists_sets_then_files(capsys: pytest.CaptureFixture[str], t
     code, out, _ = run_main(capsys, "traces")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["set", "format", "licence", "files"]
-    assert lines[2].split() == ["mahimahi", "mahimahi", "GPL-3.0-or-later", "13"]
+    assert lines[0].split() == ["set", "format", "licence", "files", "mean", "Mbps", "total", "s", "median", "s"]
+    # Mean of the files' means, total and median duration (summary.csv's, rounded).
+    assert lines[2].split() == ["mahimahi", "mahimahi", "GPL-3.0-or-later", "13", "5.428", "7,060", "474.6"]
     assert any(line.split()[:2] == ["ucc-5g", "gnettrack"] for line in lines)
     code, out, _ = run_main(capsys, "traces", "opennetlab")
     assert code == 0
