@@ -163,10 +163,15 @@ def summary_text(
             f"{format_number(f.get('ssim_db_displayed'), 1, 1)} dB "
             f"({format_number(f.get('ssim_displayed'), 1, 3)})"
         )
-    if len(rows) > 1 and summary.get("jain_index") is not None:
+    # jain_goodput_active, under its first name jain_index in summaries written before it.
+    jain = next(
+        (summary[k] for k in ("jain_goodput_active", "jain_index") if summary.get(k) is not None),
+        None,
+    )
+    if len(rows) > 1 and jain is not None:
         lines.append(
-            "Jain's index of goodput (each flow over its active time): "
-            f"{format_number(summary['jain_index'], 1, 3)}"
+            "Jain's index of goodput, each flow over its active time (jain_goodput_active): "
+            f"{format_number(jain, 1, 3)}"
         )
     sim = timing if timing is not None else summary.get("sim", {})
     wall = sim.get("wall_s", wall_s)

@@ -22,7 +22,8 @@ scenario), ``scheme`` (a reproduction's scheme; a sweep's controller label), ``t
 ``seed``, ``run`` (the run key: a hash of the scenario text, seed, analysis options, trace
 contents and simulator build, as ``OUT/runs/<run>.json``), ``flow`` (index),
 ``flow_name``, ``kind``, ``controller``, then every metric of the flow in
-``summary.json`` under its own name, ``duration_s``, ``jain_index``, the link's
+``summary.json`` under its own name, ``duration_s``, ``jain_goodput_active`` (and
+``jain_index``, the same value under its first name), the link's
 ``link_<metric>``, the convergence metrics when computed (``converge_up_s``, ...),
 ``labels`` (JSON of all the run's labels, e.g. sweep override axes), ``wall_s``,
 ``rtcc_version``, ``written_at`` (UTC) and ``scenario`` (the TOML the run simulated).
@@ -189,6 +190,8 @@ def _rows(
         shared: dict[str, Any] = {
             "duration_s": summary.get("duration_s"),
             "jain_index": summary.get("jain_index"),
+            # The same index, its newer name; a summary from before it has only jain_index.
+            "jain_goodput_active": summary.get("jain_goodput_active", summary.get("jain_index")),
         }
         link = summary.get("link") or {}
         shared.update({f"link_{k}": v for k, v in link.items() if _scalar(v)})

@@ -453,8 +453,8 @@ def render(result: Result, images: Mapping[str, bytes] | None = None) -> str:
         if title == "Fairness" and jain is not None:
             section.insert(
                 0,
-                f'<p>{html.escape(METRICS["jain_index"].title())}: '
-                f'<b data-field="jain_index">{_esc(jain)}</b></p>',
+                f'<p>{html.escape(METRICS["jain_goodput_active"].title())}: '
+                f'<b data-field="jain_goodput_active">{_esc(jain)}</b></p>',
             )
         if section:
             body += [f"<h3>{title}</h3>", *section]

@@ -8,7 +8,8 @@
 per run: the run's key (``run``), ``experiment``, ``scheme``, ``trace``, ``seed``, the
 flow (``flow``, ``flow_name``, ``kind``, ``controller``, ``scheme_flow``), any other
 labels the runs carry, every summary metric of the flow, the convergence metrics where
-they were computed, the run's link metrics (``link_*``) and ``jain_index``, then where
+they were computed, the run's link metrics (``link_*``), ``jain_goodput_active`` and
+``jain_index`` (the same value, its first name), then where
 the run was read (``folder``, ``record``) and its ``error`` (a failed run has one row and
 no metrics). A table of that shape from elsewhere (a results dataset) feeds the report
 as well; :func:`load_series` and :func:`load_distributions` read what a run kept beyond
@@ -399,6 +400,10 @@ def _rows(r: _Run) -> list[dict[str, Any]]:
     for key in ("jain_index", "duration_s"):
         if _scalar(summary.get(key)):
             run_level[key] = summary.get(key)
+    # The same index under its newer name; a summary from before it has only jain_index.
+    active = summary.get("jain_goodput_active", summary.get("jain_index"))
+    if _scalar(active):
+        run_level["jain_goodput_active"] = active
     rows = []
     for i, flow in enumerate(flows):
         metrics = {

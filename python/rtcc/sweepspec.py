@@ -411,7 +411,9 @@ def _no_trace(item: str) -> str:
     try:
         float(item)
     except ValueError:
-        return f"no trace file matches '{item}' (in the spec's folder, nor as SET/GLOB in a trace set)"
+        return (
+            f"no trace file matches '{item}' (in the spec's folder, nor as SET/GLOB in a trace set)"
+        )
     try:
         native().parse_quantity(item, "rate")
     except ValueError as exc:

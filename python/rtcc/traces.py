@@ -179,7 +179,8 @@ def _sets_text(sets: list[TraceSet]) -> str:
         ])  # fmt: skip
     head = ["set", "format", "licence", "files", "mean Mbps", "total s", "median s"]
     note = (
-        f"\n* rates above {IMPLAUSIBLE} (recording artefacts) left out, as drop_above = \"{IMPLAUSIBLE}\" does"
+        f"\n* rates above {IMPLAUSIBLE} (recording artefacts) left out, "
+        f'as drop_above = "{IMPLAUSIBLE}" does'
         if marked else ""
     )  # fmt: skip
     return table_text(head, rows, left=3) + note

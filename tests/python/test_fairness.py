@@ -68,3 +68,34 @@ def test_the_two_indices_have_their_own_names(results: Path):
     assert summary["jain_goodput_active"] == pytest.approx(sum(rates) ** 2 / (2 * sum(r * r for r in rates)))
     # Over the whole run the window index counts b's first 4 s as 0: lower.
     assert loaded.jain() < summary["jain_goodput_active"]
+
+
+def test_the_summary_index_is_shown_and_stored_under_its_own_name(capsys, tmp_path: Path):
+    from rtcc.comparison import compare
+    from rtcc.report import render
+    from rtcc.runset import load_runs
+
+    scenario = tmp_path / "two.toml"
+    scenario.write_text(TWO, encoding="utf-8")
+    code, out, _ = run_main(capsys, "run", scenario, "--out", tmp_path / "run", "--no-plots")
+    assert code == 0
+    summary = Result.load(tmp_path / "run").summary
+    line = next(x for x in out.splitlines() if x.startswith("Jain"))
+    assert line.endswith(f"(jain_goodput_active): {summary['jain_goodput_active']:.3f}")
+    page = render(Result.load(tmp_path / "run"))
+    assert f'data-field="jain_goodput_active">{summary["jain_goodput_active"]:.4g}' in page
+    assert 'data-field="jain_index"' not in page
+    # The dataset, the runs table and the report's --metrics: both names, one value.
+    rtcc.sweep({"name": "j", "base": str(scenario), "seeds": 1}, out=tmp_path / "j", jobs=1)
+    sql = "SELECT jain_goodput_active, jain_index FROM runs"
+    rows = rtcc.query(sql, dataset=tmp_path / "j" / "dataset")
+    assert rows.iloc[:, 0].tolist() == rows.iloc[:, 1].tolist() == [summary["jain_index"]] * 2
+    runs = load_runs([tmp_path / "j"])
+    assert (runs["jain_goodput_active"] == runs["jain_index"]).all()
+    for name in ("jain_index", "jain_goodput_active"):
+        assert "(jain_goodput_active)" in compare([tmp_path / "j"], metrics=[name])
+    # A summary written before the newer name: the table still gives it, from jain_index.
+    record = next((tmp_path / "j" / "runs").glob("*.json"))
+    text = record.read_text(encoding="utf-8").replace('"jain_goodput_active"', '"jain_old"')
+    record.write_text(text, encoding="utf-8")
+    assert load_runs([tmp_path / "j"])["jain_goodput_active"].tolist() == [summary["jain_index"]] * 2

@@ -37,6 +37,9 @@ def test_every_scheme_ran_and_the_files_are_there(
     assert "Reproducing Cross" in page and "data:image/png;base64," in page
     # The paper's numbers sit beside rtcc's: Table II's BBR loss rate, §VI-B's 86.78 %.
     assert "(5.9)" in page and "(86.78)" in page
+    # The summary's index beside the aligned one, under its newer name (the old one kept).
+    assert table["jain_goodput_active"].equals(table["jain_index"])
+    assert "Jain, each over its own lifetime (jain_goodput_active)" in page
     for name in ("case_bars.png", "adaptation.png", "rates_rtt.png", "freeze_ratio.png"):
         assert (out / name).stat().st_size > 1000, name
 

@@ -309,6 +309,7 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
         ),
         "freeze_ratio_webrtc": float(np.mean(freeze)) if freeze else math.nan,
         "jain_index": summary.get("jain_index"),
+        "jain_goodput_active": summary.get("jain_goodput_active", summary.get("jain_index")),
     }
     if experiment.startswith(("VI-A case", "Table II case")):
         row["jain_aligned"] = aligned_jain(
