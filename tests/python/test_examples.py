@@ -84,3 +84,7 @@ def test_readme_opens_with_the_two_commands():
     assert lines[3].startswith("pip install . && rtcc run ")
     assert lines[4].startswith("bash scripts/test.sh ")
     assert lines[5] == "```"
+    # Then straight into the tutorial, whose sweep names its traces by set, not by a path
+    # into the package's source.
+    assert lines[6:8] == ["", "## Tutorial: my controller against gcc on the LTE traces"]
+    assert "data/traces" not in (ROOT / "sweeps" / "lte-controllers.toml").read_text()
