@@ -82,6 +82,19 @@ def test_report_refuses_a_hostile_summary(capsys, tmp_path: Path, kind: str):
         Result.load(run)
 
 
+@pytest.mark.parametrize("kind", ["zero", "fifo"])
+def test_a_hostile_timing_file_is_refused(capsys, tmp_path: Path, kind: str):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps(SUMMARY))
+    needle = hostile(run / "timing.json", kind)
+    code, out, err = run_main(capsys, "fairness", run)
+    one_line_error(code, err, str(run / "timing.json"), needle)
+    assert out == ""
+    with pytest.raises(safeio.ReadError, match=re.escape(needle)):
+        Result.load(run)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_report_refuses_a_hostile_run_record_or_table(capsys, tmp_path: Path, kind: str):
     sweep = tmp_path / "sweep"
