@@ -149,7 +149,7 @@ def set_stats(folder: Path) -> dict[str, Any]:
     import statistics
 
     files = trace_files(folder)
-    read = []
+    read: list[dict[str, Any]] = []
     for f in files:
         with contextlib.suppress(ValueError):
             read.append(describe_file(f))
@@ -167,7 +167,8 @@ def set_stats(folder: Path) -> dict[str, Any]:
 def _sets_text(sets: list[TraceSet]) -> str:
     from rtcc.tables import format_number, table_text
 
-    rows, marked = [], False
+    rows: list[list[str]] = []
+    marked = False
     for s in sets:
         st = set_stats(s.folder)
         mark = "*" if st["artefacts"] else ""
