@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import rtcc
-from rtcc.limits import MAX_INPUT_BYTES, MAX_RUNS, check_nesting, check_output_dir, safe_file_name
+from rtcc.limits import (
+    MAX_INPUT_BYTES, MAX_RUNS, check_nesting, check_output_dir, output_dir_refusal, safe_file_name,
+)  # fmt: skip
 from rtcc.scenario import ScenarioInput, load_scenario, peek
 from rtcc.tables import format_number, table_text
 
@@ -495,8 +497,7 @@ def _out_dir(text: str | None, default: Path, flag: str = "--out") -> Path:
         failed = os.fsdecode(exc.filename) if exc.filename is not None else str(out)
         if isinstance(exc, NotADirectoryError):
             raise CliError(f"{flag} {out}: {failed} is not a directory") from None
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise CliError(f"{flag} {out}: cannot write in {failed} ({reason})") from None
+        raise CliError(f"{flag} {out}: {output_dir_refusal(exc, out)}") from None
     return out
 
 

@@ -50,7 +50,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rtcc.limits import atomic_path, check_output_dir, safe_file_name, write_atomic
+from rtcc.limits import (
+    atomic_path, check_output_dir, output_dir_refusal, safe_file_name, write_atomic,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -538,9 +540,7 @@ def check_result_path(out: str | os.PathLike[str]) -> Path:
     try:
         check_output_dir(path.parent)
     except OSError as exc:
-        failed = os.fsdecode(exc.filename) if exc.filename is not None else str(path.parent)
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise DatasetError(f"--out {path}: cannot write in {failed} ({reason})") from None
+        raise DatasetError(f"--out {path}: {output_dir_refusal(exc, path.parent)}") from None
     return path
 
 

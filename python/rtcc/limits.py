@@ -29,7 +29,7 @@ from pathlib import Path
 __all__ = [
     "MAX_INPUT_BYTES", "MAX_NAME_LENGTH", "MAX_NESTING", "MAX_RUNS", "InputError",
     "atomic_path", "check_file_name", "check_nesting", "check_output_dir", "file_name_error",
-    "nesting_depth", "read_limited", "safe_file_name", "too_deep", "write_atomic",
+    "nesting_depth", "output_dir_refusal", "read_limited", "safe_file_name", "too_deep", "write_atomic",
 ]  # fmt: skip
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -181,6 +181,17 @@ def check_output_dir(out: Path) -> None:
         raise OSError(exc.errno, f"cannot write here ({exc.strerror})", str(probe)) from None
     os.close(fd)
     Path(name).unlink()
+
+
+def output_dir_refusal(exc: OSError, out: Path) -> str:
+    """Why :func:`check_output_dir` refused, for a one-line error: the folder it probed and
+    the system's reason. When that folder exists the reason (e.g. ENOENT creating a file
+    in ``/proc/1``) must not read as if the folder were missing, so say it exists."""
+    failed = os.fsdecode(exc.filename) if exc.filename is not None else str(out)
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    if os.path.isdir(failed):
+        return f"cannot create files in {failed}, which exists (the OS says: {reason})"
+    return f"cannot write in {failed} ({reason})"
 
 
 @contextlib.contextmanager

@@ -892,7 +892,7 @@ def query_cases() -> Iterator[Case]:
     yield Case(
         "query-out-in-proc",
         ("query", "SELECT 1", "--dataset", "{tmp}/ds", "--out", "/proc/1/r.csv"),
-        dataset_files(), ("--out /proc/1/r.csv", "cannot write in /proc/1 ("),
+        dataset_files(), ("--out /proc/1/r.csv", "cannot create files in /proc/1, which exists (the OS says: "),
     )  # fmt: skip
     yield Case("query-no-dataset-here", ("query", "SELECT 1"), {}, ("no ./results folder",
                "pass --dataset DIR"))  # fmt: skip
@@ -999,10 +999,10 @@ def files_cases() -> Iterator[Case]:
         ("sweep/table.csv", "a FIFO"),
     )  # fmt: skip
     yield cli_case("run-out-proc", ("run", "{tmp}/s.toml", "--out", "/proc/1/nope", "-q"),
-                   "--out /proc/1/nope", "cannot write in /proc/1 (")  # fmt: skip
+                   "--out /proc/1/nope", "cannot create files in /proc/1, which exists (the OS says: ")  # fmt: skip
     yield Case(
         "sweep-out-proc", ("sweep", "{tmp}/spec.toml", "--out", "/proc/1/nope", "-q"),
-        {"spec.toml": SPEC_BASE}, ("--out /proc/1/nope", "cannot write in /proc/1 ("),
+        {"spec.toml": SPEC_BASE}, ("--out /proc/1/nope", "cannot create files in /proc/1, which exists (the OS says: "),
     )  # fmt: skip
     yield cli_case(
         "run-out-under-a-file", ("run", "{tmp}/s.toml", "--out", "{tmp}/s.toml/o", "-q"),

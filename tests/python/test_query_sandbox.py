@@ -134,7 +134,7 @@ def test_out_is_the_only_file_written(capsys, tmp_path: Path, data: Path):
         (tmp_path / "r.txt", "give a file ending in .csv or .parquet"),
         (data / "runs" / "study=s" / "b.parquet", "inside the dataset"),
         (tmp_path, "give a file ending in"),
-        (Path("/proc/1/r.csv"), "cannot write in /proc/1 ("),
+        (Path("/proc/1/r.csv"), "cannot create files in /proc/1, which exists (the OS says: "),
     ):
         code, out, err = run_main(capsys, "query", sql, "--dataset", data, "--out", target)
         one_line_error(code, err, f"--out {target}", needle)

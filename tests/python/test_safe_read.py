@@ -143,12 +143,14 @@ def test_an_unwritable_out_gives_the_system_reason(capsys, tmp_path: Path, comma
     given = [spec] if command == "sweep" else []
     # /proc/1 exists: the failure is creating a file there, and its reason is the kernel's.
     code, _, err = run_main(capsys, command, *given, "--out", "/proc/1/nope", "-q")
-    line = one_line_error(code, err, "--out /proc/1/nope: cannot write in /proc/1 (")
+    line = one_line_error(
+        code, err, "--out /proc/1/nope: cannot create files in /proc/1, which exists (the OS says: "
+    )
     assert "/proc/1: no such file" not in line
     try:
         os.mkdir("/proc/1/nope")
     except OSError as exc:
-        assert line.endswith(f"({os.strerror(exc.errno)})")
+        assert line.endswith(f"(the OS says: {os.strerror(exc.errno)})")
     (tmp_path / "file").write_text("x")
     code, _, err = run_main(capsys, command, *given, "--out", tmp_path / "file" / "o", "-q")
     one_line_error(code, err, f"--out {tmp_path / 'file' / 'o'}: {tmp_path / 'file'} is not a")
