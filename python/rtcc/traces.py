@@ -6,12 +6,16 @@ a *traces root* is a folder of sets. A scenario names a bundled trace as
 (every reproduction) and ``rtcc traces X`` take X as a bundled set's name, a folder of
 sets, or a folder of trace files. Files are read by the simulator's own loader
 (``rtcc._rtcc.trace_info``), so the numbers shown are the ones a run replays.
+``RTCC_TRACES``, when set, names the traces root in place of the shipped one, for the
+simulator and for every name here alike.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import io
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -27,6 +31,8 @@ _NOT_TRACES = ("summary.csv", "sets.csv")
 _NOT_TRACE_PREFIXES = ("readme", "license", "licence", "copying")
 # Above this a rate is a recording artefact unless a table says otherwise (trace.rs).
 IMPLAUSIBLE = "1Gbps"
+# Names the folder of trace sets in place of the shipped one (trace.rs TRACES_ENV).
+TRACES_ENV = "RTCC_TRACES"
 
 
 class TracesError(ValueError):
@@ -45,18 +51,42 @@ class TraceSet:
 
 
 def bundled_root() -> Path:
-    """The folder of the sets shipped with the package (editable or installed)."""
+    """The folder of trace sets: ``RTCC_TRACES`` when set, else the sets shipped with the
+    package (editable or installed). The simulator looks in the same order
+    (``trace::traces_root``), so a set's name means the same folder to both."""
+    env = os.environ.get(TRACES_ENV)
+    if env:
+        root = Path(env)
+        if not root.is_dir():
+            raise TracesError(f"{TRACES_ENV}={env}: not a folder (of trace sets)")
+        return root
     return Path(str(resources.files("rtcc").joinpath("data", "traces")))
 
 
 def bundled_sets() -> list[TraceSet]:
-    """The shipped sets, as ``sets.csv`` beside them describes them."""
+    """The sets of :func:`bundled_root`, as ``sets.csv`` beside them describes them; a
+    root without one (an ``RTCC_TRACES`` folder) by its sub-folders of trace files."""
+    from rtcc.safeio import ReadError, read_text
+
     root = bundled_root()
-    with (root / "sets.csv").open(encoding="utf-8", newline="") as f:
+    table = root / "sets.csv"
+    if not table.exists():
+        return [
+            _plain_set(p)
+            for p in sorted(root.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and trace_files(p)
+        ]
+    try:
+        rows = list(csv.DictReader(io.StringIO(read_text(table, 1 << 20))))
+    except ReadError as exc:
+        raise TracesError(str(exc)) from None
+    try:
         return [
             TraceSet(r["set"], root / r["set"], r["format"], r["licence"], r["source"])
-            for r in csv.DictReader(f)
+            for r in rows
         ]
+    except (KeyError, TypeError) as exc:
+        raise TracesError(f"{table}: not a table of trace sets ({exc})") from None
 
 
 def trace_files(folder: Path) -> list[Path]:
@@ -127,6 +157,10 @@ def folder_set(folder: Path) -> TraceSet:
     for s in bundled_sets():
         if s.folder.resolve() == folder.resolve():
             return s
+    return _plain_set(folder)
+
+
+def _plain_set(folder: Path) -> TraceSet:
     files = trace_files(folder)
     fmt = "-"
     if files:

@@ -123,6 +123,32 @@ def test_rtcc_traces_env_names_another_folder_of_sets(tmp_path: Path):
     assert f"link.capacity.set: no trace set 'mahimahi' in {tmp_path / 'sets'} (sets: mine)" in done.stderr
 
 
+def test_python_takes_set_names_from_rtcc_traces_as_the_simulator_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from rtcc import traces
+
+    sets = tmp_path / "sets"
+    (sets / "mine").mkdir(parents=True)
+    (sets / "mine" / "one.down").write_text("1\n2\n", encoding="utf-8")
+    monkeypatch.setenv("RTCC_TRACES", str(sets))
+    assert traces.bundled_root() == sets
+    assert traces.locate("mine", "x") == sets / "mine"
+    assert traces.find(None, "mine", "one.down") == sets / "mine" / "one.down"
+    assert [s.name for s in traces.bundled_sets()] == ["mine"]
+    code, out, _ = run_main(capsys, "traces")
+    assert code == 0 and "\nmine " in out and "opennetlab" not in out
+    code, out, _ = run_main(capsys, "traces", "mine")
+    assert code == 0 and "one.down" in out
+    with pytest.raises(traces.TracesError, match="mahimahi: no such folder or bundled set .sets: mine."):
+        traces.locate("mahimahi", "mahimahi")
+    monkeypatch.setenv("RTCC_TRACES", str(tmp_path / "nope"))
+    with pytest.raises(traces.TracesError, match=f"RTCC_TRACES={tmp_path / 'nope'}: not a folder"):
+        traces.bundled_root()
+    monkeypatch.setenv("RTCC_TRACES", "")  # empty counts as unset, as in trace.rs
+    assert traces.bundled_root() == bundled() and "mahimahi" in traces.locate("mahimahi", "").name
+
+
 def test_traces_means_a_set_name_a_folder_of_sets_or_a_folder_of_files(tmp_path: Path):
     from rtcc.reproduce.traces import Need, TracesError, mahimahi_files
 
