@@ -1014,12 +1014,9 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
     from rtcc.reproduce import cross
 
     # The Cross experiments run on modelled links with the paper's encoder, not traces.
-    for flag, value, default in (
-        ("--traces", args.traces, None), ("--encoder", args.encoder, "lagging"),
-        ("--direction", args.direction, "down"),
-    ):  # fmt: skip
-        if value != default:
-            raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")
+    if args.traces is not None:
+        raise CliError("--traces: 'rtcc reproduce cross' runs no traces")
+    _refuse_dumbo_flags(args)
     return _reproduce_paper(args, "cross", cross)
 
 

@@ -113,3 +113,6 @@ def test_spike_and_jain_helpers():
 
 def test_cross_refuses_dumbo_only_flags(tmp_path: Path):
     assert "--encoder" in reproduce_refused("cross", tmp_path / "x", "--encoder", "vp8")
+    # pibes and burstrtc take --traces too: the refusal says what cross does, not who else.
+    err = reproduce_refused("cross", tmp_path / "x", "--traces", "mahimahi")
+    assert "--traces: 'rtcc reproduce cross' runs no traces" in err and "dumbo" not in err
