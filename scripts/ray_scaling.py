@@ -26,9 +26,10 @@ import ray
 
 from rtcc.reproduce import dumbo
 from rtcc.reproduce.dumbo import experiments
-from rtcc.reproduce.traces import default_traces, find_traces
+from rtcc.reproduce.traces import MAHIMAHI, find_traces
 from rtcc.sweeprun import execute
 from rtcc.sweepspec import Analysis, Run
+from rtcc.traces import locate
 
 TINY_S = 0.05
 
@@ -83,7 +84,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
 
     if not args.skip_vp8:
-        files = find_traces(default_traces(), "down", args.traces)
+        files = find_traces(locate(None, MAHIMAHI), "down", args.traces)
         runs = experiments.cellular_runs(dumbo.CELLULAR_SCHEMES, files, args.seconds, "vp8")
         analysis = Analysis(distributions=True)
         print(f"dumbo --encoder vp8 cellular subset: {len(runs)} runs "

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtcc.traces import TracesError, bundled_root, locate
+from rtcc.traces import TracesError, locate
 
-__all__ = ["MAHIMAHI", "Need", "TracesError", "default_traces", "find_traces", "mahimahi_files"]
+__all__ = ["MAHIMAHI", "Need", "TracesError", "find_traces", "mahimahi_files"]
 
 MAHIMAHI = "mahimahi"
 
@@ -45,11 +45,6 @@ def _locate(traces: str | Path | None, set_name: str) -> Path:
         return locate(traces, set_name)
     except TracesError as exc:
         raise TracesError(f"--traces {exc}") from None
-
-
-def default_traces() -> Path:
-    """The bundled Mahimahi set's folder."""
-    return bundled_root() / MAHIMAHI
 
 
 def find_traces(folder: Path, direction: str, limit: int | None) -> list[Path]:

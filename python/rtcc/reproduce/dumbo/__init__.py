@@ -19,9 +19,8 @@ from rtcc.reproduce.dumbo.experiments import (
     run,
     summary_text,
 )
-from rtcc.reproduce.traces import default_traces
 
 __all__ = [
-    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "default_traces", "probe", "ratios",
+    "CELLULAR_SCHEMES", "PULSE_SCHEMES", "Outcome", "Scheme", "probe", "ratios",
     "run", "summary_text",
 ]  # fmt: skip
