@@ -427,7 +427,9 @@ def _literal(text: str) -> str:
 
 
 # What a query may be: statements that only read. Writing goes through `out=` (--out).
-_READING = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "MULTI"})  # MULTI: PIVOT
+# MULTI: PIVOT. CALL f(...) is DuckDB's SELECT * FROM f(...) (a table function), bound
+# and sandboxed as that SELECT is (no path outside allowed_paths, configuration locked).
+_READING = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "MULTI", "CALL"})
 _EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.IGNORECASE)
 
 
@@ -447,13 +449,21 @@ def _check_reading(sql: str, duckdb: Any) -> None:
             else:
                 _check_reading(text[inner.end() :], duckdb)
                 continue
+        if kind == "SET":  # DuckDB's type for SET, RESET, USE and PRAGMA x=...
+            word = (text.split() or [kind])[0].upper()
+            raise DatasetError(
+                _one_line(
+                    f"query: {word[:20]} refused: a setting change (SET, RESET, USE, "
+                    "PRAGMA x=...); rtcc query reads the dataset with the settings it opens"
+                )
+            )
         if kind not in _READING:
             word = (text.split() or [kind])[0].upper()
             raise DatasetError(
                 _one_line(
                     f"query: {word[:20]} refused: rtcc query only reads the dataset (SELECT, "
-                    "EXPLAIN, PRAGMA, PIVOT); to write a result to a file give --out FILE "
-                    "(Python: out=)"
+                    "EXPLAIN, CALL, PIVOT, PRAGMA without =); to write a result to a file "
+                    "give --out FILE (Python: out=)"
                 )
             )
 

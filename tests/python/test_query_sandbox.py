@@ -53,6 +53,9 @@ def test_the_dataset_is_read(data: Path):
     got = rtcc.query("SELECT scheme, utilization FROM runs ORDER BY scheme", dataset=data)
     assert got["scheme"].tolist() == ["bbr", "gcc"]
     assert rtcc.query("DESCRIBE runs", dataset=data)["column_name"].tolist()[0] == "study"
+    # CALL of a table function reads as SELECT * FROM it does.
+    assert rtcc.query("CALL pragma_version()", dataset=data)["library_version"][0].startswith("v")
+    assert rtcc.query("CALL query_table('runs')", dataset=data)["scheme"].tolist() == ["gcc", "bbr"]
 
 
 @pytest.mark.parametrize(
@@ -67,9 +70,14 @@ def test_the_dataset_is_read(data: Path):
         ("EXPORT DATABASE '{tmp}/exported'", "EXPORT refused"),
         ("INSTALL httpfs", "INSTALL refused"),
         ("LOAD httpfs", "LOAD refused"),
-        ("SET enable_external_access = true", "SET refused"),
+        ("SET enable_external_access = true", "SET refused: a setting change"),
+        # DuckDB types this SET: the refusal says so rather than list PRAGMA as allowed.
+        ("PRAGMA threads=64", "PRAGMA refused: a setting change (SET, RESET, USE, PRAGMA x=...)"),
+        ("RESET threads", "RESET refused: a setting change"),
         ("ATTACH '{tmp}/other.duckdb'", "ATTACH refused"),
         ("SELECT * FROM read_csv('/etc/passwd')", '"/etc/passwd"'),
+        ("CALL read_csv('/etc/passwd')", '"/etc/passwd"'),  # CALL is sandboxed as SELECT
+        ("CALL glob('{tmp}/*')", "file system operations are disabled"),
         ("SELECT * FROM read_text('/etc/hostname')", '"/etc/hostname"'),
         ("SELECT * FROM glob('{tmp}/*')", "file system operations are disabled"),
         ("SELECT * FROM read_parquet('https://example.com/x.parquet')", "example.com"),
