@@ -1,4 +1,4 @@
-"""Hostile inputs on the Python side (issue 15): files stay under the output folder,
+"""Hostile inputs on the Python side: files stay under the output folder,
 bounded inputs, one clear line instead of a traceback, atomic writes, one sweep per
 folder, typed API arguments. Runs against the fake native module."""
 
@@ -189,7 +189,7 @@ def test_unusable_out_is_refused_before_simulating(
 
     monkeypatch.setattr(limits.tempfile, "mkstemp", read_only)
     code, _, err = run(capsys, "run", short_scenario, "--out", tmp_path / "new")
-    one_line_error(code, err, str(tmp_path), "cannot write")
+    one_line_error(code, err, str(tmp_path), "cannot create files in", "Read-only file system")
 
 
 def _full_disk_after(n: int):

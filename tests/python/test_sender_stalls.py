@@ -30,7 +30,6 @@ def _longest_silence(packets) -> float:
     return float(content.send_s.diff().max())
 
 
-@pytest.mark.skipif(not TRACE.is_file(), reason="bundled Mahimahi traces not present")
 def test_keepalive_ends_the_stalls_of_a_window_held_by_lost_packets() -> None:
     off, on = _run(None), _run("500ms")
     assert off["summary"]["sender_stalls"] >= 2

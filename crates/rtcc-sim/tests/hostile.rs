@@ -1,4 +1,4 @@
-//! Hostile and absurd inputs (issue 15): each is refused with one line
+//! Hostile and absurd inputs: each is refused with one line
 //! `file: field: reason` in plain words, or gives a result whose counts add
 //! up. Every test here failed before its fix.
 
