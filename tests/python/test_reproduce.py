@@ -16,14 +16,13 @@ from conftest import reproduce_short, requires_native
 
 pytestmark = requires_native
 
+# The Mahimahi set ships with rtcc: the reproduction reads it with no --traces.
 TRACES = Path(__file__).resolve().parents[2] / "python" / "rtcc" / "data" / "traces" / "mahimahi"
-HAVE_TRACES = TRACES.is_dir() and any(TRACES.glob("*.down"))
 
 
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    traces = ["--traces", str(TRACES)] if HAVE_TRACES else []
-    return reproduce_short(tmp_path_factory, "dumbo", *traces, timeout=600)
+    return reproduce_short(tmp_path_factory, "dumbo", timeout=600)
 
 
 def available() -> dict[str, bool]:
@@ -49,11 +48,10 @@ def test_files_and_one_row_per_scheme(reproduced: tuple[Path, str], table: pd.Da
     assert stdout.splitlines()[-2].startswith(f"dataset: {out / 'dataset'} (")
     pulse = table[table["experiment"] == "pulse"]["scheme"].tolist()
     assert pulse == [s.label for s in dumbo.PULSE_SCHEMES]
-    if HAVE_TRACES:
-        cellular = table[table["experiment"] == "cellular"]["scheme"].tolist()
-        assert cellular == [s.label for s in dumbo.CELLULAR_SCHEMES]
-        page = (out / "report.html").read_text(encoding="utf-8")
-        assert "<h3>Does the rate follow the link?</h3>" in page
+    cellular = table[table["experiment"] == "cellular"]["scheme"].tolist()
+    assert cellular == [s.label for s in dumbo.CELLULAR_SCHEMES]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<h3>Does the rate follow the link?</h3>" in page
     for column in ("converge_up_s", "converge_down_s", "utilization", "video_kbps"):
         assert column in table.columns
     ok = available()
@@ -77,9 +75,8 @@ def test_report_is_self_contained(reproduced: tuple[Path, str], table: pd.DataFr
         assert f"<td>{cell(row(table, 'pulse', scheme)['converge_up_s'])}</td>" in page, scheme
     for scheme in table["scheme"]:
         assert f"<td>{scheme}</td>" in page.replace("&#x27;", "'").replace("&amp;", "&")
-    if HAVE_TRACES:
-        assert "13 of those files are available" in page
-        assert "ATT-LTE-driving-2016.down" in page
+    assert "13 of those files are available" in page
+    assert "ATT-LTE-driving-2016.down" in page
 
 
 def test_short_pulse_convergence_numbers(table: pd.DataFrame):
@@ -102,7 +99,6 @@ def test_short_pulse_convergence_numbers(table: pd.DataFrame):
             assert d["down_latency_max_ms"] < gcc["down_latency_max_ms"], dumbo
 
 
-@pytest.mark.skipif(not HAVE_TRACES, reason=f"no Mahimahi traces at {TRACES}")
 def test_short_cellular_directions(table: pd.DataFrame, reproduced: tuple[Path, str]):
     runs = pd.read_csv(reproduced[0] / "runs.csv")
     cell = runs[runs["experiment"] == "cellular"]
