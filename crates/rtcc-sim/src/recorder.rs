@@ -576,7 +576,7 @@ impl Recorder {
                     self.packet_rows += usize::from(record);
                 }
                 let f = &mut self.flows[flow];
-                f.stats.on_sent(p, self.record_packets);
+                f.stats.on_sent(p, record);
                 match p.kind {
                     // A parity's frame field is an XOR of its group's.
                     PacketKind::Fec => f.protect(p.media_seq, p.group),
