@@ -20,13 +20,18 @@ COST_LIMIT = 2.0
 NS3_SCRIPT = "ns3_multiflow_udp.py"
 
 
-def default_script() -> Path:
-    """``scripts/ns3_multiflow_udp.py`` of the repository: from this file, then from the cwd."""
+def repo_script(name: str) -> Path:
+    """``scripts/NAME`` of the repository: from this file, then from the cwd."""
     for root in (Path(__file__).resolve().parents[2], Path.cwd()):
-        path = root / "scripts" / NS3_SCRIPT
+        path = root / "scripts" / name
         if path.is_file():
             return path
-    return Path("scripts") / NS3_SCRIPT
+    return Path("scripts") / name
+
+
+def default_script() -> Path:
+    """``scripts/ns3_multiflow_udp.py`` of the repository."""
+    return repo_script(NS3_SCRIPT)
 
 
 def run_ns3(

@@ -150,9 +150,5 @@ def dynamics_rows(row: dict[str, Any]) -> list[list[str]]:
 
 
 def default_script() -> Path:
-    """``scripts/ns3_tcp.py`` of the repository: from this file, then from the cwd."""
-    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
-        path = root / "scripts" / NS3_SCRIPT
-        if path.is_file():
-            return path
-    return Path("scripts") / NS3_SCRIPT
+    """``scripts/ns3_tcp.py`` of the repository."""
+    return benchflows.repo_script(NS3_SCRIPT)

@@ -57,6 +57,15 @@ fps = 30
 """
 
 
+def policy_scenario(duration: str = "20s", flow_extra: str = "") -> str:
+    """The Python-policy tests' scenario: one ideal-encoder video flow on 1 Mbps / 25 ms with a
+    50-packet queue, no packet table (``flow_extra``: more lines for the flow)."""
+    return (
+        f'duration = "{duration}"\nseed = 3\n[link]\ncapacity = "1Mbps"\ndelay = "25ms"\n'
+        f'queue = "50pkt"\n[record]\npackets = false\n[[flow]]\nencoder = "ideal"\n{flow_extra}'
+    )
+
+
 def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     """``rtcc ARGS`` in this process: (exit status, stdout, stderr)."""
     from rtcc import cli

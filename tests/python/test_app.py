@@ -5,22 +5,11 @@ from __future__ import annotations
 import pytest
 
 import rtcc
-from conftest import requires_native
+from conftest import policy_scenario, requires_native
 
 pytestmark = requires_native
 
-LINK = """duration = "20s"
-seed = 3
-[link]
-capacity = "1Mbps"
-delay = "25ms"
-queue = "50pkt"
-[record]
-packets = false
-[[flow]]
-encoder = "ideal"
-start_rate = "3Mbps"
-"""
+LINK = policy_scenario(flow_extra='start_rate = "3Mbps"\n')
 
 
 class LossPolicy:

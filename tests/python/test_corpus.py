@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from conftest import requires_native
+from conftest import policy_scenario, requires_native
 from rtcc import cli, safeio
 
 pytestmark = requires_native
@@ -904,18 +904,7 @@ def query_cases() -> Iterator[Case]:
 
 # --- Python policies (rtcc.app: no command) ----------------------------------------------
 
-POLICY_SCENARIO = """\
-duration = "3s"
-seed = 3
-[link]
-capacity = "1Mbps"
-delay = "25ms"
-queue = "50pkt"
-[record]
-packets = false
-[[flow]]
-encoder = "ideal"
-"""
+POLICY_SCENARIO = policy_scenario("3s")
 
 
 class ReArmAtNow:

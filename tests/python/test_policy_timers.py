@@ -12,21 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import requires_native
+from conftest import policy_scenario, requires_native
 
 pytestmark = requires_native
 
-LINK = """duration = "20s"
-seed = 3
-[link]
-capacity = "1Mbps"
-delay = "25ms"
-queue = "50pkt"
-[record]
-packets = false
-[[flow]]
-encoder = "ideal"
-"""
+LINK = policy_scenario()
 
 
 class ReArm:
