@@ -234,7 +234,7 @@ def test_scenario_error_from_python():
 
 def test_save_writes_everything(short: rtcc.Result, tmp_path: Path):
     names = [p.name for p in short.save(tmp_path)]
-    assert names == ["summary.json", "packets.parquet", "frames.parquet", "timeseries.parquet",
+    assert names == ["summary.json", "timing.json", "packets.parquet", "frames.parquet", "timeseries.parquet",
                      "link.parquet", "rates.png", "queue.png", "frame_delay.png", "cdf.png",
                      "report.html"]  # fmt: skip
     html = (tmp_path / "report.html").read_text()
