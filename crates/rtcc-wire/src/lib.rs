@@ -8,6 +8,8 @@
 
 pub mod error;
 pub use error::WireError;
+#[doc(hidden)]
+pub mod fuzzing;
 
 /// A message with one wire form.
 pub trait Wire: Sized {
