@@ -19,8 +19,15 @@ if [ ! -x /usr/bin/chromium ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
-# The codec, browser and Ray tests fail rather than skip when what they need is missing.
-export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1
+# The wire formats are checked against an outside dissector: Wireshark's tshark.
+if ! command -v tshark >/dev/null; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tshark >/dev/null
+fi
+# The codec, browser, Ray and tshark tests fail rather than skip when what they need is missing.
+export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1 RTCC_REQUIRE_TSHARK=1
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet ".[test,ray]"
 cargo test --workspace --exclude rtcc-py --release
