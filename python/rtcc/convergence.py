@@ -15,6 +15,13 @@ the thesis leaves open, with the value taken:
 * Utilisation is the flow's received rate / link capacity per bin; the post-step
   window runs from the step to the next step (or the end of the run); the time is
   measured to the *end* of the first bin that qualifies.
+* A single frame can fill a 100 ms bin on its own: a key frame (a resolution switch
+  starts one) leaves the pacer at 2.5 x the target, so GCC climbing at half the
+  capacity received 3.06 Mbps over the bin of its 720p switch (pulse link, seed 5).
+  The up rule therefore reads utilisation through the same centred ``smooth_s``
+  rolling median as the down rule, for the maximum and for the crossing: an isolated
+  burst bin is neither the flow reaching 90 % nor its maximum. ``smooth_s = 0`` reads
+  raw bins.
 * The pre-step steady-state latency is the median of the per-bin latency over the
   last ``steady_window_s`` = 10 s before the step (or since the previous step).
 * Per-bin frame latency fluctuates by ±20 % in steady state (frame-size noise), so a
@@ -215,12 +222,22 @@ def _nanmax(values: np.ndarray) -> float:
     return float(values.max()) if values.size else math.nan
 
 
-def _up(step: Step, end: float, t: np.ndarray, recv: np.ndarray, cap: np.ndarray) -> StepMetrics:
+def _smooth(values: np.ndarray, bins: int) -> np.ndarray:
+    """Centred rolling median over ``bins`` (odd) bins; the values themselves for 1."""
+    if bins <= 1:
+        return values
+    return pd.Series(values).rolling(bins, center=True, min_periods=1).median().to_numpy()
+
+
+def _up(
+    step: Step, end: float, t: np.ndarray, recv: np.ndarray, cap: np.ndarray, smooth_bins: int
+) -> StepMetrics:
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(cap > 0, recv / cap, np.nan)
     if not np.isfinite(util).any():
         return StepMetrics(step, end, math.nan)
-    reached = np.flatnonzero(util >= UP_FRACTION * np.nanmax(util))
+    smooth = _smooth(util, smooth_bins)
+    reached = np.flatnonzero(smooth >= UP_FRACTION * np.nanmax(smooth))
     first = int(reached[0])
     return StepMetrics(
         step,
@@ -265,11 +282,7 @@ def _down(
     peak = _nanmax(latency_max) if np.isfinite(latency_max).any() else _nanmax(latency)
     if not math.isfinite(pre_ms) or not np.isfinite(latency).any():
         return StepMetrics(step, end, math.nan, pre_latency_ms=pre_ms, max_latency_ms=peak)
-    smooth = (
-        pd.Series(latency).rolling(smooth_bins, center=True, min_periods=1).median().to_numpy()
-        if smooth_bins > 1
-        else latency
-    )
+    smooth = _smooth(latency, smooth_bins)
     converged = _back_within(smooth, DOWN_FACTOR * pre_ms)
     # Settling: the same rule against the post-step steady state (median of the window's
     # last steady_window_s), which stays defined when the new level sits above 110 % of
@@ -325,7 +338,7 @@ def step_metrics(
         if win.size == 0:
             continue
         if step.up:
-            out.append(_up(step, end, t[win], recv[win], cap[win]))
+            out.append(_up(step, end, t[win], recv[win], cap[win], smooth_bins))
             continue
         since = max(step.t_s - steady_window_s, steps[i - 1].t_s if i else run_start)
         pre = latency[_window(t, bin_s, since, step.t_s)]

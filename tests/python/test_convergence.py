@@ -47,6 +47,17 @@ def test_up_step_time_to_90_percent_of_the_post_step_maximum():
     assert math.isnan(m["converge_down_s"])
 
 
+def test_up_step_ignores_a_single_burst_bin():
+    # A key frame fills one bin at 2900 kbps while the flow still sends 1500 kbps.
+    s = series(40, {0: 500, 10: 3000}, {0: 500, 10: 1500, 30: 2850})
+    s.loc[np.isclose(s["t_s"], 17.0), "recv_kbps"] = 2900
+    # Smoothed (1 s centred median): the burst is neither the maximum nor the crossing;
+    # 2850 from 30 s is reached in the bin ending 30.1 s.
+    assert conv.convergence(s)["converge_up_s"] == pytest.approx(20.1)
+    # Raw bins: the burst bin (ending 17.0 s) counts, as before the smoothing.
+    assert conv.convergence(s, smooth_s=0)["converge_up_s"] == pytest.approx(7.0)
+
+
 def test_down_step_time_until_latency_is_back_within_110_percent():
     latency = {0: 50, 20: 500, 23: 58}
     s = series(40, {0: 3000, 20: 500}, {0: 2800, 20: 450}, latency)
