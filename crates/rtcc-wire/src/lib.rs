@@ -10,6 +10,7 @@ pub mod error;
 pub use error::WireError;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod rtcp;
 
 /// A message with one wire form.
 pub trait Wire: Sized {
