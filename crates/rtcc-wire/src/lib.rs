@@ -10,6 +10,9 @@ pub mod error;
 pub use error::WireError;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod fec;
+pub mod payload;
+pub mod rtp;
 pub mod rtcp;
 
 /// A message with one wire form.
