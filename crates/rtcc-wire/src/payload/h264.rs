@@ -256,14 +256,15 @@ impl H264Depacketizer {
     /// A payload that does not parse is an error and leaves the state as it was.
     pub fn push(&mut self, sequence_number: u16, timestamp: u32, marker: bool, payload: &[u8]) -> Result<Depacketized, WireError> {
         let p = H264Payload::decode(payload)?;
-        if self.unit_ts.is_some_and(|ts| ts != timestamp) {
-            // A new access unit; the previous one never saw its marker.
-            self.drop_unit();
-        }
-        // Packets lost just before this one may have been this unit's
-        // (single and STAP-A packets carry no start flag), so it is dropped.
-        if self.last_seq.is_some_and(|s| sequence_number != s.wrapping_add(1)) {
-            self.broken = true;
+        let gap = self.last_seq.is_some_and(|s| sequence_number != s.wrapping_add(1));
+        match self.unit_ts {
+            // A new access unit while the previous one never saw its marker:
+            // the lost packets are charged to that one, which is dropped.
+            Some(ts) if ts != timestamp => self.drop_unit(),
+            Some(_) => self.broken |= gap,
+            // After a complete unit, lost packets were this unit's (single
+            // and STAP-A packets carry no start flag), so it is dropped.
+            None => self.broken = gap,
         }
         self.last_seq = Some(sequence_number);
         self.unit_ts = Some(timestamp);
