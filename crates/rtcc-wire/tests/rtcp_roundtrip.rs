@@ -16,7 +16,7 @@ fn round_trip<T: Wire + PartialEq + std::fmt::Debug>(x: &T) -> Result<(), TestCa
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(rtcp_common::config(256))]
     #[test] fn sender_report(x in sr()) { round_trip(&x)?; }
     #[test] fn receiver_report(x in rr()) { round_trip(&x)?; }
     #[test] fn source_description(x in sdes()) { round_trip(&x)?; }

@@ -1,6 +1,8 @@
 //! Transport-wide feedback: the builder's chunk choice (libwebrtc's), its
 //! packet splitting, and the quantisation the wire imposes on arrival times.
 
+mod rtcp_common;
+
 use proptest::prelude::*;
 use rtcc_wire::rtcp::*;
 use rtcc_wire::Wire;
@@ -83,6 +85,7 @@ fn sequences_wrap_and_sort() {
 }
 
 proptest! {
+    #![proptest_config(rtcp_common::config(256))]
     /// Every arrival comes back on the 250 µs grid within half a tick, and
     /// lost packets as lost, however the builder splits the feedback.
     #[test]

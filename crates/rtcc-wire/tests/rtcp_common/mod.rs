@@ -5,6 +5,17 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use rtcc_wire::rtcp::*;
 
+/// A fixed seed and no regression files in the source tree, so every run
+/// draws the same cases.
+pub fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7274_6370),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
 pub fn report_block() -> impl Strategy<Value = ReportBlock> {
     (any::<u32>(), any::<u8>(), -(1i32 << 23)..(1 << 23), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>())
         .prop_map(|(s, f, c, e, j, l, d)| ReportBlock::new(s, f, c, e, j, l, d).unwrap())
