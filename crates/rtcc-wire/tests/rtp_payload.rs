@@ -264,18 +264,20 @@ fn fuzz_payload_decoders_and_depacketizers() {
     let h264_seeds: Vec<Vec<u8>> = h264::packetize(&annexb(&access_unit(700)), 300).unwrap().iter().map(|p| p.to_bytes()).collect();
     assert!(fuzz_decoder::<H264Payload>(&h264_seeds, 30_000, 23) > 1_000);
 
-    // Depacketizers take any stream of payloads: sequence numbers, markers and
-    // timestamps come from the input too.
-    let mut v = Vp8Depacketizer::new();
-    let mut h = H264Depacketizer::new();
-    let mut all = vp8_seeds;
-    all.extend(h264_seeds);
-    rtcc_wire::fuzzing::bounded_fuzz(&all, 20_000, 24, |input| {
-        let (seq, ts, marker) = match input {
-            [a, b, ..] => (u16::from(a & 0x7), u32::from(b & 1), b & 2 != 0),
-            _ => (0, 0, true),
-        };
-        let _ = v.push(seq, ts, marker, input);
-        let _ = h.push(seq, ts, marker, input);
-    });
+    // Depacketizers take any stream of payloads, flags from the input too;
+    // seeds are whole frames in the stream format, so some assemble.
+    let stream = |ps: &[Vec<u8>]| -> Vec<u8> {
+        ps.iter()
+            .filter(|p| p.len() < 256)
+            .enumerate()
+            .flat_map(|(i, p)| [u8::from(i + 1 == ps.len()), p.len() as u8].into_iter().chain(p.iter().copied()))
+            .collect()
+    };
+    let seeds = vec![stream(&vp8_seeds), stream(&h264_seeds)];
+    // (Each depacketizer sees both streams; the other format's bytes may happen to parse.)
+    assert!(rtcc_wire::payload::fuzz_depacketizers(&seeds[0]) >= 1, "the VP8 seed is a frame");
+    assert!(rtcc_wire::payload::fuzz_depacketizers(&seeds[1]) >= 1, "the H.264 seed is an access unit");
+    let mut frames = 0;
+    rtcc_wire::fuzzing::bounded_fuzz(&seeds, 20_000, 24, |input| frames += rtcc_wire::payload::fuzz_depacketizers(input));
+    assert!(frames > 100, "mutated streams still assemble some frames ({frames})");
 }

@@ -215,7 +215,7 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
                 assert_eq!(r.num("vp8.pld.partid"), Some(0), "{at}");
                 assert_eq!(r.num("vp8.pld.pictureid"), Some(0x1abc), "{at}");
                 if v.descriptor.start_of_partition {
-                    assert_eq!(r.get("vp8.hdr.frametype").is_empty(), false, "{at}: payload header dissected");
+                    assert!(!r.get("vp8.hdr.frametype").is_empty(), "{at}: payload header dissected");
                     assert_eq!(r.num("vp8.keyframe.width"), Some(320), "{at}");
                 }
             }

@@ -1,0 +1,9 @@
+//! libFuzzer target: VP8 payload decoding, through the entry point the bounded test in
+//! tests/rtp_payload.rs uses (no panic; what decodes re-encodes to the same value).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    rtcc_wire::rtcp::fuzz_round_trip::<rtcc_wire::payload::vp8::Vp8Payload>(data);
+});
