@@ -14,7 +14,10 @@ const ITERATIONS: usize = 30_000;
 /// Valid encodings drawn from the round-trip strategies, a fixed RNG seed so
 /// the inputs repeat run to run.
 fn seeds<T: Wire, S: Strategy<Value = T>>(strategy: S) -> Vec<Vec<u8>> {
-    let mut runner = TestRunner::new_with_rng(Config::default(), proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha));
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+    );
     (0..24).map(|_| strategy.new_tree(&mut runner).unwrap().current().to_bytes()).collect()
 }
 

@@ -62,7 +62,8 @@ fn sdes_text() -> impl Strategy<Value = Sdes> {
 
 fn bye_text() -> impl Strategy<Value = Bye> {
     // rtcp-types writes an empty reason as none at all.
-    (vec(any::<u32>(), 0..=31), proptest::option::of("[ -~]{1,60}")).prop_map(|(s, r)| Bye::new(s, r.map(String::into_bytes)).unwrap())
+    (vec(any::<u32>(), 0..=31), proptest::option::of("[ -~]{1,60}"))
+        .prop_map(|(s, r)| Bye::new(s, r.map(String::into_bytes)).unwrap())
 }
 
 fn rt_status(p: PacketStatus) -> rt::TwccPacketStatus {

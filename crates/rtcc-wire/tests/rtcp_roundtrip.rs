@@ -56,7 +56,7 @@ proptest! {
     /// RLE blocks built from outcomes give the outcomes back.
     #[test]
     fn rle_outcomes_round_trip(begin in any::<u16>(), runs in proptest::collection::vec((any::<bool>(), 1usize..40), 0..40)) {
-        let outcomes: Vec<bool> = runs.into_iter().flat_map(|(o, n)| std::iter::repeat(o).take(n)).take(0xffff).collect();
+        let outcomes: Vec<bool> = runs.into_iter().flat_map(|(o, n)| std::iter::repeat_n(o, n)).take(0xffff).collect();
         let block = RleBlock::from_outcomes(7, begin, &outcomes);
         prop_assert_eq!(block.outcomes(), outcomes);
         let xr = Xr { ssrc: 1, blocks: vec![XrBlock::LossRle(block)] };

@@ -35,7 +35,8 @@ fn chunks_as_libwebrtc_chooses_them() {
 #[test]
 fn quantisation_worked_example() {
     let mut b = TransportFeedbackBuilder::new(1, 2, 9);
-    let out = b.build(100, 1_000_000, &[(100, Some(1_000_130)), (101, Some(1_000_380)), (102, None), (104, Some(999_000))]);
+    let out =
+        b.build(100, 1_000_000, &[(100, Some(1_000_130)), (101, Some(1_000_380)), (102, None), (104, Some(999_000))]);
     assert_eq!(out.len(), 1);
     let f = &out[0];
     // 1,000,000 µs floors to 15 × 64 ms = 960,000 µs.
@@ -44,7 +45,10 @@ fn quantisation_worked_example() {
     // arrival; 103 was never listed; −1,500 µs → −6 ticks, a large delta.
     assert_eq!(f.packets, vec![Small(161), Small(1), N, N, Large(-6)]);
     let arrivals: Vec<_> = f.arrivals().collect();
-    assert_eq!(arrivals, vec![(100, Some(1_000_250)), (101, Some(1_000_500)), (102, None), (103, None), (104, Some(999_000))]);
+    assert_eq!(
+        arrivals,
+        vec![(100, Some(1_000_250)), (101, Some(1_000_500)), (102, None), (103, None), (104, Some(999_000))]
+    );
     assert_eq!(b.fb_count, 10);
     assert_eq!(&TransportFeedback::decode(&f.to_bytes()).unwrap(), f);
 }
@@ -79,7 +83,11 @@ fn reference_time_wraps() {
 /// Sequences wrap at 2¹⁶ inside one feedback; unordered input is sorted.
 #[test]
 fn sequences_wrap_and_sort() {
-    let out = TransportFeedbackBuilder::new(1, 2, 0).build(65535, 0, &[(1, Some(2_000)), (65535, Some(1_000)), (65535, Some(5))]);
+    let out = TransportFeedbackBuilder::new(1, 2, 0).build(
+        65535,
+        0,
+        &[(1, Some(2_000)), (65535, Some(1_000)), (65535, Some(5))],
+    );
     let seqs: Vec<_> = out[0].arrivals().collect();
     assert_eq!(seqs, vec![(65535, Some(1_000)), (0, None), (1, Some(2_000))]);
 }

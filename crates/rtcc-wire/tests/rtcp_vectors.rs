@@ -33,7 +33,10 @@ fn real_compound_decodes_and_re_encodes_byte_for_byte() {
     assert_eq!(c.packets[3], RtcpPacket::Pli(Pli { sender_ssrc: 0x902f9e2e, media_ssrc: 0x902f9e2e }));
     // RTPFB FMT 5 (rapid resynchronisation, RFC 6051) and APP stay bytes.
     assert_eq!(c.packets[4], RtcpPacket::Unknown(Unknown { count: 5, pt: 205, body: hex("902f9e2e 902f9e2e") }));
-    assert_eq!(c.packets[5], RtcpPacket::Unknown(Unknown { count: 0, pt: 204, body: hex("4baae1ab 4e414d45 41424344") }));
+    assert_eq!(
+        c.packets[5],
+        RtcpPacket::Unknown(Unknown { count: 0, pt: 204, body: hex("4baae1ab 4e414d45 41424344") })
+    );
     assert_eq!(c.to_bytes(), bytes);
 }
 
@@ -107,7 +110,7 @@ fn draft_chunk_examples() {
         b.extend_from_slice(&hex("00000100"));
         b.extend_from_slice(&chunk.to_be_bytes());
         b.extend_from_slice(&hex(deltas));
-        b.resize((b.len() + 3) / 4 * 4, 0);
+        b.resize(b.len().next_multiple_of(4), 0);
         let words = (b.len() / 4 - 1) as u16;
         b[2..4].copy_from_slice(&words.to_be_bytes());
         TransportFeedback::decode(&b).unwrap()
@@ -143,12 +146,10 @@ fn remb_vector() {
 /// the second with an odd count and so a padding element.
 #[test]
 fn rfc8888_vector() {
-    let bytes = hex(
-        "8bcd000a 00000001
+    let bytes = hex("8bcd000a 00000001
          00000001 00020004 9ffd9ffc 00000000
          00000002 00020003 9ffd9ffc 00000000
-         00000001",
-    );
+         00000001");
     let f = CongestionControlFeedback::decode(&bytes).unwrap();
     let r = |ato| Some(CcfbReport { ecn: 0, ato });
     assert_eq!(f.blocks[0], CcfbBlock { ssrc: 1, begin_seq: 2, reports: vec![r(8189), r(8188), None, None] });
@@ -189,7 +190,10 @@ fn report_block_cumulative_lost() {
     assert_eq!(bytes, hex("81c90007 00000001 00000002 ffffffff 00010005 00000000 00000000 00000000"));
     assert_eq!(ReceiverReport::decode(&bytes).unwrap(), rr);
     let max = ReportBlock::new(2, 0, (1 << 23) - 1, 0, 0, 0, 0).unwrap();
-    assert_eq!(ReceiverReport::decode(&ReceiverReport::new(1, vec![max.clone()]).unwrap().to_bytes()).unwrap().reports[0], max);
+    assert_eq!(
+        ReceiverReport::decode(&ReceiverReport::new(1, vec![max.clone()]).unwrap().to_bytes()).unwrap().reports[0],
+        max
+    );
     let err = ReportBlock::new(2, 0, 1 << 23, 0, 0, 0, 0).unwrap_err();
     assert_eq!(err.to_string(), "report block: field cumulative lost: 8388608 outside the 24-bit signed range");
     assert_eq!(ReportBlock::clamp_cumulative_lost(-(1 << 40)), -(1 << 23));
@@ -211,7 +215,10 @@ fn sender_report_layout() {
 fn nack_wraps() {
     // 65535, 0 and 3 are PID+1, +2 and +5: BLP bits 0, 1 and 4.
     let n = Nack::from_seqs(1, 2, [65534, 65535, 0, 3, 16, 40]).unwrap();
-    assert_eq!(n.pairs, vec![NackPair { pid: 65534, blp: 0b1_0011 }, NackPair { pid: 16, blp: 0 }, NackPair { pid: 40, blp: 0 }]);
+    assert_eq!(
+        n.pairs,
+        vec![NackPair { pid: 65534, blp: 0b1_0011 }, NackPair { pid: 16, blp: 0 }, NackPair { pid: 40, blp: 0 }]
+    );
     assert_eq!(n.seqs().collect::<Vec<_>>(), vec![65534, 65535, 0, 3, 16, 40]);
     assert_eq!(n.to_bytes(), hex("81cd0005 00000001 00000002 fffe0013 00100000 00280000"));
     assert!(Nack::from_seqs(1, 2, []).is_err());
@@ -237,6 +244,12 @@ fn xr_rle_blocks() {
     );
     assert_eq!(Xr::decode(&bytes).unwrap(), xr);
     // Thinning shortens what the chunks cover (RFC 3611 §4.1: 2^T).
-    let thin = RleBlock { thinning: 1, ssrc: 1, begin_seq: 0, end_seq: 8, chunks: vec![RleChunk::Run { ones: true, length: 16 }] };
+    let thin = RleBlock {
+        thinning: 1,
+        ssrc: 1,
+        begin_seq: 0,
+        end_seq: 8,
+        chunks: vec![RleChunk::Run { ones: true, length: 16 }],
+    };
     assert_eq!(thin.outcomes(), vec![true; 4]);
 }

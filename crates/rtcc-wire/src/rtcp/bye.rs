@@ -39,7 +39,7 @@ impl Body for Bye {
     }
     fn body_size(&self) -> usize {
         // Length octet and text, zero-padded to 32 bits (§6.6).
-        4 * self.ssrcs.len().min(MAX_COUNT) + self.reason().map_or(0, |r| (1 + r.len() + 3) / 4 * 4)
+        4 * self.ssrcs.len().min(MAX_COUNT) + self.reason().map_or(0, |r| (1 + r.len()).next_multiple_of(4))
     }
     fn encode_body(&self, out: &mut Vec<u8>) {
         for s in self.ssrcs.iter().take(MAX_COUNT) {
@@ -49,7 +49,7 @@ impl Body for Bye {
             let start = out.len();
             out.push(r.len() as u8);
             out.extend_from_slice(r);
-            out.resize(start + (1 + r.len() + 3) / 4 * 4, 0);
+            out.resize(start + (1 + r.len()).next_multiple_of(4), 0);
         }
     }
     fn decode_body(count: u8, b: &[u8]) -> Result<Self, WireError> {
@@ -61,9 +61,17 @@ impl Body for Bye {
             None => None,
             Some(&len) => {
                 let len = usize::from(len);
-                let text = rest.get(1..1 + len).ok_or(WireError::Truncated { what: "BYE reason", need: 1 + len, have: rest.len() })?;
-                if rest.len() != (1 + len + 3) / 4 * 4 {
-                    return Err(WireError::invalid("BYE", "length", format!("{} bytes after a {len}-byte reason", rest.len() - 1 - len)));
+                let text = rest.get(1..1 + len).ok_or(WireError::Truncated {
+                    what: "BYE reason",
+                    need: 1 + len,
+                    have: rest.len(),
+                })?;
+                if rest.len() != (1 + len).next_multiple_of(4) {
+                    return Err(WireError::invalid(
+                        "BYE",
+                        "length",
+                        format!("{} bytes after a {len}-byte reason", rest.len() - 1 - len),
+                    ));
                 }
                 Some(text.to_vec())
             }

@@ -26,7 +26,11 @@ impl CcfbReport {
             Self::UNAVAILABLE
         } else {
             let units = (i128::from(offset_us) * 1024 + 500_000) / 1_000_000;
-            if units > 0x1ffd { Self::OVER_RANGE } else { units as u16 }
+            if units > 0x1ffd {
+                Self::OVER_RANGE
+            } else {
+                units as u16
+            }
         };
         CcfbReport { ecn: ecn & 3, ato }
     }
@@ -62,7 +66,7 @@ impl CcfbBlock {
     }
     fn size(&self) -> usize {
         // SSRC, begin_seq, num_reports, then 16-bit elements padded to 32 bits.
-        8 + (2 * self.reports().len() + 3) / 4 * 4
+        8 + (2 * self.reports().len()).next_multiple_of(4)
     }
 }
 
@@ -84,10 +88,18 @@ impl CongestionControlFeedback {
     pub fn check(&self) -> Result<(), WireError> {
         for b in &self.blocks {
             if b.reports.len() > MAX_CCFB_REPORTS {
-                return Err(WireError::invalid("RFC 8888 feedback", "num_reports", format!("{} reports, at most {MAX_CCFB_REPORTS}", b.reports.len())));
+                return Err(WireError::invalid(
+                    "RFC 8888 feedback",
+                    "num_reports",
+                    format!("{} reports, at most {MAX_CCFB_REPORTS}", b.reports.len()),
+                ));
             }
             if let Some(r) = b.reports.iter().flatten().find(|r| r.ecn > 3 || r.ato > 0x1fff) {
-                return Err(WireError::invalid("RFC 8888 feedback", "report", format!("ECN {} or ATO {} over 2/13 bits", r.ecn, r.ato)));
+                return Err(WireError::invalid(
+                    "RFC 8888 feedback",
+                    "report",
+                    format!("ECN {} or ATO {} over 2/13 bits", r.ecn, r.ato),
+                ));
             }
         }
         check_size("RFC 8888 feedback", 4 + self.body_size())
@@ -134,7 +146,7 @@ impl Body for CongestionControlFeedback {
             if n > MAX_CCFB_REPORTS {
                 return Err(WireError::invalid(WHAT, "num_reports", format!("{n}, at most {MAX_CCFB_REPORTS}")));
             }
-            let size = 8 + (2 * n + 3) / 4 * 4;
+            let size = 8 + (2 * n).next_multiple_of(4);
             if end - at < size {
                 return Err(WireError::Truncated { what: "RFC 8888 report block", need: at + size, have: end });
             }

@@ -26,7 +26,8 @@ pub struct NackPair {
 impl NackPair {
     /// The sequences this entry reports lost, in order, wrapping at 2¹⁶.
     pub fn seqs(self) -> impl Iterator<Item = u16> {
-        std::iter::once(self.pid).chain((0..16u16).filter(move |i| self.blp & (1 << i) != 0).map(move |i| self.pid.wrapping_add(i + 1)))
+        std::iter::once(self.pid)
+            .chain((0..16u16).filter(move |i| self.blp & (1 << i) != 0).map(move |i| self.pid.wrapping_add(i + 1)))
     }
 }
 
@@ -71,7 +72,11 @@ impl Nack {
     }
 
     /// A NACK for lost sequences in sending order (see [`nack_pairs`]).
-    pub fn from_seqs(sender_ssrc: u32, media_ssrc: u32, seqs: impl IntoIterator<Item = u16>) -> Result<Self, WireError> {
+    pub fn from_seqs(
+        sender_ssrc: u32,
+        media_ssrc: u32,
+        seqs: impl IntoIterator<Item = u16>,
+    ) -> Result<Self, WireError> {
         Nack::new(sender_ssrc, media_ssrc, nack_pairs(seqs))
     }
 
@@ -108,8 +113,12 @@ impl Body for Nack {
     fn decode_body(count: u8, b: &[u8]) -> Result<Self, WireError> {
         let (sender_ssrc, media_ssrc) = decode_ssrcs("NACK", fmt::NACK, count, b)?;
         let fci = &b[8..];
-        if fci.is_empty() || fci.len() % 4 != 0 {
-            return Err(WireError::invalid("NACK", "FCI", format!("{} bytes, not a positive multiple of 4", fci.len())));
+        if fci.is_empty() || !fci.len().is_multiple_of(4) {
+            return Err(WireError::invalid(
+                "NACK",
+                "FCI",
+                format!("{} bytes, not a positive multiple of 4", fci.len()),
+            ));
         }
         let pairs = fci.chunks_exact(4).map(|c| NackPair { pid: be16(c, 0), blp: be16(c, 2) }).collect();
         Ok(Nack { sender_ssrc, media_ssrc, pairs })
@@ -139,7 +148,11 @@ impl Body for Pli {
     fn decode_body(count: u8, b: &[u8]) -> Result<Self, WireError> {
         let (sender_ssrc, media_ssrc) = decode_ssrcs("PLI", fmt::PLI, count, b)?;
         if b.len() != 8 {
-            return Err(WireError::invalid("PLI", "FCI", format!("{} bytes; a PLI has none (RFC 4585 §6.3.1)", b.len() - 8)));
+            return Err(WireError::invalid(
+                "PLI",
+                "FCI",
+                format!("{} bytes; a PLI has none (RFC 4585 §6.3.1)", b.len() - 8),
+            ));
         }
         Ok(Pli { sender_ssrc, media_ssrc })
     }
@@ -183,7 +196,11 @@ impl RembBitrate {
 
     fn check(self) -> Result<(), WireError> {
         if self.exponent > Self::MAX_EXPONENT || self.mantissa > Self::MAX_MANTISSA {
-            return Err(WireError::invalid("REMB", "bitrate", format!("exponent {} or mantissa {} over 6/18 bits", self.exponent, self.mantissa)));
+            return Err(WireError::invalid(
+                "REMB",
+                "bitrate",
+                format!("exponent {} or mantissa {} over 6/18 bits", self.exponent, self.mantissa),
+            ));
         }
         Ok(())
     }
@@ -211,7 +228,11 @@ impl Remb {
     pub fn check(&self) -> Result<(), WireError> {
         self.bitrate.check()?;
         if self.ssrcs.len() > 255 {
-            return Err(WireError::invalid("REMB", "num SSRC", format!("{} SSRCs, the 8-bit count holds 255", self.ssrcs.len())));
+            return Err(WireError::invalid(
+                "REMB",
+                "num SSRC",
+                format!("{} SSRCs, the 8-bit count holds 255", self.ssrcs.len()),
+            ));
         }
         Ok(())
     }
@@ -232,7 +253,9 @@ impl Body for Remb {
         out.extend_from_slice(b"REMB");
         let n = self.ssrcs.len().min(255) as u32;
         let exp = u32::from(self.bitrate.exponent & RembBitrate::MAX_EXPONENT);
-        out.extend_from_slice(&((n << 24) | (exp << 18) | (self.bitrate.mantissa & RembBitrate::MAX_MANTISSA)).to_be_bytes());
+        out.extend_from_slice(
+            &((n << 24) | (exp << 18) | (self.bitrate.mantissa & RembBitrate::MAX_MANTISSA)).to_be_bytes(),
+        );
         for s in self.ssrcs.iter().take(255) {
             out.extend_from_slice(&s.to_be_bytes());
         }

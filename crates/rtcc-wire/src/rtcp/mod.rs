@@ -108,7 +108,11 @@ pub(crate) fn split<'a>(what: &'static str, buf: &'a [u8]) -> Result<Split<'a>, 
         // RFC 3550 §6.4.1: the last octet counts the padding, itself included.
         let pad = usize::from(*body.last().unwrap_or(&0));
         if pad == 0 || pad > body.len() {
-            return Err(WireError::invalid(what, "padding", format!("{pad} padding bytes in a {}-byte body", body.len())));
+            return Err(WireError::invalid(
+                what,
+                "padding",
+                format!("{pad} padding bytes in a {}-byte body", body.len()),
+            ));
         }
         body = &body[..body.len() - pad];
     }
@@ -144,23 +148,16 @@ macro_rules! impl_wire {
         }
     )*};
 }
-impl_wire!(
-    SenderReport,
-    ReceiverReport,
-    Sdes,
-    Bye,
-    Nack,
-    Pli,
-    Remb,
-    TransportFeedback,
-    CongestionControlFeedback,
-    Xr
-);
+impl_wire!(SenderReport, ReceiverReport, Sdes, Bye, Nack, Pli, Remb, TransportFeedback, CongestionControlFeedback, Xr);
 
 /// Errors unless `size` fits the 16-bit length field.
 pub(crate) fn check_size(what: &'static str, size: usize) -> Result<(), WireError> {
     if size > MAX_PACKET_BYTES {
-        return Err(WireError::invalid(what, "length", format!("{size} bytes, more than one RTCP packet holds ({MAX_PACKET_BYTES})")));
+        return Err(WireError::invalid(
+            what,
+            "length",
+            format!("{size} bytes, more than one RTCP packet holds ({MAX_PACKET_BYTES})"),
+        ));
     }
     Ok(())
 }
@@ -214,14 +211,18 @@ impl Wire for Unknown {
         out.extend_from_slice(&self.body);
         if pad > 0 {
             // RFC 3550 §6.4.1: zeros, the last octet the padding's length.
-            out.extend(std::iter::repeat(0).take(pad - 1));
+            out.extend(std::iter::repeat_n(0, pad - 1));
             out.push(pad as u8);
         }
     }
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
         let s = split("RTCP packet", buf)?;
         if !s.rest.is_empty() {
-            return Err(WireError::invalid("RTCP packet", "length", format!("{} bytes after the packet", s.rest.len())));
+            return Err(WireError::invalid(
+                "RTCP packet",
+                "length",
+                format!("{} bytes after the packet", s.rest.len()),
+            ));
         }
         Ok(Unknown { count: s.count, pt: s.pt, body: s.body.to_vec() })
     }
@@ -299,7 +300,11 @@ impl Wire for RtcpPacket {
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
         let s = split("RTCP packet", buf)?;
         if !s.rest.is_empty() {
-            return Err(WireError::invalid("RTCP packet", "length", format!("{} bytes after the packet", s.rest.len())));
+            return Err(WireError::invalid(
+                "RTCP packet",
+                "length",
+                format!("{} bytes after the packet", s.rest.len()),
+            ));
         }
         Self::decode_split(&s)
     }

@@ -38,7 +38,15 @@ impl ReportBlock {
         last_sr: u32,
         delay_since_last_sr: u32,
     ) -> Result<Self, WireError> {
-        let b = ReportBlock { ssrc, fraction_lost, cumulative_lost, extended_highest_seq, jitter, last_sr, delay_since_last_sr };
+        let b = ReportBlock {
+            ssrc,
+            fraction_lost,
+            cumulative_lost,
+            extended_highest_seq,
+            jitter,
+            last_sr,
+            delay_since_last_sr,
+        };
         b.check()?;
         Ok(b)
     }
@@ -111,8 +119,12 @@ fn check_reports(what: &'static str, reports: &[ReportBlock], extension: &[u8], 
     for r in reports {
         r.check()?;
     }
-    if extension.len() % 4 != 0 {
-        return Err(WireError::invalid(what, "profile extension", format!("{} bytes, not a multiple of 4", extension.len())));
+    if !extension.len().is_multiple_of(4) {
+        return Err(WireError::invalid(
+            what,
+            "profile extension",
+            format!("{} bytes, not a multiple of 4", extension.len()),
+        ));
     }
     check_size(what, 4 + fixed + REPORT_BLOCK_BYTES * reports.len() + extension.len())
 }
@@ -129,8 +141,12 @@ fn decode_reports(what: &'static str, count: u8, b: &[u8]) -> Result<(Vec<Report
     WireError::need(what, b, n * REPORT_BLOCK_BYTES)?;
     let reports = b.chunks_exact(REPORT_BLOCK_BYTES).take(n).map(ReportBlock::decode).collect::<Result<Vec<_>, _>>()?;
     let extension = &b[n * REPORT_BLOCK_BYTES..];
-    if extension.len() % 4 != 0 {
-        return Err(WireError::invalid(what, "profile extension", format!("{} bytes, not a multiple of 4", extension.len())));
+    if !extension.len().is_multiple_of(4) {
+        return Err(WireError::invalid(
+            what,
+            "profile extension",
+            format!("{} bytes, not a multiple of 4", extension.len()),
+        ));
     }
     Ok((reports, extension.to_vec()))
 }

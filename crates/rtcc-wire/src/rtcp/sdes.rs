@@ -34,7 +34,7 @@ impl SdesChunk {
     fn size(&self) -> usize {
         let items: usize = self.items().map(|i| 2 + i.text.len().min(255)).sum();
         // SSRC, items, then at least one null octet up to a 32-bit boundary.
-        (4 + items + 1 + 3) / 4 * 4
+        (4 + items + 1).next_multiple_of(4)
     }
 }
 
@@ -64,7 +64,11 @@ impl Sdes {
                     return Err(WireError::invalid("SDES", "item type", "0 marks the end of a chunk's items"));
                 }
                 if i.text.len() > 255 {
-                    return Err(WireError::invalid("SDES", "item length", format!("{} bytes, at most 255", i.text.len())));
+                    return Err(WireError::invalid(
+                        "SDES",
+                        "item length",
+                        format!("{} bytes, at most 255", i.text.len()),
+                    ));
                 }
             }
         }
@@ -111,8 +115,16 @@ impl Body for Sdes {
                     at = (at + 4) / 4 * 4;
                     break;
                 }
-                let len = usize::from(*b.get(at + 1).ok_or(WireError::Truncated { what: "SDES item", need: at + 2, have: b.len() })?);
-                let text = b.get(at + 2..at + 2 + len).ok_or(WireError::Truncated { what: "SDES item", need: at + 2 + len, have: b.len() })?;
+                let len = usize::from(*b.get(at + 1).ok_or(WireError::Truncated {
+                    what: "SDES item",
+                    need: at + 2,
+                    have: b.len(),
+                })?);
+                let text = b.get(at + 2..at + 2 + len).ok_or(WireError::Truncated {
+                    what: "SDES item",
+                    need: at + 2 + len,
+                    have: b.len(),
+                })?;
                 items.push(SdesItem { kind, text: text.to_vec() });
                 at += 2 + len;
             }

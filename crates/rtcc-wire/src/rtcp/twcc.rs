@@ -78,7 +78,9 @@ impl Chunker {
         Chunker { syms: [0; 14], size: 0, all_same: true, has_large: false }
     }
     fn can_add(&self, s: u16) -> bool {
-        self.size < 7 || (self.size < 14 && !self.has_large && s != 2) || (self.size < RUN_MAX && self.all_same && self.syms[0] == s)
+        self.size < 7
+            || (self.size < 14 && !self.has_large && s != 2)
+            || (self.size < RUN_MAX && self.all_same && self.syms[0] == s)
     }
     fn add(&mut self, s: u16) {
         if self.size < 14 {
@@ -149,10 +151,18 @@ impl TransportFeedback {
 
     pub fn check(&self) -> Result<(), WireError> {
         if self.packets.is_empty() || self.packets.len() > MAX_STATUSES {
-            return Err(WireError::invalid("transport-wide feedback", "packet status count", format!("{} statuses, not 1..=65535", self.packets.len())));
+            return Err(WireError::invalid(
+                "transport-wide feedback",
+                "packet status count",
+                format!("{} statuses, not 1..=65535", self.packets.len()),
+            ));
         }
         if self.reference_time >= 1 << 24 {
-            return Err(WireError::invalid("transport-wide feedback", "reference time", format!("{} over 24 bits", self.reference_time)));
+            return Err(WireError::invalid(
+                "transport-wide feedback",
+                "reference time",
+                format!("{} over 24 bits", self.reference_time),
+            ));
         }
         check_size("transport-wide feedback", 4 + self.body_size())
     }
@@ -183,7 +193,7 @@ impl Body for TransportFeedback {
     }
     fn body_size(&self) -> usize {
         let deltas: usize = self.statuses().iter().map(|p| p.delta_bytes()).sum();
-        (16 + 2 * self.chunks().len() + deltas + 3) / 4 * 4
+        (16 + 2 * self.chunks().len() + deltas).next_multiple_of(4)
     }
     fn encode_body(&self, out: &mut Vec<u8>) {
         let start = out.len();
@@ -221,7 +231,11 @@ impl Body for TransportFeedback {
         let mut packets = Vec::with_capacity(n);
         let mut at = 16;
         while packets.len() < n {
-            let chunk = b.get(at..at + 2).ok_or(WireError::Truncated { what: "transport-wide feedback chunk", need: at + 2, have: b.len() })?;
+            let chunk = b.get(at..at + 2).ok_or(WireError::Truncated {
+                what: "transport-wide feedback chunk",
+                need: at + 2,
+                have: b.len(),
+            })?;
             let chunk = u16::from_be_bytes([chunk[0], chunk[1]]);
             at += 2;
             let left = n - packets.len();
@@ -235,7 +249,7 @@ impl Body for TransportFeedback {
                 // Run length chunk (§3.1.3): T=0, S (2 bits), run length (13).
                 let s = status((chunk >> 13) & 3)?;
                 let run = usize::from(chunk & 0x1fff).min(left);
-                packets.extend(std::iter::repeat(s).take(run));
+                packets.extend(std::iter::repeat_n(s, run));
             } else if chunk & 0x4000 == 0 {
                 // One-bit status vector (§3.1.4): 14 symbols, 0 or 1.
                 for i in 0..14.min(left) {
@@ -252,11 +266,19 @@ impl Body for TransportFeedback {
             match p {
                 PacketStatus::NotReceived => {}
                 PacketStatus::Small(d) => {
-                    *d = *b.get(at).ok_or(WireError::Truncated { what: "transport-wide feedback delta", need: at + 1, have: b.len() })?;
+                    *d = *b.get(at).ok_or(WireError::Truncated {
+                        what: "transport-wide feedback delta",
+                        need: at + 1,
+                        have: b.len(),
+                    })?;
                     at += 1;
                 }
                 PacketStatus::Large(d) => {
-                    let s = b.get(at..at + 2).ok_or(WireError::Truncated { what: "transport-wide feedback delta", need: at + 2, have: b.len() })?;
+                    let s = b.get(at..at + 2).ok_or(WireError::Truncated {
+                        what: "transport-wide feedback delta",
+                        need: at + 2,
+                        have: b.len(),
+                    })?;
                     *d = i16::from_be_bytes([s[0], s[1]]);
                     at += 2;
                 }
@@ -265,7 +287,14 @@ impl Body for TransportFeedback {
         if b.len() - at >= 4 {
             return Err(WireError::invalid(WHAT, "length", format!("{} bytes after the receive deltas", b.len() - at)));
         }
-        Ok(TransportFeedback { sender_ssrc: be32(b, 0), media_ssrc: be32(b, 4), base_seq: be16(b, 8), reference_time: w >> 8, fb_count: w as u8, packets })
+        Ok(TransportFeedback {
+            sender_ssrc: be32(b, 0),
+            media_ssrc: be32(b, 4),
+            base_seq: be16(b, 8),
+            reference_time: w >> 8,
+            fb_count: w as u8,
+            packets,
+        })
     }
 }
 
@@ -292,16 +321,22 @@ impl TransportFeedbackBuilder {
     /// time is `reference_us` floored to 64 ms; each delta is rounded to the
     /// nearest 250 µs tick from the previous quantised arrival, so rounding
     /// never accumulates (as libwebrtc's AddReceivedPacket).
-    pub fn build(&mut self, base_seq: u16, reference_us: i64, packets: &[(u16, Option<i64>)]) -> Vec<TransportFeedback> {
+    pub fn build(
+        &mut self,
+        base_seq: u16,
+        reference_us: i64,
+        packets: &[(u16, Option<i64>)],
+    ) -> Vec<TransportFeedback> {
         let mut sorted: Vec<(u16, Option<i64>)> = packets.to_vec();
         sorted.sort_by_key(|&(s, _)| s.wrapping_sub(base_seq));
         sorted.dedup_by_key(|&mut (s, _)| s);
         let mut out = Vec::new();
         let mut cur = self.start(base_seq, reference_us);
         for (seq, arrival) in sorted {
-            let gap = usize::from(seq.wrapping_sub(cur.0.base_seq)) - cur.0.packets.len().min(usize::from(seq.wrapping_sub(cur.0.base_seq)));
+            let gap = usize::from(seq.wrapping_sub(cur.0.base_seq))
+                - cur.0.packets.len().min(usize::from(seq.wrapping_sub(cur.0.base_seq)));
             let ticks = arrival.map(|a| round_ticks(a.saturating_sub(cur.1)));
-            let fits = ticks.map_or(true, |t| i16::try_from(t).is_ok());
+            let fits = ticks.is_none_or(|t| i16::try_from(t).is_ok());
             if !fits || cur.0.packets.len() + gap + 1 > MAX_STATUSES {
                 if !cur.0.packets.is_empty() {
                     out.push(cur.0);
@@ -337,7 +372,7 @@ impl TransportFeedbackBuilder {
 /// Appends a status after `gap` lost packets; `ticks` is the delta (known to
 /// fit) or `None` for a lost packet.
 fn push(cur: &mut (TransportFeedback, i64), gap: Option<usize>, ticks: Option<i64>) {
-    cur.0.packets.extend(std::iter::repeat(PacketStatus::NotReceived).take(gap.unwrap_or(0)));
+    cur.0.packets.extend(std::iter::repeat_n(PacketStatus::NotReceived, gap.unwrap_or(0)));
     match ticks {
         None => cur.0.packets.push(PacketStatus::NotReceived),
         Some(t) => {

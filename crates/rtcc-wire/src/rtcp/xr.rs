@@ -86,7 +86,7 @@ impl RleBlock {
         let mut out = Vec::with_capacity(span);
         for c in &self.chunks {
             match *c {
-                RleChunk::Run { ones, length } => out.extend(std::iter::repeat(ones).take(usize::from(length & MAX_RUN))),
+                RleChunk::Run { ones, length } => out.extend(std::iter::repeat_n(ones, usize::from(length & MAX_RUN))),
                 RleChunk::Vector(bits) => out.extend((0..VECTOR_BITS).map(|i| bits & (1 << (14 - i)) != 0)),
             }
             if out.len() >= span {
@@ -99,7 +99,7 @@ impl RleBlock {
 
     fn size(&self) -> usize {
         // Header, SSRC, begin/end; chunks padded by a null chunk to 32 bits.
-        12 + (2 * self.chunks.len() + 3) / 4 * 4
+        12 + (2 * self.chunks.len()).next_multiple_of(4)
     }
 
     fn encode(&self, out: &mut Vec<u8>, bt: u8, type_specific: u8) {
@@ -118,7 +118,8 @@ impl RleBlock {
 
     fn decode(thinning: u8, b: &[u8]) -> Result<Self, WireError> {
         WireError::need("XR RLE block", b, 8)?;
-        let chunks = b[8..].chunks_exact(2).filter_map(|c| RleChunk::from_word(u16::from_be_bytes([c[0], c[1]]))).collect();
+        let chunks =
+            b[8..].chunks_exact(2).filter_map(|c| RleChunk::from_word(u16::from_be_bytes([c[0], c[1]]))).collect();
         Ok(RleBlock { thinning, ssrc: be32(b, 0), begin_seq: be16(b, 4), end_seq: be16(b, 6), chunks })
     }
 
@@ -127,7 +128,11 @@ impl RleBlock {
             return Err(WireError::invalid("XR RLE block", "thinning", format!("{} over 4 bits", self.thinning)));
         }
         if let Some(c) = self.chunks.iter().find(|c| !c.valid()) {
-            return Err(WireError::invalid("XR RLE block", "chunk", format!("{c:?}: a run is 1..=16383, a vector 15 bits")));
+            return Err(WireError::invalid(
+                "XR RLE block",
+                "chunk",
+                format!("{c:?}: a run is 1..=16383, a vector 15 bits"),
+            ));
         }
         Ok(())
     }
@@ -153,7 +158,7 @@ impl XrBlock {
     fn size(&self) -> usize {
         match self {
             XrBlock::LossRle(b) | XrBlock::DiscardRle { block: b, .. } => b.size(),
-            XrBlock::Unknown { body, .. } => 4 + (body.len() + 3) / 4 * 4,
+            XrBlock::Unknown { body, .. } => 4 + body.len().next_multiple_of(4),
         }
     }
     fn encode(&self, out: &mut Vec<u8>) {
@@ -161,7 +166,9 @@ impl XrBlock {
             // rsvd (4 bits), T (4 bits) (§4.1).
             XrBlock::LossRle(b) => b.encode(out, BT_LOSS_RLE, b.thinning & 0xf),
             // rsvd (3 bits), E (1 bit), T (4 bits) (RFC 7097 §3).
-            XrBlock::DiscardRle { early, block } => block.encode(out, BT_DISCARD_RLE, (u8::from(*early) << 4) | (block.thinning & 0xf)),
+            XrBlock::DiscardRle { early, block } => {
+                block.encode(out, BT_DISCARD_RLE, (u8::from(*early) << 4) | (block.thinning & 0xf))
+            }
             XrBlock::Unknown { bt, type_specific, body } => {
                 let start = out.len();
                 let size = self.size();
@@ -187,8 +194,12 @@ impl Xr {
         for b in &self.blocks {
             match b {
                 XrBlock::LossRle(r) | XrBlock::DiscardRle { block: r, .. } => r.check()?,
-                XrBlock::Unknown { body, .. } if body.len() % 4 != 0 => {
-                    return Err(WireError::invalid("XR block", "block length", format!("{} bytes, not a multiple of 4", body.len())))
+                XrBlock::Unknown { body, .. } if !body.len().is_multiple_of(4) => {
+                    return Err(WireError::invalid(
+                        "XR block",
+                        "block length",
+                        format!("{} bytes, not a multiple of 4", body.len()),
+                    ))
                 }
                 XrBlock::Unknown { .. } => {}
             }
@@ -226,7 +237,9 @@ impl Body for Xr {
             let body = &rest[4..len];
             blocks.push(match bt {
                 BT_LOSS_RLE => XrBlock::LossRle(RleBlock::decode(ts & 0xf, body)?),
-                BT_DISCARD_RLE => XrBlock::DiscardRle { early: ts & 0x10 != 0, block: RleBlock::decode(ts & 0xf, body)? },
+                BT_DISCARD_RLE => {
+                    XrBlock::DiscardRle { early: ts & 0x10 != 0, block: RleBlock::decode(ts & 0xf, body)? }
+                }
                 _ => XrBlock::Unknown { bt, type_specific: ts, body: body.to_vec() },
             });
             rest = &rest[len..];

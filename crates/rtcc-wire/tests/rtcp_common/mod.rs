@@ -26,28 +26,33 @@ fn extension() -> impl Strategy<Value = Vec<u8>> {
 }
 
 pub fn sr() -> impl Strategy<Value = SenderReport> {
-    (any::<u32>(), any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), vec(report_block(), 0..=31), extension()).prop_map(
-        |(ssrc, ntp, rtp_timestamp, packet_count, octet_count, reports, extension)| SenderReport {
+    (any::<u32>(), any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), vec(report_block(), 0..=31), extension())
+        .prop_map(|(ssrc, ntp, rtp_timestamp, packet_count, octet_count, reports, extension)| SenderReport {
             ssrc,
             info: SenderInfo { ntp, rtp_timestamp, packet_count, octet_count },
             reports,
             extension,
-        },
-    )
+        })
 }
 
 pub fn rr() -> impl Strategy<Value = ReceiverReport> {
-    (any::<u32>(), vec(report_block(), 0..=31), extension()).prop_map(|(ssrc, reports, extension)| ReceiverReport { ssrc, reports, extension })
+    (any::<u32>(), vec(report_block(), 0..=31), extension()).prop_map(|(ssrc, reports, extension)| ReceiverReport {
+        ssrc,
+        reports,
+        extension,
+    })
 }
 
 pub fn sdes() -> impl Strategy<Value = Sdes> {
-    let item = (1u8..=255, prop_oneof![vec(any::<u8>(), 0..40), vec(any::<u8>(), 255)]).prop_map(|(kind, text)| SdesItem { kind, text });
+    let item = (1u8..=255, prop_oneof![vec(any::<u8>(), 0..40), vec(any::<u8>(), 255)])
+        .prop_map(|(kind, text)| SdesItem { kind, text });
     let chunk = (any::<u32>(), vec(item, 0..4)).prop_map(|(ssrc, items)| SdesChunk { ssrc, items });
     vec(chunk, 0..5).prop_map(|chunks| Sdes::new(chunks).unwrap())
 }
 
 pub fn bye() -> impl Strategy<Value = Bye> {
-    (vec(any::<u32>(), 0..=31), proptest::option::of(vec(any::<u8>(), 0..=255))).prop_map(|(s, r)| Bye::new(s, r).unwrap())
+    (vec(any::<u32>(), 0..=31), proptest::option::of(vec(any::<u8>(), 0..=255)))
+        .prop_map(|(s, r)| Bye::new(s, r).unwrap())
 }
 
 pub fn nack() -> impl Strategy<Value = Nack> {
@@ -60,36 +65,46 @@ pub fn pli() -> impl Strategy<Value = Pli> {
 }
 
 pub fn remb() -> impl Strategy<Value = Remb> {
-    (any::<u32>(), any::<u32>(), 0u8..=63, 0u32..(1 << 18), vec(any::<u32>(), 0..10)).prop_map(|(sender_ssrc, media_ssrc, exponent, mantissa, ssrcs)| Remb {
-        sender_ssrc,
-        media_ssrc,
-        bitrate: RembBitrate { exponent, mantissa },
-        ssrcs,
-    })
+    (any::<u32>(), any::<u32>(), 0u8..=63, 0u32..(1 << 18), vec(any::<u32>(), 0..10)).prop_map(
+        |(sender_ssrc, media_ssrc, exponent, mantissa, ssrcs)| Remb {
+            sender_ssrc,
+            media_ssrc,
+            bitrate: RembBitrate { exponent, mantissa },
+            ssrcs,
+        },
+    )
 }
 
 pub fn status() -> impl Strategy<Value = PacketStatus> {
-    prop_oneof![Just(PacketStatus::NotReceived), any::<u8>().prop_map(PacketStatus::Small), any::<i16>().prop_map(PacketStatus::Large)]
+    prop_oneof![
+        Just(PacketStatus::NotReceived),
+        any::<u8>().prop_map(PacketStatus::Small),
+        any::<i16>().prop_map(PacketStatus::Large)
+    ]
 }
 
 /// Statuses in runs, so run-length chunks and both vector kinds all occur.
 pub fn twcc() -> impl Strategy<Value = TransportFeedback> {
-    (any::<u32>(), any::<u32>(), any::<u16>(), 0u32..(1 << 24), any::<u8>(), vec((status(), 1usize..40), 1..30)).prop_map(
-        |(sender_ssrc, media_ssrc, base_seq, reference_time, fb_count, runs)| TransportFeedback {
+    (any::<u32>(), any::<u32>(), any::<u16>(), 0u32..(1 << 24), any::<u8>(), vec((status(), 1usize..40), 1..30))
+        .prop_map(|(sender_ssrc, media_ssrc, base_seq, reference_time, fb_count, runs)| TransportFeedback {
             sender_ssrc,
             media_ssrc,
             base_seq,
             reference_time,
             fb_count,
-            packets: runs.into_iter().flat_map(|(s, n)| std::iter::repeat(s).take(n)).collect(),
-        },
-    )
+            packets: runs.into_iter().flat_map(|(s, n)| std::iter::repeat_n(s, n)).collect(),
+        })
 }
 
 pub fn ccfb() -> impl Strategy<Value = CongestionControlFeedback> {
     let report = proptest::option::of((0u8..4, 0u16..0x2000).prop_map(|(ecn, ato)| CcfbReport { ecn, ato }));
-    let block = (any::<u32>(), any::<u16>(), vec(report, 0..60)).prop_map(|(ssrc, begin_seq, reports)| CcfbBlock { ssrc, begin_seq, reports });
-    (any::<u32>(), vec(block, 0..4), any::<u32>()).prop_map(|(s, b, t)| CongestionControlFeedback::new(s, b, t).unwrap())
+    let block = (any::<u32>(), any::<u16>(), vec(report, 0..60)).prop_map(|(ssrc, begin_seq, reports)| CcfbBlock {
+        ssrc,
+        begin_seq,
+        reports,
+    });
+    (any::<u32>(), vec(block, 0..4), any::<u32>())
+        .prop_map(|(s, b, t)| CongestionControlFeedback::new(s, b, t).unwrap())
 }
 
 pub fn rle_block() -> impl Strategy<Value = RleBlock> {
@@ -97,8 +112,9 @@ pub fn rle_block() -> impl Strategy<Value = RleBlock> {
         (any::<bool>(), 1u16..=0x3fff).prop_map(|(ones, length)| RleChunk::Run { ones, length }),
         (0u16..0x8000).prop_map(RleChunk::Vector)
     ];
-    (0u8..16, any::<u32>(), any::<u16>(), any::<u16>(), vec(chunk, 0..12))
-        .prop_map(|(thinning, ssrc, begin_seq, end_seq, chunks)| RleBlock { thinning, ssrc, begin_seq, end_seq, chunks })
+    (0u8..16, any::<u32>(), any::<u16>(), any::<u16>(), vec(chunk, 0..12)).prop_map(
+        |(thinning, ssrc, begin_seq, end_seq, chunks)| RleBlock { thinning, ssrc, begin_seq, end_seq, chunks },
+    )
 }
 
 pub fn xr() -> impl Strategy<Value = Xr> {
@@ -113,7 +129,8 @@ pub fn xr() -> impl Strategy<Value = Xr> {
 
 /// Packet types rtcc does not read: APP and types outside RTCP's table.
 pub fn unknown() -> impl Strategy<Value = Unknown> {
-    (0u8..32, prop_oneof![Just(204u8), 208u8..=223, 192u8..=199], vec(any::<u8>(), 0..40)).prop_map(|(count, pt, body)| Unknown { count, pt, body })
+    (0u8..32, prop_oneof![Just(204u8), 208u8..=223, 192u8..=199], vec(any::<u8>(), 0..40))
+        .prop_map(|(count, pt, body)| Unknown { count, pt, body })
 }
 
 pub fn packet() -> impl Strategy<Value = RtcpPacket> {
