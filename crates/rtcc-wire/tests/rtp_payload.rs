@@ -281,3 +281,24 @@ fn fuzz_payload_decoders_and_depacketizers() {
     rtcc_wire::fuzzing::bounded_fuzz(&seeds, 20_000, 24, |input| frames += rtcc_wire::payload::fuzz_depacketizers(input));
     assert!(frames > 100, "mutated streams still assemble some frames ({frames})");
 }
+
+/// libwebrtc `modules/rtp_rtcp/source/video_rtp_depacketizer_vp8_unittest.cc`.
+#[test]
+fn libwebrtc_vp8_descriptor_vectors() {
+    // MultipleExtensions: X and N, PID 6, 15-bit PictureID 0x1234, TL0PICIDX 42, TID 1 with Y, KEYIDX 17.
+    let mut packet = vec![0b1010_0110, 0b1111_0000, 0x80 | 0x12, 0x34, 42, 0b01_1_10001];
+    packet.extend_from_slice(&[0; 4]);
+    let p = Vp8Payload::decode(&packet).unwrap();
+    let d = &p.descriptor;
+    assert!(d.non_reference && !d.start_of_partition);
+    assert_eq!((d.partition_index, d.picture_id, d.tl0_pic_idx, d.tid, d.key_idx), (6, Some(PictureId::Long(0x1234)), Some(42), Some((1, true)), Some(17)));
+    assert_eq!(p.data.len(), 4, "the descriptor is 6 octets");
+    assert_eq!(p.to_bytes(), packet);
+    // TwoBytePictureID: a 4-octet descriptor.
+    let p = Vp8Payload::decode(&[0b1010_0000, 0b1000_0000, 0x80 | 0x12, 0x34, 0, 0, 0, 0, 0, 0]).unwrap();
+    assert_eq!((p.descriptor.picture_id, p.data.len()), (Some(PictureId::Long(0x1234)), 6));
+    // TooShortHeader: every extension flagged, only the PictureID present.
+    assert!(matches!(Vp8Payload::decode(&[0b1000_0000, 0b1111_0000, 0x80 | 17, 17]), Err(WireError::Invalid { field: "TL0PICIDX", .. })));
+    // FailsOnEmptyPayload.
+    assert!(Vp8Payload::decode(&[]).is_err());
+}
