@@ -113,3 +113,35 @@ def test_metric_helpers_by_hand():
     assert out["react_down_s"] == 1.0  # the bin ending 3 s is the first at <= 2 Mbps
     assert out["react_up_s"] == 2.0  # the bin ending 6 s is the first back at >= 3.6 Mbps
     assert math.isinf(responsiveness(r.assign(target_kbps=4000), (2, 4))["react_down_s"])
+
+
+def test_seeds_are_run_and_summarised_per_case():
+    from rtcc.reproduce.burstrtc.experiments import FULL, SHORT, seeded, spread
+    from rtcc.sweepspec import Run
+
+    assert FULL.seeds >= 5 and FULL.vp8_seeds >= 1 and SHORT.seeds >= 2
+    runs = seeded([Run({"experiment": "Fig. 12", "scheme": "gcc"}, {"seed": 1}, 1, "<t>")], 3)
+    assert [(r.seed, r.labels["seed"], r.scenario["seed"]) for r in runs] == [
+        (1, 1, 1), (2, 2, 2), (3, 3, 3)
+    ]  # fmt: skip
+    per_run = pd.DataFrame([
+        {"experiment": "Table I", "scheme": "gcc", "phase": 0, "seed": 1, "jain": 0.9,
+         "goodput_kbps": 1000.0, "error": None},
+        {"experiment": "Table I", "scheme": "gcc", "phase": 0, "seed": 2, "jain": 0.7,
+         "goodput_kbps": 3000.0, "error": None},
+        {"experiment": "Table I", "scheme": "gcc", "phase": 1, "seed": 1, "jain": 1.0,
+         "goodput_kbps": 2000.0, "error": None},
+        {"experiment": "Table I", "scheme": "gcc", "phase": 1, "seed": 2, "jain": None,
+         "goodput_kbps": None, "error": "boom"},
+        {"experiment": "Fig. 8", "scheme": "burstrtc", "phase": None, "seed": 1, "jain": None,
+         "goodput_kbps": None, "error": "failed"},
+    ])  # fmt: skip
+    t = spread(per_run)
+    assert len(t) == 3 and "seed" not in t
+    first = t.iloc[0]
+    assert (first["phase"], first["seeds"]) == (0, 2)
+    assert math.isclose(first["jain"], 0.8) and first["jain_min"] == 0.7
+    assert first["goodput_kbps"] == 2000.0 and first["goodput_kbps_max"] == 3000.0
+    # A failed seed is left out of the mean; a case with no run left keeps its error.
+    assert (t.iloc[1]["seeds"], t.iloc[1]["goodput_kbps"]) == (1, 2000.0)
+    assert t.iloc[2]["error"] == "failed" and t.iloc[2]["seeds"] == 0

@@ -16,6 +16,11 @@ one video flow on the ``content`` encoder model:
   20 ms one way (§III-B2's added delay); the sampler's capacity and background errors.
 - ``Fig. 11 cubic`` / ``Fig. 11 udp``: burstrtc with L = 30 against a Cubic flow or
   1 Mbps UDP; the delay model's error 30 frames ahead against the naive predictor's.
+
+Every experiment runs over ``seeds`` seeds (fewer for real VP8, the slow one): table.csv
+has one row per case with the mean over seeds in each metric's column and its range in
+``<metric>_min`` / ``<metric>_max`` (``seeds`` says how many ran); table_runs.csv has every
+run. The paper's figures draw 25 % ellipses over repeated runs.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +36,11 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.burstrtc import paper
-from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
+from rtcc.reproduce.runs import (
+    Outcome, Scheme, jain, probe, progress_label, rows, summary_table, write_outputs,
+)
+from rtcc.runset import write_runs
+from rtcc.sweeprun import execute
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.runs import window as _window
 from rtcc.reproduce.traces import Need
@@ -39,7 +48,7 @@ from rtcc.sweepspec import Analysis, Run
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "TRACE", "Outcome", "Scheme", "Variant", "jain", "metrics",
-    "run", "summary_text",
+    "run", "seeded", "spread", "summary_text",
 ]  # fmt: skip
 
 SEED = 1
@@ -91,19 +100,23 @@ class Variant:
     trace_s: int | None  # Fig. 18's length (None: the whole trace); 0 skips it
     vp8: bool  # Fig. 13 with real VP8
     vp8_s: int
+    seeds: int  # runs per case, seeds 1..seeds
+    vp8_seeds: int
 
 
 FULL = Variant(
     "full", duration_s=60, drop=(38, 48), losses=(0.02, 0.04, 0.06, 0.08, 0.10),
     jitters_ms=(2, 4, 6, 8, 10), join_s=TWO_FLOW_JOIN_S, phases=5, square_period_s=10,
     trace_s=None,
-    vp8=True, vp8_s=60,
+    vp8=True, vp8_s=60, seeds=5, vp8_seeds=2,
 )  # fmt: skip
 # Shortened for tests: every run at full length (each takes well under a second), one
-# loss and one jitter level, three phases for Table I, no trace and no real codec.
+# loss and one jitter level, three phases for Table I, no trace and no real codec, two
+# seeds (enough to show a range).
 SHORT = Variant(
     "short", duration_s=60, drop=(38, 48), losses=(0.05,), jitters_ms=(5,),
     join_s=TWO_FLOW_JOIN_S, phases=3, square_period_s=10, trace_s=0, vp8=False, vp8_s=0,
+    seeds=2, vp8_seeds=0,
 )  # fmt: skip
 
 
@@ -348,6 +361,57 @@ def metrics(record: Mapping[str, Any], experiment: str, v: Variant) -> dict[str,
     return row
 
 
+# --- seeds ---------------------------------------------------------------------------
+
+# A case: the labels that tell its runs apart but for the seed.
+CASE = ("experiment", "scheme", "content", "loss", "jitter_ms", "phase")
+# Metrics whose range over seeds table.csv gives (<metric>_min, <metric>_max).
+SPREAD = (
+    "goodput_kbps", "utilization", "frame_delay_ms_mean", "frame_delay_ms_p95",
+    "freeze_ratio", "loss_rate", "jain", "jain_second_half", "flow1_kbps", "flow2_kbps",
+    "capacity_error_mbps", "background_error_mbps", "model_error_ms", "naive_error_ms",
+    "react_down_s", "react_up_s",
+)  # fmt: skip
+
+
+def seeded(runs: Sequence[Run], seeds: int) -> list[Run]:
+    """Each run at seeds 1..``seeds``, the seed in its labels and its scenario."""
+    out = []
+    for r in runs:
+        for seed in range(1, seeds + 1):
+            scenario = dict(r.scenario) | {"seed": seed}
+            out.append(replace(r, labels={**r.labels, "seed": seed}, scenario=scenario, seed=seed))
+    return out
+
+
+def spread(per_run: pd.DataFrame) -> pd.DataFrame:
+    """One row per case (:data:`CASE`): the mean over its seeds in every metric's column,
+    ``seeds`` (runs without an error), ``<metric>_min`` / ``<metric>_max`` for
+    :data:`SPREAD`, and the first error of a case where every run failed."""
+    if per_run.empty or "seed" not in per_run:
+        return per_run
+    keys = [k for k in CASE if k in per_run]
+    ok = per_run["error"].isna() if "error" in per_run else pd.Series(True, per_run.index)
+    out = []
+    for _, g in per_run.groupby(keys, sort=False, dropna=False):
+        good = g[ok.loc[g.index]]
+        row: dict[str, Any] = {k: g.iloc[0][k] for k in keys}
+        for c in per_run.columns:
+            if c in keys or c in ("seed", "error"):
+                continue
+            values = pd.to_numeric(good[c], errors="coerce")
+            row[c] = float(values.mean()) if values.notna().any() else None
+        row["error"] = None if len(good) else g["error"].dropna().iloc[0]
+        row["seeds"] = len(good)
+        for c in SPREAD:
+            if c in good:
+                values = pd.to_numeric(good[c], errors="coerce").dropna()
+                row[f"{c}_min"] = float(values.min()) if len(values) else None
+                row[f"{c}_max"] = float(values.max()) if len(values) else None
+        out.append(row)
+    return pd.DataFrame(out)
+
+
 # --- the run ---------------------------------------------------------------------------
 
 
@@ -400,20 +464,39 @@ def run(
     vp8_v = v if v.vp8_s else FULL
     groups = {
         "burstrtc": (
-            content_runs(v, pick(COMPARED))
-            + stress_runs(v, pick(COMPARED), trace)
-            + fairness_runs(v, pick(FAIR))
-            + [r for b in burst for r in model_runs(v, b)]
-            + (vp8_runs(vp8_v, pick(COMPARED)) if with_vp8 else []),
+            seeded(
+                content_runs(v, pick(COMPARED))
+                + stress_runs(v, pick(COMPARED), trace)
+                + fairness_runs(v, pick(FAIR))
+                + [r for b in burst for r in model_runs(v, b)],
+                v.seeds,
+            )
+            + (seeded(vp8_runs(vp8_v, pick(COMPARED)), vp8_v.vp8_seeds or 1) if with_vp8 else []),
             Analysis(flows="all", series=True, series_s=0.1),
         ),
     }
-    return reproduce(
-        groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
-        figures.render_all, page.render, started, study="burstrtc",
-        traces=str(trace) if trace else None, jobs=jobs, fresh=fresh, progress=progress,
-        executor=executor, address=address, dataset=dataset,
-    )  # fmt: skip
+    # As runs.reproduce, but table.csv is the mean and range over seeds per case and
+    # table_runs.csv every run.
+    import rtcc
+
+    common: dict[str, Any] = {
+        "jobs": jobs, "fresh": fresh, "on_error": "skip", "executor": executor,
+        "address": address, "dataset": dataset, "study": "burstrtc",
+    }  # fmt: skip
+    results = {
+        name: execute(runs, analysis, out, progress=progress,
+                      label=progress_label("burstrtc", name), **common)
+        for name, (runs, analysis) in groups.items()
+        if runs
+    }  # fmt: skip
+    per_run = rows(results.values(), lambda record, experiment: metrics(record, experiment, v))
+    write_runs(out, results.values())
+    controllers = [c["name"] for c in rtcc.controllers()]
+    outcome = Outcome(v, spread(per_run), results, skipped, controllers=controllers,
+                      traces=str(trace) if trace else None)  # fmt: skip
+    write_outputs(out, outcome, figures.render_all, page.render, started,
+                  {"table_runs.csv": lambda _: per_run})  # fmt: skip
+    return outcome
 
 
 # What `rtcc reproduce burstrtc` prints per run: (column, heading, scale, decimals).

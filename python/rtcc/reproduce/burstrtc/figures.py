@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from rtcc.reproduce.burstrtc import paper
 from rtcc.reproduce.figures import REFERENCE, line_style, render, scheme_color, scheme_colors
@@ -48,10 +49,17 @@ def content(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
             mean, p95 = r["frame_delay_ms_mean"], r["frame_delay_ms_p95"]
             ax.errorbar(mean, r["goodput_kbps"] / 1e3, xerr=[[0], [max(p95 - mean, 0)]],
                         fmt="o", color=c, capsize=3, label=r["scheme"])  # fmt: skip
+            # The range over seeds (the paper's ellipses): a box from the lowest to the
+            # highest seed's mean delay and bit-rate.
+            lo, hi = r.get("frame_delay_ms_mean_min"), r.get("frame_delay_ms_mean_max")
+            rlo, rhi = r.get("goodput_kbps_min"), r.get("goodput_kbps_max")
+            if not any(pd.isna(x) for x in (lo, hi, rlo, rhi)):
+                ax.add_patch(Rectangle((lo, rlo / 1e3), hi - lo, (rhi - rlo) / 1e3, fill=False,
+                                       edgecolor=c, lw=0.8, ls="--"))  # fmt: skip
         ax.set_xscale("log")
         ax.invert_xaxis()
         ax.axhline(paper.CAPACITY_MBPS, color=CAPACITY_COLOR, lw=1)
-        ax.set_xlabel("frame delay (ms, log; dot mean, bar to p95)")
+        ax.set_xlabel("frame delay (ms, log; dot mean, bar to p95, box: seeds' range)")
         ax.set_ylabel("bit-rate received (Mbps)")
         ax.set_title({"Fig. 12": "Fig. 12: static", "Fig. 13": "Fig. 13: dynamic",
                       "Fig. 13 vp8": "dynamic, real VP8"}[experiment])  # fmt: skip
