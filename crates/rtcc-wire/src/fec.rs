@@ -1,6 +1,6 @@
 //! ULPFEC (RFC 5109): one FEC packet protects a group of up to 48 RTP packets
 //! of one stream by XOR, so any one of them lost can be rebuilt byte for byte,
-//! its length included (§8).
+//! its length included (protection §8, recovery §9).
 //!
 //! ULPFEC rather than FlexFEC (RFC 8627): it is what Chromium negotiates by
 //! default (`red`/`ulpfec`), so a receiver that understands it can recover
@@ -9,7 +9,7 @@
 //!
 //! [`UlpfecPacket`] is the FEC payload (FEC header §7.3 and its protection
 //! levels §7.4), carried as the payload of an RTP packet with the `ulpfec`
-//! payload type (RFC 5109 §10) or inside RED.
+//! payload type or inside RED (RFC 2198).
 
 use crate::rtp::{RtpPacket, FIXED_HEADER_LEN};
 use crate::{Wire, WireError};
@@ -154,7 +154,7 @@ fn xor_into(acc: &mut Vec<u8>, bytes: &[u8]) {
 /// The FEC payload protecting `packets` (one stream, sequence numbers within
 /// 48 of each other, in any order) in one level covering their whole length
 /// (RFC 5109 §7.3: the XOR of their headers' fields and of their octets after
-/// the fixed header).
+/// the fixed header; §8).
 pub fn protect(packets: &[RtpPacket]) -> Result<UlpfecPacket, WireError> {
     let first = packets.first().ok_or_else(|| WireError::invalid(WHAT, "group", "no packets to protect"))?;
     if let Some(p) = packets.iter().find(|p| p.ssrc != first.ssrc) {
@@ -206,7 +206,7 @@ pub fn protect(packets: &[RtpPacket]) -> Result<UlpfecPacket, WireError> {
 }
 
 /// Rebuilds the one packet of `fec`'s level-0 group missing from `received`
-/// (RFC 5109 §8): its header fields and length from the recovery fields, its
+/// (RFC 5109 §9.1): its header fields and length from the recovery fields, its
 /// octets level by level. `ssrc` is the protected stream's (the FEC header
 /// does not carry it). Packets of other streams or outside the group are ignored.
 pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<RtpPacket, WireError> {
@@ -218,7 +218,7 @@ pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<
         [] => return Err(WireError::invalid(WHAT, "mask", "every protected packet was received; nothing to recover")),
         many => return Err(WireError::invalid(WHAT, "mask", format!("{} protected packets missing; one FEC packet rebuilds one", many.len()))),
     };
-    // §8.2 step 1–2: XOR the FEC header with each received packet's header fields.
+    // RFC 5109 §9.1: XOR the FEC header with each received packet's header fields.
     let mut b0 = u8::from(fec.p_recovery) << 5 | u8::from(fec.x_recovery) << 4 | (fec.cc_recovery & 0x0f);
     let mut b1 = u8::from(fec.m_recovery) << 7 | (fec.pt_recovery & 0x7f);
     let (mut ts, mut len) = (fec.ts_recovery, fec.length_recovery);
@@ -233,7 +233,7 @@ pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<
         ts ^= u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
         len ^= (bytes.len() - FIXED_HEADER_LEN) as u16;
     }
-    // §8.2 step 3: the octets after the fixed header, each level over its range.
+    // §9.1 and §9.2: the octets after the fixed header, each level over its range.
     let len = len as usize;
     let mut body = Vec::with_capacity(len);
     let mut start = 0usize;

@@ -286,7 +286,7 @@ fn fuzz_payload_decoders_and_depacketizers() {
 #[test]
 fn libwebrtc_vp8_descriptor_vectors() {
     // MultipleExtensions: X and N, PID 6, 15-bit PictureID 0x1234, TL0PICIDX 42, TID 1 with Y, KEYIDX 17.
-    let mut packet = vec![0b1010_0110, 0b1111_0000, 0x80 | 0x12, 0x34, 42, 0b01_1_10001];
+    let mut packet = vec![0b1010_0110, 0b1111_0000, 0x80 | 0x12, 0x34, 42, 0b0111_0001]; // TID 01, Y 1, KEYIDX 10001
     packet.extend_from_slice(&[0; 4]);
     let p = Vp8Payload::decode(&packet).unwrap();
     let d = &p.descriptor;

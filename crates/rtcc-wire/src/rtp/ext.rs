@@ -98,7 +98,12 @@ impl HeaderExtension {
     pub fn check(&self) -> Result<(), WireError> {
         let bad = match self {
             HeaderExtension::OneByte(l) => l.iter().find(|e| !fits_one_byte(e)),
-            HeaderExtension::TwoByte { elements, .. } => elements.iter().find(|e| !fits_two_byte(e)),
+            HeaderExtension::TwoByte { appbits, elements } => {
+                if *appbits > 0x0f {
+                    return Err(WireError::invalid(WHAT, "appbits", format!("{appbits} does not fit 4 bits (RFC 8285 §4.3)")));
+                }
+                elements.iter().find(|e| !fits_two_byte(e))
+            }
             HeaderExtension::Other { data, .. } => {
                 if data.len() % 4 != 0 || data.len() > MAX_DATA {
                     return Err(WireError::invalid(WHAT, "data", format!("{} octets, not whole 32-bit words", data.len())));

@@ -43,7 +43,7 @@ pub fn wrap(original: &RtpPacket, rtx_payload_type: u8, rtx_ssrc: u32, rtx_seque
 }
 
 /// The original packet from an RTX packet, given the original stream's payload
-/// type and SSRC (from the SDP `apt` association, RFC 4588 §8.6). A padding-only
+/// type and SSRC (the SDP `apt` association of RFC 4588 §8). A padding-only
 /// RTX packet (libwebrtc's probes) has no OSN and is an error here.
 pub fn unwrap(rtx: &RtpPacket, original_payload_type: u8, original_ssrc: u32) -> Result<RtpPacket, WireError> {
     let payload = RtxPayload::decode(&rtx.payload)?;
