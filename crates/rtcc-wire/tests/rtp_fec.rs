@@ -5,6 +5,7 @@ mod rtp_support;
 
 use proptest::prelude::*;
 use rtcc_wire::fec::{protect, recover, UlpLevel, UlpfecPacket};
+use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::rtp::RtpPacket;
 use rtcc_wire::{Wire, WireError};
 use rtp_support::*;
@@ -32,6 +33,11 @@ proptest! {
     #[test]
     fn ulpfec_payload_round_trips(f in ulpfec()) {
         assert_round_trip(&f);
+    }
+
+    #[test]
+    fn red_payload_round_trips(r in red_payload()) {
+        assert_round_trip(&r);
     }
 
     #[test]
@@ -151,4 +157,43 @@ fn fuzz_ulpfec_decoder_and_recovery() {
     let mut recovered = 0;
     rtcc_wire::fuzzing::bounded_fuzz(&[seed], 10_000, 12, |input| recovered += usize::from(rtcc_wire::fec::fuzz_recover(input)));
     assert!(recovered > 10, "{recovered}");
+}
+
+#[test]
+fn ulpfec_in_red_as_chromium_sends_it() {
+    // RED PT 127 wrapping media (VP8, 96) and ULPFEC (125) on the media SSRC,
+    // each in a RED payload with a one-octet header (RFC 2198 §3, F=0).
+    let (red_pt, ulpfec_pt) = (127, 125);
+    let ps: Vec<RtpPacket> = (0..5).map(|i| packet(100 + i, 50 + 100 * i as usize)).collect();
+    let fec = protect(&ps).unwrap();
+    let red = RedPayload::primary(ulpfec_pt, fec.to_bytes());
+    assert_eq!(red.to_bytes()[0], ulpfec_pt);
+    let carrier = RtpPacket::new(red_pt, 105, 3000, SSRC, red.to_bytes()).unwrap();
+    // The receiver: RTP, then RED, then ULPFEC; packet 102 is lost.
+    let got = RtpPacket::decode(&carrier.to_bytes()).unwrap();
+    let red = RedPayload::decode(&got.payload).unwrap();
+    assert_eq!((red.primary_payload_type, red.redundant.len()), (ulpfec_pt, 0));
+    let fec = UlpfecPacket::decode(&red.primary).unwrap();
+    let received: Vec<RtpPacket> = ps.iter().filter(|p| p.sequence_number != 102).cloned().collect();
+    assert_eq!(recover(&fec, got.ssrc, &received).unwrap(), ps[2]);
+}
+
+#[test]
+fn red_blocks_by_hand_and_errors() {
+    // RFC 2198 §3: F=1 | PT 0 | offset 160 | length 3, then F=0 | PT 8.
+    let r = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }], primary_payload_type: 8, primary: vec![9] };
+    assert_eq!(r.to_bytes(), [0x80, 0x02, 0x80, 0x03, 0x08, 1, 2, 3, 9]);
+    assert!(matches!(RedPayload::decode(&[]), Err(WireError::Truncated { .. })));
+    assert!(matches!(RedPayload::decode(&[0x80, 0x02, 0x80]), Err(WireError::Truncated { .. })));
+    assert!(matches!(RedPayload::decode(&[0x80, 0x02, 0x80, 0x03, 0x08, 1]), Err(WireError::Truncated { what: "RED redundant block", .. })));
+    let long = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 0, data: vec![0; 1024] }], ..r };
+    assert!(long.check().is_err());
+    assert_eq!(RedPayload::decode(&long.to_bytes()).unwrap().redundant.len(), 0, "a block too long for 10 bits is left out");
+}
+
+#[test]
+fn fuzz_red_decoder() {
+    let r = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }], primary_payload_type: 8, primary: vec![9; 20] };
+    let seeds = vec![r.to_bytes(), RedPayload::primary(125, vec![7; 30]).to_bytes()];
+    assert!(fuzz_decoder::<RedPayload>(&seeds, 20_000, 13) > 1_000);
 }

@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::payload::{h264, vp8};
 use rtcc_wire::rtp::{AbsSendTime, ExtensionKind, ExtensionMap, HeaderExtension, RtpPacket, TransportSequenceNumber, TypedExtension};
 use rtcc_wire::Wire;
@@ -141,6 +142,13 @@ fn packets() -> Vec<RtpPacket> {
     p.extension = Some(e);
     out.push(p);
     out.push(RtpPacket::padding_only(99, 1, 1, 2, 224).unwrap());
+    // RED (PT 99, tshark's default for RFC 2198): a redundant PCMU block and a primary PCMA one.
+    let red = RedPayload {
+        redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![0x55; 160] }],
+        primary_payload_type: 8,
+        primary: vec![0xd5; 160],
+    };
+    out.push(RtpPacket::new(99, 5, 320, 2, red.to_bytes()).unwrap());
     // VP8: a key frame in three packets.
     let mut frame = vec![0x10 | (50 << 5) as u8, 0, 0, 0x9d, 0x01, 0x2a];
     frame.extend_from_slice(&320u16.to_le_bytes());
@@ -177,7 +185,7 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
         "rtp.version", "rtp.padding", "rtp.ext", "rtp.cc", "rtp.marker", "rtp.p_type", "rtp.seq", "rtp.timestamp", "rtp.ssrc",
         "rtp.csrc.item", "rtp.ext.profile", "rtp.ext.rfc5285.id", "rtp.ext.rfc5285.len", "rtp.ext.rfc5285.data", "rtp.padding.count",
         "rtp.payload", "vp8.pld.s", "vp8.pld.partid", "vp8.pld.pictureid", "vp8.hdr.frametype", "vp8.keyframe.width",
-        "h264.nal_unit_hdr", "h264.nal_unit_type", "h264.start.bit", "h264.end.bit", "h264.nalu_size",
+        "rtp.follow", "rtp.timestamp-offset", "rtp.block-length", "h264.nal_unit_hdr", "h264.nal_unit_type", "h264.start.bit", "h264.end.bit", "h264.nalu_size",
     ];
     let rows = dissect(&file, &fields).unwrap();
     assert_eq!(rows.len(), ps.len(), "one dissected row per packet");
@@ -218,6 +226,16 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
                     assert!(!r.get("vp8.hdr.frametype").is_empty(), "{at}: payload header dissected");
                     assert_eq!(r.num("vp8.keyframe.width"), Some(320), "{at}");
                 }
+            }
+            99 if !p.payload.is_empty() => {
+                let red = RedPayload::decode(&p.payload).unwrap();
+                let follow: Vec<u64> = red.redundant.iter().map(|_| 1).chain([0]).collect();
+                assert_eq!(r.nums("rtp.follow"), follow, "{at}");
+                assert_eq!(r.nums("rtp.timestamp-offset"), red.redundant.iter().map(|b| b.timestamp_offset as u64).collect::<Vec<_>>(), "{at}");
+                assert_eq!(r.nums("rtp.block-length"), red.redundant.iter().map(|b| b.data.len() as u64).collect::<Vec<_>>(), "{at}");
+                // Block payload types, then the primary's, after the packet's own.
+                let pts: Vec<u64> = std::iter::once(99).chain(red.redundant.iter().map(|b| b.payload_type as u64)).chain([red.primary_payload_type as u64]).collect();
+                assert_eq!(r.nums("rtp.p_type"), pts, "{at}");
             }
             97 => match h264::H264Payload::decode(&p.payload).unwrap() {
                 h264::H264Payload::StapA(ns) => {

@@ -2,6 +2,7 @@
 //! and put back together.
 
 pub mod h264;
+pub mod red;
 pub mod vp8;
 
 /// Entry point the bounded fuzz test and the `fuzz/` target share: `data` read

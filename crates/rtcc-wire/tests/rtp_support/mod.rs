@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use rtcc_wire::fec::{UlpLevel, UlpfecPacket};
 use rtcc_wire::payload::h264::{FuA, H264Payload};
+use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::payload::vp8::{PictureId, Vp8Descriptor, Vp8Payload};
 use rtcc_wire::rtp::{AbsCaptureTime, ExtensionElement, HeaderExtension, RtpPacket};
 use rtcc_wire::Wire;
@@ -144,4 +145,10 @@ pub fn hex(s: &str) -> Vec<u8> {
         .chunks(2)
         .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
         .collect()
+}
+
+pub fn red_payload() -> impl Strategy<Value = RedPayload> {
+    let block = (0u8..128, 0u16..0x4000, bytes(60)).prop_map(|(payload_type, timestamp_offset, data)| RedBlock { payload_type, timestamp_offset, data });
+    (prop::collection::vec(block, 0..4), 0u8..128, bytes(100))
+        .prop_map(|(redundant, primary_payload_type, primary)| RedPayload { redundant, primary_payload_type, primary })
 }
