@@ -60,6 +60,7 @@ __all__ = [
     "load_runs",
     "load_scenario",
     "query",
+    "register_controller",
     "simulate",
     "sweep",
 ]
@@ -120,12 +121,19 @@ def __getattr__(name: str) -> Any:
         from rtcc.dataset import query
 
         return query
+    if name == "register_controller":
+        from rtcc.pycontrollers import register_controller
+
+        return register_controller
     raise AttributeError(f"module 'rtcc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted(
-        set(globals()) | _NATIVE_NAMES | _RESULT_NAMES | {"sweep", "compare", "load_runs", "query"}
+        set(globals())
+        | _NATIVE_NAMES
+        | _RESULT_NAMES
+        | {"sweep", "compare", "load_runs", "query", "register_controller"}
     )
 
 

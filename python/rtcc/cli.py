@@ -191,7 +191,9 @@ def summary_text(
 def _registry_text(entries: Sequence[Mapping[str, Any]]) -> str:
     blocks = []
     for entry in entries:
-        lines = [f"{entry['name']}: {entry.get('summary', '')}".rstrip(": ")]
+        # A controller written in Python (rtcc.pycontrollers) says so.
+        mark = " [Python]" if entry.get("python") else ""
+        lines = [f"{entry['name']}{mark}: {entry.get('summary', '')}".rstrip(": ")]
         params = entry.get("params", [])
         if params:
             # name, default, accepted values, doc: all from the one declaration.
@@ -327,6 +329,9 @@ def cmd_registry(args: argparse.Namespace) -> int:
     # `rtcc controllers` also lists encoders: a flow names both, so users want both.
     sections = {"encoders": rtcc.encoders()}
     if args.command == "controllers":
+        from rtcc.pycontrollers import load_entry_points
+
+        load_entry_points()  # installed packages' controllers are listed too
         sections = {"controllers": rtcc.controllers(), **sections}
     if args.json:
         print(json.dumps(sections if len(sections) > 1 else sections["encoders"], indent=2))

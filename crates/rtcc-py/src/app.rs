@@ -92,9 +92,10 @@ pub fn take_failure() -> Option<PyErr> {
     FAILURE.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
-/// Whether a policy is registered (a run may call Python).
+/// Whether a policy is registered or a Python controller alive (a run may
+/// call Python, which may fail).
 pub fn active() -> bool {
-    POLICIES.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|m| !m.is_empty())
+    crate::pyctl::in_use() || POLICIES.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|m| !m.is_empty())
 }
 
 /// Whether a policy has raised and the run should stop.
@@ -102,7 +103,8 @@ pub fn failed() -> bool {
     FAILURE.lock().unwrap_or_else(|e| e.into_inner()).is_some()
 }
 
-fn fail(e: PyErr) {
+/// Stops the run with `e` (the first failure wins).
+pub(crate) fn fail(e: PyErr) {
     FAILURE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
 }
 

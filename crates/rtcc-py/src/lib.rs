@@ -29,6 +29,7 @@ use rtcc_video::codec::Codec;
 use rtcc_video::real::ContentSpec;
 
 mod app;
+mod pyctl;
 
 create_exception!(_rtcc, ScenarioError, PyValueError);
 
@@ -230,7 +231,9 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         }),
     )?;
     for (item, n) in list.iter().zip(&names) {
-        item.downcast::<PyDict>()?.set_item("reconstruction", is_reconstruction(n))?;
+        let item = item.downcast::<PyDict>()?;
+        item.set_item("reconstruction", is_reconstruction(n))?;
+        item.set_item("python", pyctl::is_python(n))?;
     }
     Ok(list)
 }
@@ -631,6 +634,10 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(app::app_register, m)?)?;
     m.add_function(wrap_pyfunction!(app::app_unregister, m)?)?;
     app::register();
+    m.add("ControllerError", m.py().get_type::<pyctl::ControllerError>())?;
+    m.add_function(wrap_pyfunction!(pyctl::pyctl_register, m)?)?;
+    m.add_function(wrap_pyfunction!(pyctl::pyctl_helpers, m)?)?;
+    pyctl::install();
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;

@@ -444,7 +444,55 @@ pub fn register(info: ControllerInfo) -> Result<(), ConfigError> {
     let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
     extra.retain(|c| c.name != info.name);
     extra.push(Box::leak(Box::new(info)));
+    // A plain registration replaces a named one too.
+    NAMED.write().unwrap_or_else(|e| e.into_inner()).retain(|(n, _)| *n != info.name);
     Ok(())
+}
+
+/// Builds a controller registered with `register_named`, told the name it
+/// was asked for: one factory serving many names (controllers written in
+/// Python, each name its own class).
+pub type NamedFactory = fn(&str, &Params, &ControllerContext) -> Result<Box<dyn Controller>, ConfigError>;
+
+/// Registers, on demand, a name nothing registered yet: `Ok(true)` once it
+/// is, `Ok(false)` if it knows no such name, `Err` with why it could not
+/// (a module that failed to import).
+pub type Resolver = fn(&str) -> Result<bool, ConfigError>;
+
+static NAMED: RwLock<Vec<(&'static str, NamedFactory)>> = RwLock::new(Vec::new());
+static RESOLVER: RwLock<Option<Resolver>> = RwLock::new(None);
+
+/// `register`, with a factory that is told the name (`info.create` is then
+/// not called).
+pub fn register_named(info: ControllerInfo, factory: NamedFactory) -> Result<(), ConfigError> {
+    register(info)?;
+    let mut named = NAMED.write().unwrap_or_else(|e| e.into_inner());
+    named.retain(|(n, _)| *n != info.name);
+    named.push((info.name, factory));
+    Ok(())
+}
+
+/// Sets the one resolver asked about unknown names (the Python bindings':
+/// `py:module:Class` references and installed entry points).
+pub fn set_resolver(resolver: Resolver) {
+    *RESOLVER.write().unwrap_or_else(|e| e.into_inner()) = Some(resolver);
+}
+
+/// Asks the resolver about a name not registered; called with no lock held,
+/// since resolving registers.
+fn resolve(name: &str) -> Result<bool, ConfigError> {
+    let resolver = *RESOLVER.read().unwrap_or_else(|e| e.into_inner());
+    match resolver {
+        Some(r) if !name.is_empty() && !name.contains('+') => r(name),
+        _ => Ok(false),
+    }
+}
+
+fn lookup_registered(name: &str) -> Option<&'static ControllerInfo> {
+    if let Some(c) = BUILTIN.iter().find(|c| c.name == name) {
+        return Some(c);
+    }
+    EXTRA.read().unwrap_or_else(|e| e.into_inner()).iter().copied().find(|c| c.name == name)
 }
 
 /// Every registered controller: built-ins, then run-time registrations.
@@ -458,11 +506,9 @@ pub fn wrappers() -> &'static [WrapperInfo] {
     WRAPPERS
 }
 
+/// A registered controller, or one the resolver registers now.
 pub fn lookup(name: &str) -> Option<&'static ControllerInfo> {
-    if let Some(c) = BUILTIN.iter().find(|c| c.name == name) {
-        return Some(c);
-    }
-    EXTRA.read().unwrap_or_else(|e| e.into_inner()).iter().copied().find(|c| c.name == name)
+    lookup_registered(name).or_else(|| resolve(name).ok().filter(|&found| found).and_then(|_| lookup_registered(name)))
 }
 
 /// The wrapper and inner name of `"<inner>+<suffix>"`, if `name` has that form.
@@ -535,9 +581,17 @@ pub fn create(name: &str, params: &Params, ctx: &ControllerContext) -> Result<Bo
         let inner_ctrl = create(inner, &params.without(w.params), ctx)?;
         return (w.wrap)(name, inner_ctrl, params, ctx);
     }
-    let info = lookup(name).ok_or_else(|| unknown(name))?;
+    let info = match lookup_registered(name) {
+        Some(info) => info,
+        // The resolver's own error (an import that failed) says more than the list.
+        None => resolve(name)?.then(|| lookup_registered(name)).flatten().ok_or_else(|| unknown(name))?,
+    };
     params.check_known(info.params)?;
-    (info.create)(params, ctx)
+    let named = NAMED.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(n, _)| *n == name).map(|&(_, f)| f);
+    match named {
+        Some(factory) => factory(name, params, ctx),
+        None => (info.create)(params, ctx),
+    }
 }
 
 #[cfg(test)]
