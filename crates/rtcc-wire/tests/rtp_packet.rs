@@ -163,6 +163,9 @@ fn constructors_refuse_what_the_wire_cannot_carry() {
     // Elements placed directly that do not fit are left out, never corrupt the block.
     let bad = HeaderExtension::OneByte(vec![ExtensionElement { id: 0, data: vec![1] }, ExtensionElement { id: 3, data: vec![9] }]);
     assert!(bad.check().is_err());
+    let mut with_bad = RtpPacket::new(96, 0, 0, 0, vec![]).unwrap();
+    with_bad.extension = Some(bad.clone());
+    assert!(with_bad.check().is_err(), "the packet's check covers its extension");
     assert_eq!(HeaderExtension::decode(&bad.to_bytes()).unwrap(), HeaderExtension::OneByte(vec![ExtensionElement { id: 3, data: vec![9] }]));
     assert!(RtpPacket::padding_only(96, 0, 0, 0, 0).is_err());
 }

@@ -90,7 +90,7 @@ impl RtpPacket {
         if self.csrcs.len() > MAX_CSRCS {
             return Err(WireError::invalid(WHAT, "csrcs", format!("{} CSRCs, CC holds at most 15", self.csrcs.len())));
         }
-        Ok(())
+        self.extension.as_ref().map_or(Ok(()), HeaderExtension::check)
     }
 
     /// Octets after the fixed header (CSRCs, extension, payload, padding): what
