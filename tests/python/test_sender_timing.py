@@ -1,5 +1,6 @@
 """The flow field `timing` (video) and `host_jitter` (TCP): off reproduces the exact
-grid for every seed, on draws from the seed, and bad values are refused by name."""
+grid for every seed, on draws from the seed, and bad values are refused by name; the
+realistic models are the defaults and `model_timing = "exact"` turns them off."""
 
 import pytest
 
@@ -23,6 +24,38 @@ def test_video_timing_off_ignores_the_seed_and_on_draws_from_it():
     assert _pair(True, 1) != _pair(True, 2)
     assert _pair({"phase": False, "drift_ppm": 0, "handover": 0, "encode_time": 0,
                   "encode_jitter": 0, "pacer_tick": 0}, 3) == _pair(False, 3)
+
+
+def _summary(flow, seed=1, **top):
+    sc = {"duration": "8s", "link": LINK | {"queue": "30packets"}, "record": RECORD,
+          "flow": [{"controller": "burstrtc", "encoder": "content"} | flow,
+                   {"controller": "burstrtc", "encoder": "content", "start": "1s"} | flow], **top}
+    return rtcc.simulate(sc, seed=seed, record_packets=False).summary["flows"]
+
+
+REALISTIC = {"timing": True, "pacer_keepalive": "500ms",
+             "playout": {"kind": "webrtc", "max_video_delay": "10s"}}
+EXACT = {"timing": False, "pacer_keepalive": "off",
+         "playout": {"kind": "webrtc", "max_video_delay": "off"}}
+
+
+def test_the_defaults_are_the_realistic_models_and_model_timing_exact_turns_them_off():
+    default = _summary({})
+    assert default == _summary(REALISTIC)
+    assert default == _summary({}, model_timing="realistic")
+    exact = _summary({}, model_timing="exact")
+    assert exact == _summary(EXACT)
+    assert exact != default
+    # A flow's own value wins over the scenario's switch.
+    assert _summary({"timing": True}, model_timing="exact") == _summary(
+        {"pacer_keepalive": "off", "playout": {"kind": "webrtc", "max_video_delay": "off"}})
+    assert _summary(REALISTIC, model_timing="exact") == default
+
+
+def test_a_bad_model_timing_is_refused_by_name():
+    with pytest.raises(rtcc.ScenarioError, match=r"model_timing: 'fast' is not one of realistic, exact"):
+        rtcc.simulate({"duration": "1s", "link": LINK, "model_timing": "fast",
+                       "flow": [{"controller": "gcc"}]}, record_packets=False)
 
 
 def _tcp(jitter, seed):

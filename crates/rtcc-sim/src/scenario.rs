@@ -161,6 +161,9 @@ pub struct ScenarioFile {
     /// delay over `MAX_DELAY`, refused otherwise as a likely dropped unit.
     #[serde(default)]
     pub allow_extreme: bool,
+    /// `"realistic"` (default) or `"exact"`: the defaults of the timing
+    /// models (`ModelTiming`).
+    pub model_timing: Option<String>,
     pub link: LinkConfig,
     /// Each flow's table: its `kind` picks how the rest is read.
     #[serde(rename = "flow", default)]
@@ -386,6 +389,20 @@ impl FlowSpec {
 /// Most flows one scenario may have.
 pub const MAX_FLOWS: usize = 1000;
 
+/// The scenario's `model_timing`: what a video flow's `timing`,
+/// `pacer_keepalive` and `playout.max_video_delay` are when it does not set
+/// them (a flow's own value wins).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelTiming {
+    /// As a WebRTC sender and receiver run: `timing = true`,
+    /// `pacer_keepalive = "500ms"`, `max_video_delay = "10s"`.
+    #[default]
+    Realistic,
+    /// Every model off, as rtcc ran before they existed: frames on the exact
+    /// grid, a silent window-limited pacer, no playout timing bound.
+    Exact,
+}
+
 /// A validated scenario, ready to build a simulation.
 pub struct Scenario {
     pub name: String,
@@ -464,6 +481,11 @@ impl Scenario {
             .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
         file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let reverse_link = file.link.reverse_capacity.is_some();
+        let model_timing = match file.model_timing.as_deref() {
+            None | Some("realistic") => ModelTiming::Realistic,
+            Some("exact") => ModelTiming::Exact,
+            Some(o) => return Err(err("model_timing", format!("'{o}' is not one of realistic, exact"))),
+        };
         let headers = flow_lines(text);
         let mut flows = Vec::new();
         for (i, table) in file.flows.iter().enumerate() {
@@ -473,7 +495,7 @@ impl Scenario {
                 Some(l) if headers.len() == file.flows.len() => format!(" (flow at line {l})"),
                 _ => String::new(),
             };
-            let flow = read_flow(i, table, duration, &base_dir, media, &at)
+            let flow = read_flow(i, table, duration, &base_dir, media, &at, model_timing)
                 .map_err(|(name, reason)| err(&fld(&name), reason))?;
             if flow.direction == Direction::Reverse && !reverse_link {
                 return Err(err(
@@ -608,6 +630,7 @@ fn read_flow(
     base: &Path,
     media: &HashMap<PathBuf, PathBuf>,
     at: &str,
+    model: ModelTiming,
 ) -> Result<FlowSpec, (String, String)> {
     let kind = match table.get("kind") {
         None => "video",
@@ -624,7 +647,7 @@ fn read_flow(
                 Some("reverse") => Direction::Reverse,
                 Some(d) => return Err(("direction".into(), format!("'{d}' is not one of forward, reverse"))),
             };
-            Ok(FlowSpec { direction, ..flow_spec(i, &f, duration, base, media)? })
+            Ok(FlowSpec { direction, ..flow_spec(i, &f, duration, base, media, model)? })
         }
         "tcp" | "web" | "udp" => {
             let f: crate::traffic::TrafficFile = typed(table, at)?;
@@ -674,8 +697,10 @@ fn flow_spec(
     duration: Duration,
     base: &Path,
     media: &HashMap<PathBuf, PathBuf>,
+    model: ModelTiming,
 ) -> Result<FlowSpec, (String, String)> {
     let e = |field: &str, r: String| (field.to_string(), r);
+    let exact = model == ModelTiming::Exact;
     let (controller, params) = match &f.controller {
         Spec::Name(n) => (n.clone(), Params::new()),
         Spec::Table(t) => table_params(t, "name").map_err(|(k, r)| e(&format!("controller.{k}"), r))?,
@@ -844,7 +869,7 @@ fn flow_spec(
         Some(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(10) => d,
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
-    let playout = parse_playout(f.playout.as_ref()).map_err(|(k, r)| e(&k, r))?;
+    let playout = parse_playout(f.playout.as_ref(), exact).map_err(|(k, r)| e(&k, r))?;
     // RFC 8888 is what WebRTC sends; FBRA §4.1 reports by RTCP RR + XR.
     let report_format = match f.report_format.as_deref() {
         None | Some("rfc8888") => ReportFormat::Rfc8888,
@@ -918,9 +943,11 @@ fn flow_spec(
                 Some(d) if d <= Duration::from_secs(1) => d,
                 Some(d) => return Err(e("pacer_burst", format!("{d} is above 1s"))),
             },
-            // libwebrtc's kCongestedPacketInterval is 500 ms; off by default.
+            // libwebrtc's kCongestedPacketInterval, 500 ms
+            // (modules/pacing/pacing_controller.cc).
             keepalive: match &f.pacer_keepalive {
-                None => None,
+                None if exact => None,
+                None => Some(KEEPALIVE),
                 Some(Quantity::Str(s)) if s == "off" => None,
                 Some(q) => match duration_of(q).map_err(|r| e("pacer_keepalive", r))? {
                     d if d >= Duration::from_millis(10) && d <= Duration::from_secs(10) => Some(d),
@@ -930,7 +957,9 @@ fn flow_spec(
             ..PacerConfig::default()
         },
         timing: match &f.timing {
-            None | Some(Toggle::On(false)) => SenderTiming::OFF,
+            None if exact => SenderTiming::OFF,
+            None => crate::timing::realistic(),
+            Some(Toggle::On(false)) => SenderTiming::OFF,
             Some(Toggle::On(true)) => crate::timing::realistic(),
             Some(Toggle::Table(t)) => {
                 let p = plain_params(t, None).map_err(|(k, r)| e(&format!("timing.{k}"), r))?;
@@ -1041,6 +1070,9 @@ const AUDIO_PTIME: Param<Duration> = Param::duration(
     Duration::from_millis(120),
     "audio packet interval",
 );
+/// libwebrtc's kCongestedPacketInterval (modules/pacing/pacing_controller.cc):
+/// a window-limited pacer's keep-alive padding interval.
+const KEEPALIVE: Duration = Duration::from_millis(500);
 const AUDIO_PARAMS: &[ParamInfo] = &[AUDIO_RATE.info(), AUDIO_PTIME.info()];
 
 /// VCMTiming's settings (`rtcc_core::playout::WebrtcPlayout`).
@@ -1067,14 +1099,17 @@ const PLAYOUT_MAX: Param<Duration> = Param::duration(
     Duration::from_secs(60),
     "maximum playout delay",
 );
+/// libwebrtc's kMaxVideoDelay, 10 s (modules/video_coding/frame_helpers.cc:
+/// FrameHasBadRenderTiming, TargetVideoDelayIsTooLarge).
+const MAX_VIDEO_DELAY: Duration = Duration::from_secs(10);
 const PLAYOUT_MAX_VIDEO: Param<Option<Duration>> = Param::optional_duration(
     "max_video_delay",
-    None,
+    Some(MAX_VIDEO_DELAY),
     Duration::from_secs(1),
     Duration::from_secs(60),
     "off",
     "reset the timing when a frame's render time is further than this from now or the target delay above it \
-     (libwebrtc's kMaxVideoDelay, 10s; off by default)",
+     (libwebrtc's kMaxVideoDelay, 10s; off under model_timing = \"exact\")",
 );
 const PLAYOUT_PARAMS: &[ParamInfo] = &[
     PLAYOUT_DECODE.info(),
@@ -1085,13 +1120,18 @@ const PLAYOUT_PARAMS: &[ParamInfo] = &[
 ];
 
 /// `playout = "webrtc"` (default), `"immediate"`, or
-/// `{ kind = "webrtc", decode_time = "5ms", ... }`.
-fn parse_playout(spec: Option<&Spec>) -> Result<Playout, (String, String)> {
+/// `{ kind = "webrtc", decode_time = "5ms", ... }`; `exact` (`model_timing =
+/// "exact"`): `max_video_delay` off unless the table sets it.
+fn parse_playout(spec: Option<&Spec>, exact: bool) -> Result<Playout, (String, String)> {
     let kind_err = |k: &str| ("playout".to_string(), format!("'{k}' is not one of webrtc, immediate"));
+    let webrtc = || {
+        let max_video_delay = (!exact).then_some(MAX_VIDEO_DELAY);
+        Playout::Webrtc(WebrtcPlayout { max_video_delay, ..WebrtcPlayout::default() })
+    };
     match spec {
-        None => Ok(Playout::default()),
+        None => Ok(webrtc()),
         Some(Spec::Name(n)) => match n.as_str() {
-            "webrtc" => Ok(Playout::default()),
+            "webrtc" => Ok(webrtc()),
             "immediate" => Ok(Playout::Immediate),
             other => Err(kind_err(other)),
         },
@@ -1110,7 +1150,10 @@ fn parse_playout(spec: Option<&Spec>) -> Result<Playout, (String, String)> {
                         render_delay: get(&PLAYOUT_RENDER)?,
                         min_delay: get(&PLAYOUT_MIN)?,
                         max_delay: get(&PLAYOUT_MAX)?,
-                        max_video_delay: p.get(&PLAYOUT_MAX_VIDEO).map_err(|er| config_err("playout", er))?,
+                        max_video_delay: match p.0.contains_key(PLAYOUT_MAX_VIDEO.info().name) || !exact {
+                            true => p.get(&PLAYOUT_MAX_VIDEO).map_err(|er| config_err("playout", er))?,
+                            false => None,
+                        },
                     };
                     if w.min_delay > w.max_delay {
                         return Err((

@@ -1,9 +1,10 @@
 //! A video flow's `timing` field: how its camera, encoder thread and pacer
 //! move frames and packets off the exact grid (`rtcc_core::sender::SenderTiming`).
-//! Absent or `false`: the exact grid (every flow captures at
-//! `start + k·interval`, so two flows keep one phase for a whole run);
-//! `true`: the realistic values declared here; a table: those values with
-//! its own in their place (`{ drift_ppm = 0 }`).
+//! Absent or `true`: the realistic values declared here (absent under the
+//! scenario's `model_timing = "exact"`: the exact grid); `false`: the exact
+//! grid (every flow captures at `start + k·interval`, so two flows keep one
+//! phase for a whole run); a table: the realistic values with its own in
+//! their place (`{ drift_ppm = 0 }`).
 
 use rtcc_core::controller::{ConfigError, Param, ParamInfo, Params};
 use rtcc_core::sender::SenderTiming;
@@ -85,5 +86,8 @@ pub fn from_params(p: &Params) -> Result<SenderTiming, ConfigError> {
     })
 }
 
-/// A TCP flow's `host_jitter`: at most this long, and the realistic value.
+/// A TCP flow's `host_jitter`: at most this long. Its default is 0 under
+/// either `model_timing`: a host's ACK-processing delay depends on its NIC's
+/// interrupt coalescing, driver and load, and no one value is defensible, so
+/// results that depend on it are reported over a range of it instead.
 pub const HOST_JITTER_MAX: Duration = Duration::from_millis(10);
