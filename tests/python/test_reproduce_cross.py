@@ -44,8 +44,53 @@ def test_every_scheme_ran_and_the_files_are_there(
         assert (out / name).stat().st_size > 1000, name
 
 
+def test_multi_flow_experiments_run_over_seeds_with_their_spread(
+    reproduced: tuple[Path, str], table: pd.DataFrame
+):
+    from rtcc.reproduce.cross.experiments import MULTI_SEEDS
+
+    out, _ = reproduced
+    seeds = table.groupby(["experiment", "scheme"])["seed"].nunique()
+    for e, n in seeds.items():
+        assert n == (MULTI_SEEDS if e[0].startswith(("VI-A", "VI-D", "Table II")) else 1), e
+    assert MULTI_SEEDS >= 5
+    fair = pd.read_csv(out / "fairness.csv").set_index(["experiment", "scheme"])
+    row = fair.loc[("VI-D", "cross")]
+    runs = table[(table["experiment"] == "VI-D") & (table["scheme"] == "cross")]["jain_window"]
+    assert row["seeds"] == MULTI_SEEDS
+    assert row["jain_window"] == pytest.approx(runs.mean())
+    assert (row["jain_window_min"], row["jain_window_max"]) == (runs.min(), runs.max())
+    assert row["jain_window_std"] == pytest.approx(runs.std())
+    assert fair.loc[("VI-A case 4", "gcc")]["jain_aligned_min"] <= fair.loc[
+        ("VI-A case 4", "gcc")]["jain_aligned_max"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert f"run over seeds 1-{MULTI_SEEDS}" in page
+    from rtcc.reproduce.page import cell
+
+    assert f"({cell(row['jain_window_min'])}-{cell(row['jain_window_max'])})" in page
+
+
+def test_over_seeds_means_and_spreads():
+    from rtcc.reproduce.cross.experiments import over_seeds
+
+    t = pd.DataFrame({"experiment": ["VI-D"] * 3 + ["VI-C"], "scheme": ["x"] * 4,
+                      "seed": [1, 2, 3, 1], "jain_window": [0.9, 0.6, 0.75, np.nan],
+                      "utilization_received": [0.5, 0.7, 0.6, 0.8],
+                      "error": [None] * 4})  # fmt: skip
+    s = over_seeds(t).set_index(["experiment", "scheme"])
+    d = s.loc[("VI-D", "x")]
+    assert d["seeds"] == 3 and d["jain_window"] == pytest.approx(0.75)
+    assert (d["jain_window_min"], d["jain_window_max"]) == (0.6, 0.9)
+    assert d["utilization_received"] == pytest.approx(0.6)
+    assert s.loc[("VI-C", "x")]["seeds"] == 1
+
+
 def test_cross_utilization_and_delay_in_cases_4_and_6(table: pd.DataFrame):
-    """§VI-A: cross ≈ 95 % utilisation in Cases 4/6, with delay below NADA's and RBBR's."""
+    """§VI-A: cross ≈ 95 % utilisation in Cases 4/6, with delay below NADA's and RBBR's
+    (means over seeds)."""
+    from rtcc.reproduce.cross.experiments import over_seeds
+
+    table = over_seeds(table)
     for case in (4, 6):
         e = f"VI-A case {case}"
         assert value(table, e, "cross", "utilization_received") >= 0.9
@@ -74,14 +119,21 @@ def test_fast_adaptation_halves_the_delay_spike(table: pd.DataFrame):
 
 
 def test_rtt_fairness(table: pd.DataFrame):
-    """§VI-D: cross and nadar share fairly across 40/80 ms RTTs; rbbr favours the longer."""
+    """§VI-D: cross and nadar share fairly across 40/80 ms RTTs; rbbr favours the longer
+    (means over seeds)."""
+    from rtcc.reproduce.cross.experiments import over_seeds
+
+    table = over_seeds(table)
     for scheme in ("cross", "nadar"):
         assert value(table, "VI-D", scheme, "jain_window") >= 0.9
     assert value(table, "VI-D", "rbbr", "rtt80_kbps") > value(table, "VI-D", "rbbr", "rtt40_kbps")
 
 
 def test_rbbr_loses_less_than_webrtc_bbr(table: pd.DataFrame):
-    """Table II: RBBR's loss rate is below WebRTC-BBR's."""
+    """Table II: RBBR's loss rate is below WebRTC-BBR's (means over seeds)."""
+    from rtcc.reproduce.cross.experiments import over_seeds
+
+    table = over_seeds(table)
     for e in sorted(set(table["experiment"])):
         if e.startswith("Table II"):
             assert value(table, e, "rbbr", "loss_rate") < value(table, e, "bbr", "loss_rate")

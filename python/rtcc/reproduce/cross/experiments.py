@@ -22,6 +22,12 @@ Every flow's ``max_rate`` is 20 Mbps, above the largest link (the paper targets 
 Mbps services); the online stand-in's is 6 Mbps, the service's maximum.
 Where the paper does not give a setting (durations of VI-B/VI-C, queues of VI-C/VI-D/VI-E,
 the flows of Table II), the choice is stated beside the constant below.
+
+The multi-flow experiments (VI-A, VI-D, Table II) run over seeds 1 to ``MULTI_SEEDS``: the
+flows' capture phases and clocks come from the seed, and how flows of one scheme share a
+link depends on them. The table has a row per run (``seed``); ``fairness.csv`` and the page
+give the mean of each Jain index over seeds with its standard deviation, min and max; the
+figures show seed 1.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ __all__ = [
 ]  # fmt: skip
 
 SEED = 1
+MULTI_SEEDS = 5  # seeds of the multi-flow experiments
 MAX_RATE = "20Mbps"
 ONLINE_MAX_RATE = "6Mbps"  # §VI-E: "The maximum bitrate of the service is approximate 6Mbps"
 # §VI-E lifts the limit for 30 s; 100 Mbps is far above the 6 Mbps service.
@@ -120,17 +127,20 @@ def _queue(mbps: float, ms: float) -> str:
 
 
 def _scenario(
-    name: str, duration_s: int, link: Mapping[str, Any], flows: list[dict[str, Any]]
-) -> dict[str, Any]:
+    name: str, duration_s: int, link: Mapping[str, Any], flows: list[dict[str, Any]],
+    seed: int = SEED,
+) -> dict[str, Any]:  # fmt: skip
     # §VI-A: "Every 25 milliseconds, the WebRTC sender reads target transfer rate".
     return {
-        "name": name, "duration": f"{duration_s}s", "seed": SEED, "link": dict(link),
+        "name": name, "duration": f"{duration_s}s", "seed": seed, "link": dict(link),
         "record": {"bin": "25ms"}, "flow": flows,
     }  # fmt: skip
 
 
 def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any]) -> Run:
-    return Run({"experiment": experiment, "scheme": scheme.label}, scenario, SEED, "<cross>")
+    seed = int(scenario["seed"])
+    labels = {"experiment": experiment, "scheme": scheme.label, "seed": seed}
+    return Run(labels, scenario, seed, "<cross>")
 
 
 def _video(scheme: Scheme, name: str, **extra: Any) -> dict[str, Any]:
@@ -149,7 +159,9 @@ def _three_flows(
                 _video(s, f"flow{k + 1}", start=f"{a}s", stop=f"{b}s")
                 for k, (a, b) in enumerate(v.schedule)
             ]
-            runs.append(_run(f"{prefix} {case}", s, _scenario("cross", v.fairness_s, link, flows)))
+            for seed in range(1, MULTI_SEEDS + 1):
+                scenario = _scenario("cross", v.fairness_s, link, flows, seed)
+                runs.append(_run(f"{prefix} {case}", s, scenario))
     return runs
 
 
@@ -196,7 +208,8 @@ def rtt_runs(v: Variant, schemes: Iterable[Scheme]) -> list[Run]:
             _video(s, "rtt40"),
             _video(s, "rtt80", start=f"{second}s", access_delay="20ms"),
         ]
-        runs.append(_run("VI-D", s, _scenario("cross-vi-d", end, link, flows)))
+        for seed in range(1, MULTI_SEEDS + 1):
+            runs.append(_run("VI-D", s, _scenario("cross-vi-d", end, link, flows, seed)))
     return runs
 
 
@@ -390,9 +403,41 @@ def run(
     return reproduce(
         groups, out, v, skipped, lambda record, experiment: metrics(record, experiment, v),
         figures.render_all, page.render, started, study="cross",
-        jobs=jobs, fresh=fresh, progress=progress, executor=executor, address=address,
+        tables={"fairness.csv": fairness}, jobs=jobs, fresh=fresh, progress=progress, executor=executor, address=address,
         dataset=dataset,
     )  # fmt: skip
+
+
+FAIRNESS = ("jain_aligned", "jain_window", "jain_goodput_active")
+
+
+def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per experiment and scheme: each number's mean over the seeds that ran
+    (``seeds`` counts them), and the ``FAIRNESS`` columns' ``_std``, ``_min`` and ``_max``."""
+    if table.empty or "seed" not in table:
+        return table
+    ok = table[table["error"].isna()] if "error" in table else table
+    keys = ["experiment", "scheme"]
+    numbers = [c for c in ok.columns if c not in (*keys, "seed", "error")
+               and pd.api.types.is_numeric_dtype(ok[c])]  # fmt: skip
+    g = ok.groupby(keys, sort=False)
+    out = g[numbers].mean().join(g.size().rename("seeds"))
+    spread = [c for c in FAIRNESS if c in ok]
+    for stat in ("std", "min", "max"):
+        out = out.join(g[spread].agg(stat).add_suffix(f"_{stat}"))
+    # A case whose every run failed keeps its row, with the error.
+    failed = table[~table.set_index(keys).index.isin(out.index)].drop_duplicates(keys)
+    out = out.reset_index()
+    return pd.concat([out, failed.drop(columns=["seed"])], ignore_index=True) if len(failed) else out
+
+
+def fairness(table: pd.DataFrame) -> pd.DataFrame:
+    """``fairness.csv``: the multi-flow experiments' Jain indices over seeds."""
+    s = over_seeds(table)
+    if s.empty or "seeds" not in s:
+        return s
+    cols = [f"{c}{x}" for c in FAIRNESS if c in s for x in ("", "_std", "_min", "_max")]
+    return s[s["seeds"] > 1][["experiment", "scheme", "seeds", *cols]]
 
 
 def _pick(table: pd.DataFrame, experiment: str, scheme: str, column: str) -> float:
@@ -408,10 +453,12 @@ _SUMMARY_COLUMNS = (
     ("frame_delay_ms_mean", "frame ms", 1, 0), ("sender_wait_ms_mean", "wait ms", 1, 0),
     ("loss_rate", "loss %", 100, 2), ("freeze_ratio_webrtc", "freeze %", 100, 2),
     ("spike_s", "spike s", 1, 1), ("jain_window", "jain", 1, 3),
-    ("jain_aligned", "jain all", 1, 3),
+    ("jain_window_min", "min", 1, 3), ("jain_aligned", "jain all", 1, 3),
+    ("jain_aligned_min", "min", 1, 3),
 )  # fmt: skip
 
 
 def summary_text(table: pd.DataFrame) -> str:
-    """What `rtcc reproduce cross` prints: per experiment and scheme, the headline metrics."""
-    return summary_table(table, "utilization_received", _SUMMARY_COLUMNS)
+    """What `rtcc reproduce cross` prints: per experiment and scheme, the headline metrics
+    (means over seeds; the Jain indices' min over seeds beside them)."""
+    return summary_table(over_seeds(table), "utilization_received", _SUMMARY_COLUMNS)

@@ -8,7 +8,7 @@ markers beside rtcc's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,8 @@ from matplotlib.figure import Figure
 
 from rtcc.plots import flow_color
 from rtcc.reproduce.cross import paper
+from rtcc.reproduce.cross.experiments import SEED
+from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.figures import (
     PAPER_COLOR, REFERENCE, grouped_bars, line_style, render, scheme_color, scheme_colors,
 )
@@ -187,22 +189,45 @@ def freeze_ratio(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | Non
     return fig
 
 
+def _seed_one(outcome: Outcome) -> Callable[[str], list[tuple[str, list[pd.DataFrame]]]]:
+    """``outcome.series`` for the runs of seed 1 only (the multi-flow experiments have
+    several seeds; a figure draws one run per scheme)."""
+
+    def series(experiment: str) -> list[tuple[str, list[pd.DataFrame]]]:
+        out = []
+        for result in outcome.results.values():
+            for run, record in zip(result.runs, result.records, strict=True):
+                labels = run.labels
+                if labels["experiment"] != experiment or labels.get("seed", SEED) != SEED:
+                    continue
+                if record:
+                    count = len(record["summary"]["flows"])
+                    parts = [flow_series(record, i) for i in range(count)]
+                    out.append((str(labels["scheme"]), [p for p in parts if p is not None]))
+        return out
+
+    return series
+
+
 def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:
-    """``{filename: (png, caption)}`` for every figure there is data for."""
+    """``{filename: (png, caption)}`` for every figure there is data for (seed 1's runs)."""
     table = outcome.table
+    if "seed" in table:
+        table = table[table["seed"] == SEED]
+    series = _seed_one(outcome)
     colors = scheme_colors(s for s in table.get("scheme", pd.Series(dtype=str)))
     v = outcome.variant
     shown: list[int] = [c for c in (1, 7) if c in v.cases] or list(v.cases[:1])
     rate_runs = [
         (f"{scheme} · case {case}", flows)
         for case in shown
-        for scheme, flows in outcome.series(f"VI-A case {case}")
+        for scheme, flows in series(f"VI-A case {case}")
         if scheme in ("gcc", "copa", "cross", "vivace")
     ]
     nada_case = 8 if 8 in v.cases else v.cases[-1]
     nada_runs = [
         (f"{scheme} · case {nada_case}", flows)
-        for scheme, flows in outcome.series(f"VI-A case {nada_case}")
+        for scheme, flows in series(f"VI-A case {nada_case}")
         if scheme in ("nada", "nadar")
     ]
     bbr_case = 2 if 2 in v.table1_cases else v.table1_cases[0]
@@ -221,12 +246,12 @@ def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:
                            "NADA's late-comer advantage and NADAR's fairness."),
         "loss_utilization.png": (partial(loss_utilization, table, colors),
                                  "Channel utilisation against random loss in Case 6."),
-        "adaptation.png": (partial(adaptation, outcome.series("VI-C"), drop, back),
+        "adaptation.png": (partial(adaptation, series("VI-C"), drop, back),
                            "10 → 4 → 10 Mbps: target rate and one-way delay (100 ms means)."),
-        "rates_rtt.png": (partial(flow_rates, outcome.series("VI-D"),
+        "rates_rtt.png": (partial(flow_rates, series("VI-D"),
                                   "40 ms vs 80 ms RTT (cf. Fig. 17)"),
                           "Flow 1: 40 ms RTT from 0 s; flow 2: 80 ms RTT."),
-        "rates_bbr.png": (partial(flow_rates, outcome.series(f"Table II case {bbr_case}"),
+        "rates_bbr.png": (partial(flow_rates, series(f"Table II case {bbr_case}"),
                                   f"BBR vs RBBR, Table I case {bbr_case} (cf. Fig. 3)"),
                           "WebRTC-style BBR (cwnd-capped; the pacer's 2 s limit) vs RBBR."),
         "freeze_ratio.png": (partial(freeze_ratio, table, colors),

@@ -4,12 +4,14 @@ numbers with the paper's beside them where its text gives one, the figures, and 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
+from rtcc.reproduce.cross.experiments import MULTI_SEEDS, over_seeds
 from rtcc.reproduce.page import (
     cell, document, embed, endnotes, failed_runs, meta, problems, scheme_text,
 )
@@ -30,16 +32,19 @@ COLUMNS = (
 )
 
 
-def _table(rows: list[tuple[str, str, list[tuple[Any, float, Any]]]], headings: list[str]) -> str:
-    """Rows of (experiment, scheme, [(value, scale, paper value or None)]): rtcc's value,
-    the paper's in red beside it where there is one."""
+def _table(rows: list[tuple[str, str, list[tuple[Any, ...]]]], headings: list[str]) -> str:
+    """Rows of (experiment, scheme, [(value, scale, paper value or None, spread or None)]):
+    rtcc's value (a mean over seeds) with its (min, max) over seeds, the paper's in red
+    beside it where there is one."""
     out = ['<div class="scroll"><table><tr><th>experiment</th><th>scheme</th>']
     out += [f"<th>{html.escape(h)}</th>" for h in headings]
     out.append("</tr>")
     for experiment, scheme, cells in rows:
         tds = []
-        for value, scale, ref in cells:
+        for value, scale, ref, spread in cells:
             text = cell(value, scale)
+            if spread is not None:
+                text += f" ({cell(spread[0], scale)}-{cell(spread[1], scale)})"
             if ref is not None:
                 text += f' <span style="color:#8a1c1c">({cell(ref, scale)})</span>'
             tds.append(f"<td>{text}</td>")
@@ -52,14 +57,20 @@ def _table(rows: list[tuple[str, str, list[tuple[Any, float, Any]]]], headings: 
 
 def _rows(
     table: pd.DataFrame, prefix: str, columns: list[tuple[str, float]], ref: Any = None
-) -> list[tuple[str, str, list[tuple[Any, float, Any]]]]:
+) -> list[tuple[str, str, list[tuple[Any, ...]]]]:
+    """Rows of ``table`` (:func:`over_seeds`'s: one per experiment and scheme)."""
     if table.empty or "utilization_received" not in table:
         return []
     part = table[table["experiment"].str.startswith(prefix)]
     rows = []
+
+    def spread(r: pd.Series, c: str) -> tuple[Any, Any] | None:
+        several = r.get("seeds", 1) > 1 and not pd.isna(r.get(f"{c}_min", math.nan))
+        return (r[f"{c}_min"], r[f"{c}_max"]) if several else None
+
     for _, r in part.iterrows():
         refs = ref(r) if ref else {}
-        cells = [(r.get(c), s, refs.get(c)) for c, s in columns]
+        cells = [(r.get(c), s, refs.get(c), spread(r, c)) for c, s in columns]
         rows.append((str(r["experiment"]), str(r["scheme"]), cells))
     return rows
 
@@ -149,9 +160,10 @@ def _vivace_mean(table: pd.DataFrame) -> str:
 def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
     """The page for ``outcome`` (:func:`rtcc.reproduce.cross.experiments.run`) with its
     figures (:func:`rtcc.reproduce.cross.figures.render_all`)."""
-    t = outcome.table
     v = outcome.variant
-    failed = failed_runs(t)
+    failed = failed_runs(outcome.table)
+    # One row per experiment and scheme: means over seeds, the Jain indices' spread.
+    t = over_seeds(outcome.table)
     main = [(c, s) for c, _, s in COLUMNS]
     heads = [h for _, h, _ in COLUMNS]
     # A table written before the summary's index had its newer name has only jain_index.
@@ -166,7 +178,10 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         "XREF x RMAX / rate (RFC 8698 §4.3), 10 ms x 20 Mbps / rate. One-way delay is the "
         "network's only; frame delay is capture to fully received, end to end, and its part "
         "waiting at the sender (capture to the frame's last packet sent: the encoder and the "
-        "pacer queue a rate cut leaves behind) is beside it; each is the mean of the flows'.</p>",
+        "pacer queue a rate cut leaves behind) is beside it; each is the mean of the flows'. "
+        f"VI-A, VI-D and Table II run over seeds 1-{MULTI_SEEDS} (each flow's capture phase and "
+        "clock come from the seed): their numbers are means over seeds, and each Jain index "
+        "has its min-max over seeds in parentheses; the figures show seed 1.</p>",
     ]
     parts += problems(outcome.skipped, failed, "Schemes skipped")
     a, b, c = v.schedule
