@@ -27,8 +27,9 @@ def test_every_case_ran_and_the_files_are_there(reproduced: tuple[Path, str]):
     assert "skipped" not in stdout, stdout
     table = pd.read_csv(out / "table.csv")
     assert table["error"].isna().all(), table[table["error"].notna()][["experiment", "error"]]
-    # (3 tables + the two loss cases) x 3 schemes x 3 delays x 3 seeds.
-    assert len(table) == 135
+    # (3 tables + the two loss cases) x 3 schemes x 3 delays x 3 seeds, Table 3's seeds 4-5
+    # (3 x 3 x 2), and Tables 2-3 at 50 ms with host_jitter 0.1 and 1 ms (3 x 2 x 2 x 3).
+    assert len(table) == 135 + 18 + 36
     assert set(table["scheme"]) == {"fbra", "rrtcc", "c-nadu"}
     page = (out / "report.html").read_text()
     assert "Reproducing FBRA" in page and "<img" in page
@@ -78,6 +79,38 @@ def test_tcp_share_falls_with_delay_and_c_nadu_leaves_tcp_its_share(means: pd.Da
         tfs = [means.loc[("Table 3", scheme, d)]["tfs_mean"] for d in (50, 100, 240)]
         assert tfs[0] > tfs[1] > tfs[2], (scheme, tfs)
     assert means.loc[("Table 3", "c-nadu", 50)]["tfs_mean"] >= 1.0
+
+
+def test_two_flows_over_five_seeds_and_tcp_friendliness_over_host_jitter(
+    reproduced: tuple[Path, str], means: pd.DataFrame
+):
+    from rtcc.reproduce.fbra.experiments import MULTI_SEEDS
+
+    for scheme in ("fbra", "rrtcc", "c-nadu"):
+        for delay in (50, 100, 240):
+            row = means.loc[("Table 3", scheme, delay)]
+            assert row["runs"] == MULTI_SEEDS >= 5
+            assert row["jain_video_min"] <= row["jain_video_mean"] <= row["jain_video_max"] <= 1
+        for table in ("Table 2", "Table 3"):
+            row = means.loc[(table, scheme, 50)]
+            assert row["jitter_values"] == 3
+            assert row["tfs_jitter_min"] <= row["tfs_jitter_max"]
+            assert pd.isna(means.loc[(table, scheme, 100)]["tfs_jitter_min"])  # 50 ms only here
+    page = (reproduced[0] / "report.html").read_text()
+    assert "TFS over host_jitter 0-1 ms" in page and "Jain, the two flows (min-max)" in page
+
+
+def test_tfs_over_host_jitter_is_the_range_of_means_over_shared_seeds():
+    from rtcc.reproduce.fbra.experiments import summary
+
+    # Jitter 0 over seeds 1-3 (seed 3 has no jitter twin), 1 ms over seeds 1-2.
+    t = pd.DataFrame({"experiment": ["Table 2"] * 5, "scheme": ["fbra"] * 5,
+                      "delay_ms": [50] * 5, "seed": [1, 2, 3, 1, 2],
+                      "host_jitter_ms": [0.0, 0.0, 0.0, 1.0, 1.0],
+                      "goodput_kbps": [1.0] * 5, "tfs": [1.0, 0.8, 9.0, 0.6, 0.6]})  # fmt: skip
+    s = summary(t).iloc[0]
+    assert s["runs"] == 3 and s["tfs_mean"] == pytest.approx(10.8 / 3)
+    assert (s["tfs_jitter_min"], s["tfs_jitter_max"]) == pytest.approx((0.6, 0.9))
 
 
 def test_web_flows_start_as_ns2_tcp_and_reports_are_rtcp_xr():

@@ -8,8 +8,12 @@ metrics, for fbra, rrtcc and c-nadu at bottleneck delays of 50, 100 and 240 ms:
 - ``No loss`` and ``GE loss``: one flow alone on a constant 2 Mbps link, without loss and with
   5 % Gilbert-Elliott loss (not in the paper: where a loss-driven undershoot collapses).
 
-Every case runs over ``seeds`` seeds; the table has one row per run and the report the
-mean and standard deviation over seeds, as the paper's tables.
+Every case runs over ``seeds`` seeds (Table 3, two flows sharing the link, over at least
+``MULTI_SEEDS``); the table has one row per run and the report the mean and standard
+deviation over seeds, as the paper's tables, and Table 3's Jain index of its two flows with
+its min-max over seeds. Tables 2 and 3's TCP-friendliness also runs with the web flows'
+``host_jitter`` at each of ``HOST_JITTER_MS`` (rtcc's default is 0, and no one realistic value
+is defensible), and the summary gives its range over those values.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.fbra import paper
-from rtcc.reproduce.runs import SUMMARY_KEYS, Outcome, missing_controller, reproduce, summary_table
+from rtcc.reproduce.runs import (
+    SUMMARY_KEYS, Outcome, jain, missing_controller, reproduce, summary_table,
+)
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweepspec import Analysis, Run
 
@@ -48,6 +54,10 @@ CAPACITY_GE = 2_000  # kbps, the loss runs' constant link (chosen)
 # 3.3 packets on average: 0.0158 / (0.0158 + 0.3) = 5 % loss (chosen).
 GE_LOSS = {"kind": "gilbert_elliott", "p_gb": 0.0158, "p_bg": 0.3}
 GE_SEEDS = 10  # at most, per case
+MULTI_SEEDS = 5  # at least, for Table 3's two flows
+# The web flows' host_jitter besides 0 (ms): TFS is reported over this range, on the first
+# min(seeds, GE_SEEDS) seeds; a sub-ms delay difference can decide how TCP flows split.
+HOST_JITTER_MS = (0.1, 1.0)
 BIN_S = 1.0
 
 SCHEMES: dict[str, dict[str, Any]] = {
@@ -65,11 +75,13 @@ class Variant:
     table1_s: int
     step_s: int
     tcp_s: int
+    jitter_delays: tuple[int, ...]  # delays (ms) of the host_jitter runs
 
 
-FULL = Variant("full", seeds=30, table1_s=900, step_s=50, tcp_s=300)
-# Shortened for tests: three seeds, shorter runs, every case kept.
-SHORT = Variant("short", seeds=3, table1_s=300, step_s=50, tcp_s=120)
+FULL = Variant("full", seeds=30, table1_s=900, step_s=50, tcp_s=300,
+               jitter_delays=tuple(paper.DELAYS_MS))  # fmt: skip
+# Shortened for tests: three seeds, shorter runs, every case kept (host_jitter at 50 ms only).
+SHORT = Variant("short", seeds=3, table1_s=300, step_s=50, tcp_s=120, jitter_delays=(50,))
 
 
 def capacity_steps(seed: int, duration_s: int, step_s: int) -> dict[str, Any]:
@@ -100,12 +112,13 @@ WEB_INITIAL_WINDOW = 2
 WEB_OBJECT_KB = (300, 1000)
 
 
-def _web(k: int) -> dict[str, Any]:
+def _web(k: int, jitter_ms: float = 0.0) -> dict[str, Any]:
     # Half the flows begin idle, so the ten do not start in step.
     lo, hi = WEB_OBJECT_KB
-    return {"name": f"web{k + 1}", "kind": "web", "start_idle": k % 2 == 1,
+    flow = {"name": f"web{k + 1}", "kind": "web", "start_idle": k % 2 == 1,
             "initial_window": WEB_INITIAL_WINDOW, "object_min": f"{lo}kB",
             "object_max": f"{hi}kB"}  # fmt: skip
+    return flow | ({"host_jitter": f"{jitter_ms}ms"} if jitter_ms else {})
 
 
 def _scenario(name: str, seed: int, duration_s: int, capacity: Any, delay_ms: int,
@@ -115,6 +128,18 @@ def _scenario(name: str, seed: int, duration_s: int, capacity: Any, delay_ms: in
         "link": {"capacity": capacity, "delay": f"{delay_ms}ms", "queue": QUEUE, "loss": loss},
         "record": {"packets": False}, "flow": flows,
     }  # fmt: skip
+
+
+def _tcp_runs(scheme: str, delay: int, seed: int, v: Variant, jitter_ms: float) -> list[Run]:
+    """Tables 2 and 3 for one seed, the web flows at ``jitter_ms`` of host_jitter."""
+    labels = {"scheme": scheme, "delay_ms": delay, "seed": seed, "host_jitter_ms": jitter_ms}
+    web = [_web(k, jitter_ms) for k in range(TCP_FLOWS)]
+    s2 = _scenario("fbra-table-2", seed, v.tcp_s, f"{CAPACITY_T2}kbps", delay,
+                   [_video(scheme, "rtp"), *web])  # fmt: skip
+    s3 = _scenario("fbra-table-3", seed, v.tcp_s, f"{CAPACITY_T3}kbps", delay,
+                   [_video(scheme, "rtp1"), _video(scheme, "rtp2"), *web])  # fmt: skip
+    return [Run({"experiment": "Table 2", **labels}, s2, seed, "<fbra>"),
+            Run({"experiment": "Table 3", **labels}, s3, seed, "<fbra>")]  # fmt: skip
 
 
 def table_runs(v: Variant, schemes: Sequence[str]) -> list[Run]:
@@ -128,13 +153,7 @@ def table_runs(v: Variant, schemes: Sequence[str]) -> list[Run]:
                     "fbra-table-1", seed, v.table1_s, cap, delay, [_video(scheme, "rtp")]
                 )
                 runs.append(Run({"experiment": "Table 1", **labels}, s1, seed, "<fbra>"))
-                web = [_web(k) for k in range(TCP_FLOWS)]
-                s2 = _scenario("fbra-table-2", seed, v.tcp_s, f"{CAPACITY_T2}kbps", delay,
-                               [_video(scheme, "rtp"), *web])  # fmt: skip
-                runs.append(Run({"experiment": "Table 2", **labels}, s2, seed, "<fbra>"))
-                s3 = _scenario("fbra-table-3", seed, v.tcp_s, f"{CAPACITY_T3}kbps", delay,
-                               [_video(scheme, "rtp1"), _video(scheme, "rtp2"), *web])  # fmt: skip
-                runs.append(Run({"experiment": "Table 3", **labels}, s3, seed, "<fbra>"))
+                runs += _tcp_runs(scheme, delay, seed, v, 0.0)
                 if seed > GE_SEEDS:
                     continue
                 for experiment, loss in (("No loss", 0.0), ("GE loss", GE_LOSS)):
@@ -142,6 +161,12 @@ def table_runs(v: Variant, schemes: Sequence[str]) -> list[Run]:
                                    v.tcp_s, f"{CAPACITY_GE}kbps", delay,
                                    [_video(scheme, "rtp")], loss)  # fmt: skip
                     runs.append(Run({"experiment": experiment, **labels}, s4, seed, "<fbra>"))
+            for seed in range(v.seeds + 1, MULTI_SEEDS + 1):
+                runs.append(_tcp_runs(scheme, delay, seed, v, 0.0)[1])
+            if delay in v.jitter_delays:
+                for jitter in HOST_JITTER_MS:
+                    for seed in range(1, min(v.seeds, GE_SEEDS) + 1):
+                        runs += _tcp_runs(scheme, delay, seed, v, jitter)
     return runs
 
 
@@ -204,6 +229,9 @@ def metrics(record: Mapping[str, Any], experiment: str) -> dict[str, Any]:
     if len(video) > 1:
         row["goodput2_kbps"] = video[1].get("goodput_kbps")
         row["loss_rate2"] = video[1].get("loss_rate")
+        # The two calls start together and run to the end: goodput is over the common window.
+        rates = [f.get("goodput_kbps") for f in video[:2]]
+        row["jain_video"] = jain(rates) if None not in rates else math.nan
     if web:
         # A web flow's throughput while it downloads: its bytes over its download time.
         rates = []
@@ -217,21 +245,51 @@ def metrics(record: Mapping[str, Any], experiment: str) -> dict[str, Any]:
     return row
 
 
+KEYS = ["experiment", "scheme", "delay_ms"]
+SPREAD = ("jain_video",)  # columns whose min and max over seeds the summary adds
+
+
 def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over seeds per experiment, scheme and delay."""
+    """Mean and standard deviation over seeds per experiment, scheme and delay (the web
+    flows at host_jitter 0), the min and max over seeds of the ``SPREAD`` columns, and
+    ``tfs_jitter_min``/``tfs_jitter_max``: the range over host_jitter 0 and
+    ``HOST_JITTER_MS`` of the mean TFS over the seeds those runs share."""
     if table.empty or "goodput_kbps" not in table:
         return table
+    jitter = table["host_jitter_ms"].fillna(0.0) if "host_jitter_ms" in table else None
+    base = table if jitter is None else table[jitter == 0.0]
     cols = [c for c in ("goodput_kbps", "goodput2_kbps", "loss_rate", "discard_rate",
                         "loss_discard_rate", "lost_frames", "fec_share",
                         "ffre", "ffre_frames", "frcc", "probes_per_min", "tcp_kbps", "tfs",
                         "owd_ms_mean", "frame_delay_ms_mean", "sender_wait_ms_mean",
-                        "utilization")
-            if c in table]  # fmt: skip
-    g = table.groupby(["experiment", "scheme", "delay_ms"], sort=False)[cols]
+                        "utilization", *SPREAD)
+            if c in base]  # fmt: skip
+    groups = base.groupby(KEYS, sort=False)
+    g, spread = groups[cols], groups[[c for c in SPREAD if c in cols]]
     out = (
-        g.mean().add_suffix("_mean").join(g.std().add_suffix("_std")).join(g.size().rename("runs"))
-    ).reset_index()
+        g.mean().add_suffix("_mean").join(g.std().add_suffix("_std"))
+        .join(spread.min().add_suffix("_min")).join(spread.max().add_suffix("_max"))
+        .join(g.size().rename("runs"))
+    ).reset_index()  # fmt: skip
+    if jitter is not None and "tfs" in table and (jitter > 0).any():
+        out = out.merge(_tfs_over_jitter(table.assign(host_jitter_ms=jitter)), on=KEYS, how="left")
     return _against_lossfree(out)
+
+
+def _tfs_over_jitter(table: pd.DataFrame) -> pd.DataFrame:
+    """Per case with host_jitter runs: the min and max over jitter values of the mean TFS,
+    each mean over the seeds the jitter runs have."""
+    jittered = table[table["host_jitter_ms"] > 0]
+    seeds = jittered.groupby(KEYS)["seed"].agg(set)
+    rows = []
+    for key, part in table.groupby(KEYS):
+        if key not in seeds.index:
+            continue
+        part = part[part["seed"].isin(seeds[key])]
+        means = part.groupby("host_jitter_ms")["tfs"].mean()
+        rows.append({**dict(zip(KEYS, key)), "tfs_jitter_min": means.min(),
+                     "tfs_jitter_max": means.max(), "jitter_values": len(means)})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*KEYS, "tfs_jitter_min", "tfs_jitter_max", "jitter_values"])
 
 
 def _against_lossfree(s: pd.DataFrame) -> pd.DataFrame:

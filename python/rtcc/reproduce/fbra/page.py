@@ -24,6 +24,8 @@ __all__ = ["render"]
 # End-to-end frame delay and its part spent at the sender, beside the network's OWD.
 _DELAYS = (("frame_delay_ms_mean", "frame delay (ms)", 1.0, None, None),
            ("sender_wait_ms_mean", "of it waiting at the sender (ms)", 1.0, None, None))
+# The mean TFS's range over the web flows' host_jitter (experiments.HOST_JITTER_MS and 0).
+_TFS_JITTER = ("tfs_jitter", "TFS over host_jitter 0-1 ms (%, min-max)", 100.0, None, None)
 # (column, header, scale, paper table, index in its tuples or None)
 COLUMNS = {
     "Table 1": (("goodput_kbps", "goodput (kbps)", 1.0, paper.TABLE_1, 0),
@@ -41,6 +43,7 @@ COLUMNS = {
                 ("lost_frames", "lost frames", 1.0, paper.TABLE_2, 2),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_2, 3),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_2, 4),
+                _TFS_JITTER,
                 ("frcc", "FRCC (%)", 100.0, None, None),
                 ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
                 *_DELAYS),
@@ -48,6 +51,8 @@ COLUMNS = {
                 ("goodput2_kbps", "flow 2 (kbps)", 1.0, paper.TABLE_3, 1),
                 ("tcp_kbps", "TCP (kbps)", 1.0, paper.TABLE_3, 2),
                 ("tfs", "TFS (%)", 100.0, paper.TABLE_3, 3),
+                _TFS_JITTER,
+                ("jain_video", "Jain, the two flows (min-max)", 1.0, None, None),
                 ("loss_discard_rate", "lost or discarded (%)", 100.0, None, None),
                 ("owd_ms_mean", "OWD (ms)", 1.0, None, None),
                 *_DELAYS),
@@ -81,6 +86,9 @@ def _table(s: Any, experiment: str) -> str:
                 text = cell(r[col], scale)
             if f"{col}_mean" in r:
                 text = f"{cell(r[f'{col}_mean'], scale)} ± {cell(r[f'{col}_std'], scale)}"
+            if f"{col}_min" in r and not pd.isna(r[f"{col}_min"]):  # the spread over seeds or jitter
+                spread = f"{cell(r[f'{col}_min'], scale)}-{cell(r[f'{col}_max'], scale)}"
+                text = f"{text} ({spread})" if text else spread
             if ref is not None and idx is not None:
                 got = ref.get(str(r["scheme"]), {}).get(int(r["delay_ms"]))
                 if got is not None:
