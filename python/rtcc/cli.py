@@ -934,6 +934,10 @@ def build_parser() -> argparse.ArgumentParser:
     _executor_flags(repro)
     repro.set_defaults(func=cmd_reproduce)
 
+    from rtcc.rfc8867.command import add_parser as add_rfc8867
+
+    add_rfc8867(sub, _jobs, _executor_flags)
+
     rep = sub.add_parser(
         "report", help="compare the runs of sweeps and reproductions on one interactive page"
     )
