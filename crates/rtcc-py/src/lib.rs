@@ -37,6 +37,9 @@ fn to_py_err(e: SimError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
+/// Simulated time between checks for a report in `run_until_report`.
+const REPORT_SLICE: Duration = Duration::from_millis(1);
+
 /// Simulated time between checks for a failed policy while one is registered.
 const POLICY_SLICE: Duration = Duration::from_millis(100);
 
@@ -103,6 +106,30 @@ impl Simulation {
             return Err(to_py_err(e));
         }
         // A policy of rtcc.app that raised stops the run with its exception.
+        match app::take_failure() {
+            Some(e) => Err(e),
+            None => Ok(more),
+        }
+    }
+
+    /// Advance until a controller written in Python has handled a report, or
+    /// to `t_s`: the run stops within `REPORT_SLICE` of the report, so what
+    /// Python changes before the next call (the decision a Gymnasium agent
+    /// sets) applies from there. False once the run is complete.
+    fn run_until_report(&mut self, t_s: f64) -> PyResult<bool> {
+        let t = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
+        pyctl::take_reported();
+        let mut reached = self.sim.now();
+        let more = loop {
+            reached = t.min(reached + REPORT_SLICE);
+            let more = self.sim.run_until(reached);
+            if !more || reached >= t || pyctl::take_reported() || app::failed() {
+                break more;
+            }
+        };
+        if let Some(e) = self.sim.budget_error() {
+            return Err(to_py_err(e));
+        }
         match app::take_failure() {
             Some(e) => Err(e),
             None => Ok(more),

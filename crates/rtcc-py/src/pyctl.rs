@@ -15,7 +15,7 @@
 //! cause; the simulation raises it when its step returns (`app::take_failure`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::create_exception;
@@ -105,6 +105,15 @@ fn column(name: &str) -> &'static str {
     let s = leak(name);
     set.insert(s);
     s
+}
+
+/// Set when a Python controller has handled a report, for
+/// `Simulation.run_until_report` (one simulation runs at a time: the GIL).
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a Python controller handled a report since the last call.
+pub fn take_reported() -> bool {
+    REPORTED.swap(false, Ordering::Relaxed)
 }
 
 /// Whether a Python controller is alive (its run may have to stop early).
@@ -538,6 +547,7 @@ impl Controller for PyCtl {
                 PyBytes::new(py, &kind),
                 PyBytes::new(py, &late),
             );
+            REPORTED.store(true, Ordering::Relaxed);
             match make.bind(py).call1((scalars, columns)) {
                 Ok(report) => self.call(py, now, "on_feedback", Some(report.unbind())),
                 Err(e) => self.stop(py, self.message(py, "on_feedback", &e), Some(e)),
