@@ -59,6 +59,8 @@ fn tshark(file: &Path, extra: &[&str]) -> Option<String> {
             Some(String::from_utf8(o.stdout).unwrap())
         }
         Err(e) => {
+            // scripts/test.sh installs tshark and sets this: there, a missing dissector is a failure.
+            assert!(std::env::var_os("RTCC_REQUIRE_TSHARK").is_none(), "tshark not runnable ({e}) and RTCC_REQUIRE_TSHARK is set");
             println!("skipping: tshark not runnable ({e}); install it (apt-get install tshark) to check RTP against Wireshark");
             None
         }
