@@ -5,6 +5,7 @@ from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [
     "AppSession",
+    "ControllerError",
     "ScenarioError",
     "Simulation",
     "app_register",
@@ -19,12 +20,18 @@ __all__ = [
     "frozen_curve",
     "lagging_rates",
     "parse_quantity",
+    "pyctl_helpers",
+    "pyctl_register",
     "trace_formats",
     "trace_info",
 ]
 
 class ScenarioError(ValueError):
     """A scenario was refused. The message is one line: ``SOURCE: FIELD: reason``."""
+
+class ControllerError(ValueError):
+    """A controller written in Python raised or decided something invalid; one line
+    naming the controller and method, the original exception as ``__cause__``."""
 
 # Helper types exist only in this stub (hence the underscores).
 class _ParamInfo(TypedDict):
@@ -40,6 +47,8 @@ class _RegistryEntry(TypedDict):
     params: list[_ParamInfo]
     # controllers() only: rebuilt from a public description, not the paper's code
     reconstruction: NotRequired[bool]
+    # controllers() only: written in Python (rtcc.pycontrollers)
+    python: NotRequired[bool]
 
 class _BenchResult(TypedDict):
     workload: str
@@ -80,6 +89,8 @@ class Simulation:
     @property
     def now_s(self) -> float: ...
     def run_until(self, t_s: float) -> bool: ...
+    # Until a controller written in Python has handled a report (within 1 ms), or t_s.
+    def run_until_report(self, t_s: float) -> bool: ...
     def set_pause_rows(self, rows: int | None) -> None: ...
     @property
     def paused(self) -> bool: ...
@@ -179,3 +190,10 @@ class AppSession:
 
 def app_register(id: str, policy: object) -> None: ...
 def app_unregister(id: str) -> None: ...
+def pyctl_register(
+    name: str,
+    summary: str,
+    params: list[tuple[str, str, Any, float | None, float | None, str, list[str]]],
+    factory: Any,
+) -> None: ...
+def pyctl_helpers(resolve: Any, feedback: Any, frame: Any, packet: Any, state: Any) -> None: ...
