@@ -1,0 +1,53 @@
+"""Two calls of one frame-bursting scheme on one link share it under the default (realistic)
+sender timing: burstrtc and fbra, two flows from the same start, 30 fps, 4 Mbps, 60 s,
+over five seeds. Under exact timing both cameras capture at the same instants for the
+whole run, and which flow's burst queues behind the other's is fixed by that phase."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+import rtcc
+from conftest import requires_native
+
+pytestmark = requires_native
+
+SEEDS = range(1, 6)
+RECORD = {"packets": False, "frames": False, "timeseries": False}
+
+
+def _jain(xs: list[float]) -> float:
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+
+def pair_jain(controller: str, seed: int, **top: str) -> float:
+    """Jain's index of two same-start flows' goodput; both are active the whole run, so
+    each flow's goodput is its rate over the common window."""
+    flow = {"controller": controller, "fps": 30}
+    scenario = {
+        "duration": "60s", "seed": seed, "record": RECORD,
+        "link": {"capacity": "4Mbps", "delay": "20ms", "queue": "100ms"},
+        "flow": [flow | {"name": "a"}, flow | {"name": "b"}], **top,
+    }  # fmt: skip
+    flows = rtcc.simulate(scenario, record_packets=False).summary["flows"]
+    return _jain([f["goodput_kbps"] for f in flows])
+
+
+# Measured (seeds 1-5): burstrtc mean 0.73, fbra 0.83. Under exact timing with the second
+# flow started k ms later, burstrtc's Jain is 0.51-0.67 for k in 0-10 ms and 30 ms, 1.0 for
+# 16-23 ms (fbra 0.55 -> 0.96 -> 0.85): the share follows the two cameras' capture-phase
+# offset, which realistic timing draws per seed and a ±100 ppm drift barely moves in 60 s.
+# strict: once both share whatever the offset the test fails, and the mark goes.
+PHASE_LOCKOUT = "a flow whose frames land within about 10 ms of the other's loses the link"
+
+
+@pytest.mark.xfail(strict=True, reason=PHASE_LOCKOUT)
+@pytest.mark.parametrize("controller", ["burstrtc", "fbra"])
+def test_two_flows_share_the_link_over_seeds(controller: str) -> None:
+    j = [pair_jain(controller, s) for s in SEEDS]
+    spread = (f"{controller}: mean {statistics.mean(j):.3f}, min {min(j):.3f}, "
+              f"max {max(j):.3f}, std {statistics.stdev(j):.3f} over seeds {list(SEEDS)}")  # fmt: skip
+    print(spread)
+    assert statistics.mean(j) >= 0.9, spread
