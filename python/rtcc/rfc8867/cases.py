@@ -49,6 +49,10 @@ CASES: dict[str, Case] = {c.id: c for c in (
     Case("5.1", "RFC 8867 §5.1", "variable available capacity, one flow", 100,
          _steps([(0, 1000), (40, 2500), (60, 600), (80, 1000)]), [(0, 99, 0)],
          changes=(40, 60, 80)),
+    # §5.1 also asks for the same at 100 ms one-way.
+    Case("5.1-100", "RFC 8867 §5.1", "variable available capacity, one flow, 100 ms", 100,
+         _steps([(0, 1000), (40, 2500), (60, 600), (80, 1000)]), [(0, 99, 0)],
+         delay_ms=100, changes=(40, 60, 80)),
     # §5.2: 4 → 2 → 3.5 → 1 → 2 Mbps at 25/50/75/100 s, 125 s, two flows from 0 s.
     Case("5.2", "RFC 8867 §5.2", "variable available capacity, two flows", 125,
          _steps([(0, 4000), (25, 2000), (50, 3500), (75, 1000), (100, 2000)]),

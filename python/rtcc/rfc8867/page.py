@@ -24,7 +24,7 @@ COLUMNS = (
     ("share_of_fair", "of fair share vs TCP (%)", 100.0),
     ("owd_ms_mean", "OWD mean (ms)", 1.0), ("owd_ms_p95", "OWD p95 (ms)", 1.0),
     ("queue_delay_ms_p95", "queueing p95 (ms)", 1.0), ("loss_rate", "loss (%)", 100.0),
-    ("feedback_overhead", "feedback / media (%)", 100.0), ("rtt_ms_mean", "RTT (ms)", 1.0),
+    ("feedback_overhead", "feedback / media (%)", 100.0),
     ("jain", "Jain", 1.0), ("rate_ratio", "min/max rate", 1.0),
     ("convergence_s", "convergence (s)", 1.0), ("oscillation_cv", "oscillation (CV)", 1.0),
 )  # fmt: skip

@@ -1,0 +1,117 @@
+"""rtcc rfc8867: the cases' parameters are the RFCs', --short runs end to end, the verdict
+fails when a metric crosses its threshold, and a bad controller is one line and exit 2."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rtcc.cli import main
+from rtcc.rfc8867 import cases
+from rtcc.rfc8867.metrics import THRESHOLDS, converge, verdict
+
+
+def _flows(case: str, kind: str | None = None) -> list[dict]:
+    flows = cases.build(cases.CASES[case], "gcc")["flow"]
+    return [f for f in flows if kind is None or f.get("kind", "video") == kind]
+
+
+def test_5_1_capacity_schedule_delay_queue():
+    sc = cases.build(cases.CASES["5.1"], "gcc")
+    # RFC 8867 §5.1: 1, 2.5, 0.6, 1 Mbps from 0, 40, 60, 80 s; 50 ms; 300 ms queue; 100 s.
+    assert sc["link"]["capacity"]["steps"] == [
+        ["0s", "1000kbps"], ["40s", "2500kbps"], ["60s", "600kbps"], ["80s", "1000kbps"]]
+    assert (sc["link"]["delay"], sc["link"]["queue"], sc["duration"]) == ("50ms", "300ms", "100s")
+    assert [f["controller"] for f in sc["flow"]] == ["gcc"]
+
+
+def test_5_2_and_5_3_schedules():
+    s2 = cases.build(cases.CASES["5.2"], "nada")
+    assert s2["duration"] == "125s" and len(s2["flow"]) == 2
+    assert [k for _, k in s2["link"]["capacity"]["steps"]] == [
+        "4000kbps", "2000kbps", "3500kbps", "1000kbps", "2000kbps"]
+    s3 = cases.build(cases.CASES["5.3"], "nada")
+    assert s3["link"]["reverse_capacity"]["steps"] == [
+        ["0s", "2000kbps"], ["35s", "800kbps"], ["70s", "2000kbps"]]
+    assert [f.get("direction", "forward") for f in s3["flow"]] == ["forward", "reverse"]
+
+
+def test_5_5_one_way_delays_and_starts():
+    sc = cases.build(cases.CASES["5.5"], "gcc")
+    base = float(sc["link"]["delay"].removesuffix("ms"))
+    delays = [base + float(f.get("access_delay", "0ms").removesuffix("ms")) for f in sc["flow"]]
+    assert delays == [10, 25, 50, 100, 150]  # RFC 8867 §5.5
+    assert [f["start"] for f in sc["flow"]] == ["0s", "10s", "20s", "30s", "40s"]
+
+
+def test_tcp_cases():
+    assert len(_flows("5.6", "tcp")) == 1
+    assert cases.build(cases.CASES["5.6-1000"], "gcc")["link"]["queue"] == "1000ms"
+    short = _flows("5.7", "web")
+    assert len(short) == 10 and sum(not f["start_idle"] for f in short) == 2
+    assert {(f["object_min"], f["object_max"], f["think_time"]) for f in short} == {
+        ("30kB", "50kB", "10s")}  # RFC 8868 §6.1
+    assert [f["start"] for f in _flows("5.7", "video")] == ["5s", "5s"]
+
+
+def test_5_8_pause_and_resume():
+    video = _flows("5.8", "video")
+    assert [(f["name"], f["start"], f.get("stop")) for f in video][1:3] == [
+        ("media2", "0s", "40s"), ("media2-resumed", "60s", "119s")]
+
+
+def test_short_scales_every_time():
+    sc = cases.build(cases.CASES["5.1"], "gcc", short=True)
+    assert sc["duration"] == "20s" and sc["link"]["capacity"]["steps"][1][0] == "8s"
+
+
+def _passing(case: str) -> dict:
+    row = {}
+    for metric, side, bound in THRESHOLDS[case]:
+        row[metric] = bound * (1.1 if side == "min" else 0.9)
+    return row
+
+
+@pytest.mark.parametrize("case", sorted(THRESHOLDS))
+def test_verdict_fails_when_a_metric_crosses(case):
+    row = _passing(case)
+    assert verdict(case, row) == (True, [])
+    for metric, side, bound in THRESHOLDS[case]:
+        bad = dict(row)
+        bad[metric] = bound * (0.9 if side == "min" else 1.1) + (-1e-3 if side == "min" else 1e-3)
+        ok, why = verdict(case, bad)
+        assert not ok and any(w.startswith(metric) for w in why)
+        ok, why = verdict(case, {**row, metric: math.nan})
+        assert not ok and f"{metric} missing" in why
+
+
+def test_convergence_time():
+    t = np.arange(0.5, 40.5, 0.5)
+    share = np.full_like(t, 1000.0)
+    rate = np.where(t < 12, 300.0, 1000.0)  # in the band from the 12 s bin on
+    assert converge(t, rate, share, 0.0, 40.0) == pytest.approx(11.5)
+    assert converge(t, np.full_like(t, 300.0), share, 0.0, 40.0) == 40.0
+
+
+def test_bad_controller_one_line_exit_2(tmp_path, capsys):
+    assert main(["rfc8867", "gcc", "no-such-cc", "--short", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-cc" in err[0] and "not registered" in err[0]
+
+
+def test_short_end_to_end(tmp_path, capsys):
+    out = tmp_path / "rfc"
+    assert main(["rfc8867", "--short", "--out", str(out), "--jobs", "2", "-q"]) == 0
+    t = pd.read_csv(out / "table.csv")
+    assert t["error"].isna().all()
+    assert set(t["scheme"]) == {"gcc", "nada"} and set(t["experiment"]) == set(cases.CASES)
+    assert t["rate_kbps"].gt(0).all() and t["utilization"].between(0, 1.2).all()
+    assert t["pass"].isin([True, False]).all()
+    assert t.loc[t["experiment"] == "5.3", "reverse_utilization"].notna().all()
+    assert t.loc[t["experiment"] == "5.2", "jain"].between(0, 1).all()
+    page = (out / "report.html").read_text()
+    assert "RFC 8867 §5.1" in page and "Pass when" in page
+    assert (out / "rate_5.1.png").stat().st_size > 0 and (out / "cdf_5.7.png").exists()
