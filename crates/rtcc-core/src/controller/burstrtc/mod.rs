@@ -29,13 +29,24 @@
 //! - No congestion window; frames leave whole but for the paced part.
 //!
 //! Choices where the paper is silent, each a parameter or stated here:
+//! - Eqs. 3–6 assume a link that serves packets smoothly. On one that
+//!   delivers in bunches (Mahimahi's opportunities, cellular TTIs) a short
+//!   paced part's receive span takes in the gaps between bunches, so R reads
+//!   below Ĉ and eq. 6 reports background on an idle link (alone on
+//!   Verizon-LTE-short: B̂ ≈ 2.5 Mbps of 4.9); where every burst lands in
+//!   one bunch no Ĉ is measured at all. The paper is silent on this.
+//!   Eq. 5 also needs the paced part to leave faster than the path has room
+//!   for; when it does not (a pacer waking on a 1 ms grid rounds each gap
+//!   up: 1137 B at 4 Mbps leave every 3 ms, S = 3.0 Mbps), R = S and eq. 6
+//!   gives B̂ = Ĉ − S on an idle link.
 //! - S, the paced part's rate in eqs. 4–6, is measured from the send times
 //!   of the part (what the pacer did), where the paper sets it to Ĉ; the
 //!   pacing rate given is Ĉ. R uses the same packets' arrivals.
 //! - Eq. 3's rt_1, rt_2 and eq. 4's rt_0, rt_1 are read as the first and last
 //!   arrivals of each part: each part is measured as a packet train of its
 //!   own (eq. 1's shape), so neither span includes the gap between them.
-//! - A part with a lost packet gives no sample. "The past 10 frames" is read
+//! - A part with a lost packet, or received at one instant, gives no
+//!   sample. "The past 10 frames" is read
 //!   as the 10 newest frames that gave that sample (`window`); with small
 //!   frames alternating, Ĉ and R then each cover 20 frames. The average is
 //!   the frames' bytes over their summed spans (`average = "time"`), not the
@@ -50,11 +61,13 @@
 //!   part before any Ĉ would not be paced at an estimate (eq. 6 would read
 //!   the start rate's shortfall as background), nor would T = Ĉ − B̂ mean
 //!   anything before B̂ (a newcomer would claim the whole link).
-//! - The target is never below `min_frame_packets` (2) MTU packets per
-//!   frame: a one-packet frame samples nothing, and with every frame that
-//!   small Ĉ and B̂ would never change again (a flow pushed to 30 kbps by a
-//!   competitor stayed there). An encoder that undershoots its target can
-//!   still make one-packet frames; the estimates then wait for larger ones.
+//! - `min_frame_packets` (2) keeps the target at that many MTU packets per
+//!   frame (288 kbps at 1200 B and 30 fps). The paper states no floor, but
+//!   §IV-A1 makes every frame a probe, and a one-packet frame gives neither
+//!   eq. 3 nor eq. 4: with every frame that small Ĉ and B̂ never change
+//!   again, and nothing else in BurstRTC measures. Without it (0) the second
+//!   of Table I's flows stayed at 40–250 kbps and a flow alone on a Mahimahi
+//!   LTE trace at 30 kbps.
 //! - T in eq. 8 is the target the frame was encoded at; the next frame's SI
 //!   and TI are not known when its target is chosen, so μ uses the newest
 //!   frame's. Key frames stay out of the fit and of σ (the paper's encoder
@@ -62,7 +75,10 @@
 //!   size is in the delay recursion. When SI and TI are 0 (unknown) or
 //!   collinear with T, or the fit gives W_T ≤ 0, the fit is on T alone
 //!   (`size_model.rs`); `size_model = "target"` always fits T alone.
-//! - Eq. 13: log is natural; the k frames summed are the L frames the target
+//! - Eq. 13's log base is unstated: `log_base` (default e, the `log()` of
+//!   C's libm that the paper's Razor-based implementation would call; base
+//!   10 shrinks the rate term 2.3-fold, as a larger β would: −6 % bit-rate
+//!   alone on 4 Mbps). The k frames summed are the L frames the target
 //!   holds for, each E[D_i] the delay of the frame after the i-th; the
 //!   distribution is on a grid of `delay_bin` (at least σ/(8·Ĉ)).
 //! - A new target is chosen once every L frames (§III-D2: "at fixed
@@ -87,7 +103,7 @@ mod tests;
 
 pub use delay_model::{normal_cdf, step, symmetric_mean, DMin, DelayDist};
 pub use frames::{FrameLog, Reported, Seen, Settled};
-pub use rate::{expected_delays, search, utility, Loss, Network};
+pub use rate::{expected_delays, search, utility, utility_base, Loss, Network};
 pub use sampler::{background, train, Average, Sampler, Train};
 pub use size_model::{least_squares, SizeConfig, SizeModel};
 
@@ -172,7 +188,13 @@ const MIN_FRAME_PACKETS: Param<u16> = Param::integer(
     2,
     0,
     1000,
-    "the target is at least this many MTU packets per frame, so frames keep giving samples (choice: 2; 0 = none)",
+    "the target is at least this many MTU packets per frame, so frames keep giving samples (§IV-A1 samples every frame; 0 = none)",
+);
+const LOG_BASE: Param<&'static str> = Param::choice(
+    "log_base",
+    "e",
+    &["e", "2", "10"],
+    "base of eq. 13's log T (unstated; e: C's log(), which the paper's Razor-based C implementation would call)",
 );
 const AVERAGE: Param<&'static str> = Param::choice(
     "average",
@@ -203,6 +225,7 @@ pub const PARAMS: &[ParamInfo] = &[
     DELAY_BIN.info(),
     SIZE_MODEL.info(),
     MIN_FRAME_PACKETS.info(),
+    LOG_BASE.info(),
     START_RATE.info(),
     MIN_RATE.info(),
     MAX_RATE.info(),
@@ -237,6 +260,8 @@ pub struct BurstRtcConfig {
     pub loss_frames: usize,
     pub delay_bin: Duration,
     pub min_frame_packets: u16,
+    /// Base of eq. 13's logarithm.
+    pub log_base: f64,
     pub start_rate: DataRate,
     pub min_rate: DataRate,
     pub max_rate: DataRate,
@@ -274,6 +299,11 @@ impl BurstRtcConfig {
             loss_frames: p.get(&LOSS_FRAMES)? as usize,
             delay_bin: p.get(&DELAY_BIN)?,
             min_frame_packets: p.get(&MIN_FRAME_PACKETS)?,
+            log_base: match p.get(&LOG_BASE)? {
+                "2" => 2.0,
+                "10" => 10.0,
+                _ => std::f64::consts::E,
+            },
             start_rate: p.get_or(&START_RATE, ctx.start_rate)?.clamp(min_rate, max_rate),
             min_rate,
             max_rate,
@@ -430,7 +460,7 @@ impl BurstRtc {
         // Ĉ − B̂ in kbps (bytes per ms × 8).
         let start = ((net.c - net.b) * 8.0).clamp(min, max);
         let sigma = self.sizes.sigma();
-        let u = |t: f64| utility(t, cfg.beta, &expected_delays(&net, self.mu(t), sigma));
+        let u = |t: f64| utility_base(t, cfg.beta, &expected_delays(&net, self.mu(t), sigma), cfg.log_base);
         let t = search(start, cfg.step.kbps_f64(), min, u);
         self.ahead = expected_delays(&net, self.mu(t), sigma).last().copied();
         self.predict();

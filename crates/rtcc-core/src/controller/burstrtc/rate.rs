@@ -46,8 +46,15 @@ pub fn expected_delays(net: &Network, mu: f64, sigma: f64) -> Vec<f64> {
 /// Eq. 13: U = log T − (β/k)·Σ_{i=1..k} (E[D_i] − D_min), T in kbps, delays
 /// in ms, k = L, log the natural logarithm.
 pub fn utility(t_kbps: f64, beta: f64, delays: &[f64]) -> f64 {
+    utility_base(t_kbps, beta, delays, std::f64::consts::E)
+}
+
+/// Eq. 13 with log to `base` (the paper does not state it): a larger base
+/// shrinks the rate term by 1/ln(base), which trades rate for delay as a
+/// larger β would.
+pub fn utility_base(t_kbps: f64, beta: f64, delays: &[f64], base: f64) -> f64 {
     let k = delays.len().max(1) as f64;
-    t_kbps.max(1e-9).ln() - beta / k * delays.iter().sum::<f64>()
+    t_kbps.max(1e-9).ln() / base.ln() - beta / k * delays.iter().sum::<f64>()
 }
 
 /// §III-E's search: U at `start` (C − B), then `step` lower at a time while

@@ -54,6 +54,9 @@ fn params_are_checked() {
     assert_eq!(c.size, SizeConfig { frames: 30, alpha: 0.8, content: true });
     assert_eq!((c.min_part, c.max_burst, c.d_min_window), (4, 20, Duration::from_secs(10)));
     assert_eq!((c.average, c.loss_frames, c.min_frame_packets), (Average::Time, 30, 2));
+    assert_eq!(c.log_base, std::f64::consts::E);
+    assert_eq!(config(&[("log_base", "10")]).log_base, 10.0);
+    assert!(err(&[("log_base", "3")]).contains("log_base"));
     let c = config(&[("size_model", "target"), ("l", "30"), ("average", "rate")]);
     assert_eq!((c.size.content, c.l, c.average), (false, 30, Average::Rate));
 }
@@ -314,6 +317,14 @@ fn eq13_utility_search() {
     assert!(close(search(4000.0, 100.0, 30.0, u(queued)), 2800.0, 1e-9));
     // Never below the floor.
     assert_eq!(search(4000.0, 100.0, 3500.0, u(queued)), 3500.0);
+    // Eq. 13's log base weighs the rate term by 1/ln(base): with a queue that
+    // never drains (q0 = 200 ms) U peaks at T = 1/(ln(base)·0.15·Δt/4000).
+    assert!(close(utility_base(1000.0, 0.0, &[], 10.0), 3.0, 1e-12));
+    let deep = Network { q0: 200.0, ..net };
+    let by = |base: f64| search(4000.0, 100.0, 30.0, |t| utility_base(t, 0.15, &expected_delays(&deep, mu(t), 0.0), base));
+    let (two, e, ten) = (by(2.0), by(std::f64::consts::E), by(10.0));
+    assert!(close(e, 800.0, 1e-9), "{e}");
+    assert!(two > e && e > ten, "{two} {e} {ten}");
     // 1 Mbps of background moves the start, not the answer's shape: C − B.
     let bg = Network { b: 125.0, ..net };
     assert_eq!(search(3000.0, 100.0, 30.0, u(bg)), 3000.0);
