@@ -610,6 +610,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     _where(args)  # the flags are checked before any folder is looked at
+    if args.scheme and args.experiment != "dumbo":
+        raise CliError("--scheme: only 'rtcc reproduce dumbo' takes it")
     if args.experiment == "all":
         return _reproduce_all(args)
     if args.no_vp8 and args.experiment != "burstrtc":
@@ -624,12 +626,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return _reproduce_fbra(args)
     from rtcc.reproduce import dumbo
 
+    for name in args.scheme:  # a typo is refused, not skipped after the run
+        if (why := dumbo.probe(dumbo.Scheme(name, name))) is not None:
+            raise CliError(f"--scheme {name}: {why}")
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / f"reproduce-{args.experiment}")
     with _reproduction_lock(out, "dumbo"):
         outcome = dumbo.run(
             out, args.traces, args.jobs, short=args.short, direction=args.direction,
-            fresh=args.fresh, progress=not args.quiet, encoder=args.encoder, **_where(args),
+            fresh=args.fresh, progress=not args.quiet, encoder=args.encoder,
+            schemes=args.scheme, **_where(args),
         )  # fmt: skip
     wall = time.perf_counter() - started
     if not args.quiet:
@@ -926,6 +932,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="which trace files: .down (default), .up or both",
     )  # fmt: skip
     repro.add_argument(
+        "--scheme", action="append", default=[], metavar="CONTROLLER",
+        help="dumbo: also run this controller (repeatable; py:module:Class for one in Python)",
+    )  # fmt: skip
+    repro.add_argument(
         "--no-vp8", action="store_true",
         help="burstrtc: leave out the dynamic-content runs with real VP8",
     )  # fmt: skip
@@ -1032,6 +1042,7 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
 def _refuse_dumbo_flags(args: argparse.Namespace) -> None:
     for flag, value, default in (
         ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
+        ("--scheme", args.scheme, []),
     ):  # fmt: skip
         if value != default:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")

@@ -238,3 +238,23 @@ def test_a_sweep_runs_the_python_controller_on_ray(module_dir: Path, tmp_path: P
         tmp_path / "local" / "table.csv"
     ).read_bytes()
     assert local.attrs["executed"] == 4
+
+
+def test_a_python_controller_joins_a_reproduction_as_a_scheme(
+    module_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    import pandas as pd
+
+    code, _, err = run_main(capsys, "reproduce", "dumbo", "--short", "--scheme", "py:nope:X",
+                            "--out", tmp_path / "refused", "-q")  # fmt: skip
+    one_line_error(code, err, "--scheme py:nope:X", "cannot import nope")
+    code, _, err = run_main(capsys, "reproduce", "pibes", "--scheme", "gcc", "-q")
+    one_line_error(code, err, "--scheme: only 'rtcc reproduce dumbo' takes it")
+    out = tmp_path / "dumbo"
+    code, _, err = run_main(capsys, "reproduce", "dumbo", "--short", "--scheme",
+                            "py:pyctl_aimd:Aimd", "--out", out, "-q")  # fmt: skip
+    assert code == 0, err
+    table = pd.read_csv(out / "table.csv")
+    rows = table[table["scheme"] == "py:pyctl_aimd:Aimd"]
+    assert set(rows["experiment"]) == {"pulse", "cellular"}, table[["experiment", "scheme"]]
+    assert (rows["runs"] > 0).all() and (rows["failed"] == 0).all()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,6 +228,7 @@ def run(
     executor: str = "local",
     address: str | None = None,
     dataset: str | Path | None = None,
+    schemes: Sequence[str] = (),
 ) -> Outcome:
     """Run both experiments; write OUT/table.csv, OUT/runs.csv, the figures as PNG and
     OUT/report.html. Finished runs are cached under OUT/runs (``fresh`` recomputes).
@@ -237,6 +238,8 @@ def run(
     bundled set); finding none there raises :class:`~rtcc.reproduce.traces.TracesError`.
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
+    ``schemes`` names more controllers (a Python one as ``py:module:Class``) to run in both
+    experiments beside the thesis's, each labelled by its name.
     """
     if encoder not in ENCODERS:
         raise ValueError(f"encoder: '{encoder}' is not one of {', '.join(ENCODERS)}")
@@ -246,10 +249,12 @@ def run(
     variant = SHORT if short else FULL
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    schemes = {s.label: s for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES)}
-    skipped = {label: why for label, s in schemes.items() if (why := probe(s)) is not None}
-    pulse_schemes = tuple(s for s in PULSE_SCHEMES if s.label not in skipped)
-    cell_schemes = tuple(s for s in CELLULAR_SCHEMES if s.label not in skipped)
+    extra = tuple(Scheme(name, name) for name in dict.fromkeys(schemes))
+    all_pulse, all_cell = (*PULSE_SCHEMES, *extra), (*CELLULAR_SCHEMES, *extra)
+    by_label = {s.label: s for s in (*all_pulse, *all_cell)}
+    skipped = {label: why for label, s in by_label.items() if (why := probe(s)) is not None}
+    pulse_schemes = tuple(s for s in all_pulse if s.label not in skipped)
+    cell_schemes = tuple(s for s in all_cell if s.label not in skipped)
 
     # The bundled Mahimahi set unless ``traces`` says where; none there is refused.
     folder, files = mahimahi_files(traces, direction, variant.max_traces, "dumbo's cellular run")
@@ -284,10 +289,10 @@ def run(
             label=progress_label("dumbo", "cellular"), **common,
         )  # fmt: skip
     runs = [pulse.table()]
-    parts = [_means(runs[0], "pulse", PULSE_SCHEMES, skipped)]
+    parts = [_means(runs[0], "pulse", all_pulse, skipped)]
     if cellular is not None:
         runs.append(cellular.table())
-        parts.append(_means(runs[-1], "cellular", CELLULAR_SCHEMES, skipped))
+        parts.append(_means(runs[-1], "cellular", all_cell, skipped))
     table = _order(pd.concat(parts, ignore_index=True))
     outcome = Outcome(
         variant, table, pd.concat(runs, ignore_index=True), pulse, cellular, skipped, files,
@@ -296,7 +301,7 @@ def run(
     write_atomic(out / "table.csv", table.to_csv(index=False))
     write_atomic(out / "runs.csv", outcome.runs.to_csv(index=False))
     # Every scheme keeps one colour across the figures, whichever of them a figure shows.
-    colors = scheme_colors(s.label for s in (*PULSE_SCHEMES, *CELLULAR_SCHEMES))
+    colors = scheme_colors(s.label for s in (*all_pulse, *all_cell))
     images = figures.render_all(
         outcome.table,
         outcome.runs,
