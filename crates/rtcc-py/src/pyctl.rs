@@ -21,8 +21,8 @@ use std::sync::Mutex;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyBytes, PyDict};
+use pyo3::IntoPyObjectExt;
 
 use rtcc_core::controller::{
     self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameInfo, FrameSchedule,
@@ -171,8 +171,12 @@ fn decl(py: Python<'_>, spec: &ParamSpec) -> PyResult<Decl> {
                 max.map_or(Duration::MAX, Duration::from_secs_f64),
                 d,
             )),
-            "rate" => Decl::Rate(Param::rate(n, rate(default.extract()?), rate(lo), max.map_or(DataRate::MAX, rate), d)),
-            "size" => Decl::Size(Param::size(n, size(default.extract()?), size(lo), max.map_or(DataSize::MAX, size), d)),
+            "rate" => {
+                Decl::Rate(Param::rate(n, rate(default.extract()?), rate(lo), max.map_or(DataRate::MAX, rate), d))
+            }
+            "size" => {
+                Decl::Size(Param::size(n, size(default.extract()?), size(lo), max.map_or(DataSize::MAX, size), d))
+            }
             "bool" => Decl::Bool(Param::flag(n, default.extract()?, d)),
             "choice" => {
                 let allowed: Vec<&'static str> = choices.iter().map(|c| leak(c)).collect();
@@ -209,11 +213,13 @@ pub fn pyctl_register(
         receiver: None,
         pushback: Pushback::Off,
     };
-    ENTRIES.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(name.clone(), Entry {
-        factory,
-        decls,
-    });
-    controller::register_named(info, create).map_err(|e| PyValueError::new_err(format!("controller '{name}': {}", e.reason)))
+    ENTRIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(name.clone(), Entry { factory, decls });
+    controller::register_named(info, create)
+        .map_err(|e| PyValueError::new_err(format!("controller '{name}': {}", e.reason)))
 }
 
 /// Whether `name` is a Python controller.
@@ -280,7 +286,9 @@ fn create(name: &str, p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Con
         let object = factory
             .bind(py)
             .call1((values, context))
-            .map_err(|e| ConfigError::invalid("", format!("controller '{name}' raised in __init__: {}", one_line(py, &e))))?
+            .map_err(|e| {
+                ConfigError::invalid("", format!("controller '{name}' raised in __init__: {}", one_line(py, &e)))
+            })?
             .unbind();
         let mut c = PyCtl::new(py, name, object);
         c.read_back(py, Time::ZERO, "__init__").map_err(|m| ConfigError::invalid("", m))?;
@@ -386,7 +394,8 @@ impl PyCtl {
         let obj = self.object.clone_ref(py).into_bound(py);
         let name = self.name.clone();
         let raised = |m: &str, e: PyErr| format!("controller '{name}' raised in {m}: {}", one_line(py, &e));
-        let bad = |what: &str, reason: String| format!("controller '{name}' gave an invalid {what} after {method}: {reason}");
+        let bad =
+            |what: &str, reason: String| format!("controller '{name}' gave an invalid {what} after {method}: {reason}");
         let d = obj.call_method0("decision").map_err(|e| raised("decision", e))?;
         self.decision = decision(&d).map_err(|r| bad("decision", r))?;
         if self.hooks.poll_timeout {
@@ -394,8 +403,7 @@ impl PyCtl {
             self.timer = if t.is_none() {
                 None
             } else {
-                let s: f64 =
-                    t.extract().map_err(|_| bad("poll_timeout", "not a number of seconds or None".into()))?;
+                let s: f64 = t.extract().map_err(|_| bad("poll_timeout", "not a number of seconds or None".into()))?;
                 if !s.is_finite() {
                     return Err(bad("poll_timeout", format!("{s} is not a time")));
                 }
@@ -443,7 +451,8 @@ fn decision(d: &Bound<'_, PyAny>) -> Result<Decision, String> {
                 "padding_bps" => out.padding_rate = DataRate::from_bps_f64(rate_of(&key, &v)?),
                 "cwnd_bytes" => out.cwnd = Some(DataSize::from_bytes(rate_of(&key, &v)? as u64)),
                 "fec_group" => {
-                    let g: u16 = v.extract().map_err(|_| "fec_group is not a whole number in [0, 65535]".to_string())?;
+                    let g: u16 =
+                        v.extract().map_err(|_| "fec_group is not a whole number in [0, 65535]".to_string())?;
                     out.fec = Some(FecPlan { group: g });
                 }
                 "skip_threshold_s" => {
@@ -603,8 +612,10 @@ impl Controller for PyCtl {
                 let map = d.downcast::<PyDict>().map_err(|_| invalid("state: not a dict of column: number".into()))?;
                 map.iter()
                     .map(|(k, v)| {
-                        let k: String = k.extract().map_err(|_| invalid("state: a column name is not a string".into()))?;
-                        let v: f64 = v.extract().map_err(|_| invalid(format!("state: column {k:?} is not a number")))?;
+                        let k: String =
+                            k.extract().map_err(|_| invalid("state: a column name is not a string".into()))?;
+                        let v: f64 =
+                            v.extract().map_err(|_| invalid(format!("state: column {k:?} is not a number")))?;
                         Ok((k, v))
                     })
                     .collect::<PyResult<Vec<_>>>()
