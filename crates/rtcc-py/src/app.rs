@@ -358,7 +358,7 @@ impl PyController {
     /// policy with, and the run with it.
     fn tick(&mut self) {
         self.inputs = self.inputs.wrapping_add(1);
-        if self.failed || self.inputs % SIGNAL_EVERY != 0 {
+        if self.failed || !self.inputs.is_multiple_of(SIGNAL_EVERY) {
             return;
         }
         if let Err(e) = Python::attach(|py| py.check_signals()) {

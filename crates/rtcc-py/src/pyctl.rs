@@ -579,7 +579,7 @@ impl Controller for PyCtl {
     }
 
     fn on_timeout(&mut self, now: Time) {
-        if self.failed || !self.timer.is_some_and(|t| t <= now) {
+        if self.failed || self.timer.is_none_or(|t| t > now) {
             return;
         }
         self.timer = None;
