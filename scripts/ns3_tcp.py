@@ -10,6 +10,15 @@ the same path as rtcc's `tcp` workload:
 - MTU 1500, MSS 1448 (timestamps on: 1448 + 52 B of TCP/IP headers = 1500), SACK on,
   delayed ACKs every 2 segments, socket buffers large enough never to limit the window.
 
+`--prr-rfc` replaces ns-3 3.44's PRR (TcpPrrRecovery::DoRecovery), which adds a segment to
+DeliveredData for every duplicate ACK although the SACKed bytes are already counted in it:
+the window then grows during recovery (to 76 segments from 67 on this path), a second
+round of drops follows one RTT after the first and every congestion episode is two
+recoveries and two reductions (fixed in ns-3-dev by 05c9099bb, "Fix PRR DeliveredData
+double-count with SACK enabled"). The replacement is RFC 6937 PRR counting the SACKed and
+cumulatively acknowledged bytes once, as Linux `tcp_cwnd_reduction` counts
+`newly_acked_sacked`.
+
 `--access` puts the bottleneck between two routers with 10 Gbps, zero-delay access
 links on either side (a three-link dumbbell) instead of one link; the default, a single
 link, is the cheaper lower bound for ns-3.
@@ -21,7 +30,7 @@ first, the slow-start exit), `cwnd_trough_pkts=` (median ssthresh each of those 
 set, the window after the reduction, in segments) and `retransmits=` (data segments
 sent again); and exits 1 with a one-line message on stderr
 when ns-3 cannot be imported or the run fails. Usage:
-    python ns3_tcp.py [SECONDS] [--access]
+    python ns3_tcp.py [SECONDS] [--access] [--prr-rfc]
 """
 
 import argparse
@@ -39,6 +48,51 @@ DELAY = "20ms"
 # than the run. Loss events are entries into CA_RECOVERY (3) or CA_LOSS (4); each one's
 # trough is the ssthresh set at the same instant; a data segment below the highest
 # sequence sent is a retransmission.
+# RFC 6937 PRR for --prr-rfc (scripts/ns3_tcp_rtt.py uses it too): ns-3 3.44's
+# TcpPrrRecovery::DoRecovery without its per-duplicate-ACK segment.
+PRR_CPP = r"""
+#include <cmath>
+#include "ns3/config.h"
+#include "ns3/tcp-recovery-ops.h"
+#include "ns3/tcp-socket-base.h"
+namespace rtcc_ns3_prr {
+class RfcPrr : public ns3::TcpRecoveryOps {
+  public:
+    uint32_t delivered = 0, out = 0, recover_fs = 0;
+    std::string GetName() const override { return "RfcPrr"; }
+    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, uint32_t, uint32_t d) override {
+        delivered = 0; out = 0; recover_fs = tcb->m_bytesInFlight;
+        DoRecovery(tcb, d, true);
+    }
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t d, bool) override {
+        if (d == 0) return;
+        delivered += d;
+        int snd;
+        int pipe = (int)tcb->m_bytesInFlight.Get(), ssthresh = (int)tcb->m_ssThresh.Get();
+        if (pipe > ssthresh) {
+            snd = (int)std::ceil(delivered * (double)ssthresh / recover_fs) - (int)out;
+        } else {
+            int limit = std::max((int)delivered - (int)out, (int)d);
+            if (tcb->m_isRetransDataAcked) limit += tcb->m_segmentSize;
+            snd = std::min(limit, ssthresh - pipe);
+        }
+        snd = std::max(snd, (int)(out > 0 ? 0 : tcb->m_segmentSize));
+        tcb->m_cWnd = pipe + snd;
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+    void ExitRecovery(ns3::Ptr<ns3::TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void UpdateBytesSent(uint32_t b) override { out += b; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<RfcPrr>(this); }
+};
+void Install(uint32_t node) {
+    std::string p = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0";
+    ns3::Config::MatchContainer m = ns3::Config::LookupMatches(p);
+    m.Get(0)->GetObject<ns3::TcpSocketBase>()->SetRecoveryAlgorithm(ns3::CreateObject<RfcPrr>());
+}
+void InstallAt(double at, uint32_t node) { ns3::Simulator::Schedule(ns3::Seconds(at), &Install, node); }
+}
+"""
+
 TRACE_CPP = r"""
 #include <vector>
 namespace rtcc_ns3 {
@@ -101,6 +155,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("seconds", nargs="?", type=float, default=120.0)
     p.add_argument("--access", action="store_true", help="fast access links on both sides")
+    p.add_argument("--prr-rfc", action="store_true", help="RFC 6937 PRR in place of ns-3 3.44's")
     a = p.parse_args()
     if not a.seconds > 0:
         fail(f"SECONDS must be positive, got {a.seconds}")
@@ -173,6 +228,9 @@ def main() -> None:
     tr = cppyy.gbl.rtcc_ns3
     # The sender's socket exists once BulkSend starts (t = 0): connect just after.
     tr.ConnectAt(0.001, src_node.GetId())
+    if a.prr_rfc:
+        cppyy.cppdef(PRR_CPP)
+        cppyy.gbl.rtcc_ns3_prr.InstallAt(0.001, src_node.GetId())
 
     t0 = time.perf_counter()
     ns.Simulator.Run()

@@ -1,7 +1,10 @@
 """The TCP speed workload: one Cubic TCP bulk flow for 120 s over a 10 Mbps / 20 ms link
 (RTT 40 ms) with a drop-tail queue of 33 packets (49.5 kB, 1 BDP), timed against its
 target and, when a Python with the ``ns3`` wheel is given, against bare ns-3 running the
-same flow on the same path in the same run (``scripts/ns3_tcp.py``)."""
+same flow on the same path in the same run (``scripts/ns3_tcp.py``, with ``--prr-rfc``: ns-3
+3.44's PRR counts every duplicate ACK's segment on top of the SACKed bytes, which doubles
+each congestion episode into two recoveries; the script's RFC 6937 PRR counts them once, as
+Linux does)."""
 
 from __future__ import annotations
 
@@ -70,7 +73,7 @@ def rtcc_dynamics(seconds: float = SECONDS, seed: int = 1) -> dict[str, float]:
 def ns3_run(python: str, script: Path, seconds: float = SECONDS) -> dict[str, float]:
     """Bare ns-3's wall seconds (``run_s``), goodput (``goodput_mbps``) and, when the
     script prints them, Cubic's window dynamics (``DYNAMICS``) for the flow."""
-    cmd, done = benchflows.run_ns3(python, script, [f"{seconds:g}"])
+    cmd, done = benchflows.run_ns3(python, script, [f"{seconds:g}", "--prr-rfc"])
     return parse_ns3(cmd, done.returncode, done.stdout, done.stderr)
 
 

@@ -4,6 +4,8 @@ scripts/ns3_tcp.py's output, rtcc's side on a short run and the table beside ns-
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -99,3 +101,17 @@ def test_cli_prints_rtcc_and_ns3_dynamics_side_by_side(capsys, tmp_path: Path):
     trough = rows["cwnd trough packets (after reduction)"]
     assert trough[-1] == "47.0" and 40 <= float(trough[-2]) <= 50
     assert rows["retransmissions"][-1] == "167"
+
+
+def test_ns3_rtt_script_refuses_bad_arguments_in_one_line():
+    # Checked before ns-3 is imported, so any Python runs it.
+    script = Path(__file__).resolve().parents[2] / "scripts" / "ns3_tcp_rtt.py"
+    for args, why in [
+        (["10", "--warmup", "20"], "need SECONDS > --warmup"),
+        (["60", "--start-long", "30"], "0 <= --start-long < --warmup"),
+        (["60", "--queue", "0"], "--queue >= 1"),
+    ]:
+        done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+        assert done.returncode == 1 and done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ns3_tcp_rtt.py: ") and why in lines[0], lines

@@ -217,7 +217,7 @@ def test_bench_tcp_against_ns3(capsys, tmp_path: Path):
         "150.0x",
     ]
     assert "best of 2 runs; 1 Cubic flow, 10 Mbps / 20 ms" in out
-    assert (tmp_path / "ns3-args").read_text().split() == [str(script), "120"]
+    assert (tmp_path / "ns3-args").read_text().split() == [str(script), "120", "--prr-rfc"]
     # Without --ns3, rtcc alone; `all` includes tcp.
     code, out, _ = run(capsys, "bench", "--workload", "tcp", "--strict")
     assert code == 0 and "ns-3" not in out and "PASS" in out
@@ -235,7 +235,11 @@ def test_bench_tcp_default_script_is_the_repository_one(capsys, tmp_path: Path):
     code, out, err = run(capsys, "bench", "--workload", "tcp", "--repeat", "1", "--ns3", python)
     assert code == 0, err
     assert out.splitlines()[2].endswith("30.0x")
-    assert (tmp_path / "ns3-args").read_text().split() == [str(benchtcp.default_script()), "120"]
+    assert (tmp_path / "ns3-args").read_text().split() == [
+        str(benchtcp.default_script()),
+        "120",
+        "--prr-rfc",
+    ]
 
 
 def test_bench_tcp_ns3_failures_are_one_line(capsys, tmp_path: Path):
