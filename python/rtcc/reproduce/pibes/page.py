@@ -115,6 +115,7 @@ def render(outcome: Outcome, images: Mapping[str, tuple[bytes, str]]) -> str:
         _table(
             _part(t, "Fig. 18"),
             (
+                ("seed", "seed", 1.0),
                 ("jain_overlap", "Jain (both running)", 1.0),
                 ("flow1_kbps", "flow 1 (kbps)", 1.0),
                 ("flow2_kbps", "flow 2 (kbps)", 1.0),
