@@ -59,7 +59,7 @@ def content(table: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
         ax.set_xscale("log")
         ax.invert_xaxis()
         ax.axhline(paper.CAPACITY_MBPS, color=CAPACITY_COLOR, lw=1)
-        ax.set_xlabel("frame delay (ms, log; dot mean, bar to p95, box: seeds' range)")
+        ax.set_xlabel("frame delay (ms, log; bar to p95; box: seed range)")
         ax.set_ylabel("bit-rate received (Mbps)")
         ax.set_title({"Fig. 12": "Fig. 12: static", "Fig. 13": "Fig. 13: dynamic",
                       "Fig. 13 vp8": "dynamic, real VP8"}[experiment])  # fmt: skip
