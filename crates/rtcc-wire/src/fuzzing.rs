@@ -1,6 +1,57 @@
-//! A bounded, deterministic mutation fuzzer for the decoders, so the tests can
-//! run every decoder on many hostile inputs within seconds and on stable Rust.
-//! The `fuzz/` targets run the same entry points under libFuzzer for longer.
+//! The fuzz entry points and a bounded, deterministic mutation fuzzer for
+//! them, so the tests can run every decoder on many hostile inputs within
+//! seconds and on stable Rust. The `fuzz/` targets call the same entry points
+//! ([`round_trip`], [`ulpfec_recover`], [`depacketizers`]) under libFuzzer.
+
+use crate::fec::{self, UlpfecPacket};
+use crate::payload::{h264, vp8};
+use crate::rtp::RtpPacket;
+use crate::Wire;
+
+/// Decodes `data` as `T`; whatever decodes must re-encode to `wire_size()`
+/// bytes that decode to the same value. Panics (for the fuzzer) when that
+/// fails; returns whether `data` decoded.
+pub fn round_trip<T: Wire + PartialEq + std::fmt::Debug>(data: &[u8]) -> bool {
+    let Ok(value) = T::decode(data) else { return false };
+    let bytes = value.to_bytes();
+    assert_eq!(bytes.len(), value.wire_size(), "wire_size disagrees with encode for {value:?}");
+    match T::decode(&bytes) {
+        Ok(again) => assert_eq!(again, value, "re-encoding changed the value"),
+        Err(e) => panic!("re-encoded {value:?} does not decode: {e}"),
+    }
+    true
+}
+
+/// `data` as a ULPFEC payload, recovered against a fixed group of 20 packets
+/// of which the first is missing; any outcome but a panic is fine. Returns
+/// whether a packet was recovered.
+pub fn ulpfec_recover(data: &[u8]) -> bool {
+    let Ok(fec) = UlpfecPacket::decode(data) else { return false };
+    let received: Vec<RtpPacket> = (1..20u16)
+        .filter_map(|i| RtpPacket::new(96, i, 3000, 1, vec![i as u8; 3 * i as usize]).ok())
+        .collect();
+    fec::recover(&fec, 1, &received).is_ok()
+}
+
+/// `data` read as a stream of packets (each a flags octet — marker, timestamp
+/// step, sequence skip — a length octet and that many payload octets) fed to
+/// both depacketizers, which must take any of it without panicking. Returns
+/// the frames completed.
+pub fn depacketizers(mut data: &[u8]) -> usize {
+    let (mut v, mut h) = (vp8::Vp8Depacketizer::new(), h264::H264Depacketizer::new());
+    let (mut seq, mut ts, mut frames) = (0u16, 0u32, 0);
+    while let [flags, len, rest @ ..] = data {
+        let n = (*len as usize).min(rest.len());
+        let (payload, tail) = rest.split_at(n);
+        seq = seq.wrapping_add(1 + u16::from(flags & 0x0c == 0x0c));
+        ts = ts.wrapping_add(u32::from(flags & 0x02 != 0) * 3000);
+        let marker = flags & 0x01 != 0;
+        frames += usize::from(matches!(v.push(seq, ts, marker, payload), Ok(vp8::Depacketized::Frame(_))));
+        frames += usize::from(matches!(h.push(seq, ts, marker, payload), Ok(h264::Depacketized::AccessUnit(_))));
+        data = tail;
+    }
+    frames
+}
 
 /// xorshift64*: a fixed sequence per seed, so a failing input can be replayed.
 struct Rng(u64);

@@ -1,11 +1,11 @@
 //! Bounded fuzzing of every RTCP decoder: no panic on mutated valid
 //! encodings, and whatever decodes re-encodes to the same value.
 
+mod common;
 mod rtcp_common;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestRunner};
-use rtcc_wire::fuzzing::bounded_fuzz;
 use rtcc_wire::rtcp::*;
 use rtcc_wire::Wire;
 
@@ -22,13 +22,9 @@ fn seeds<T: Wire, S: Strategy<Value = T>>(strategy: S) -> Vec<Vec<u8>> {
 }
 
 fn fuzz<T: Wire + PartialEq + std::fmt::Debug>(seeds: Vec<Vec<u8>>, seed: u64) {
-    let mut decoded = 0;
-    let runs = bounded_fuzz(&seeds, ITERATIONS, seed, |data| {
-        decoded += usize::from(fuzz_round_trip::<T>(data));
-    });
-    assert_eq!(runs, ITERATIONS);
+    let decoded = common::fuzz_decoder::<T>(&seeds, ITERATIONS, seed);
     // The seeds themselves decode, so the property was checked at least there.
-    assert!(decoded >= seeds.len(), "only {decoded} of {runs} inputs decoded");
+    assert!(decoded >= seeds.len(), "only {decoded} of {ITERATIONS} inputs decoded");
 }
 
 #[test]

@@ -2,13 +2,12 @@
 //! test suite, which records them from packet dumps and Chrome) and worked
 //! examples of the drafts' chunk layouts.
 
+mod common;
+
+use common::hex;
 use rtcc_wire::rtcp::*;
 use rtcc_wire::{Wire, WireError};
 
-fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-}
 
 /// A compound packet from a packet dump (pion/rtcp packet_test.go
 /// `realPacket`): RR, SDES CNAME, BYE, PLI, RTPFB FMT 5 and APP.

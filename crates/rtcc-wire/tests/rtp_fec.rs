@@ -1,6 +1,7 @@
 //! ULPFEC (RFC 5109): the payload's round trip, recovery of any one lost
 //! packet of a group byte for byte, and hostile input.
 
+mod common;
 mod rtp_support;
 
 use proptest::prelude::*;
@@ -8,6 +9,7 @@ use rtcc_wire::fec::{protect, recover, UlpLevel, UlpfecPacket};
 use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::rtp::RtpPacket;
 use rtcc_wire::{Wire, WireError};
+use common::*;
 use rtp_support::*;
 
 const SSRC: u32 = 0x1234_5678;

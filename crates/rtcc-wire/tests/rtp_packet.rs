@@ -1,6 +1,7 @@
 //! RTP packets, header extensions and RTX: round trips, vectors from real
 //! stacks, hostile input.
 
+mod common;
 mod rtp_support;
 
 use proptest::prelude::*;
@@ -10,6 +11,7 @@ use rtcc_wire::rtp::{
     TypedExtension, ABS_SEND_TIME_URI, TRANSPORT_CC_URI,
 };
 use rtcc_wire::{Wire, WireError};
+use common::*;
 use rtp_support::*;
 
 proptest! {

@@ -2,12 +2,14 @@
 //! payload structures round trip, frames survive packetization byte for byte,
 //! lost packets make a frame incomplete, hostile payloads are errors.
 
+mod common;
 mod rtp_support;
 
 use proptest::prelude::*;
 use rtcc_wire::payload::h264::{self, FuA, H264Depacketizer, H264Payload};
 use rtcc_wire::payload::vp8::{self, PictureId, Vp8Depacketizer, Vp8Descriptor, Vp8Payload, Vp8PayloadHeader};
 use rtcc_wire::{Wire, WireError};
+use common::*;
 use rtp_support::*;
 
 /// A VP8 frame with a valid payload header (RFC 7741 §4.3, RFC 6386 §9.1):

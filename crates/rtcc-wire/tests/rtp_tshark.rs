@@ -4,8 +4,9 @@
 //! with no malformed packet or error expert info. Skips, saying so, when
 //! tshark is not installed.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::payload::{h264, vp8};
@@ -14,57 +15,11 @@ use rtcc_wire::Wire;
 
 const RTP_PORT: u16 = 5004;
 
-/// The pcap file format (libpcap 2.4, microsecond timestamps, LINKTYPE_ETHERNET).
-fn pcap(datagrams: &[Vec<u8>], port: u16) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]); // thiszone, sigfigs
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes());
-    for (i, d) in datagrams.iter().enumerate() {
-        let mut frame = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
-        let total = (20 + 8 + d.len()) as u16;
-        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1];
-        ip[2..4].copy_from_slice(&total.to_be_bytes());
-        ip[4..6].copy_from_slice(&(i as u16).to_be_bytes());
-        let sum = ip.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum::<u32>();
-        let sum = (sum & 0xffff) + (sum >> 16);
-        ip[10..12].copy_from_slice(&(!((sum & 0xffff) + (sum >> 16)) as u16).to_be_bytes());
-        frame.extend_from_slice(&ip);
-        // UDP with checksum 0: none computed (RFC 768, allowed over IPv4).
-        frame.extend_from_slice(&(port + 2).to_be_bytes());
-        frame.extend_from_slice(&port.to_be_bytes());
-        frame.extend_from_slice(&(8 + d.len() as u16).to_be_bytes());
-        frame.extend_from_slice(&[0, 0]);
-        frame.extend_from_slice(d);
-        out.extend_from_slice(&(1_700_000_000u32 + i as u32).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        out.extend_from_slice(&frame);
-    }
-    out
-}
-
 fn tshark(file: &Path, extra: &[&str]) -> Option<String> {
-    let mut c = Command::new("tshark");
-    c.args(["-n", "-r"]).arg(file);
-    c.args(["-d", &format!("udp.port=={RTP_PORT},rtp"), "-d", "rtp.pt==96,vp8", "-d", "rtp.pt==97,h264"]);
-    c.args(extra);
-    match c.output() {
-        Ok(o) => {
-            assert!(o.status.success(), "tshark failed: {}", String::from_utf8_lossy(&o.stderr));
-            Some(String::from_utf8(o.stdout).unwrap())
-        }
-        Err(e) => {
-            // scripts/test.sh installs tshark and sets this: there, a missing dissector is a failure.
-            assert!(std::env::var_os("RTCC_REQUIRE_TSHARK").is_none(), "tshark not runnable ({e}) and RTCC_REQUIRE_TSHARK is set");
-            println!("skipping: tshark not runnable ({e}); install it (apt-get install tshark) to check RTP against Wireshark");
-            None
-        }
-    }
+    let decode_as = format!("udp.port=={RTP_PORT},rtp");
+    let mut args = vec!["-d", &decode_as, "-d", "rtp.pt==96,vp8", "-d", "rtp.pt==97,h264"];
+    args.extend_from_slice(extra);
+    common::tshark(file, &args, "RTP")
 }
 
 /// One dissected packet's fields, by name, multiple occurrences comma-joined.
@@ -179,7 +134,7 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
     let dir = std::env::temp_dir().join(format!("rtcc-wire-rtp-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("rtp.pcap");
-    std::fs::write(&file, pcap(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT)).unwrap();
+    std::fs::write(&file, common::pcap(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT + 2, RTP_PORT)).unwrap();
     if !assert_clean(&file) {
         return;
     }

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    rtcc_wire::rtcp::fuzz_round_trip::<rtcc_wire::rtcp::Pli>(data);
+    rtcc_wire::fuzzing::round_trip::<rtcc_wire::rtcp::Pli>(data);
 });

@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    rtcc_wire::payload::fuzz_depacketizers(data);
+    rtcc_wire::fuzzing::depacketizers(data);
 });

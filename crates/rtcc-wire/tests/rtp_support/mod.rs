@@ -7,7 +7,6 @@ use rtcc_wire::payload::h264::{FuA, H264Payload};
 use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::payload::vp8::{PictureId, Vp8Descriptor, Vp8Payload};
 use rtcc_wire::rtp::{AbsCaptureTime, ExtensionElement, HeaderExtension, RtpPacket};
-use rtcc_wire::Wire;
 
 pub fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(any::<u8>(), 0..=max)
@@ -118,33 +117,6 @@ pub fn h264_payload() -> impl Strategy<Value = H264Payload> {
         prop::collection::vec(nal(60), 1..6).prop_map(H264Payload::StapA),
         fu,
     ]
-}
-
-/// The round-trip laws every `Wire` type keeps.
-pub fn assert_round_trip<T: Wire + std::fmt::Debug + PartialEq>(x: &T) {
-    let bytes = x.to_bytes();
-    assert_eq!(bytes.len(), x.wire_size(), "wire_size of {x:?}");
-    assert_eq!(&T::decode(&bytes).expect("decodes its own encoding"), x);
-}
-
-/// Runs `T::decode` on `iterations` mutations of `seeds`: no panic, and what
-/// decodes re-encodes (to `wire_size` octets) to bytes decoding to the same value.
-pub fn fuzz_decoder<T: Wire + std::fmt::Debug + PartialEq>(seeds: &[Vec<u8>], iterations: usize, seed: u64) -> usize {
-    // The entry point the `fuzz/` targets call.
-    let mut decoded = 0;
-    rtcc_wire::fuzzing::bounded_fuzz(seeds, iterations, seed, |input| {
-        decoded += usize::from(rtcc_wire::rtcp::fuzz_round_trip::<T>(input));
-    });
-    decoded
-}
-
-/// Parses hex with spaces and newlines.
-pub fn hex(s: &str) -> Vec<u8> {
-    let digits: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
-    digits
-        .chunks(2)
-        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
-        .collect()
 }
 
 pub fn red_payload() -> impl Strategy<Value = RedPayload> {

@@ -1,0 +1,85 @@
+//! Helpers every test file of rtcc-wire may use: hex vectors, the bounded
+//! fuzz run, and the pcap writer and tshark runner of the dissector checks.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+use rtcc_wire::Wire;
+
+/// Parses hex, ignoring spaces and newlines.
+pub fn hex(s: &str) -> Vec<u8> {
+    let digits: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
+    digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap()).collect()
+}
+
+/// The round-trip laws every `Wire` type keeps: `encode` writes `wire_size`
+/// octets and `decode` gives the value back.
+pub fn assert_round_trip<T: Wire + std::fmt::Debug + PartialEq>(x: &T) {
+    let bytes = x.to_bytes();
+    assert_eq!(bytes.len(), x.wire_size(), "wire_size of {x:?}");
+    assert_eq!(&T::decode(&bytes).expect("decodes its own encoding"), x);
+}
+
+/// Runs `T::decode` through the entry point the `fuzz/` targets call on
+/// `iterations` mutations of `seeds`: no panic, and what decodes re-encodes
+/// (to `wire_size` octets) to bytes decoding to the same value. Returns how
+/// many inputs decoded.
+pub fn fuzz_decoder<T: Wire + std::fmt::Debug + PartialEq>(seeds: &[Vec<u8>], iterations: usize, seed: u64) -> usize {
+    let mut decoded = 0;
+    let runs = rtcc_wire::fuzzing::bounded_fuzz(seeds, iterations, seed, |input| {
+        decoded += usize::from(rtcc_wire::fuzzing::round_trip::<T>(input));
+    });
+    assert_eq!(runs, iterations.max(seeds.len()));
+    decoded
+}
+
+/// A pcap file (libpcap 2.4, µs timestamps, LINKTYPE_ETHERNET): per datagram
+/// an Ethernet/IPv4/UDP frame from 127.0.0.1:`src_port` to 127.0.0.1:`dst_port`.
+pub fn pcap(datagrams: &[Vec<u8>], src_port: u16, dst_port: u16) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&[0; 8]); // thiszone, sigfigs
+    out.extend_from_slice(&65_535u32.to_le_bytes()); // snaplen
+    out.extend_from_slice(&1u32.to_le_bytes());
+    for (i, d) in datagrams.iter().enumerate() {
+        let mut frame = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1];
+        ip[2..4].copy_from_slice(&((20 + 8 + d.len()) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&(i as u16).to_be_bytes());
+        let sum: u32 = ip.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+        let sum = (sum & 0xffff) + (sum >> 16);
+        ip[10..12].copy_from_slice(&(!((sum & 0xffff) + (sum >> 16)) as u16).to_be_bytes());
+        frame.extend_from_slice(&ip);
+        frame.extend_from_slice(&src_port.to_be_bytes());
+        frame.extend_from_slice(&dst_port.to_be_bytes());
+        frame.extend_from_slice(&((8 + d.len()) as u16).to_be_bytes());
+        frame.extend_from_slice(&[0, 0]); // no UDP checksum (RFC 768, allowed over IPv4)
+        frame.extend_from_slice(d);
+        out.extend_from_slice(&(1_700_000_000u32 + i as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        out.extend_from_slice(&frame);
+    }
+    out
+}
+
+/// `tshark -n -r file` with `args`; `None`, saying so, when tshark cannot
+/// run, unless RTCC_REQUIRE_TSHARK is set (scripts/test.sh installs tshark
+/// and sets it: there, a missing dissector is a failure).
+pub fn tshark(file: &Path, args: &[&str], what: &str) -> Option<String> {
+    match Command::new("tshark").args(["-n", "-r"]).arg(file).args(args).output() {
+        Ok(o) => {
+            assert!(o.status.success(), "tshark failed: {}", String::from_utf8_lossy(&o.stderr));
+            Some(String::from_utf8(o.stdout).unwrap())
+        }
+        Err(e) => {
+            assert!(std::env::var_os("RTCC_REQUIRE_TSHARK").is_none(), "tshark not runnable ({e}) and RTCC_REQUIRE_TSHARK is set");
+            eprintln!("SKIPPED: tshark not runnable ({e}); install it (apt-get install tshark) to check {what} against Wireshark");
+            None
+        }
+    }
+}
