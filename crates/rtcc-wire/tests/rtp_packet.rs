@@ -194,6 +194,11 @@ fn extension_values_and_map_errors() {
     // NTP 1.5 s (UQ32.32) gives the same 24 bits.
     assert_eq!(AbsSendTime::from_ntp(3 << 31), AbsSendTime(0x06_0000));
     assert_eq!(AbsSendTime::from_micros(64_000_000), AbsSendTime(0), "wraps every 64 s");
+    // Nearest tick (3.8147 µs), not the next one up.
+    assert_eq!(AbsSendTime::from_micros(1), AbsSendTime(0));
+    assert_eq!(AbsSendTime::from_micros(2), AbsSendTime(1));
+    assert_eq!(AbsSendTime::from_micros(5), AbsSendTime(1));
+    assert_eq!(AbsSendTime::from_micros(6), AbsSendTime(2));
     assert_eq!(AbsSendTime(0x12_3456).to_bytes(), [0x12, 0x34, 0x56]);
     assert_eq!(AbsCaptureTime { capture_ntp: 1, clock_offset: None }.to_bytes().len(), 8);
     assert!(AbsCaptureTime::decode(&[0; 12]).is_err());

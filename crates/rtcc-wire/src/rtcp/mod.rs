@@ -119,12 +119,18 @@ pub(crate) fn split<'a>(what: &'static str, buf: &'a [u8]) -> Result<Split<'a>, 
     Ok(Split { count: b0 & 0x1f, pt, body, rest })
 }
 
+/// Reads the one packet that must fill `buf`.
+fn split_whole<'a>(what: &'static str, buf: &'a [u8]) -> Result<Split<'a>, WireError> {
+    let s = split(what, buf)?;
+    if !s.rest.is_empty() {
+        return Err(WireError::invalid(what, "length", format!("{} bytes after the packet", s.rest.len())));
+    }
+    Ok(s)
+}
+
 /// Reads exactly one packet of type `T` filling `buf`.
 pub(crate) fn decode_one<T: Body>(buf: &[u8]) -> Result<T, WireError> {
-    let s = split(T::WHAT, buf)?;
-    if !s.rest.is_empty() {
-        return Err(WireError::invalid(T::WHAT, "length", format!("{} bytes after the packet", s.rest.len())));
-    }
+    let s = split_whole(T::WHAT, buf)?;
     if s.pt != T::PT {
         return Err(WireError::invalid(T::WHAT, "packet type", format!("{} where {} is {}", s.pt, T::WHAT, T::PT)));
     }
@@ -216,14 +222,7 @@ impl Wire for Unknown {
         }
     }
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
-        let s = split("RTCP packet", buf)?;
-        if !s.rest.is_empty() {
-            return Err(WireError::invalid(
-                "RTCP packet",
-                "length",
-                format!("{} bytes after the packet", s.rest.len()),
-            ));
-        }
+        let s = split_whole("RTCP packet", buf)?;
         Ok(Unknown { count: s.count, pt: s.pt, body: s.body.to_vec() })
     }
 }
@@ -298,14 +297,7 @@ impl Wire for RtcpPacket {
         }
     }
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
-        let s = split("RTCP packet", buf)?;
-        if !s.rest.is_empty() {
-            return Err(WireError::invalid(
-                "RTCP packet",
-                "length",
-                format!("{} bytes after the packet", s.rest.len()),
-            ));
-        }
+        let s = split_whole("RTCP packet", buf)?;
         Self::decode_split(&s)
     }
 }

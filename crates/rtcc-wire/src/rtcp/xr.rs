@@ -4,14 +4,16 @@
 use super::{be16, be32, check_size, pt, Body};
 use crate::WireError;
 
-/// One 16-bit chunk of an RLE block (RFC 3611 §4.1.1). The null chunk
-/// (all zeros) is padding only: encoders add it, decoders drop it.
+/// One 16-bit chunk of an RLE block (RFC 3611 §4.1.1, §4.1.2). The
+/// terminating null chunk (all zeros, §4.1.3) is padding only: encoders add
+/// it, decoders drop it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RleChunk {
-    /// Run-length chunk: `length` (1 ..= 16,383) packets all `ones` (for
+    /// Run length chunk (§4.1.1): `length` (1 ..= 16,383) packets all `ones` (for
     /// Loss RLE, received; for discard RLE, discarded) or all not.
     Run { ones: bool, length: u16 },
-    /// Bit vector chunk: 15 packets, the most significant of the 15 bits first.
+    /// Bit vector chunk (§4.1.2): 15 packets, the most significant of the 15
+    /// bits first.
     Vector(u16),
 }
 
@@ -23,7 +25,7 @@ impl RleChunk {
         match self {
             // Chunk type 0, run type, 14-bit run length (§4.1.1).
             RleChunk::Run { ones, length } => (u16::from(ones) << 14) | (length & MAX_RUN),
-            // Chunk type 1, 15 bits (§4.1.1).
+            // Chunk type 1, 15 bits (§4.1.2).
             RleChunk::Vector(bits) => 0x8000 | (bits & 0x7fff),
         }
     }
@@ -98,7 +100,7 @@ impl RleBlock {
     }
 
     fn size(&self) -> usize {
-        // Header, SSRC, begin/end; chunks padded by a null chunk to 32 bits.
+        // Header, SSRC, begin/end; chunks padded to 32 bits by a null chunk (§4.1.3).
         12 + (2 * self.chunks.len()).next_multiple_of(4)
     }
 

@@ -251,8 +251,9 @@ impl Wire for HeaderExtension {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransportSequenceNumber(pub u16);
 
-/// abs-send-time: the send time in seconds as 6.18 fixed point (24 bits,
-/// wrapping every 64 s), the middle bits of an NTP timestamp. Encode masks to 24 bits.
+/// abs-send-time (webrtc.org's rtp-hdrext/abs-send-time, 3 octets): the send
+/// time in seconds as 6.18 fixed point (24 bits, wrapping every 64 s), the
+/// middle bits of an NTP timestamp. Encode masks to 24 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AbsSendTime(pub u32);
 
@@ -261,19 +262,21 @@ impl AbsSendTime {
     pub fn from_ntp(ntp: u64) -> Self {
         AbsSendTime(((ntp >> 14) & 0x00ff_ffff) as u32)
     }
-    /// From microseconds since any epoch, rounded to the 2^-18 s tick.
+    /// From microseconds since any epoch, rounded to the nearest 2^-18 s
+    /// tick (halves up), so the error is at most half a tick (1.9 µs).
     pub fn from_micros(us: u64) -> Self {
-        AbsSendTime((((us as u128) << 18).div_ceil(1_000_000) & 0x00ff_ffff) as u32)
+        AbsSendTime(((((us as u128) << 18) + 500_000) / 1_000_000 & 0x00ff_ffff) as u32)
     }
-    /// Microseconds within the 64 s wrap.
+    /// Microseconds within the 64 s wrap, rounded down.
     pub fn micros(self) -> u64 {
         ((self.0 & 0x00ff_ffff) as u64 * 1_000_000) >> 18
     }
 }
 
-/// abs-capture-time: the capture time as a 64-bit NTP timestamp (UQ32.32) and,
-/// optionally, the estimated offset of the capturer's clock from the sender's
-/// (Q32.32 signed); 8 or 16 octets.
+/// abs-capture-time (webrtc.org's rtp-hdrext/abs-capture-time): the capture
+/// time as a 64-bit NTP timestamp (UQ32.32) and, optionally, the estimated
+/// offset of the capturer's clock from the sender's (Q32.32 signed); 8 or 16
+/// octets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AbsCaptureTime {
     pub capture_ntp: u64,
