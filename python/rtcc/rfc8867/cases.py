@@ -1,7 +1,8 @@
-"""The test cases of RFC 8867 §5 and the cellular cases of RFC 8869 §4 as rtcc scenarios.
+"""The test cases of RFC 8867 §5 and the cellular cases of RFC 8869 §2 as rtcc scenarios.
 
 Each case's parameters are the RFC's (section cited beside each); a capacity in Mbps is
-decimal. Queues are given as the RFCs give them, in ms at the bottleneck rate (drop-tail of
+decimal: a case's capacity is its "path capacity ratio" times its "reference bottleneck
+capacity" (RFC 8867 §4.2). Queues are given as the RFCs give them, in ms at the bottleneck rate (drop-tail of
 that much link time). ``short`` keeps every case's shape and cuts its duration.
 """
 
@@ -13,8 +14,20 @@ from typing import Any
 
 __all__ = ["CASES", "Case", "build", "scenarios"]
 
-DELAY_MS = 50  # RFC 8867 §5.1-5.8: one-way propagation delay 50 ms (§5.5 sets its own)
-QUEUE_MS = 300  # RFC 8867 §5.1 ff.: bottleneck queue 300 ms
+DELAY_MS = 50  # RFC 8867 §4.2: one-way propagation delay 50 ms (§5.5 sets its own)
+QUEUE_MS = 300  # RFC 8867 §4.2: tail-drop bottleneck queue of 300 ms
+# RFC 8867 §4.2: at most 30 ms end-to-end jitter, modelled as RFC 8868 §4.5 says: no
+# reordering (NR-BPDV), |N(0, std²)| with std = 5 ms (§4.5.3; its 3·std bound, 15 ms each
+# way, is the 30 ms round trip). rtcc's path jitter is that half-normal, never reordering.
+JITTER_MS = 5
+# RFC 8867 §4.3 media source: bit rate range 150 kbps - 1.5 Mbps, startup rate 150 kbps.
+# The range is also a controller's RMIN/RMAX (RFC 8698 §4.3 takes them from the codec).
+MIN_KBPS, MAX_KBPS, START_KBPS = 150, 1500, 150
+# RFC 8867 §5.6, §5.7: "default TCP congestion control [RFC5681]", i.e. NewReno.
+TCP_CC = "reno"
+# RFC 8869 §2.1.1-2.1.2: the wired part adds 10 ms one way and the end-to-end RTT is
+# [40 ms, 150 ms]; with a trace (no radio delay of its own) 20 ms each way gives 40 ms.
+CELL_DELAY_MS = 20
 SHORT_SCALE = 0.2  # --short: every time (schedule, start, stop, duration) times this
 
 
@@ -77,21 +90,25 @@ CASES: dict[str, Case] = {c.id: c for c in (
     Case("5.6-1000", "RFC 8867 §5.6", "media against a long TCP flow (1000 ms queue)", 120,
          _steps([(0, 2000)]), [(5, 119, 0)], tcp_long=1, queue_ms=1000),
     # §5.7: two media flows (5-299 s) against 10 short TCP flows on 2 Mbps, 300 s; the
-    # short flows follow RFC 8868 §6.1 (30-50 kB, exponential 10 s idle), two on at start.
+    # short flows follow RFC 8868 §5.1 (30-50 kB, exponential 10 s idle), two on at start.
     Case("5.7", "RFC 8867 §5.7", "media against short TCP flows", 300, _steps([(0, 2000)]),
          [(5, 299, 0), (5, 299, 0)], web=10, web_on=2),
     # §5.8: §5.4's three flows, all from 0 s; the second pauses at 40 s and resumes at 60 s.
     Case("5.8", "RFC 8867 §5.8", "media pause and resume", 120, _steps([(0, 3500)]),
          [(0, 119, 0), (0, 119, 0), (0, 119, 0)], pause=(1, 40, 60)),
-    # RFC 8869 §4: cellular. Its radio model cannot be run here; a measured LTE downlink
+    # RFC 8869 §2: cellular. Its radio model cannot be run here; a measured LTE downlink
     # (bundled Mahimahi traces) stands for the varying cellular capacity, one media flow.
-    Case("8869-4-driving", "RFC 8869 §4", "cellular, LTE driving trace", 120,
+    Case("8869-2-driving", "RFC 8869 §2", "cellular, LTE driving trace", 120,
          {"kind": "trace", "set": "mahimahi", "file": "TMobile-LTE-driving.down"},
-         [(0, None, 0)]),
-    Case("8869-4-short", "RFC 8869 §4", "cellular, LTE short trace", 120,
+         [(0, None, 0)], delay_ms=CELL_DELAY_MS),
+    Case("8869-2-short", "RFC 8869 §2", "cellular, LTE short trace", 120,
          {"kind": "trace", "set": "mahimahi", "file": "Verizon-LTE-short.down"},
-         [(0, None, 0)]),
+         [(0, None, 0)], delay_ms=CELL_DELAY_MS),
 )}  # fmt: skip
+
+
+_RATES = {"min_rate": f"{MIN_KBPS}kbps", "max_rate": f"{MAX_KBPS}kbps",
+          "start_rate": f"{START_KBPS}kbps"}
 
 
 def _capacity(cap: Any, scale: float) -> Any:
@@ -110,14 +127,15 @@ def build(case: Case, controller: str, seed: int = 1, short: bool = False) -> di
     s = SHORT_SCALE if short else 1.0
     link: dict[str, Any] = {
         "capacity": _capacity(case.capacity, s), "delay": f"{case.delay_ms:g}ms",
-        "queue": f"{case.queue_ms:g}ms",
+        "queue": f"{case.queue_ms:g}ms", "jitter": f"{JITTER_MS:g}ms",
     }  # fmt: skip
     if case.reverse_capacity is not None:
         link["reverse_capacity"] = _capacity(case.reverse_capacity, s)
         link["reverse_queue"] = f"{case.queue_ms:g}ms"
     flows: list[dict[str, Any]] = []
     for i, (start, stop, extra) in enumerate(case.media):
-        base = {"name": f"media{i + 1}", "controller": controller, "start": _t(start, s)}
+        base = {"name": f"media{i + 1}", "controller": controller, "start": _t(start, s),
+                **_RATES}
         if extra:
             base["access_delay"] = f"{extra:g}ms"
         if case.pause is not None and case.pause[0] == i:
@@ -132,16 +150,17 @@ def build(case: Case, controller: str, seed: int = 1, short: bool = False) -> di
             base["stop"] = _t(stop, s)
         flows.append(base)
     for i in range(case.reverse_media):
-        flows.append({"name": f"reverse{i + 1}", "controller": controller,
+        flows.append({"name": f"reverse{i + 1}", "controller": controller, **_RATES,
                       "direction": "reverse", "start": "0s",
                       "stop": _t(case.media[0][1] or case.duration_s, s)})  # fmt: skip
     for i in range(case.tcp_long):
-        flows.append({"name": f"tcp{i + 1}", "kind": "tcp", "cc": "cubic", "start": "0s",
+        flows.append({"name": f"tcp{i + 1}", "kind": "tcp", "cc": TCP_CC, "start": "0s",
                       "stop": _t(119, s)})  # fmt: skip
     for i in range(case.web):
-        # RFC 8868 §6.1: uniform 30-50 kB objects, exponential 10 s idle; flows past
-        # ``web_on`` begin idle. (The simulator's defaults are these values.)
-        flows.append({"name": f"short{i + 1}", "kind": "web", "object_size": "uniform",
+        # RFC 8868 §5.1: uniform 30-50 kB objects, exponential 10 s idle; RFC 8867 §5.7:
+        # two of the ten start on, the rest off (past ``web_on`` begin idle).
+        flows.append({"name": f"short{i + 1}", "kind": "web", "cc": TCP_CC,
+                      "object_size": "uniform",
                       "object_min": "30kB", "object_max": "50kB", "think_time": "10s",
                       "start": "0s", "start_idle": i >= case.web_on})  # fmt: skip
     return {

@@ -64,7 +64,7 @@ def row_metrics(record: Mapping[str, Any], case_id: str) -> dict[str, Any]:
     """A run's metrics and its case's verdict (``pass``, ``why``)."""
     case = _cases.CASES[case_id]
     scale = _cases.SHORT_SCALE if record["summary"]["duration_s"] < case.duration_s else 1.0
-    row = _metrics(record, [t * scale for t in case.changes])
+    row = _metrics(record, [t * scale for t in case.changes], max_kbps=_cases.MAX_KBPS)
     ok, why = verdict(case_id, row)
     return row | {"pass": ok, "why": "; ".join(why)}
 

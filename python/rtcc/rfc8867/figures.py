@@ -1,4 +1,4 @@
-"""The figures RFC 8868 §2 asks for, per case: each media flow's rate against the available
+"""The figures RFC 8868 §3 asks for, per case: each media flow's rate against the available
 capacity over time (one panel per controller), and the CDF of the media packets' one-way
 delay (per kept bin of the series) per controller."""
 

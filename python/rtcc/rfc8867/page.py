@@ -30,7 +30,7 @@ COLUMNS = (
 )  # fmt: skip
 
 NOTES = (
-    "Not modelled: RFC 8869 §4's radio (ns-3 LTE: scheduler, HARQ, handover, UE mobility "
+    "Not modelled: RFC 8869 §2's radio (ns-3 LTE: scheduler, HARQ, handover, UE mobility "
     "and load); the cellular cases replay measured LTE downlink capacity traces instead.",
     "Not modelled: RFC 8869 §5 Wi-Fi (802.11 contention, rate adaptation, aggregation); "
     "the simulator has no shared-medium MAC, so no Wi-Fi case runs.",
