@@ -53,8 +53,42 @@ def test_tcp_cases():
     short = _flows("5.7", "web")
     assert len(short) == 10 and sum(not f["start_idle"] for f in short) == 2
     assert {(f["object_min"], f["object_max"], f["think_time"]) for f in short} == {
-        ("30kB", "50kB", "10s")}  # RFC 8868 §6.1
+        ("30kB", "50kB", "10s")}  # RFC 8868 §5.1
+    # RFC 8867 §5.6, §5.7: "default TCP congestion control [RFC5681]".
+    assert {f["cc"] for f in _flows("5.6", "tcp") + short} == {"reno"}
     assert [f["start"] for f in _flows("5.7", "video")] == ["5s", "5s"]
+
+
+def test_media_source_and_path_defaults():
+    # RFC 8867 §4.3: 150 kbps - 1.5 Mbps, starting at 150 kbps, on every media flow (NADA's
+    # RMIN/RMAX come from it: with the flow default of 50 Mbps NADA's equilibrium queue on a
+    # 1 Mbps link is 10 ms · 50 = 500 ms, past the 300 ms queue); §4.2 / RFC 8868 §4.5.3 jitter.
+    for case in cases.CASES.values():
+        sc = cases.build(case, "nada")
+        media = [f for f in sc["flow"] if f.get("kind", "video") == "video"]
+        assert {(f["min_rate"], f["max_rate"], f["start_rate"]) for f in media} == {
+            ("150kbps", "1500kbps", "150kbps")}, case.id
+        assert sc["link"]["jitter"] == "5ms"
+
+
+def test_cellular_cases_rfc8869_section_2():
+    for cid, kb in (("8869-2-driving", 479), ("8869-2-short", 189)):
+        sc = cases.build(cases.CASES[cid], "gcc")
+        assert cases.CASES[cid].section == "RFC 8869 §2"
+        # A byte queue (300 ms at the trace's mean rate), not a time limit that drops at
+        # every gap of the trace; 20 ms one way, RFC 8869 §2.1.2's 40 ms RTT.
+        assert (sc["link"]["queue"], sc["link"]["delay"]) == (f"{kb}kB", "20ms")
+
+
+def test_convergence_share_capped_at_max_rate():
+    # RFC 8867 §5.2: at 4 Mbps two flows settle near their 1.5 Mbps maximum, converged.
+    from rtcc.rfc8867.metrics import _dynamics
+    t = np.arange(0.5, 20.01, 0.5)
+    series = pd.DataFrame({"t_s": t, "goodput_kbps": 1400.0, "capacity_kbps": 4000.0})
+    fwd = [(0, {"start_s": 0.0}), (1, {"start_s": 0.0})]
+    got = _dynamics(fwd, {0: series, 1: series}, (), 20.0, max_kbps=1500.0)
+    assert got["convergence_s"] <= 0.5
+    assert _dynamics(fwd, {0: series, 1: series}, (), 20.0)["convergence_s"] == 20.0
 
 
 def test_5_8_pause_and_resume():

@@ -170,6 +170,7 @@ PROGRESS_LABELS = {
     ("fbra", "fbra"): "FBRA Tables 1-3: variable link, web TCP, 50/100/240 ms",
     ("dumbo", "pulse"): "Dumbo §6.2.1: pulse link",
     ("dumbo", "cellular"): "Dumbo §6.2.2-6.4: Mahimahi cellular traces",
+    ("rfc8867", "rfc8867"): "RFC 8867 §5.1-5.8 test cases, RFC 8869 §2 cellular",
 }
 
 

@@ -28,6 +28,10 @@ TCP_CC = "reno"
 # RFC 8869 §2.1.1-2.1.2: the wired part adds 10 ms one way and the end-to-end RTT is
 # [40 ms, 150 ms]; with a trace (no radio delay of its own) 20 ms each way gives 40 ms.
 CELL_DELAY_MS = 20
+# A queue given in time is sized at the capacity in force, so on a trace link it holds one
+# packet whenever the trace has no delivery opportunity and drops the rest: losses no
+# congestion caused. The cellular cases' queue is RFC 8867 §4.2's 300 ms at the trace's
+# mean rate instead (`rtcc traces mahimahi`: 12.77 and 5.03 Mbps), in bytes.
 SHORT_SCALE = 0.2  # --short: every time (schedule, start, stop, duration) times this
 
 
@@ -51,6 +55,7 @@ class Case:
     web_on: int = 0
     pause: tuple[int, float, float] | None = None  # (media flow index, pause s, resume s)
     changes: Sequence[float] = field(default_factory=tuple)  # capacity-change instants
+    queue_kb: float | None = None  # a queue in kB instead of ``queue_ms`` (trace links)
 
 
 def _steps(pairs: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -100,10 +105,10 @@ CASES: dict[str, Case] = {c.id: c for c in (
     # (bundled Mahimahi traces) stands for the varying cellular capacity, one media flow.
     Case("8869-2-driving", "RFC 8869 §2", "cellular, LTE driving trace", 120,
          {"kind": "trace", "set": "mahimahi", "file": "TMobile-LTE-driving.down"},
-         [(0, None, 0)], delay_ms=CELL_DELAY_MS),
+         [(0, None, 0)], delay_ms=CELL_DELAY_MS, queue_kb=0.3 * 12770 / 8),
     Case("8869-2-short", "RFC 8869 §2", "cellular, LTE short trace", 120,
          {"kind": "trace", "set": "mahimahi", "file": "Verizon-LTE-short.down"},
-         [(0, None, 0)], delay_ms=CELL_DELAY_MS),
+         [(0, None, 0)], delay_ms=CELL_DELAY_MS, queue_kb=0.3 * 5030 / 8),
 )}  # fmt: skip
 
 
@@ -127,7 +132,8 @@ def build(case: Case, controller: str, seed: int = 1, short: bool = False) -> di
     s = SHORT_SCALE if short else 1.0
     link: dict[str, Any] = {
         "capacity": _capacity(case.capacity, s), "delay": f"{case.delay_ms:g}ms",
-        "queue": f"{case.queue_ms:g}ms", "jitter": f"{JITTER_MS:g}ms",
+        "queue": f"{case.queue_kb:.0f}kB" if case.queue_kb else f"{case.queue_ms:g}ms",
+        "jitter": f"{JITTER_MS:g}ms",
     }  # fmt: skip
     if case.reverse_capacity is not None:
         link["reverse_capacity"] = _capacity(case.reverse_capacity, s)

@@ -188,9 +188,11 @@ THRESHOLDS: dict[str, tuple[tuple[str, str, float], ...]] = {
     "5.6-1000": (("share_of_fair", "min", 0.20), ("share_of_fair", "max", 1.50)),
     "5.7": (("utilization", "min", 0.50), ("jain", "min", 0.90), _DELAY, _LOSS),
     "5.8": (("utilization", "min", 0.70), ("jain", "min", 0.80), _DELAY),
-    "8869-2-driving": (("utilization", "min", 0.40), ("queue_delay_ms_p95", "max", 300.0),
+    # The traces carry more than the media's 1.5 Mbps (RFC 8867 §4.3) most of the time, so
+    # utilisation of the trace cannot be asked: the rate, 40 % of that maximum, is.
+    "8869-2-driving": (("rate_kbps", "min", 600.0), ("queue_delay_ms_p95", "max", 300.0),
                        ("loss_rate", "max", 0.05)),
-    "8869-2-short": (("utilization", "min", 0.40), ("queue_delay_ms_p95", "max", 300.0),
+    "8869-2-short": (("rate_kbps", "min", 600.0), ("queue_delay_ms_p95", "max", 300.0),
                      ("loss_rate", "max", 0.05)),
 }  # fmt: skip
 
