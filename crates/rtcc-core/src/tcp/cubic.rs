@@ -1,6 +1,10 @@
-//! CUBIC (RFC 9438) in segments and f64, following Linux
-//! `net/ipv4/tcp_cubic.c` (`bictcp_update`) where the RFC leaves a choice,
-//! with HyStart++ (RFC 9406) in slow start.
+//! CUBIC (RFC 9438) in segments, following Linux `net/ipv4/tcp_cubic.c`
+//! (`bictcp_update`) where the RFC leaves a choice, with HyStart++ (RFC
+//! 9406) in slow start. By default the target and the increase count are
+//! whole segments, as Linux's (and ns-3's `TcpCubic::Update`): near W_max
+//! the truncated target is W_max itself, so the window reaches the plateau
+//! up to 1.36 s (C·t³ < 1) before K; `whole_segments = false` keeps RFC
+//! 9438's continuous curve.
 //!
 //! Linux runs classic HyStart (ACK-train length and a delay increase of
 //! delay_min/8 clamped to 4–16 ms) and leaves slow start outright. This
@@ -37,11 +41,18 @@ pub struct CubicConfig {
     pub tcp_friendliness: bool,
     /// HyStart++ in slow start (RFC 9406).
     pub hystart: bool,
+    /// The target and the per-ACK increase in whole segments, as Linux
+    /// `bictcp_update`: the curve's offset from W_max is truncated to whole
+    /// segments (`delta = cube_rtt_scale·offs³ >> …`) and the window grows
+    /// one segment per `cnt = cwnd / (target − cwnd)` acknowledged
+    /// (`tcp_cong_avoid_ai`). Off: RFC 9438 §4.2's continuous curve, an
+    /// increase of (target − cwnd)/cwnd per segment.
+    pub whole_segments: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true, whole_segments: true }
     }
 }
 
@@ -73,6 +84,8 @@ pub struct Cubic {
     w_est: f64,
     /// Fractional window growth not yet applied.
     frac: f64,
+    /// Segments acknowledged toward the next increase (Linux `snd_cwnd_cnt`).
+    ack_cnt: u32,
     hy: HyStart,
     /// Still in the initial slow start (ssthresh at its initial, infinite
     /// value): the only one HyStart++ runs in (RFC 9406 §4.2).
@@ -89,6 +102,7 @@ impl Cubic {
             origin: 0.0,
             w_est: 0.0,
             frac: 0.0,
+            ack_cnt: 0,
             hy: HyStart::default(),
             initial_slow_start: true,
         }
@@ -180,6 +194,10 @@ impl Cubic {
         // 9438 §4.2 the smoothed one.
         let rtt = ack.min_rtt.or(ack.srtt).unwrap_or(Duration::ZERO);
         let t = (ack.now - epoch + rtt).as_secs_f64();
+        if self.cfg.whole_segments {
+            self.avoid_linux(w, t, acked);
+            return;
+        }
         // RFC 9438 §4.2: the target stays within [cwnd, 1.5·cwnd].
         let target = self.w_cubic(t).clamp(cwnd, 1.5 * cwnd);
         let mut per_seg = if target > cwnd {
@@ -204,6 +222,36 @@ impl Cubic {
         // Linux: at most one segment per two acknowledged.
         per_seg = per_seg.min(0.5);
         self.grow(w, per_seg * acked as f64);
+    }
+}
+
+impl Cubic {
+    /// Linux `bictcp_update` → `tcp_cong_avoid_ai`, in whole segments (the
+    /// `ca->last_time` cache, one update per jiffy or HZ/32 when cwnd is
+    /// unchanged, is left out: it only delays a recount by up to 31 ms).
+    fn avoid_linux(&mut self, w: &mut Window, t: f64, acked: u32) {
+        let cwnd = w.cwnd;
+        // delta = (cube_rtt_scale·offs³) >> (10 + 3·BICTCP_HZ): whole segments.
+        let delta = (self.cfg.c * (t - self.k).abs().powi(3)).floor();
+        let origin = self.origin.floor();
+        let target = if t < self.k { (origin - delta).max(0.0) } else { origin + delta };
+        let target = target.min(u32::MAX as f64) as u32;
+        let mut cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
+        if self.w_max == 0.0 {
+            // No loss yet: at least 5 % per RTT (Linux: cnt ≤ 20).
+            cnt = cnt.min(20);
+        }
+        if self.cfg.tcp_friendliness {
+            // RFC 9438 §4.3 / Linux `tcp_cwnd`: W_est in whole segments.
+            let beta = self.cfg.beta;
+            self.w_est += 3.0 * (1.0 - beta) / (1.0 + beta) * acked as f64 / cwnd as f64;
+            let est = self.w_est.floor() as u32;
+            if est > cwnd {
+                cnt = cnt.min(cwnd / (est - cwnd));
+            }
+        }
+        // At most one segment per two acknowledged (Linux: cnt ≥ 2).
+        super::reno::cong_avoid_ai(w, &mut self.ack_cnt, cnt.max(2), acked);
     }
 }
 
@@ -251,11 +299,16 @@ impl CongestionControl for Cubic {
         let cwnd = w.cwnd as f64;
         self.epoch = None;
         self.frac = 0.0;
+        self.ack_cnt = 0;
         self.hy.css_baseline = None;
         self.initial_slow_start = false;
         // Fast convergence: below the last maximum, release more.
         self.w_max =
             if self.cfg.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.cfg.beta) / 2.0 } else { cwnd };
+        if self.cfg.whole_segments {
+            // Linux `last_max_cwnd` is a whole number of segments.
+            self.w_max = self.w_max.floor();
+        }
         ((cwnd * self.cfg.beta) as u32).max(2)
     }
 
@@ -264,6 +317,7 @@ impl CongestionControl for Cubic {
         self.w_max = 0.0;
         self.epoch = None;
         self.frac = 0.0;
+        self.ack_cnt = 0;
         self.hy = HyStart::default();
         self.initial_slow_start = false;
     }
@@ -426,6 +480,60 @@ mod tests {
         let (busy, paused) = (run(false), run(true));
         eprintln!("cubic after 10 rounds: {busy} without pauses, {paused} with 10 × 100 ms idle");
         assert_eq!(busy, paused);
+    }
+
+    /// The window after a loss at cwnd 100 (W_max 100, ssthresh 70, K =
+    /// 4.22 s) and rounds of full-window ACKs 40 ms apart until `until`
+    /// seconds after the epoch began.
+    fn window_after_loss(whole_segments: bool, until: f64) -> u32 {
+        let mut c = Cubic::new(CubicConfig { hystart: false, whole_segments, ..CubicConfig::default() });
+        let mut w = Window { cwnd: 100, ssthresh: u32::MAX };
+        w.ssthresh = c.ssthresh(&w, Time::ZERO);
+        w.cwnd = w.ssthresh;
+        let rtt = Duration::from_millis(40);
+        let mut now = Time::from_secs_f64(1.0);
+        while now < Time::from_secs_f64(1.0 + until) {
+            let n = w.cwnd;
+            for i in 0..n {
+                let ack = AckSample {
+                    now: now + rtt * i as i64 / n as i64,
+                    acked: 1,
+                    lost: 0,
+                    prior_in_flight: n,
+                    in_flight: n,
+                    rtt: Some(rtt),
+                    srtt: Some(rtt),
+                    min_rtt: Some(rtt),
+                    rate: RateSample::default(),
+                    in_recovery: false,
+                    cwnd_limited: true,
+                    segment: crate::units::DataSize::from_bytes(1500),
+                };
+                c.on_ack(&mut w, &ack);
+            }
+            now += rtt;
+        }
+        w.cwnd
+    }
+
+    #[test]
+    fn tcp_cubic_whole_segment_target_reaches_w_max_before_k() {
+        // Linux bictcp_update truncates C·(K − t)³ to whole segments, so the
+        // target is W_max once that is under one segment (K − t < 1.36 s)
+        // and cnt = cwnd/(target − cwnd) closes the gap within rounds; RFC
+        // 9438's continuous target is still 0.4·1.3³ = 0.88 below W_max at
+        // K − 1.3 s, where the window grows by (target − cwnd)/cwnd.
+        let k = 75f64.cbrt();
+        let linux = window_after_loss(true, k - 1.2);
+        let rfc = window_after_loss(false, k - 1.2);
+        eprintln!("cwnd at K − 1.2 s: {linux} whole segments, {rfc} continuous");
+        assert_eq!(linux, 100);
+        assert!(rfc < 100, "{rfc}");
+        // Far from K both follow the curve: W(1 s) = 100 − 0.4·3.22³ = 86.7.
+        for whole in [true, false] {
+            let w = window_after_loss(whole, 1.0 - 0.04) as f64;
+            assert!((w - 86.7).abs() <= 1.5, "whole_segments {whole}: {w}");
+        }
     }
 
     #[test]

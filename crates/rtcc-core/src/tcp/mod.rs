@@ -59,6 +59,7 @@ pub fn congestion_control_seeded(
                     "fast_convergence" => cfg.fast_convergence = flag(v),
                     "tcp_friendliness" => cfg.tcp_friendliness = flag(v),
                     "hystart" => cfg.hystart = flag(v),
+                    "whole_segments" => cfg.whole_segments = flag(v),
                     "c" | "beta" => return Err(format!("cubic `{p}` = {v} is out of range")),
                     _ => return Err(format!("cubic has no parameter `{p}`")),
                 }
