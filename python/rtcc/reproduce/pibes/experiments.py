@@ -126,10 +126,11 @@ def _link(capacity: Any, queue_pkt: int = QUEUE_PKT, **extra: Any) -> dict[str, 
 
 
 def _run(
-    experiment: str, scheme: Scheme, scenario: dict[str, Any], seed: int = SEED, **labels: Any
+    experiment: str, scheme: Scheme, scenario: dict[str, Any], run_seed: int = SEED,
+    **labels: Any,
 ) -> Run:
     return Run({"experiment": experiment, "scheme": scheme.label, **labels},
-               {**scenario, "seed": seed}, seed, "<pibes>")  # fmt: skip
+               {**scenario, "seed": run_seed}, run_seed, "<pibes>")  # fmt: skip
 
 
 def _tcp(
