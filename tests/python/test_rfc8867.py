@@ -149,3 +149,10 @@ def test_short_end_to_end(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert "RFC 8867 §5.1" in page and "Pass when" in page
     assert (out / "rate_5.1.png").stat().st_size > 0 and (out / "cdf_5.7.png").exists()
+
+
+def test_progress_label_in_the_suites_words():
+    from rtcc.reproduce.runs import progress_label
+
+    assert progress_label("rfc8867", "rfc8867") == (
+        "RFC 8867 §5.1-5.8 test cases, RFC 8869 §2 cellular")

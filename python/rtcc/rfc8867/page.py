@@ -32,7 +32,7 @@ COLUMNS = (
 NOTES = (
     "Not modelled: RFC 8869 §2's radio (ns-3 LTE: scheduler, HARQ, handover, UE mobility "
     "and load); the cellular cases replay measured LTE downlink capacity traces instead.",
-    "Not modelled: RFC 8869 §5 Wi-Fi (802.11 contention, rate adaptation, aggregation); "
+    "Not modelled: RFC 8869 §3 Wi-Fi (802.11 contention, rate adaptation, aggregation); "
     "the simulator has no shared-medium MAC, so no Wi-Fi case runs.",
     "RFC 8867 §5.8's pause is the flow stopping and the same call starting afresh at the "
     "resume instant: the controller's state is not kept across the pause.",
