@@ -396,10 +396,12 @@ pub const MAX_FLOWS: usize = 1000;
 pub enum ModelTiming {
     /// As a WebRTC sender and receiver run: `timing = true`,
     /// `pacer_keepalive = "500ms"`, `max_video_delay = "10s"`.
-    #[default]
     Realistic,
-    /// Every model off, as rtcc ran before they existed: frames on the exact
-    /// grid, a silent window-limited pacer, no playout timing bound.
+    /// Every model off: frames on the exact grid, a silent window-limited
+    /// pacer, no playout timing bound. The default until the timing model's
+    /// 1 ms pacer tick keeps the pacing rate (it loses up to a tick per
+    /// packet today).
+    #[default]
     Exact,
 }
 
@@ -482,8 +484,8 @@ impl Scenario {
         file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let reverse_link = file.link.reverse_capacity.is_some();
         let model_timing = match file.model_timing.as_deref() {
-            None | Some("realistic") => ModelTiming::Realistic,
-            Some("exact") => ModelTiming::Exact,
+            Some("realistic") => ModelTiming::Realistic,
+            None | Some("exact") => ModelTiming::Exact,
             Some(o) => return Err(err("model_timing", format!("'{o}' is not one of realistic, exact"))),
         };
         let headers = flow_lines(text);
