@@ -321,7 +321,8 @@ fn eq13_utility_search() {
     // never drains (q0 = 200 ms) U peaks at T = 1/(ln(base)·0.15·Δt/4000).
     assert!(close(utility_base(1000.0, 0.0, &[], 10.0), 3.0, 1e-12));
     let deep = Network { q0: 200.0, ..net };
-    let by = |base: f64| search(4000.0, 100.0, 30.0, |t| utility_base(t, 0.15, &expected_delays(&deep, mu(t), 0.0), base));
+    let by =
+        |base: f64| search(4000.0, 100.0, 30.0, |t| utility_base(t, 0.15, &expected_delays(&deep, mu(t), 0.0), base));
     let (two, e, ten) = (by(2.0), by(std::f64::consts::E), by(10.0));
     assert!(close(e, 800.0, 1e-9), "{e}");
     assert!(two > e && e > ten, "{two} {e} {ten}");
