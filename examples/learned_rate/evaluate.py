@@ -20,19 +20,38 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 LEARNED = "py:policy_controller:PolicyController"
-COLUMNS = ["rate_kbps", "utilization", "delay_p50_ms", "delay_p95_ms", "loss",
-           "frame_delay_ms", "freezes", "freeze_ratio"]
+COLUMNS = [
+    "rate_kbps",
+    "utilization",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "loss",
+    "frame_delay_ms",
+    "freezes",
+    "freeze_ratio",
+]
 
 
-def scenario(set_name: str, file: str, controller: Any, env: dict[str, Any], args: Any) -> dict[str, Any]:
+def scenario(
+    set_name: str, file: str, controller: Any, env: dict[str, Any], args: Any
+) -> dict[str, Any]:
     """RtccEnv's scenario for one trace, delay and queue, with ``controller``."""
     return {
         "duration": f"{args.duration}s",
-        "link": {"capacity": {"kind": "trace", "set": set_name, "file": file, "drop_above": "1Gbps"},
-                 "delay": args.delay, "queue": args.queue},
-        "flow": [{"controller": controller, "encoder": "ideal",
-                  "start_rate": f"{env['start_rate']}bps", "min_rate": f"{env['min_rate']}bps",
-                  "max_rate": f"{env['max_rate']}bps"}],
+        "link": {
+            "capacity": {"kind": "trace", "set": set_name, "file": file, "drop_above": "1Gbps"},
+            "delay": args.delay,
+            "queue": args.queue,
+        },
+        "flow": [
+            {
+                "controller": controller,
+                "encoder": "ideal",
+                "start_rate": f"{env['start_rate']}bps",
+                "min_rate": f"{env['min_rate']}bps",
+                "max_rate": f"{env['max_rate']}bps",
+            }
+        ],
     }
 
 
@@ -56,14 +75,22 @@ def measure(result: Any) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", type=Path, default=HERE / "out" / "policy.zip",
-                    help="policy (.zip or .npz) with its .json beside it")
+    ap.add_argument(
+        "--model",
+        type=Path,
+        default=HERE / "out" / "policy.zip",
+        help="policy (.zip or .npz) with its .json beside it",
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--delay", default="25ms")
     ap.add_argument("--queue", default="100pkt")
-    ap.add_argument("--traces", nargs="+", metavar="SET/FILE",
-                    help="held-out traces to run (default: the split's whole test part)")
+    ap.add_argument(
+        "--traces",
+        nargs="+",
+        metavar="SET/FILE",
+        help="held-out traces to run (default: the split's whole test part)",
+    )
     ap.add_argument("--baseline", default="gcc")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     args = ap.parse_args(argv)
@@ -78,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads(sidecar.read_text())
         env, test = meta["env"], [tuple(t) for t in meta["split"]["test"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"evaluate.py: {sidecar}: cannot read env/split ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print(
+            f"evaluate.py: {sidecar}: cannot read env/split ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
         return 2
     if args.traces:
         wanted = [tuple(t.split("/", 1)) for t in args.traces]
@@ -88,20 +118,33 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"evaluate.py: --traces: {'/'.join(t)} was used in training", file=sys.stderr)
                 return 2
             if t not in test:
-                print(f"evaluate.py: --traces: {'/'.join(t)} is not in the split's test part", file=sys.stderr)
+                print(
+                    f"evaluate.py: --traces: {'/'.join(t)} is not in the split's test part",
+                    file=sys.stderr,
+                )
                 return 2
         test = wanted
-    controllers = {"learned": {"name": LEARNED, "model": str(args.model.resolve())},
-                   args.baseline: args.baseline}
+    controllers = {
+        "learned": {"name": LEARNED, "model": str(args.model.resolve())},
+        args.baseline: args.baseline,
+    }
     rows = []
     for set_name, file in test:
         for label, ctl in controllers.items():
             for seed in args.seeds:
                 result = rtcc.simulate(scenario(set_name, file, ctl, env, args), seed=seed)
-                rows.append({"trace": f"{set_name}/{file}", "controller": label, "seed": seed,
-                             **measure(result)})
-                print(f"{set_name}/{file} {label} seed {seed}: {rows[-1]['rate_kbps']:.0f} kbps",
-                      file=sys.stderr)
+                rows.append(
+                    {
+                        "trace": f"{set_name}/{file}",
+                        "controller": label,
+                        "seed": seed,
+                        **measure(result),
+                    }
+                )
+                print(
+                    f"{set_name}/{file} {label} seed {seed}: {rows[-1]['rate_kbps']:.0f} kbps",
+                    file=sys.stderr,
+                )
     runs = pd.DataFrame(rows)
     table = runs.groupby(["trace", "controller"], sort=False)[COLUMNS].mean().reset_index()
     mean = table.groupby("controller", sort=False)[COLUMNS].mean().reset_index()

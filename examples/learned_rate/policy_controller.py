@@ -49,16 +49,26 @@ class _Features:
 class NumpyMlp:
     """The deterministic action of an MLP policy held as numpy arrays."""
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], low: float, high: float) -> None:
+    def __init__(
+        self, layers: list[tuple[np.ndarray, np.ndarray]], low: float, high: float
+    ) -> None:
         self.layers, self.low, self.high = layers, low, high
 
     @classmethod
     def load(cls, path: Path, low: float, high: float) -> NumpyMlp:
         with np.load(path) as data:
             n = sum(1 for k in data.files if k.startswith("W"))
-            if n == 0 or any(f"W{i}" not in data.files or f"b{i}" not in data.files for i in range(n)):
-                raise ValueError(f"{path}: expected arrays W0, b0, ..., W{{n}}, b{{n}}; found {sorted(data.files)}")
-            layers = [(np.asarray(data[f"W{i}"], np.float64), np.asarray(data[f"b{i}"], np.float64)) for i in range(n)]
+            if n == 0 or any(
+                f"W{i}" not in data.files or f"b{i}" not in data.files for i in range(n)
+            ):
+                raise ValueError(
+                    f"{path}: expected arrays W0, b0, ..., W{{n}}, b{{n}}; "
+                    f"found {sorted(data.files)}"
+                )
+            layers = [
+                (np.asarray(data[f"W{i}"], np.float64), np.asarray(data[f"b{i}"], np.float64))
+                for i in range(n)
+            ]
         for i, (w, b) in enumerate(layers):
             if w.ndim != 2 or b.shape != (w.shape[0],):
                 raise ValueError(f"{path}: W{i} {w.shape} and b{i} {b.shape} do not form a layer")
@@ -94,7 +104,7 @@ def load_policy(model: str | Path) -> tuple[Any, dict[str, Any]]:
         return _loaded[key]
     sidecar = path.with_suffix(".json")
     if not path.is_file():
-        raise ValueError(f"model: {path} does not exist (run train.py, or give model = \"...\")")
+        raise ValueError(f'model: {path} does not exist (run train.py, or give model = "...")')
     if not sidecar.is_file():
         raise ValueError(f"model: {sidecar} (the policy's environment settings) does not exist")
     try:
@@ -103,18 +113,25 @@ def load_policy(model: str | Path) -> tuple[Any, dict[str, Any]]:
         action = settings["action"]
         float(settings["min_rate"]), float(settings["max_rate"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{sidecar}: env: missing or bad field ({type(exc).__name__}: {exc})") from None
+        raise ValueError(
+            f"{sidecar}: env: missing or bad field ({type(exc).__name__}: {exc})"
+        ) from None
     if not features or any(f not in FEATURES for f in features):
         raise ValueError(f"{sidecar}: env.features: {features} (known: {', '.join(FEATURES)})")
     if action not in ("absolute", "multiplicative"):
-        raise ValueError(f"{sidecar}: env.action: {action!r} is neither 'absolute' nor 'multiplicative'")
+        raise ValueError(
+            f"{sidecar}: env.action: {action!r} is neither 'absolute' nor 'multiplicative'"
+        )
     low = 0.0 if action == "absolute" else -1.0
     if path.suffix == ".zip":
         policy: Any = _Sb3(path)
     elif path.suffix == ".npz":
         policy = NumpyMlp.load(path, low, 1.0)
         if policy.layers[0][0].shape[1] != len(features):
-            raise ValueError(f"{path}: W0 takes {policy.layers[0][0].shape[1]} inputs, the policy has {len(features)} features")
+            raise ValueError(
+                f"{path}: W0 takes {policy.layers[0][0].shape[1]} inputs, "
+                f"the policy has {len(features)} features"
+            )
     else:
         raise ValueError(f"model: {path}: expected a .zip (stable-baselines3) or .npz policy")
     _loaded[key] = (policy, settings)
@@ -124,7 +141,14 @@ def load_policy(model: str | Path) -> tuple[Any, dict[str, Any]]:
 class PolicyController:
     """a trained rate policy (examples/learned_rate): the target from the gym's features"""
 
-    params = [Param("model", "", "policy file (.zip or .npz); empty: out/policy.zip beside this file", kind="text")]
+    params = [  # noqa: RUF012 (read once by register_controller)
+        Param(
+            "model",
+            "",
+            "policy file (.zip or .npz); empty: out/policy.zip beside this file",
+            kind="text",
+        )
+    ]
 
     def __init__(self, params: dict[str, Any], context: Any) -> None:
         self.policy, env = load_policy(params["model"] or DEFAULT_MODEL)

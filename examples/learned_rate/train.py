@@ -23,9 +23,16 @@ HERE = Path(__file__).resolve().parent
 # Mahimahi trace (delivery opportunities, no rates) refuses.
 SETS = ("opennetlab", "pensieve-norway")
 # What the policy sees and does: the environment's defaults (rtcc.gym).
-ENV = {"features": ["receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action"],
-       "action": "absolute", "min_rate": 50e3, "max_rate": 8e6, "start_rate": 300e3,
-       "duration": 30.0, "delays": ["10ms", "25ms", "50ms"], "queues": ["50pkt", "200pkt"]}
+ENV = {
+    "features": ["receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action"],
+    "action": "absolute",
+    "min_rate": 50e3,
+    "max_rate": 8e6,
+    "start_rate": 300e3,
+    "duration": 30.0,
+    "delays": ["10ms", "25ms", "50ms"],
+    "queues": ["50pkt", "200pkt"],
+}
 
 
 def make_split(seed: int, held_out: float = 0.34) -> dict[str, list[list[str]]]:
@@ -55,7 +62,9 @@ def split_env(train: list[list[str]], **kwargs: Any) -> Any:
             self.split = [tuple(p) for p in train]
             self.pick = np.random.default_rng(0)
 
-        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        def reset(
+            self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        ) -> tuple[Any, dict[str, Any]]:
             if seed is not None:
                 self.pick = np.random.default_rng(seed)
             # RtccEnv.reset draws the file from self.files of self.trace_set.
@@ -85,7 +94,9 @@ def export_npz(model: Any, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="wall-time budget (default 10)")
-    ap.add_argument("--timesteps", type=int, default=1_000_000, help="stop after this many env steps")
+    ap.add_argument(
+        "--timesteps", type=int, default=1_000_000, help="stop after this many env steps"
+    )
     ap.add_argument("--vec", type=int, default=2, help="environments stepped together (default 2)")
     ap.add_argument("--subproc", action="store_true", help="one process per environment")
     ap.add_argument("--seed", type=int, default=1)
@@ -103,8 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     env_settings = {**ENV, "duration": args.duration}
     split = make_split(args.seed)
-    kwargs = {k: env_settings[k] for k in ("features", "action", "min_rate", "max_rate",
-                                           "start_rate", "duration", "delays", "queues")}
+    kwargs = {
+        k: env_settings[k]
+        for k in (
+            "features",
+            "action",
+            "min_rate",
+            "max_rate",
+            "start_rate",
+            "duration",
+            "delays",
+            "queues",
+        )
+    }
     fns = [lambda: split_env(split["train"], **kwargs) for _ in range(args.vec)]
     venv = SubprocVecEnv(fns) if args.subproc else DummyVecEnv(fns)
     venv.seed(args.seed)
@@ -117,8 +139,17 @@ def main(argv: list[str] | None = None) -> int:
 
     # A short run (a test) still completes one rollout and update.
     n_steps = max(32, min(1024, args.timesteps) // args.vec)
-    model = PPO("MlpPolicy", venv, n_steps=n_steps, batch_size=min(64, n_steps * args.vec), learning_rate=3e-4,
-                policy_kwargs={"net_arch": [32, 32]}, seed=args.seed, device="cpu", verbose=0)
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=n_steps,
+        batch_size=min(64, n_steps * args.vec),
+        learning_rate=3e-4,
+        policy_kwargs={"net_arch": [32, 32]},
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
     started = time.monotonic()
     model.learn(total_timesteps=args.timesteps, callback=WallClock(), progress_bar=False)
     wall = time.monotonic() - started
@@ -127,10 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     model.save(args.out / "policy.zip")
     export_npz(model, args.out / "policy.npz")
-    meta = {"env": env_settings, "split": split, "seed": args.seed, "vec": args.vec,
-            "timesteps": int(model.num_timesteps), "wall_s": round(wall, 1)}
+    meta = {
+        "env": env_settings,
+        "split": split,
+        "seed": args.seed,
+        "vec": args.vec,
+        "timesteps": int(model.num_timesteps),
+        "wall_s": round(wall, 1),
+    }
     (args.out / "policy.json").write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"trained {model.num_timesteps} steps in {wall:.0f} s; wrote {args.out}/policy.zip, policy.npz, policy.json")
+    print(
+        f"trained {model.num_timesteps} steps in {wall:.0f} s; "
+        f"wrote {args.out}/policy.zip, policy.npz, policy.json"
+    )
     return 0
 
 

@@ -17,8 +17,13 @@ pytest.importorskip("gymnasium", reason="pip install 'rtcc[gym]'")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "learned_rate"
 NAME = "py:policy_controller:PolicyController"
-ENV = {"features": ["receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action"],
-       "action": "absolute", "min_rate": 50e3, "max_rate": 8e6, "start_rate": 300e3}
+ENV = {
+    "features": ["receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action"],
+    "action": "absolute",
+    "min_rate": 50e3,
+    "max_rate": 8e6,
+    "start_rate": 300e3,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -100,8 +105,10 @@ def test_a_bad_policy_file_is_refused_in_one_line(tmp_path):
 def test_evaluate_runs_both_controllers_on_a_held_out_trace(tmp_path):
     model = constant_policy(tmp_path, 0.3)
     meta = json.loads((tmp_path / "policy.json").read_text())
-    meta["split"] = {"train": [["opennetlab", "WIRED_900kbs.json"]],
-                     "test": [["opennetlab", "WIRED_200kbps.json"]]}
+    meta["split"] = {
+        "train": [["opennetlab", "WIRED_900kbs.json"]],
+        "test": [["opennetlab", "WIRED_200kbps.json"]],
+    }
     (tmp_path / "policy.json").write_text(json.dumps(meta))
     out = subprocess.run(
         [sys.executable, str(EXAMPLE / "evaluate.py"), "--model", str(model), "--seeds", "1",
@@ -126,7 +133,9 @@ def test_evaluate_runs_both_controllers_on_a_held_out_trace(tmp_path):
 
 
 def test_train_then_evaluate_with_stable_baselines3(tmp_path):
-    pytest.importorskip("stable_baselines3", reason="pip install stable-baselines3 (the learn extra)")
+    pytest.importorskip(
+        "stable_baselines3", reason="pip install stable-baselines3 (the learn extra)"
+    )
     train = subprocess.run(
         [sys.executable, str(EXAMPLE / "train.py"), "--timesteps", "256", "--vec", "2",
          "--duration", "3", "--seed", "5", "--out", str(tmp_path)],
