@@ -280,7 +280,8 @@ def _read(path: Path, source: str, field_: str) -> str:
 
 def _absolute_trace(capacity: Any, folder: Path) -> Any:
     """A trace capacity with its file made absolute (so the cache key names the real file)."""
-    if isinstance(capacity, Mapping) and capacity.get("kind") == "trace":
+    if isinstance(capacity, Mapping) and capacity.get("kind") == "trace" and "set" not in capacity:
+        # A file within a named set is the set's, not relative to the scenario.
         file = capacity.get("file")
         if isinstance(file, str) and not Path(file).is_absolute():
             return {**capacity, "file": str((folder / file).resolve())}

@@ -345,3 +345,21 @@ def test_series_are_kept_resampled_and_series_s_is_checked(tmp_path: Path):
     text = SPEC.replace("seeds = [1, 2]\n", "seeds = [1, 2]\nseries = true\nseries_s = 2\n")
     path.write_text(text, encoding="utf-8")
     assert load_spec(path).analysis.series_s == 2.0
+
+
+@requires_native
+def test_a_base_on_a_named_sets_file_keeps_the_set(tmp_path: Path):
+    # A file of a named set is the set's: making it absolute against the spec's folder
+    # would refuse it ("must be a file inside the set").
+    path = tmp_path / "set.toml"
+    path.write_text(
+        'name = "set"\ncontrollers = ["gcc"]\nseeds = [1]\n[base]\nduration = "2s"\n'
+        '[base.link]\ncapacity = { kind = "trace", set = "mahimahi", file = "ATT-LTE-driving.down" }\n'
+        '[[base.flow]]\ncontroller = "gcc"\n',
+        encoding="utf-8",
+    )
+    loaded = load_spec(path)
+    capacity = loaded.runs[0].scenario["link"]["capacity"]
+    assert capacity["file"] == "ATT-LTE-driving.down"
+    result = rtcc.simulate(loaded.runs[0].scenario, record_packets=False)
+    assert result.summary["flows"][0]["goodput_kbps"] > 0
