@@ -174,9 +174,10 @@ class RtccEnv(gymnasium.Env):
             "duration": f"{self.duration}s",
             "seed": self.episode["seed"],
             "link": {
-                # OpenNetLab traces hold recording artefacts above 1 Gbps (rtcc traces).
-                "capacity": {"kind": "trace", "set": self.trace_set, "file": self.episode["trace"],
-                             "drop_above": "1Gbps"},
+                "capacity": {"kind": "trace", "set": self.trace_set, "file": self.episode["trace"]}
+                # OpenNetLab traces hold recording artefacts above 1 Gbps (rtcc traces); the
+                # other formats have no such field.
+                | ({"drop_above": "1Gbps"} if self.trace_set == "opennetlab" else {}),
                 "delay": self.episode["delay"],
                 "queue": self.episode["queue"],
             },

@@ -73,3 +73,32 @@ def test_a_vector_of_environments_steps_in_one_process():
         obs, reward, terminated, truncated, _ = envs.step(np.full((3, 1), 0.5, np.float32))
     assert obs.shape == (3, 6) and reward.shape == (3,) and np.isfinite(reward).all()
     envs.close()
+
+
+def random_steps(env, seed: int, n: int) -> list[np.ndarray]:
+    """n steps of a seeded random policy, resetting (with the next seed) at each episode's end."""
+    env.action_space.seed(seed)
+    obs, _ = env.reset(seed=seed)
+    out = [obs]
+    while len(out) < n:
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        out.append(obs)
+        if terminated or truncated:
+            seed += 1
+            obs, _ = env.reset(seed=seed)
+            out.append(obs)
+    return out[:n]
+
+
+def test_a_random_policy_for_1000_steps_is_deterministic_for_a_seed():
+    from rtcc.gym import RtccEnv
+
+    # Mahimahi's format, which takes no drop_above, as well as the default OpenNetLab set.
+    for trace_set in ("opennetlab", "mahimahi"):
+        env = RtccEnv(duration=10.0, trace_set=trace_set)
+        a, b = random_steps(env, 7, 1000), random_steps(env, 7, 1000)
+        assert len(a) == 1000
+        assert all((x == y).all() for x, y in zip(a, b)), trace_set
+        assert all(env.observation_space.contains(x) for x in a), trace_set
+        c = random_steps(env, 8, 1000)
+        assert any((x != y).any() for x, y in zip(a, c)), trace_set
