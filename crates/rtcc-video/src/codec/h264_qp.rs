@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use rtcc_wire::payload::h264::split_annexb;
+
 #[derive(Clone, Copy, Debug)]
 struct Sps {
     separate_colour_plane: bool,
@@ -48,10 +50,7 @@ impl SliceQpParser {
     /// slice whose header could be read.
     pub fn parse(&mut self, annexb: &[u8]) -> Option<i32> {
         let mut qp = None;
-        for nal in nal_units(annexb) {
-            if nal.is_empty() {
-                continue;
-            }
+        for nal in split_annexb(annexb) {
             let header = nal[0];
             let nal_ref_idc = (header >> 5) & 3;
             let nal_type = header & 0x1f;
@@ -296,30 +295,6 @@ fn parse_pps(r: &mut BitReader) -> Option<(u32, Pps)> {
     ))
 }
 
-/// NAL unit payloads of an Annex B stream (start codes 00 00 01 / 00 00 00 01).
-fn nal_units(data: &[u8]) -> Vec<&[u8]> {
-    let mut starts = Vec::new(); // index just past each start code
-    let mut i = 0;
-    while i + 3 <= data.len() {
-        if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
-            starts.push(i + 3);
-            i += 3;
-        } else {
-            i += 1;
-        }
-    }
-    let mut out = Vec::with_capacity(starts.len());
-    for (k, &s) in starts.iter().enumerate() {
-        let mut end = starts.get(k + 1).map_or(data.len(), |&n| n - 3);
-        // Trailing zero bytes belong to the next (4-byte) start code.
-        while end > s && data[end - 1] == 0 {
-            end -= 1;
-        }
-        out.push(&data[s..end]);
-    }
-    out
-}
-
 /// Removes emulation prevention bytes (00 00 03 -> 00 00).
 fn unescape(nal: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(nal.len());
@@ -481,6 +456,9 @@ mod tests {
         let slice = idr_slice(-7);
         assert_eq!(p.parse(&slice[..7]), None);
         assert_eq!(p.parse(&[]), None);
+        // Start codes with nothing between them: no unit, no panic.
+        assert_eq!(p.parse(&[0, 0, 1, 0, 0, 0, 1, 0, 0, 1]), None);
+        assert_eq!(p.parse(&[&[0, 0, 0, 1][..], &idr_slice(-7)].concat()), Some(23));
     }
 
     #[test]
@@ -493,7 +471,7 @@ mod tests {
             w.se(v);
         }
         let nal = w.nal(0x06);
-        let units = nal_units(&nal);
+        let units = split_annexb(&nal);
         assert_eq!(units.len(), 1);
         let rbsp = unescape(&units[0][1..]);
         let mut r = BitReader::new(&rbsp);

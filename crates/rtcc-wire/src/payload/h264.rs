@@ -122,7 +122,8 @@ impl Wire for H264Payload {
 }
 
 /// NAL units of an Annex B byte stream (start codes 00 00 01 and 00 00 00 01;
-/// zero octets before a start code belong to it, H.264 Annex B.2).
+/// zero octets before a start code belong to it, H.264 Annex B.2), never an
+/// empty one.
 pub fn split_annexb(stream: &[u8]) -> Vec<&[u8]> {
     let mut starts = Vec::new();
     let mut i = 0;
