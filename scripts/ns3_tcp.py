@@ -34,12 +34,13 @@ when ns-3 cannot be imported or the run fails. Usage:
 """
 
 import argparse
-import sys
 import time
-from typing import Any, NoReturn
+from typing import NoReturn
+
+import ns3_common  # a sibling module: this script's folder is on sys.path
+from ns3_common import MSS
 
 QUEUE_PACKETS = 33  # 1 BDP: 10 Mbps x 40 ms = 50 kB = 33.3 packets of 1500 B
-MSS = 1448
 RATE = "10Mbps"
 DELAY = "20ms"
 
@@ -48,51 +49,6 @@ DELAY = "20ms"
 # than the run. Loss events are entries into CA_RECOVERY (3) or CA_LOSS (4); each one's
 # trough is the ssthresh set at the same instant; a data segment below the highest
 # sequence sent is a retransmission.
-# RFC 6937 PRR for --prr-rfc (scripts/ns3_tcp_rtt.py uses it too): ns-3 3.44's
-# TcpPrrRecovery::DoRecovery without its per-duplicate-ACK segment.
-PRR_CPP = r"""
-#include <cmath>
-#include "ns3/config.h"
-#include "ns3/tcp-recovery-ops.h"
-#include "ns3/tcp-socket-base.h"
-namespace rtcc_ns3_prr {
-class RfcPrr : public ns3::TcpRecoveryOps {
-  public:
-    uint32_t delivered = 0, out = 0, recover_fs = 0;
-    std::string GetName() const override { return "RfcPrr"; }
-    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, uint32_t, uint32_t d) override {
-        delivered = 0; out = 0; recover_fs = tcb->m_bytesInFlight;
-        DoRecovery(tcb, d, true);
-    }
-    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t d, bool) override {
-        if (d == 0) return;
-        delivered += d;
-        int snd;
-        int pipe = (int)tcb->m_bytesInFlight.Get(), ssthresh = (int)tcb->m_ssThresh.Get();
-        if (pipe > ssthresh) {
-            snd = (int)std::ceil(delivered * (double)ssthresh / recover_fs) - (int)out;
-        } else {
-            int limit = std::max((int)delivered - (int)out, (int)d);
-            if (tcb->m_isRetransDataAcked) limit += tcb->m_segmentSize;
-            snd = std::min(limit, ssthresh - pipe);
-        }
-        snd = std::max(snd, (int)(out > 0 ? 0 : tcb->m_segmentSize));
-        tcb->m_cWnd = pipe + snd;
-        tcb->m_cWndInfl = tcb->m_cWnd;
-    }
-    void ExitRecovery(ns3::Ptr<ns3::TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
-    void UpdateBytesSent(uint32_t b) override { out += b; }
-    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<RfcPrr>(this); }
-};
-void Install(uint32_t node) {
-    std::string p = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0";
-    ns3::Config::MatchContainer m = ns3::Config::LookupMatches(p);
-    m.Get(0)->GetObject<ns3::TcpSocketBase>()->SetRecoveryAlgorithm(ns3::CreateObject<RfcPrr>());
-}
-void InstallAt(double at, uint32_t node) { ns3::Simulator::Schedule(ns3::Seconds(at), &Install, node); }
-}
-"""
-
 TRACE_CPP = r"""
 #include <vector>
 namespace rtcc_ns3 {
@@ -147,8 +103,7 @@ def dynamics(loss_t: list[float], ss_t: list[float], ss_v: list[int], mss: int) 
 
 
 def fail(msg: str) -> NoReturn:
-    print(f"ns3_tcp.py: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)
+    ns3_common.fail("ns3_tcp.py", msg)
 
 
 def main() -> None:
@@ -164,40 +119,11 @@ def main() -> None:
     except Exception as e:  # ImportError, or cppyy failing to load the libraries
         fail(f"cannot import ns-3 (pip install ns3): {e}")
 
-    d = ns.Config.SetDefault
-    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpCubic.GetTypeId()))
-    d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
-    d("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    d("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 22))
-    d("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 22))
-    d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    # Linux's (and rtcc's) 200 ms RTO floor; ns-3's default is 1 s.
-    d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
-    d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    ns3_common.tcp_defaults(ns, 1 << 22)
+    net = ns3_common.Net(ns, 4 if a.access else 2)
 
-    nodes = ns.NodeContainer()
-    nodes.Create(4 if a.access else 2)
-    ns.InternetStackHelper().Install(nodes)
-    addr = ns.Ipv4AddressHelper()
-    tch = ns.TrafficControlHelper()
-
-    def link(i: int, j: int, rate: str, delay: str, net: str) -> Any:
-        h = ns.PointToPointHelper()
-        h.SetDeviceAttribute("DataRate", ns.StringValue(rate))
-        h.SetChannelAttribute("Delay", ns.StringValue(delay))
-        h.SetDeviceAttribute("Mtu", ns.UintegerValue(1500))
-        limit = ns.QueueSizeValue(ns.QueueSize(f"{QUEUE_PACKETS}p"))
-        h.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", limit)
-        pair = ns.NodeContainer()
-        pair.Add(nodes.Get(i))
-        pair.Add(nodes.Get(j))
-        devs = h.Install(pair)
-        addr.SetBase(ns.Ipv4Address(net), ns.Ipv4Mask("255.255.255.0"))
-        ifs = addr.Assign(devs)
-        # Assign installs pfifo_fast (1000 packets) above the device queue: remove it,
-        # so the device's drop-tail queue is the only buffer.
-        tch.Uninstall(devs)
-        return ifs
+    def link(i: int, j: int, rate: str, delay: str, subnet: str) -> object:
+        return net.link(i, j, rate, delay, subnet, QUEUE_PACKETS)
 
     if a.access:
         link(0, 1, "10Gbps", "0ms", "10.1.1.0")
@@ -206,20 +132,8 @@ def main() -> None:
         ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
     else:
         dst = link(0, 1, RATE, DELAY, "10.1.1.0").GetAddress(1)
-    src_node, dst_node = nodes.Get(0), nodes.Get(nodes.GetN() - 1)
-
-    port = 5000
-    sink_helper = ns.PacketSinkHelper(
-        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-    )
-    sink_apps = sink_helper.Install(dst_node)
-    sink_apps.Start(ns.Seconds(0.0))
-    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst, port).ConvertTo())
-    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-    bulk.SetAttribute("SendSize", ns.UintegerValue(16 * MSS))
-    apps = bulk.Install(src_node)
-    apps.Start(ns.Seconds(0.0))
-    apps.Stop(ns.Seconds(a.seconds))
+    src_node = net.nodes.Get(0)
+    sink = net.bulk(0, net.nodes.GetN() - 1, dst, 5000, 0.0, a.seconds)
     ns.Simulator.Stop(ns.Seconds(a.seconds))
 
     import cppyy
@@ -229,13 +143,12 @@ def main() -> None:
     # The sender's socket exists once BulkSend starts (t = 0): connect just after.
     tr.ConnectAt(0.001, src_node.GetId())
     if a.prr_rfc:
-        cppyy.cppdef(PRR_CPP)
+        cppyy.cppdef(ns3_common.PRR_CPP)
         cppyy.gbl.rtcc_ns3_prr.InstallAt(0.001, src_node.GetId())
 
     t0 = time.perf_counter()
     ns.Simulator.Run()
     run_s = time.perf_counter() - t0
-    sink = sink_apps.Get(0).GetObject[ns.PacketSink]()
     rx = int(sink.GetTotalRx())
     ns.Simulator.Destroy()
     print(f"run_s={run_s:.3f}", flush=True)
@@ -252,10 +165,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except SystemExit:
-        raise
-    except Exception as e:  # cppyy errors carry multi-line C++ text: keep the first line
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        fail(f"ns-3 run failed: {type(e).__name__}: {first}")
+    ns3_common.run_main("ns3_tcp.py", main)

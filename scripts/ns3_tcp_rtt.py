@@ -30,14 +30,15 @@ when ns-3 cannot be imported or the run fails. Usage:
 """
 
 import argparse
-import sys
 from typing import NoReturn
 
-MSS = 1448
+import ns3_common  # a sibling module: this script's folder is on sys.path
+from ns3_common import MSS
+
 RATE = "10Mbps"
 DELAY = "20ms"
 
-# Recovery entries per socket; --prr-rfc installs ns3_tcp.py's RFC 6937 PRR.
+# Recovery entries per socket; --prr-rfc installs ns3_common.PRR_CPP, RFC 6937 PRR.
 TRACE_CPP = r"""
 #include "ns3/config.h"
 namespace rtcc_ns3_rtt {
@@ -61,8 +62,7 @@ void SetupAt(double at, uint32_t node, int which, bool prr) {
 
 
 def fail(msg: str) -> NoReturn:
-    print(f"ns3_tcp_rtt.py: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)
+    ns3_common.fail("ns3_tcp_rtt.py", msg)
 
 
 def main() -> None:
@@ -88,38 +88,11 @@ def main() -> None:
         fail(f"cannot import ns-3 (pip install ns3): {e}")
 
     ns.RngSeedManager.SetRun(a.seed)
-    d = ns.Config.SetDefault
-    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpCubic.GetTypeId()))
-    d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
-    d("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    d("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 23))
-    d("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 23))
-    d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
-    d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    ns3_common.tcp_defaults(ns, 1 << 23)
 
     # 0, 1: senders (short, long); 2, 3: routers A, B; 4, 5: sinks.
-    nodes = ns.NodeContainer()
-    nodes.Create(6)
-    ns.InternetStackHelper().Install(nodes)
-    addr = ns.Ipv4AddressHelper()
-    tch = ns.TrafficControlHelper()
-
-    def link(i: int, j: int, rate: str, delay: str, net: str, queue: int) -> object:
-        h = ns.PointToPointHelper()
-        h.SetDeviceAttribute("DataRate", ns.StringValue(rate))
-        h.SetChannelAttribute("Delay", ns.StringValue(delay))
-        h.SetDeviceAttribute("Mtu", ns.UintegerValue(1500))
-        limit = ns.QueueSizeValue(ns.QueueSize(f"{queue}p"))
-        h.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", limit)
-        pair = ns.NodeContainer()
-        pair.Add(nodes.Get(i))
-        pair.Add(nodes.Get(j))
-        devs = h.Install(pair)
-        addr.SetBase(ns.Ipv4Address(net), ns.Ipv4Mask("255.255.255.0"))
-        ifs = addr.Assign(devs)
-        tch.Uninstall(devs)  # the device's drop-tail queue is the only buffer
-        return ifs
+    net = ns3_common.Net(ns, 6)
+    link = net.link
 
     big = 10000  # access links never queue for long
     link(0, 2, "10Gbps", "0ms", "10.1.1.0", big)
@@ -133,29 +106,15 @@ def main() -> None:
 
     import cppyy
 
-    from ns3_tcp import PRR_CPP  # this script's folder is on sys.path
-
-    cppyy.cppdef(PRR_CPP)
+    cppyy.cppdef(ns3_common.PRR_CPP)
     cppyy.cppdef(TRACE_CPP)
     tr = cppyy.gbl.rtcc_ns3_rtt
     sinks = []
     for k in range(2):
-        port = 5000 + k
-        sink_helper = ns.PacketSinkHelper(
-            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-        )
-        sink_apps = sink_helper.Install(nodes.Get(4 + k))
-        sink_apps.Start(ns.Seconds(0.0))
-        sinks.append(sink_apps.Get(0).GetObject[ns.PacketSink]())
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst[k], port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(16 * MSS))
-        apps = bulk.Install(nodes.Get(k))
         start = a.start_long if k == 1 else 0.0
-        apps.Start(ns.Seconds(start))
-        apps.Stop(ns.Seconds(a.seconds))
+        sinks.append(net.bulk(k, 4 + k, dst[k], 5000 + k, start, a.seconds))
         # Each sender's socket exists once its BulkSend starts.
-        tr.SetupAt(start + 0.001, nodes.Get(k).GetId(), k, bool(a.prr_rfc))
+        tr.SetupAt(start + 0.001, net.nodes.Get(k).GetId(), k, bool(a.prr_rfc))
 
     ns.Simulator.Stop(ns.Seconds(a.warmup))
     ns.Simulator.Run()
@@ -175,10 +134,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except SystemExit:
-        raise
-    except Exception as e:  # cppyy errors carry multi-line C++ text: keep the first line
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        fail(f"ns-3 run failed: {type(e).__name__}: {first}")
+    ns3_common.run_main("ns3_tcp_rtt.py", main)
