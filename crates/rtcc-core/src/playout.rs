@@ -22,8 +22,19 @@
 //!   target when a frame is on time (UpdateCurrentDelay(render_time,
 //!   actual_decode_time)), clamped to [min, max] playout delay.
 //!
-//! A frame complete at `now` is decoded at max(now, render − decode time −
-//! render delay) and shown at max(render, now + decode time + render delay).
+//! Frames go to the decoder one at a time, as VideoStreamBufferController
+//! schedules them: the next frame is timed (its render time taken from the
+//! extrapolator as it is then) only once the previous one was released, so
+//! frames that completed meanwhile have moved the line first; a frame is
+//! released at its decode slot, render − decode time − render delay, but no
+//! later than just before the stream's 3 s timeout from the previous release
+//! (FrameDecodeTiming::OnFrameBufferUpdated clamps the wait to
+//! TimeUntilTimeout − 1 ms), and shown at max(render, release + decode time +
+//! render delay). The receiver asks `busy_until` before timing the next
+//! frame. Timing every frame the moment it completed instead let a burst
+//! after an outage take render times from a line its own first frames had
+//! bent (two points across the outage: a slope near zero), seconds ahead,
+//! and every later frame waited behind them.
 //! Frames delayed by a retransmission update neither the extrapolator nor
 //! the jitter estimate (VideoStreamBufferController).
 //!
@@ -413,8 +424,7 @@ pub struct Timing {
     /// estimate (InterFrameDelayVariationCalculator).
     last: Option<(f64, Time)>,
     resets: u64,
-    /// When the previous frame was released to the decoder
-    /// (`max_video_delay` only).
+    /// When the previous frame was (or will be) released to the decoder.
     last_release: Option<Time>,
 }
 
@@ -482,9 +492,16 @@ impl Timing {
         self.resets
     }
 
+    /// When the decoder takes the next frame: the last timed frame's release.
+    /// The next frame is timed no earlier (VideoStreamBufferController asks
+    /// for it once the previous one went to the decoder).
+    pub fn busy_until(&self) -> Option<Time> {
+        self.last_release
+    }
+
     /// Frame `capture` of `size` bytes, complete at `complete`, is next to
-    /// decode at `now`: when it is shown, and the playout (current) delay
-    /// its render time was given.
+    /// decode at `now` (not before `busy_until`): when it is shown, and the
+    /// playout (current) delay its render time was given.
     pub fn decode(
         &mut self,
         now: Time,
@@ -495,25 +512,25 @@ impl Timing {
     ) -> (Time, Duration) {
         let (mut render, mut delay) = self.render_time(now, capture);
         let mut now = now;
+        // Released at its decode slot, but no later than the stream's timeout
+        // from the previous release less 1 ms
+        // (VideoStreamBufferController::MaybeScheduleFrameForRelease;
+        // FrameDecodeTiming clamps the wait to it).
+        let ready = self.last_release.map_or(now, |r| now.max(r));
+        let latest = self.last_release.map_or(ready, |r| (r + MAX_WAIT_FOR_FRAME - Duration::from_millis(1)).max(ready));
+        let slot = render - self.cfg.decode_time - self.cfg.render_delay;
+        let mut release = slot.max(ready).min(latest);
         if let Some(max) = self.cfg.max_video_delay {
-            // The check runs when the frame is released to the decoder: at
-            // its decode slot, but once the previous frame was released, no
-            // later than the stream's timeout less 1 ms
-            // (VideoStreamBufferController::MaybeScheduleFrameForRelease,
-            // FrameDecodeTiming clamps the wait to it).
-            let ready = self.last_release.map_or(now, |r| now.max(r));
-            let slot = render - self.cfg.decode_time - self.cfg.render_delay;
-            let latest = self.last_release.map_or(ready, |r| (r + MAX_WAIT_FOR_FRAME - Duration::from_millis(1)).max(ready));
-            let release = slot.max(ready).min(latest);
+            // OnFrameReady's checks, when the frame is released.
             if (render - release).max(release - render) > max || self.target() > max {
                 now = release;
                 self.reset(now);
                 (render, delay) = self.render_time(now, capture);
+                release = now;
             }
-            self.last_release = Some(release);
         }
-        let slot = render - self.cfg.decode_time - self.cfg.render_delay;
-        let decode_at = now.max(slot);
+        self.last_release = Some(release);
+        let decode_at = release;
         if !retransmitted {
             let t = ticks(capture);
             if let Some((prev_t, prev_c)) = self.last.filter(|&(p, _)| t > p) {
@@ -537,7 +554,7 @@ impl Timing {
                 self.current = if self.current + delayed <= target { self.current + delayed } else { target };
             }
         }
-        (render.max(now + self.cfg.decode_time + self.cfg.render_delay), delay)
+        (render.max(decode_at + self.cfg.decode_time + self.cfg.render_delay), delay)
     }
 }
 
@@ -649,6 +666,77 @@ mod tests {
         run(&mut t, 100..101, |_| 40);
         assert_eq!(t.resets(), 1);
         assert!(t.current_delay() < Duration::from_secs(1), "{:?}", t.current_delay());
+    }
+
+    /// Frames completing at `complete(i)` (sorted), timed as the receiver
+    /// times them: the next frame once it is complete and the decoder took
+    /// the previous one. Returns each frame's hold (shown − complete).
+    fn holds(t: &mut Timing, n: i64, complete: impl Fn(i64) -> Time) -> Vec<Duration> {
+        let mut out = vec![];
+        let (mut next, mut now) = (0i64, Time::ZERO);
+        let mut arrived = 0i64;
+        while next < n {
+            let busy = t.busy_until().unwrap_or(Time::ZERO);
+            // The next event: a completion, or the decoder freeing up.
+            let wake = if arrived > next { busy.max(now) } else { complete(arrived).max(now) };
+            now = wake;
+            while arrived < n && complete(arrived) <= now {
+                t.on_complete(Time::from_micros(arrived * 33_333), complete(arrived), false);
+                arrived += 1;
+            }
+            if arrived > next && busy <= now {
+                let capture = Time::from_micros(next * 33_333);
+                let (shown, _) = t.decode(now, capture, complete(next), 5000, false);
+                out.push(shown - complete(next));
+                next += 1;
+            }
+        }
+        out
+    }
+
+    /// A stream whose first frame came through, then nothing for 7.5 s (a
+    /// cellular trace's first seconds), then the queued frames in 40 ms and
+    /// the stream on time: the extrapolator's first two points span the
+    /// outage and bend its line (slope near zero), so a frame timed in the
+    /// burst renders seconds ahead. Timed one at a time, only the first of
+    /// the burst is; the rest are timed once the line has recovered from
+    /// the frames behind them.
+    #[test]
+    fn a_burst_after_an_outage_is_not_held_behind_a_bent_line() {
+        let outage_end = Time::from_millis(8_000);
+        let complete = |i: i64| {
+            let capture = Time::from_micros(i * 33_333);
+            if i == 0 {
+                capture + Duration::from_millis(40)
+            } else if capture < outage_end {
+                outage_end + Duration::from_micros(i * 160)
+            } else {
+                capture + Duration::from_millis(40)
+            }
+        };
+        let mut t = Timing::new(WebrtcPlayout::default());
+        let h = holds(&mut t, 900, complete);
+        let worst = h.iter().max().copied().unwrap_or_default();
+        eprintln!("worst hold {worst:?}, last {:?}", h.last());
+        // At most the stream's 3 s timeout past the burst, plus the render
+        // delay of the frame released then.
+        assert!(worst < Duration::from_millis(3_200), "{worst:?}");
+        assert!(*h.last().unwrap() < Duration::from_millis(100), "{:?}", h.last());
+        // Timing every frame as it completes (the decoder never busy) holds
+        // the burst behind render times many seconds ahead.
+        let mut t = Timing::new(WebrtcPlayout::default());
+        let at_completion: Vec<Duration> = (0..900)
+            .map(|i| {
+                let capture = Time::from_micros(i * 33_333);
+                t.on_complete(capture, complete(i), false);
+                t.last_release = None;
+                let (shown, _) = t.decode(complete(i), capture, complete(i), 5000, false);
+                shown - complete(i)
+            })
+            .collect();
+        let bent = at_completion.iter().max().copied().unwrap_or_default();
+        eprintln!("timed at completion: worst hold {bent:?}");
+        assert!(bent > Duration::from_secs(5), "{bent:?}");
     }
 
     #[test]

@@ -227,6 +227,8 @@ pub struct Receiver {
     gap_sum: i64,
     /// WebRTC's jitter estimate and render timing, with `Playout::Webrtc`.
     timing: Option<Timing>,
+    /// A decodable frame waits for the decoder until then (`Timing::busy_until`).
+    decode_wake: Option<Time>,
 }
 
 impl Receiver {
@@ -273,6 +275,7 @@ impl Receiver {
                 Playout::Webrtc(p) => Some(Timing::new(p)),
                 Playout::Immediate => None,
             },
+            decode_wake: None,
         }
     }
 
@@ -374,7 +377,8 @@ impl Receiver {
     }
 
     fn refresh_timeout(&mut self) {
-        self.timeout = [self.next_report, self.nack_due(), self.pli_due(), self.early_due].into_iter().flatten().min();
+        self.timeout =
+            [self.next_report, self.nack_due(), self.pli_due(), self.early_due, self.decode_wake].into_iter().flatten().min();
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -585,7 +589,13 @@ impl Receiver {
     }
 
     fn try_decode(&mut self, now: Time) {
+        self.decode_wake = None;
         loop {
+            // The decoder takes one frame at a time (see `playout`).
+            if let Some(t) = self.timing.as_ref().and_then(Timing::busy_until).filter(|&t| t > now) {
+                self.decode_wake = Some(t);
+                break;
+            }
             let next = self.last_decoded.map(|d| d + 1);
             // The frame after the last decoded one continues the chain.
             if let Some(n) = next.filter(|&n| self.decodable(n).is_some()) {
@@ -601,7 +611,9 @@ impl Receiver {
                 None => break,
             }
         }
-        let waiting = self.newest_complete.is_some_and(|n| self.last_decoded.is_none_or(|d| n > d));
+        // Waiting for the decoder is not waiting for a missing frame.
+        let waiting = self.decode_wake.is_none()
+            && self.newest_complete.is_some_and(|n| self.last_decoded.is_none_or(|d| n > d));
         if !waiting {
             self.stuck_since = None;
         } else if self.stuck_since.is_none() {
@@ -661,6 +673,9 @@ impl Receiver {
     /// A report due at `now`, if any: at every interval when there is
     /// something to report, and early when a NACK or PLI is due.
     pub fn poll_report(&mut self, now: Time) -> Option<ReceiverReport> {
+        if self.decode_wake.is_some_and(|t| t <= now) {
+            self.try_decode(now);
+        }
         let mut regular = self.next_report.is_some_and(|t| t <= now);
         if regular {
             self.next_report = self.next_report.map(|t| t + self.cfg.interval);
