@@ -1,10 +1,10 @@
 //! CUBIC (RFC 9438) in segments, following Linux `net/ipv4/tcp_cubic.c`
 //! (`bictcp_update`) where the RFC leaves a choice, with HyStart++ (RFC
-//! 9406) in slow start. By default the target and the increase count are
-//! whole segments, as Linux's (and ns-3's `TcpCubic::Update`): near W_max
-//! the truncated target is W_max itself, so the window reaches the plateau
-//! up to 1.36 s (C·t³ < 1) before K; `whole_segments = false` keeps RFC
-//! 9438's continuous curve.
+//! 9406) in slow start. `whole_segments = true` makes the target and the
+//! increase count whole segments, as Linux's (and ns-3's `TcpCubic::Update`):
+//! near W_max the truncated target is W_max itself, so the window reaches the
+//! plateau up to 1.36 s (C·t³ < 1) before K; the default keeps RFC 9438's
+//! continuous curve, which the cross-traffic results were measured with.
 //!
 //! Linux runs classic HyStart (ACK-train length and a delay increase of
 //! delay_min/8 clamped to 4–16 ms) and leaves slow start outright. This
@@ -52,7 +52,7 @@ pub struct CubicConfig {
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true, whole_segments: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true, whole_segments: false }
     }
 }
 
