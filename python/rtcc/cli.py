@@ -1,5 +1,5 @@
 """The ``rtcc`` command line: run, calibrate-encoder, validate, controllers, encoders, traces,
-bench, fairness, sweep, reproduce, report, query.
+bench, fairness, sweep, reproduce, rfc8867, report, query.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status

@@ -325,4 +325,7 @@ def load_entry_points() -> list[str]:
     return names
 
 
-rtcc.native().pyctl_helpers(_resolve, Feedback, Frame, Packet, SenderState)
+# A stand-in native module (the tests' fake) has no Python-controller hook.
+_helpers = getattr(rtcc.native(), "pyctl_helpers", None)
+if _helpers is not None:
+    _helpers(_resolve, Feedback, Frame, Packet, SenderState)

@@ -89,7 +89,7 @@ def test_a_bare_rtcc_and_the_docstring_name_every_command(capsys):
     listed = err.split("missing command (")[1].split(")")[0].split(", ")
     commands = [
         "run", "calibrate-encoder", "validate", "controllers", "encoders", "traces", "bench",
-        "fairness", "sweep", "reproduce", "report", "query",
+        "fairness", "sweep", "reproduce", "rfc8867", "report", "query",
     ]  # fmt: skip
     assert code == 2 and listed == commands
     first = " ".join((cli.__doc__ or "").split(".")[0].split())

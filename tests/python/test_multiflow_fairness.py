@@ -35,7 +35,8 @@ def pair_jain(controller: str, seed: int, **top: str) -> float:
     return _jain([f["goodput_kbps"] for f in flows])
 
 
-# Measured (seeds 1-5): burstrtc mean 0.73, fbra 0.83. Under exact timing with the second
+# Measured (seeds 1-5) on an earlier build: burstrtc mean 0.73, fbra 0.83; burstrtc now
+# passes, fbra does not. Under exact timing with the second
 # flow started k ms later, burstrtc's Jain is 0.51-0.67 for k in 0-10 ms and 30 ms, 1.0 for
 # 16-23 ms (fbra 0.55 -> 0.96 -> 0.85): the share follows the two cameras' capture-phase
 # offset, which realistic timing draws per seed and a ±100 ppm drift barely moves in 60 s.
@@ -43,8 +44,9 @@ def pair_jain(controller: str, seed: int, **top: str) -> float:
 PHASE_LOCKOUT = "a flow whose frames land within about 10 ms of the other's loses the link"
 
 
-@pytest.mark.xfail(strict=True, reason=PHASE_LOCKOUT)
-@pytest.mark.parametrize("controller", ["burstrtc", "fbra"])
+@pytest.mark.parametrize(
+    "controller", ["burstrtc", pytest.param("fbra", marks=pytest.mark.xfail(strict=True, reason=PHASE_LOCKOUT))]
+)
 def test_two_flows_share_the_link_over_seeds(controller: str) -> None:
     j = [pair_jain(controller, s) for s in SEEDS]
     spread = (f"{controller}: mean {statistics.mean(j):.3f}, min {min(j):.3f}, "
