@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-# Mahimahi files are not offered: RtccEnv sets drop_above on every trace, which a
-# Mahimahi trace (delivery opportunities, no rates) refuses.
+# The two sets the README's numbers were measured on (any bundled set works).
 SETS = ("opennetlab", "pensieve-norway")
 # What the policy sees and does: the environment's defaults (rtcc.gym).
 ENV = {

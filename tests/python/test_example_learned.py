@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +18,17 @@ pytest.importorskip("gymnasium", reason="pip install 'rtcc[gym]'")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "learned_rate"
 NAME = "py:policy_controller:PolicyController"
-ENV = {
-    "features": ["receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action"],
-    "action": "absolute",
-    "min_rate": 50e3,
-    "max_rate": 8e6,
-    "start_rate": 300e3,
-}
+
+def _train_env() -> dict:
+    """train.py's environment settings (the ones a saved policy carries)."""
+    spec = importlib.util.spec_from_file_location("learned_rate_train", EXAMPLE / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    keys = ("features", "action", "min_rate", "max_rate", "start_rate")
+    return {k: module.ENV[k] for k in keys}
+
+
+ENV = _train_env()
 
 
 @pytest.fixture(autouse=True)
