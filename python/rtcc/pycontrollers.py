@@ -281,6 +281,7 @@ def register_controller(
     def factory(values: dict[str, Any], context: tuple[Any, ...]) -> Any:
         return cls(values, Context(*context))
 
+    _install_helpers()
     rtcc.native().pyctl_register(name, summary, specs, factory)
 
 
@@ -325,7 +326,14 @@ def load_entry_points() -> list[str]:
     return names
 
 
-# A stand-in native module (the tests' fake) has no Python-controller hook.
-_helpers = getattr(rtcc.native(), "pyctl_helpers", None)
-if _helpers is not None:
-    _helpers(_resolve, Feedback, Frame, Packet, SenderState)
+def _install_helpers() -> None:
+    """Hand the native module this module's resolver and record types. Called on
+    import and again from the native side when a name needs resolving, so a module
+    first imported while a stand-in native module was active (the tests' fake, which
+    has no hook) still reaches the real one."""
+    helpers = getattr(rtcc.native(), "pyctl_helpers", None)
+    if helpers is not None:
+        helpers(_resolve, Feedback, Frame, Packet, SenderState)
+
+
+_install_helpers()

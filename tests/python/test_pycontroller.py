@@ -190,6 +190,26 @@ def test_a_module_reference_and_an_entry_point_resolve_in_a_fresh_process(module
         rtcc.simulate(scenario('"py:no_such_module:Ctl"', "1s"))
 
 
+def test_a_module_first_imported_against_a_stand_in_native_module_still_resolves(module_dir: Path):
+    """rtcc.pycontrollers imported while another module stood in for rtcc._rtcc (as
+    the tests' fake does) must still hand its resolver to the real one later."""
+    code = (
+        "import sys, types, rtcc\n"
+        "real = sys.modules.get('rtcc._rtcc') or rtcc.native()\n"
+        "sys.modules['rtcc._rtcc'] = types.ModuleType('rtcc._rtcc'); rtcc._rtcc = sys.modules['rtcc._rtcc']\n"
+        "import rtcc.pycontrollers\n"
+        "sys.modules['rtcc._rtcc'] = real; rtcc._rtcc = real\n"
+        f"r = rtcc.simulate({scenario(json.dumps('py:pyctl_aimd:Aimd'), '2s')!r})\n"
+        "print(r.summary['flows'][0]['video_kbps'] > 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+
+
 SPEC = """\
 name = "pyctl"
 controllers = ["py:pyctl_aimd:Aimd", "fixed"]

@@ -236,8 +236,11 @@ fn unnamed(_: &Params, _: &ControllerContext) -> Result<Box<dyn Controller>, Con
 fn resolve_name(name: &str) -> Result<bool, ConfigError> {
     Python::attach(|py| {
         if helper(py, 0).is_none() {
-            // Importing the package's module sets the helpers.
-            py.import("rtcc.pycontrollers").map_err(|e| ConfigError::invalid("", one_line(py, &e)))?;
+            // The package's module sets the helpers; asked again in case it was
+            // first imported against a stand-in native module.
+            py.import("rtcc.pycontrollers")
+                .and_then(|m| m.call_method0("_install_helpers"))
+                .map_err(|e| ConfigError::invalid("", one_line(py, &e)))?;
         }
         let Some(resolve) = helper(py, 0) else { return Ok(false) };
         match resolve.bind(py).call1((name,)) {
