@@ -269,7 +269,7 @@ def test_a_python_controller_joins_a_reproduction_as_a_scheme(
                             "--out", tmp_path / "refused", "-q")  # fmt: skip
     one_line_error(code, err, "--scheme py:nope:X", "cannot import nope")
     code, _, err = run_main(capsys, "reproduce", "pibes", "--scheme", "gcc", "-q")
-    one_line_error(code, err, "--scheme: only 'rtcc reproduce dumbo' takes it")
+    one_line_error(code, err, "--scheme: only 'rtcc reproduce dumbo' and 'rtcc reproduce cross'")
     out = tmp_path / "dumbo"
     code, _, err = run_main(capsys, "reproduce", "dumbo", "--short", "--scheme",
                             "py:pyctl_aimd:Aimd", "--out", out, "-q")  # fmt: skip
@@ -278,3 +278,27 @@ def test_a_python_controller_joins_a_reproduction_as_a_scheme(
     rows = table[table["scheme"] == "py:pyctl_aimd:Aimd"]
     assert set(rows["experiment"]) == {"pulse", "cellular"}, table[["experiment", "scheme"]]
     assert (rows["runs"] > 0).all() and (rows["failed"] == 0).all()
+
+
+def test_a_python_controller_joins_crosss_compared_experiments_as_a_scheme(
+    module_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    import pandas as pd
+
+    code, _, err = run_main(capsys, "reproduce", "cross", "--short", "--scheme", "py:nope:X",
+                            "--out", tmp_path / "refused", "-q")  # fmt: skip
+    one_line_error(code, err, "--scheme py:nope:X", "cannot import nope")
+    out = tmp_path / "cross"
+    code, _, err = run_main(capsys, "reproduce", "cross", "--short", "--scheme",
+                            "py:pyctl_aimd:Aimd", "--out", out, "-q")  # fmt: skip
+    assert code == 0, err
+    table = pd.read_csv(out / "table.csv")
+    rows = table[table["scheme"] == "py:pyctl_aimd:Aimd"]
+    kinds = {e.rsplit(" ", 1)[0] if e[-1].isdigit() or e.endswith("%") else e
+             for e in rows["experiment"]}  # fmt: skip
+    # Every experiment that compares schemes, and not VI-C (cross against itself).
+    assert kinds == {"VI-A case", "VI-B loss", "VI-D", "Table II case", "VI-E case"}, kinds
+    assert rows["error"].isna().all() if "error" in rows else True
+    assert (rows["utilization_received"] > 0).all()
+    # The paper has no values for it; the page still shows it.
+    assert "py:pyctl_aimd:Aimd" in (out / "report.html").read_text(encoding="utf-8")

@@ -17,12 +17,13 @@ from rtcc.reproduce.cross.experiments import (
     Variant,
     jain,
     metrics,
+    probe,
     run,
     spike_seconds,
     summary_text,
 )
 
 __all__ = [
-    "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "run",
-    "spike_seconds", "summary_text",
+    "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "jain", "metrics", "probe",
+    "run", "spike_seconds", "summary_text",
 ]  # fmt: skip

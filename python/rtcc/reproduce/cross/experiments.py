@@ -23,6 +23,10 @@ Mbps services); the online stand-in's is 6 Mbps, the service's maximum.
 Where the paper does not give a setting (durations of VI-B/VI-C, queues of VI-C/VI-D/VI-E,
 the flows of Table II), the choice is stated beside the constant below.
 
+``schemes`` adds controllers (a Python one as ``py:module:Class``) to every experiment that
+compares schemes (VI-A, VI-B, VI-D, Table II, VI-E; VI-C is cross against itself), labelled
+by their name; the paper has no values for them.
+
 The multi-flow experiments (VI-A, VI-D, Table II) run over seeds 1 to ``MULTI_SEEDS``: the
 flows' capture phases and clocks come from the seed, and how flows of one scheme share a
 link depends on them. The table has a row per run (``seed``); ``fairness.csv`` and the page
@@ -43,13 +47,13 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
+from rtcc.reproduce.runs import Outcome, Scheme, jain, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweepspec import Analysis, Run
 
 __all__ = [
     "FULL", "SCHEMES", "SHORT", "Outcome", "Scheme", "Variant", "aligned_jain", "jain",
-    "metrics", "run", "spike_seconds", "summary_text",
+    "metrics", "probe", "run", "spike_seconds", "summary_text",
 ]  # fmt: skip
 
 SEED = 1
@@ -135,6 +139,23 @@ def _scenario(
         "name": name, "duration": f"{duration_s}s", "seed": seed, "link": dict(link),
         "record": {"bin": "25ms"}, "flow": flows,
     }  # fmt: skip
+
+
+def probe(scheme: Scheme) -> str | None:
+    """Why the scheme cannot run here, or None: its flow is built into a simulation, so a
+    ``py:module:Class`` is imported and checked as a registered name is."""
+    import rtcc
+    from rtcc.scenario import dumps_toml
+
+    link = {"capacity": "3Mbps", "delay": "20ms", "queue": _queue(3, 200)}
+    text = dumps_toml(_scenario("probe", 1, link, [_video(scheme, "flow1")]))
+    source = f"<{scheme.label}>"
+    try:
+        rtcc.Simulation(text, source, SEED, False)
+    except ValueError as exc:
+        reason = " ".join(str(exc).split()).removeprefix(f"{source}: ")
+        return f"controller {scheme.controller!r} cannot run here ({reason})"
+    return None
 
 
 def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any]) -> Run:
@@ -368,9 +389,12 @@ def run(
     executor: str = "local",
     address: str | None = None,
     dataset: str | Path | None = None,
+    schemes: Sequence[str] = (),
 ) -> Outcome:
     """Run every experiment; write OUT/table.csv, the figures as PNG and OUT/report.html.
-    Finished runs are cached under OUT/runs (``fresh`` recomputes them).
+    Finished runs are cached under OUT/runs (``fresh`` recomputes them). ``schemes`` names
+    more controllers to compare (see the module's docstring); one that cannot be built is
+    skipped and named, as a built-in scheme is.
     ``executor``/``address`` run them on a Ray cluster and ``dataset`` names the results
     dataset they are appended to (default OUT/dataset), as in :func:`rtcc.sweeprun.execute`.
     """
@@ -380,10 +404,14 @@ def run(
     v = SHORT if short else FULL
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    skipped = {label: why for label, s in SCHEMES.items() if (why := probe(s)) is not None}
+    # A name already compared (gcc, say) is not run twice.
+    extra = {n: Scheme(n, n) for n in dict.fromkeys(schemes) if n not in SCHEMES}
+    known = {**SCHEMES, **extra}
+    skipped = {label: why for label, s in known.items() if (why := probe(s)) is not None}
 
-    def pick(labels: Iterable[str]) -> list[Scheme]:
-        return [SCHEMES[label] for label in labels if label not in skipped]
+    def pick(labels: Iterable[str], compared: bool = True) -> list[Scheme]:
+        every = (*labels, *extra) if compared else tuple(labels)
+        return [known[label] for label in every if label not in skipped]
 
     groups = {
         # flows' 1 s series: rates for the figures, §VI-D's window fairness
@@ -394,7 +422,7 @@ def run(
             Analysis(flows="all", series=True, series_s=1.0),
         ),
         # 100 ms series: the length of §VI-C's delay spike
-        "adapt": (adapt_runs(v, pick(ADAPT_SCHEMES)), Analysis(series=True, series_s=0.1)),
+        "adapt": (adapt_runs(v, pick(ADAPT_SCHEMES, compared=False)), Analysis(series=True, series_s=0.1)),
         "summary": (
             loss_runs(v, pick(v.loss_schemes)) + online_runs(v, pick(("cross", "bbr"))),
             Analysis(),

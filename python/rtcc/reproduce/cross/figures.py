@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from rtcc.plots import flow_color
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.cross.experiments import SEED
+from rtcc.reproduce.cross.experiments import SCHEMES, SEED
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.reproduce.figures import (
     PAPER_COLOR, REFERENCE, grouped_bars, line_style, render, scheme_color, scheme_colors,
@@ -222,7 +222,8 @@ def render_all(outcome: Outcome) -> dict[str, tuple[bytes, str]]:
         (f"{scheme} · case {case}", flows)
         for case in shown
         for scheme, flows in series(f"VI-A case {case}")
-        if scheme in ("gcc", "copa", "cross", "vivace")
+        # and any scheme named on top of the paper's (``--scheme``)
+        if scheme in ("gcc", "copa", "cross", "vivace") or scheme not in SCHEMES
     ]
     nada_case = 8 if 8 in v.cases else v.cases[-1]
     nada_runs = [
