@@ -11,6 +11,7 @@ __all__ = [
     "app_register",
     "app_unregister",
     "bench",
+    "bench_aimd_register",
     "codecs",
     "content_frames",
     "controllers",
@@ -197,3 +198,5 @@ def pyctl_register(
     factory: Any,
 ) -> None: ...
 def pyctl_helpers(resolve: Any, feedback: Any, frame: Any, packet: Any, state: Any) -> None: ...
+def bench_aimd_register() -> None:
+    """Registers ``bench-aimd``, the Rust side of ``rtcc bench --workload pyctl``."""

@@ -362,6 +362,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_flows(args)
     if args.workload == "tcp":
         return _bench_tcp(args)
+    if args.workload == "pyctl":
+        return _bench_pyctl(args)
     from rtcc.console import Steps
 
     workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
@@ -397,6 +399,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(table_text(header, rows))
     print(f"best of {args.repeat} run{'s' if args.repeat != 1 else ''} per workload")
     return 1 if (below and args.strict) else 0
+
+
+def _bench_pyctl(args: argparse.Namespace) -> int:
+    from rtcc import benchpy
+    from rtcc.console import Steps
+
+    with Steps(True, "bench", 2 * len(benchpy.PAIRS) * args.repeat, unit=" runs") as report:
+        rows = benchpy.run(args.repeat, report.advance)
+    header = ["controller", "packets", "Rust ms/sim s", "Python ms/sim s", "Rust us/pkt",
+              "Python us/pkt", "slowdown", "same rates"]  # fmt: skip
+    body = [
+        [r["controller"], str(r["packets"]),
+         *(format_number(r[k], 1, 2) for k in ("rust_ms_per_sim_s", "python_ms_per_sim_s",
+                                              "rust_us_per_packet", "python_us_per_packet")),
+         f"{r['slowdown']:.1f}x", "yes" if r["same_rates"] else "NO"]
+        for r in rows
+    ]  # fmt: skip
+    print(table_text(header, body))
+    print(f"{benchpy.SCENARIO_TEXT}; best of {args.repeat} run{'s' if args.repeat != 1 else ''}")
+    return 0 if all(r["same_rates"] for r in rows) else 1
 
 
 def _ns3_script(args: argparse.Namespace, default: Callable[[], Path], what: str) -> Path | None:
@@ -610,8 +632,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     _where(args)  # the flags are checked before any folder is looked at
-    if args.scheme and args.experiment != "dumbo":
-        raise CliError("--scheme: only 'rtcc reproduce dumbo' takes it")
+    if args.scheme and args.experiment not in ("dumbo", "cross"):
+        raise CliError("--scheme: only 'rtcc reproduce dumbo' and 'rtcc reproduce cross' take it")
     if args.experiment == "all":
         return _reproduce_all(args)
     if args.no_vp8 and args.experiment != "burstrtc":
@@ -626,9 +648,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return _reproduce_fbra(args)
     from rtcc.reproduce import dumbo
 
-    for name in args.scheme:  # a typo is refused, not skipped after the run
-        if (why := dumbo.probe(dumbo.Scheme(name, name))) is not None:
-            raise CliError(f"--scheme {name}: {why}")
+    _probe_schemes(args, dumbo)
     started = time.perf_counter()
     out = _out_dir(args.out, Path("results") / f"reproduce-{args.experiment}")
     with _reproduction_lock(out, "dumbo"):
@@ -648,6 +668,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(_dataset_line(args, out, outcome))
         print(f"wall time: {wall:.1f} s")
     return 0
+
+
+def _probe_schemes(args: argparse.Namespace, paper: Any) -> None:
+    for name in args.scheme:  # a typo is refused, not skipped after the run
+        if (why := paper.probe(paper.Scheme(name, name))) is not None:
+            raise CliError(f"--scheme {name}: {why}")
 
 
 def _reproduction_lock(out: Path, name: str) -> Any:
@@ -835,10 +861,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure simulator speed against the targets")
     bench.add_argument(
         "--workload",
-        choices=[*BENCH_TARGETS, "all", "flows"],
+        choices=[*BENCH_TARGETS, "all", "flows", "pyctl"],
         default="all",
         help="a single-flow workload (tcp: one Cubic TCP flow on 10 Mbps / 20 ms), all of "
-        "them, or 'flows': 1-1000 flows sharing a link",
+        "them, 'flows': 1-1000 flows sharing a link, or 'pyctl': controllers in Python "
+        "against the same in Rust",
     )
     bench.add_argument(
         "--ns3",
@@ -933,7 +960,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     repro.add_argument(
         "--scheme", action="append", default=[], metavar="CONTROLLER",
-        help="dumbo: also run this controller (repeatable; py:module:Class for one in Python)",
+        help="dumbo, cross: also run this controller (repeatable; py:module:Class for one in "
+        "Python)",
     )  # fmt: skip
     repro.add_argument(
         "--no-vp8", action="store_true",
@@ -1035,14 +1063,15 @@ def _reproduce_cross(args: argparse.Namespace) -> int:
     # The Cross experiments run on modelled links with the paper's encoder, not traces.
     if args.traces is not None:
         raise CliError("--traces: 'rtcc reproduce cross' runs no traces")
-    _refuse_dumbo_flags(args)
-    return _reproduce_paper(args, "cross", cross)
+    _refuse_dumbo_flags(args, scheme=False)
+    _probe_schemes(args, cross)
+    return _reproduce_paper(args, "cross", cross, schemes=args.scheme)
 
 
-def _refuse_dumbo_flags(args: argparse.Namespace) -> None:
+def _refuse_dumbo_flags(args: argparse.Namespace, scheme: bool = True) -> None:
     for flag, value, default in (
         ("--encoder", args.encoder, "lagging"), ("--direction", args.direction, "down"),
-        ("--scheme", args.scheme, []),
+        ("--scheme", args.scheme if scheme else [], []),
     ):  # fmt: skip
         if value != default:
             raise CliError(f"{flag}: only 'rtcc reproduce dumbo' takes it")

@@ -302,3 +302,46 @@ def test_a_python_controller_joins_crosss_compared_experiments_as_a_scheme(
     assert (rows["utilization_received"] > 0).all()
     # The paper has no values for it; the page still shows it.
     assert "py:pyctl_aimd:Aimd" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_pyctl_bench_runs_each_controller_in_rust_and_python_to_the_same_rates():
+    """`rtcc bench --workload pyctl` in its own process (it registers bench-aimd and the
+    ports): every pair's target series are equal, and the AIMD's moves (not a constant)."""
+    code = (
+        "import json; from rtcc import benchpy; "
+        "print(json.dumps(benchpy.run(1), default=float))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(), timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = {r["controller"]: r for r in json.loads(done.stdout)}
+    assert set(rows) == {"fixed", "fixed+reports", "aimd"}
+    for r in rows.values():
+        assert r["same_rates"], r
+        assert r["packets"] > 0 and r["rust_ms_per_sim_s"] > 0 and r["slowdown"] > 0
+    assert rows["fixed"]["target_kbps_mean"] == pytest.approx(1000)
+    # The AIMD meets loss on the 2 Mbps link: it is neither at its start nor at a bound.
+    assert 500 < rows["aimd"]["target_kbps_mean"] < 2500
+    cli = subprocess.run([sys.executable, "-m", "rtcc", "bench", "--workload", "pyctl",
+                          "--repeat", "1"], capture_output=True, text=True,
+                         env=subprocess_env(), timeout=300)  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    lines = [ln for ln in cli.stdout.splitlines() if ln.startswith(("fixed", "aimd"))]
+    assert len(lines) == 3 and all(ln.rstrip().endswith("yes") for ln in lines), cli.stdout
+
+
+def test_the_pyctl_bench_tells_a_different_rule_apart():
+    """The same-rates check is not vacuous: a port that steps differently does not match."""
+    code = (
+        "import json; from rtcc import benchpy\n"
+        "class Off(benchpy.PyAimd):\n"
+        "    def on_feedback(self, now_s, fb):\n"
+        "        super().on_feedback(now_s, fb); self.rate += 1.0\n"
+        "benchpy.PAIRS = ((\"aimd\", \"bench-aimd\", \"bench-py-aimd-off\", Off),)\n"
+        "print(json.dumps(benchpy.run(1), default=float))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(), timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert not row["same_rates"]

@@ -29,6 +29,7 @@ use rtcc_video::codec::Codec;
 use rtcc_video::real::ContentSpec;
 
 mod app;
+mod benchaimd;
 mod pyctl;
 
 create_exception!(_rtcc, ScenarioError, PyValueError);
@@ -664,6 +665,7 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ControllerError", m.py().get_type::<pyctl::ControllerError>())?;
     m.add_function(wrap_pyfunction!(pyctl::pyctl_register, m)?)?;
     m.add_function(wrap_pyfunction!(pyctl::pyctl_helpers, m)?)?;
+    m.add_function(wrap_pyfunction!(benchaimd::bench_aimd_register, m)?)?;
     pyctl::install();
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
