@@ -3,8 +3,11 @@
     python examples/learned_rate/train.py --minutes 10 --vec 2 --seed 1
 
 Writes to ``--out`` (default ``out/`` beside this file): ``policy.zip`` (the SB3 model),
-``policy.npz`` (its MLP as numpy arrays, for ``policy_controller.py`` without torch) and
-``policy.json`` (environment settings, the exact split, seed, steps and wall time).
+``policy.npz`` (its MLP as numpy arrays, for ``policy_controller.py`` without torch),
+``policy.json`` (environment settings, the exact split, seed, steps and wall time) and the
+training curve, ``curve.csv`` (every training episode's reward, and every ``--eval-every``
+steps the deterministic policy's mean reward over ``--eval-episodes`` held-out episodes,
+the same ones each time) drawn as ``learning_curve.png`` (``curve.py``).
 """
 
 from __future__ import annotations
@@ -74,6 +77,21 @@ def split_env(train: list[list[str]], **kwargs: Any) -> Any:
     return SplitEnv()
 
 
+def evaluate_policy(model: Any, env: Any, episodes: int) -> float:
+    """Mean summed reward of the deterministic policy over ``episodes`` episodes of ``env``,
+    episode i reset with seed i: the same traces, delays, queues and seeds every time."""
+    total = 0.0
+    for i in range(episodes):
+        obs, _ = env.reset(seed=i)
+        done = False
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total += reward
+            done = terminated or truncated
+    return total / episodes
+
+
 def export_npz(model: Any, path: Path) -> None:
     """The policy's deterministic path (pi MLP, tanh, then action_net) as W0,b0,...."""
     import torch
@@ -100,15 +118,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--subproc", action="store_true", help="one process per environment")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", type=float, default=ENV["duration"], help="episode length, s")
+    ap.add_argument(
+        "--eval-every", type=int, default=50_000, help="steps between evaluations (default 50000)"
+    )
+    ap.add_argument(
+        "--eval-episodes", type=int, default=4, help="held-out episodes per evaluation (default 4)"
+    )
     ap.add_argument("--out", type=Path, default=HERE / "out")
     args = ap.parse_args(argv)
-    if args.minutes <= 0 or args.timesteps < 1 or args.vec < 1 or args.duration <= 0:
-        ap.error("--minutes, --timesteps, --vec and --duration must be positive")
+    if (
+        args.minutes <= 0
+        or args.timesteps < 1
+        or args.vec < 1
+        or args.duration <= 0
+        or args.eval_every < 1
+        or args.eval_episodes < 1
+    ):
+        ap.error(
+            "--minutes, --timesteps, --vec, --duration, --eval-every and --eval-episodes "
+            "must be positive"
+        )
 
     import torch
+    from curve import CurveLog, plot_curve
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     torch.set_num_threads(1)
     env_settings = {**ENV, "duration": args.duration}
@@ -127,14 +162,45 @@ def main(argv: list[str] | None = None) -> int:
         )
     }
     fns = [lambda: split_env(split["train"], **kwargs) for _ in range(args.vec)]
-    venv = SubprocVecEnv(fns) if args.subproc else DummyVecEnv(fns)
+    # VecMonitor puts each finished episode's summed reward in its info["episode"]["r"].
+    venv = VecMonitor(SubprocVecEnv(fns) if args.subproc else DummyVecEnv(fns))
     venv.seed(args.seed)
+    eval_env = split_env(split["test"], **kwargs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = CurveLog(args.out / "curve.csv")
 
     deadline = time.monotonic() + 60 * args.minutes
 
-    class WallClock(BaseCallback):
+    class Curve(BaseCallback):
+        """Stops at the wall-time budget; logs episodes and evaluations to curve.csv."""
+
+        def _on_training_start(self) -> None:
+            self.started = time.monotonic()
+            self.next_eval = 0
+            self._evaluate()
+
+        def _evaluate(self) -> None:
+            reward = evaluate_policy(self.model, eval_env, args.eval_episodes)
+            log.add(self.num_timesteps, "eval", reward, time.monotonic() - self.started)
+            self.next_eval = self.num_timesteps + args.eval_every
+
         def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                if "episode" in info:
+                    log.add(
+                        self.num_timesteps,
+                        "episode",
+                        info["episode"]["r"],
+                        time.monotonic() - self.started,
+                    )
             return time.monotonic() < deadline
+
+        def _on_rollout_start(self) -> None:
+            # After an update, so the point is the policy as it now stands.
+            if self.num_timesteps >= self.next_eval:
+                self._evaluate()
+
+    curve = Curve()
 
     # A short run (a test) still completes one rollout and update.
     n_steps = max(32, min(1024, args.timesteps) // args.vec)
@@ -150,11 +216,13 @@ def main(argv: list[str] | None = None) -> int:
         verbose=0,
     )
     started = time.monotonic()
-    model.learn(total_timesteps=args.timesteps, callback=WallClock(), progress_bar=False)
+    model.learn(total_timesteps=args.timesteps, callback=curve, progress_bar=False)
+    curve._evaluate()  # the policy saved
     wall = time.monotonic() - started
     venv.close()
+    log.close()
+    plot_curve(log.path, args.out / "learning_curve.png")
 
-    args.out.mkdir(parents=True, exist_ok=True)
     model.save(args.out / "policy.zip")
     export_npz(model, args.out / "policy.npz")
     meta = {
@@ -168,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "policy.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(
         f"trained {model.num_timesteps} steps in {wall:.0f} s; "
-        f"wrote {args.out}/policy.zip, policy.npz, policy.json"
+        f"wrote {args.out}/policy.zip, policy.npz, policy.json, curve.csv, learning_curve.png"
     )
     return 0
 

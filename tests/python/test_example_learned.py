@@ -152,6 +152,13 @@ def test_train_then_evaluate_with_stable_baselines3(tmp_path):
     test_set = {tuple(t) for t in meta["split"]["test"]}
     assert train_set and test_set and not train_set & test_set
     assert 256 <= meta["timesteps"] <= 1024
+    # The curve: evaluations before training and of the policy saved, episodes between.
+    from curve import read_curve
+
+    curve = read_curve(tmp_path / "curve.csv")
+    assert [s for s, _ in curve["eval"]][0] == 0
+    assert curve["eval"][-1][0] == meta["timesteps"] and curve["episode"]
+    assert (tmp_path / "learning_curve.png").stat().st_size > 0
     # The numpy export acts as the SB3 model does.
     from policy_controller import load_policy
 
@@ -169,3 +176,34 @@ def test_train_then_evaluate_with_stable_baselines3(tmp_path):
     )  # fmt: skip
     assert ev.returncode == 0, ev.stderr
     assert "mean over traces" in ev.stdout
+
+
+def test_the_curve_log_is_written_read_back_and_drawn(tmp_path):
+    from curve import CurveLog, plot_curve, read_curve, rolling_mean
+
+    log = CurveLog(tmp_path / "sub" / "curve.csv")
+    log.add(0, "eval", -3.5, 0.1)
+    for k in range(1, 6):
+        log.add(100 * k, "episode", float(k), 0.2 * k)
+    log.add(500, "eval", 12.25, 1.3)
+    with pytest.raises(ValueError, match="kind 'train'"):
+        log.add(600, "train", 1.0, 1.4)
+    log.close()
+    rows = read_curve(tmp_path / "sub" / "curve.csv")
+    assert rows["eval"] == [(0, -3.5), (500, 12.25)]
+    assert rows["episode"] == [(100 * k, float(k)) for k in range(1, 6)]
+    assert rolling_mean([1.0, 2.0, 3.0, 4.0], 2) == [1.0, 1.5, 2.5, 3.5]
+    png = plot_curve(tmp_path / "sub" / "curve.csv", tmp_path / "curve.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    # A malformed log is refused naming the file, line and field; the CLI says it in one line.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("steps,kind,reward,wall_s\n10,episode,abc,0.1\n")
+    with pytest.raises(ValueError, match=r"bad\.csv:2: .*reward 'abc'"):
+        read_curve(bad)
+    out = subprocess.run([sys.executable, str(EXAMPLE / "curve.py"), str(bad)],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "bad.csv:2" in out.stderr
+    (tmp_path / "nocols.csv").write_text("steps,reward\n1,2\n")
+    with pytest.raises(ValueError, match="missing column.*kind"):
+        read_curve(tmp_path / "nocols.csv")
