@@ -23,7 +23,7 @@ from rtcc.tables import format_number, table_text
 
 __all__ = [
     "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "is_reconstruction", "jain",
-    "missing_controller", "probe", "progress_label", "reconstructions", "reproduce", "rows",
+    "flow_error", "missing_controller", "probe", "progress_label", "reconstructions", "reproduce", "rows",
     "series", "series_of", "summary_table", "window", "write_outputs",
 ]  # fmt: skip
 
@@ -76,9 +76,27 @@ class Scheme:
         return c if isinstance(c, str) else str(c["name"])
 
 
+def flow_error(flow: Mapping[str, Any], label: str, controller: Any) -> str | None:
+    """Why ``flow`` cannot run here, or None: it is built into a simulation on a plain
+    link, so a ``py:module:Class`` or an entry point is imported and checked as a
+    registered name is, and its settings are checked too."""
+    import rtcc
+    from rtcc.scenario import dumps_toml
+
+    scenario = {"name": "probe", "duration": "1s", "link": {"capacity": "3Mbps", "delay": "20ms"}}
+    text = dumps_toml({**scenario, "flow": [dict(flow)]})
+    source = f"<{label}>"
+    try:
+        rtcc.Simulation(text, source, 1, False)
+    except ValueError as exc:
+        reason = " ".join(str(exc).split()).removeprefix(f"{source}: ")
+        return f"controller {controller!r} cannot run here ({reason})"
+    return None
+
+
 def probe(scheme: Scheme) -> str | None:
-    """Why the scheme cannot run here (its controller is not registered), or None."""
-    return missing_controller(scheme.name)
+    """Why the scheme cannot run here (its controller is not built, say), or None."""
+    return flow_error(scheme.flow("probe"), scheme.label, scheme.controller)
 
 
 def series(record: Mapping[str, Any], flow: int) -> pd.DataFrame | None:

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from rtcc.reproduce.cross import paper
-from rtcc.reproduce.runs import Outcome, Scheme, jain, reproduce, summary_table
+from rtcc.reproduce.runs import Outcome, Scheme, jain, probe, reproduce, summary_table
 from rtcc.reproduce.runs import series as flow_series
 from rtcc.sweepspec import Analysis, Run
 
@@ -139,23 +139,6 @@ def _scenario(
         "name": name, "duration": f"{duration_s}s", "seed": seed, "link": dict(link),
         "record": {"bin": "25ms"}, "flow": flows,
     }  # fmt: skip
-
-
-def probe(scheme: Scheme) -> str | None:
-    """Why the scheme cannot run here, or None: its flow is built into a simulation, so a
-    ``py:module:Class`` is imported and checked as a registered name is."""
-    import rtcc
-    from rtcc.scenario import dumps_toml
-
-    link = {"capacity": "3Mbps", "delay": "20ms", "queue": _queue(3, 200)}
-    text = dumps_toml(_scenario("probe", 1, link, [_video(scheme, "flow1")]))
-    source = f"<{scheme.label}>"
-    try:
-        rtcc.Simulation(text, source, SEED, False)
-    except ValueError as exc:
-        reason = " ".join(str(exc).split()).removeprefix(f"{source}: ")
-        return f"controller {scheme.controller!r} cannot run here ({reason})"
-    return None
 
 
 def _run(experiment: str, scheme: Scheme, scenario: dict[str, Any]) -> Run:

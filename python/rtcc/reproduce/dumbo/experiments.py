@@ -33,7 +33,7 @@ from rtcc.convergence import COLUMNS as CONVERGENCE_COLUMNS
 from rtcc.limits import write_atomic
 from rtcc.reproduce.dumbo import figures, page, thesis
 from rtcc.reproduce.figures import scheme_colors
-from rtcc.reproduce.runs import progress_label
+from rtcc.reproduce.runs import flow_error, progress_label
 from rtcc.reproduce.traces import mahimahi_files
 from rtcc.sweeprun import SweepResult, execute
 from rtcc.sweepspec import Analysis, Run
@@ -148,17 +148,7 @@ def _scenario(
 
 def probe(scheme: Scheme) -> str | None:
     """Why the scheme cannot run here (its controller is not built, say), or None."""
-    import rtcc
-    from rtcc.scenario import dumps_toml
-
-    text = dumps_toml(_scenario("probe", 1, "3Mbps", scheme))
-    source = f"<{scheme.label}>"
-    try:
-        rtcc.Simulation(text, source, SEED, False)
-    except ValueError as exc:
-        reason = " ".join(str(exc).split()).removeprefix(f"{source}: ")
-        return f"controller {scheme.controller!r} cannot run here ({reason})"
-    return None
+    return flow_error(scheme.flow(), scheme.label, scheme.controller)
 
 
 @dataclass
