@@ -22,9 +22,9 @@ from rtcc.sweepspec import Analysis, Run
 from rtcc.tables import format_number, table_text
 
 __all__ = [
-    "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "is_reconstruction", "jain",
-    "flow_error", "missing_controller", "probe", "progress_label", "reconstructions", "reproduce", "rows",
-    "series", "series_of", "summary_table", "window", "write_outputs",
+    "PROGRESS_LABELS", "SUMMARY_KEYS", "Outcome", "Scheme", "flow_error", "is_reconstruction",
+    "jain", "missing_controller", "probe", "progress_label", "reconstructions", "reproduce",
+    "rows", "series", "series_of", "summary_table", "window", "write_outputs",
 ]  # fmt: skip
 
 

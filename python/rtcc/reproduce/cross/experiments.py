@@ -405,7 +405,10 @@ def run(
             Analysis(flows="all", series=True, series_s=1.0),
         ),
         # 100 ms series: the length of §VI-C's delay spike
-        "adapt": (adapt_runs(v, pick(ADAPT_SCHEMES, compared=False)), Analysis(series=True, series_s=0.1)),
+        "adapt": (
+            adapt_runs(v, pick(ADAPT_SCHEMES, compared=False)),
+            Analysis(series=True, series_s=0.1),
+        ),
         "summary": (
             loss_runs(v, pick(v.loss_schemes)) + online_runs(v, pick(("cross", "bbr"))),
             Analysis(),
