@@ -364,6 +364,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_tcp(args)
     if args.workload == "pyctl":
         return _bench_pyctl(args)
+    if args.workload == "gym":
+        return _bench_gym(args)
     from rtcc.console import Steps
 
     workloads = list(BENCH_TARGETS) if args.workload == "all" else [args.workload]
@@ -419,6 +421,38 @@ def _bench_pyctl(args: argparse.Namespace) -> int:
     print(table_text(header, body))
     print(f"{benchpy.SCENARIO_TEXT}; best of {args.repeat} run{'s' if args.repeat != 1 else ''}")
     return 0 if all(r["same_rates"] for r in rows) else 1
+
+
+def _bench_gym(args: argparse.Namespace) -> int:
+    try:
+        from rtcc import benchgym
+    except ImportError as e:  # gymnasium is an extra
+        raise CliError(f"--workload gym needs gymnasium (pip install 'rtcc[gym]'): {e}") from None
+    from rtcc.console import Steps
+
+    with Steps(True, "bench", args.repeat, unit=" runs") as report:
+        rows = benchgym.run(args.repeat, report.advance)
+    header = ["way", "steps", "sim s", "wall s", "steps/s", "sim s / wall s", "us/step", "goal", "result"]
+    body = []
+    for r in rows:
+        goal = r["way"] == "env"
+        ok = r["steps_per_s"] >= benchgym.GOAL_STEPS_PER_S
+        body.append([
+            r["way"], str(r["steps"]), format_number(r["sim_s"]), format_number(r["wall_s"], 1, 3),
+            format_number(r["steps_per_s"]), format_number(r["real_time_factor"]),
+            format_number(r["us_per_step"]),
+            format_number(benchgym.GOAL_STEPS_PER_S) if goal else "",
+            ("PASS" if ok else "BELOW GOAL") if goal else "",
+        ])  # fmt: skip
+    print(table_text(header, body))
+    env = next(r for r in rows if r["way"] == "env")
+    sim = next(r for r in rows if r["way"] == "simulation")
+    print(
+        f"{benchgym.EPISODES} episodes of {benchgym.DURATION_S:.0f} s (opennetlab traces), a constant "
+        f"action, {env['step_ms']:.1f} ms per step; best of {args.repeat} run{'s' if args.repeat != 1 else ''}; "
+        f"the environment costs {sim['steps_per_s'] / env['steps_per_s']:.1f}x the simulation alone"
+    )
+    return 1 if (args.strict and env["steps_per_s"] < benchgym.GOAL_STEPS_PER_S) else 0
 
 
 def _ns3_script(args: argparse.Namespace, default: Callable[[], Path], what: str) -> Path | None:
@@ -861,11 +895,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure simulator speed against the targets")
     bench.add_argument(
         "--workload",
-        choices=[*BENCH_TARGETS, "all", "flows", "pyctl"],
+        choices=[*BENCH_TARGETS, "all", "flows", "pyctl", "gym"],
         default="all",
         help="a single-flow workload (tcp: one Cubic TCP flow on 10 Mbps / 20 ms), all of "
-        "them, 'flows': 1-1000 flows sharing a link, or 'pyctl': controllers in Python "
-        "against the same in Rust",
+        "them, 'flows': 1-1000 flows sharing a link, 'pyctl': controllers in Python "
+        "against the same in Rust, or 'gym': steps per second of rtcc.gym",
     )
     bench.add_argument(
         "--ns3",

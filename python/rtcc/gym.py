@@ -26,7 +26,8 @@ Episodes: a trace file drawn from the bundled set ``trace_set`` (``rtcc traces``
 one-way delay from ``delays`` and a queue from ``queues``, all with the episode's seed;
 ``duration`` simulated seconds. The same seed gives the same episode for the same actions.
 
-:func:`make_vec` steps ``n`` environments in one process (``gymnasium.vector.SyncVectorEnv``).
+:func:`make_vec` steps ``n`` environments in one process (:class:`RtccVecEnv`, a Gymnasium
+``VectorEnv``).
 Needs the ``gym`` extra: ``pip install 'rtcc[gym]'``.
 """
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -45,7 +47,7 @@ from gymnasium import spaces
 import rtcc
 from rtcc.scenario import dumps_toml
 
-__all__ = ["FEATURES", "RtccEnv", "make_vec"]
+__all__ = ["FEATURES", "RtccEnv", "RtccVecEnv", "make_vec"]
 
 FEATURES = ("receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action")
 _BOUNDS = {
@@ -59,6 +61,7 @@ _BOUNDS = {
 # OpenNetLab's liner_to_log range (bits/s) for the rate features.
 _LOG_LOW, _LOG_HIGH = 10e3, 10e6
 _ids = itertools.count()
+_NATIVE_LE = sys.byteorder == "little"
 
 
 def _log_scale(bps: float) -> float:
@@ -115,10 +118,12 @@ class RtccEnv(gymnasium.Env):
         self.trace_set, self.duration = trace_set, float(duration)
         self.delays, self.queues = list(delays), list(queues)
         self.features, self.action_mode, self.weights = tuple(features), action, reward
+        self._index = [FEATURES.index(f) for f in self.features]
         self.min_rate, self.max_rate, self.start_rate = min_rate, max_rate, start_rate
         low, high = zip(*(_BOUNDS[f] for f in self.features))
         self.observation_space = spaces.Box(np.array(low, np.float32), np.array(high, np.float32))
         a_low = 0.0 if action == "absolute" else -1.0
+        self._a_low = a_low
         self.action_space = spaces.Box(a_low, 1.0, shape=(1,), dtype=np.float32)
         self.name = f"gym-{next(_ids)}"
         me = weakref.ref(self)  # the registry outlives the environment
@@ -134,32 +139,46 @@ class RtccEnv(gymnasium.Env):
 
     # The simulation calls these through _Agent.
     def _report(self, now_s: float, fb: Any) -> None:
-        arrived = ~np.isnan(fb.arrival_s)
-        got = float(fb.size[arrived].sum()) * 8
+        # A report holds a few to a few hundred packets: a Python loop over its raw
+        # (little-endian) columns costs a third of numpy's per-call overhead on arrays
+        # this short.
+        if _NATIVE_LE:
+            raw = fb._raw
+            columns = (memoryview(raw[2]).cast("d").tolist(), memoryview(raw[1]).cast("d").tolist(),
+                       memoryview(raw[3]).cast("Q").tolist())  # fmt: skip
+        else:
+            columns = (fb.arrival_s.tolist(), fb.send_s.tolist(), fb.size.tolist())
+        got, owd_sum, arrived, owd_min = 0, 0.0, 0, math.inf
+        for arrival, send, size in zip(*columns):
+            if arrival == arrival:  # not NaN (lost)
+                got += size
+                owd = arrival - send
+                owd_sum += owd
+                arrived += 1
+                if owd < owd_min:
+                    owd_min = owd
         interval = max(now_s - self._last_report_s, 1e-3)
         self._last_report_s = now_s
-        owd = fb.arrival_s[arrived] - fb.send_s[arrived]
-        if len(owd):
-            mean = float(owd.mean())
-            self._owd_min = min(self._owd_min, float(owd.min()))
+        if arrived:
+            mean = owd_sum / arrived
+            self._owd_min = min(self._owd_min, owd_min)
             queued = mean - self._owd_min
         else:
             queued = self._queued
-        self._values = {
-            "receive_rate": _log_scale(got / interval),
-            "delay": min(max(queued, 0.0), 1.0),
-            "delay_gradient": min(max(queued - self._queued, -1.0), 1.0),
-            "loss": fb.fraction_lost,
-            "rtt": 0.0 if math.isnan(fb.rtt_s) else min(fb.rtt_s, 2.0),
-        }
+        got *= 8
+        rtt = fb.rtt_s
+        values = self._values
+        values[0] = _log_scale(got / interval)
+        values[1] = min(max(queued, 0.0), 1.0)
+        values[2] = min(max(queued - self._queued, -1.0), 1.0)
+        values[3] = fb.fraction_lost
+        values[4] = 0.0 if math.isnan(rtt) else min(rtt, 2.0)
         self._queued = queued
 
     def _observation(self) -> np.ndarray:
-        values = {**self._values, "last_action": self._action_scaled()}
-        return np.array([values[f] for f in self.features], dtype=np.float32)
-
-    def _action_scaled(self) -> float:
-        return _log_scale(self._target)
+        values = self._values
+        values[5] = _log_scale(self._target)
+        return np.array([values[i] for i in self._index], dtype=np.float32)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -170,7 +189,19 @@ class RtccEnv(gymnasium.Env):
             "queue": self.queues[int(rng.integers(len(self.queues)))],
             "seed": int(rng.integers(2**31)),
         }
-        scenario = {
+        self._target, self._now_s = self.start_rate, 0.0
+        self._last_report_s, self._owd_min, self._queued = 0.0, math.inf, 0.0
+        self._values = [0.0] * len(FEATURES)  # in FEATURES' order
+        self._sim = rtcc.native().Simulation(dumps_toml(self.scenario()), f"<{self.name}>")
+        return self._observation(), dict(self.episode)
+
+    def scenario(self, controller: Any = None) -> dict[str, Any]:
+        """The current episode's scenario (after :meth:`reset`), its flow run by this
+        environment's agent or by ``controller`` (a registry name or table): what
+        ``rtcc run`` would run for the same episode."""
+        if not self.episode:
+            raise RuntimeError("call reset() before scenario()")
+        return {
             "duration": f"{self.duration}s",
             "seed": self.episode["seed"],
             "link": {
@@ -183,39 +214,109 @@ class RtccEnv(gymnasium.Env):
             },
             "record": {"packets": False},
             "flow": [{
-                "controller": self.name, "encoder": "ideal",
+                "controller": self.name if controller is None else controller, "encoder": "ideal",
                 "start_rate": f"{self.start_rate}bps", "min_rate": f"{self.min_rate}bps",
                 "max_rate": f"{self.max_rate}bps",
             }],  # fmt: skip
         }
-        self._target = self.start_rate
-        self._last_report_s, self._owd_min, self._queued = 0.0, math.inf, 0.0
-        self._values = {f: 0.0 for f in FEATURES}
-        self._sim = rtcc.native().Simulation(dumps_toml(scenario), f"<{self.name}>")
-        return self._observation(), dict(self.episode)
 
     def step(self, action: Any):
         if self._sim is None:
             raise RuntimeError("call reset() before step()")
-        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0],
-                          self.action_space.low[0], self.action_space.high[0]))  # fmt: skip
+        if type(action) is np.ndarray and action.size == 1:
+            a = float(action.flat[0])
+        else:
+            a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
+        done, reward = self._advance(a)
+        info = {"time_s": self._now_s, "target_bps": self._target}
+        return self._observation(), reward, done, False, info
+
+    def _advance(self, a: float) -> tuple[bool, float]:
+        """Applies action ``a`` and runs to the next report: (episode over, reward)."""
+        if not math.isfinite(a):
+            raise ValueError(f"action: {a} is not a finite number")
+        a = min(max(a, self._a_low), 1.0)
         if self.action_mode == "absolute":
             target = self.min_rate * (self.max_rate / self.min_rate) ** a
         else:
             target = self._target * 2.0**a
         self._target = min(max(target, self.min_rate), self.max_rate)
-        more = self._sim.run_until_report(math.inf)
-        v = self._values
-        w_rate, w_delay, w_loss = self.weights
-        reward = w_rate * v["receive_rate"] - w_delay * v["delay"] - w_loss * v["loss"]
-        info = {"time_s": float(self._sim.now_s), "target_bps": self._target}
+        sim = self._sim
+        more = sim.run_until_report(math.inf)
+        self._now_s = float(sim.now_s)
         if not more:
             self._sim = None
-        return self._observation(), float(reward), not more, False, info
+        v = self._values
+        w_rate, w_delay, w_loss = self.weights
+        return not more, float(w_rate * v[0] - w_delay * v[1] - w_loss * v[3])
+
+class RtccVecEnv(gymnasium.vector.VectorEnv):
+    """``n`` :class:`RtccEnv` stepped in turn in this process, written into shared arrays
+    (what ``gymnasium.vector.SyncVectorEnv`` does, without its per-step merging of info
+    dicts). Autoreset is Gymnasium's default, next-step: the step after an episode ends
+    resets that environment and returns its first observation, reward 0. ``info`` holds
+    ``time_s`` and ``target_bps`` arrays (with their ``_`` masks); a reset's episode
+    fields come as ``SyncVectorEnv`` gives them."""
+
+    metadata = {"render_modes": [], "autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, n: int, **kwargs: Any) -> None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n: {n!r} is not a positive number of environments")
+        self.envs = [RtccEnv(**kwargs) for _ in range(n)]
+        self.num_envs = n
+        self.single_observation_space = self.envs[0].observation_space
+        self.single_action_space = self.envs[0].action_space
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, n)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, n)
+        self._autoreset = np.zeros(n, dtype=bool)
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None):
+        if seed is None or isinstance(seed, int):
+            seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed: {len(seeds)} seeds for {self.num_envs} environments")
+        if seed is not None:
+            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seeds[0])
+        obs = np.empty(self.observation_space.shape, dtype=np.float32)
+        info: dict[str, Any] = {}
+        for i, (env, s) in enumerate(zip(self.envs, seeds)):
+            obs[i], env_info = env.reset(seed=s, options=options)
+            info = self._add_info(info, env_info, i)
+        self._autoreset[:] = False
+        return obs, info
+
+    def step(self, actions: Any):
+        a = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)[:, 0].tolist()
+        n = self.num_envs
+        obs = np.empty(self.observation_space.shape, dtype=np.float32)
+        reward = np.zeros(n)
+        done = np.zeros(n, dtype=bool)
+        now = np.zeros(n)
+        target = np.zeros(n)
+        info: dict[str, Any] = {}
+        resets = []
+        for i, env in enumerate(self.envs):
+            if self._autoreset[i]:
+                obs[i], env_info = env.reset()
+                resets.append((i, env_info))
+            else:
+                done[i], reward[i] = env._advance(a[i])
+                obs[i] = env._observation()
+                now[i], target[i] = env._now_s, env._target
+        ran = ~self._autoreset
+        info = {"time_s": now, "target_bps": target, "_time_s": ran, "_target_bps": ran.copy()}
+        for i, env_info in resets:
+            info = self._add_info(info, env_info, i)
+        self._autoreset = done.copy()
+        return obs, reward, done, np.zeros(n, dtype=bool), info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.envs = []
 
 
-def make_vec(n: int, **kwargs: Any) -> gymnasium.vector.SyncVectorEnv:
+def make_vec(n: int, **kwargs: Any) -> RtccVecEnv:
     """``n`` environments (``RtccEnv(**kwargs)``) stepped together in this process."""
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n: {n!r} is not a positive number of environments")
-    return gymnasium.vector.SyncVectorEnv([lambda: RtccEnv(**kwargs) for _ in range(n)])
+    return RtccVecEnv(n, **kwargs)

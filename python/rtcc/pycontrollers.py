@@ -132,7 +132,7 @@ class Feedback:
     __slots__ = (
         "report_time_s", "rtt_s", "received", "lost", "jitter_s", "owd_min_s", "owd_mean_s",
         "owd_max_s", "estimate_bps", "late_discards", "fec_recovered",
-        "seq", "send_s", "arrival_s", "size", "frame", "kind", "late",
+        "_raw", "_seq", "_send_s", "_arrival_s", "_size", "_frame", "_kind", "_late",
     )  # fmt: skip
 
     def __init__(self, scalars: Sequence[Any], columns: Sequence[bytes]) -> None:
@@ -141,14 +141,53 @@ class Feedback:
             self.owd_min_s, self.owd_mean_s, self.owd_max_s, self.estimate_bps,
             self.late_discards, self.fec_recovered,
         ) = scalars  # fmt: skip
-        seq, send, arrival, size, frame, kind, late = columns
-        self.seq = np.frombuffer(seq, dtype="<u8")
-        self.send_s = np.frombuffer(send, dtype="<f8")
-        self.arrival_s = np.frombuffer(arrival, dtype="<f8")
-        self.size = np.frombuffer(size, dtype="<u8")
-        self.frame = np.frombuffer(frame, dtype="<i8")
-        self.kind = np.frombuffer(kind, dtype=np.uint8)
-        self.late = np.frombuffer(late, dtype=np.uint8).astype(bool)
+        # Columns become arrays when first read: a controller that reads three of the
+        # seven pays for three (the Gymnasium environment's step is mostly this).
+        self._raw = columns
+        self._seq = self._send_s = self._arrival_s = self._size = None
+        self._frame = self._kind = self._late = None
+
+    @property
+    def seq(self) -> np.ndarray:
+        if self._seq is None:
+            self._seq = np.frombuffer(self._raw[0], dtype="<u8")
+        return self._seq
+
+    @property
+    def send_s(self) -> np.ndarray:
+        if self._send_s is None:
+            self._send_s = np.frombuffer(self._raw[1], dtype="<f8")
+        return self._send_s
+
+    @property
+    def arrival_s(self) -> np.ndarray:
+        if self._arrival_s is None:
+            self._arrival_s = np.frombuffer(self._raw[2], dtype="<f8")
+        return self._arrival_s
+
+    @property
+    def size(self) -> np.ndarray:
+        if self._size is None:
+            self._size = np.frombuffer(self._raw[3], dtype="<u8")
+        return self._size
+
+    @property
+    def frame(self) -> np.ndarray:
+        if self._frame is None:
+            self._frame = np.frombuffer(self._raw[4], dtype="<i8")
+        return self._frame
+
+    @property
+    def kind(self) -> np.ndarray:
+        if self._kind is None:
+            self._kind = np.frombuffer(self._raw[5], dtype=np.uint8)
+        return self._kind
+
+    @property
+    def late(self) -> np.ndarray:
+        if self._late is None:
+            self._late = np.frombuffer(self._raw[6], dtype=np.uint8).astype(bool)
+        return self._late
 
     @property
     def fraction_lost(self) -> float:

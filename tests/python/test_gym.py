@@ -73,6 +73,67 @@ def test_a_vector_of_environments_steps_in_one_process():
         obs, reward, terminated, truncated, _ = envs.step(np.full((3, 1), 0.5, np.float32))
     assert obs.shape == (3, 6) and reward.shape == (3,) and np.isfinite(reward).all()
     envs.close()
+    with pytest.raises(ValueError, match="positive number"):
+        make_vec(0)
+
+
+def test_the_vector_gives_what_gymnasiums_sync_vector_gives_through_autoresets():
+    """rtcc's vector writes into shared arrays; Gymnasium's SyncVectorEnv over the same
+    environments is the reference, step for step, across episode ends."""
+    from rtcc.gym import RtccEnv, make_vec
+
+    ref = gymnasium.vector.SyncVectorEnv([lambda: RtccEnv(duration=1.0) for _ in range(3)])
+    vec = make_vec(3, duration=1.0)
+    a, b = ref.reset(seed=4), vec.reset(seed=4)
+    assert np.array_equal(a[0], b[0]) and list(a[1]["trace"]) == list(b[1]["trace"])
+    rng, ended = np.random.default_rng(1), 0
+    for _ in range(120):
+        action = rng.uniform(0, 1, (3, 1)).astype(np.float32)
+        a, b = ref.step(action), vec.step(action)
+        for x, y in zip(a[:4], b[:4]):
+            assert np.array_equal(x, y)
+        for key in ("time_s", "_time_s", "target_bps"):
+            assert np.array_equal(a[4][key], b[4][key])
+        ended += int(a[2].sum())
+    assert ended >= 3  # every environment went through at least one autoreset
+
+
+def test_a_bad_action_is_refused_with_a_clear_error():
+    from rtcc.gym import RtccEnv
+
+    env = RtccEnv(duration=1.0)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="action: nan is not a finite number"):
+        env.step(np.array([np.nan], np.float32))
+
+
+def test_an_episodes_scenario_runs_as_rtcc_run_would():
+    """The bench runs each episode whole with Rust's fixed: the scenario must be the
+    episode's (its trace, delay, queue and seed) and run as it stands."""
+    import rtcc
+    from rtcc.gym import RtccEnv
+
+    env = RtccEnv(duration=2.0)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.scenario()
+    _, info = env.reset(seed=3)
+    scenario = env.scenario({"name": "fixed", "rate": "500kbps"})
+    assert scenario["link"]["capacity"]["file"] == info["trace"] and scenario["seed"] == info["seed"]
+    result = rtcc.simulate(scenario, record_packets=False)
+    assert result.summary["flows"][0]["packets_sent"] > 0
+
+
+def test_the_gym_bench_reports_each_way():
+    """`rtcc bench --workload gym`, one run: a row per way with its steps per second."""
+    from rtcc import benchgym
+
+    rows = {r["way"]: r for r in benchgym.run(1)}
+    assert set(rows) == {"env", "vec8", "simulation"}
+    env = rows["env"]
+    assert env["steps"] > benchgym.EPISODES * benchgym.DURATION_S / 0.2  # reports ~50 ms apart
+    assert env["sim_s"] == pytest.approx(benchgym.EPISODES * benchgym.DURATION_S, rel=1e-3)
+    assert rows["simulation"]["sim_s"] == env["sim_s"]
+    assert all(r["steps_per_s"] > 0 for r in rows.values())
 
 
 def random_steps(env, seed: int, n: int) -> list[np.ndarray]:
@@ -102,3 +163,41 @@ def test_a_random_policy_for_1000_steps_is_deterministic_for_a_seed():
         assert all(env.observation_space.contains(x) for x in a), trace_set
         c = random_steps(env, 8, 1000)
         assert any((x != y).any() for x, y in zip(a, c)), trace_set
+
+
+def test_the_features_are_the_reports_as_numpy_computes_them():
+    """The environment reads each report's raw columns in a Python loop; numpy over the
+    same report is the reference for receive rate, queueing delay and its gradient."""
+    import math
+
+    from rtcc.gym import RtccEnv, _log_scale
+
+    env = RtccEnv(duration=8.0, queues=("20pkt",))  # a short queue: some reports lose packets
+    checked, lossy = [], 0
+    report = env._report
+    state = {"last": 0.0, "min": math.inf, "queued": 0.0}
+
+    def checking(now_s, fb):
+        nonlocal lossy
+        arrived = ~np.isnan(fb.arrival_s)
+        lossy += int((~arrived).any())
+        rate = float(fb.size[arrived].sum()) * 8 / max(now_s - state["last"], 1e-3)
+        owd = fb.arrival_s[arrived] - fb.send_s[arrived]
+        queued = state["queued"]
+        if len(owd):
+            state["min"] = min(state["min"], float(owd.min()))
+            queued = float(owd.mean()) - state["min"]
+        report(now_s, fb)
+        v = env._values
+        assert v[0] == pytest.approx(_log_scale(rate), rel=1e-12, abs=1e-12)
+        assert v[1] == pytest.approx(min(max(queued, 0.0), 1.0), abs=1e-12)
+        assert v[2] == pytest.approx(min(max(queued - state["queued"], -1.0), 1.0), abs=1e-12)
+        state.update(last=now_s, queued=queued)
+        checked.append(now_s)
+
+    env._report = checking
+    env.reset(seed=2)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(np.array([0.9], np.float32))  # above most traces' rates
+    assert len(checked) > 100 and lossy > 0
