@@ -16,34 +16,17 @@ A policy is a file with a JSON sidecar of the environment settings it was traine
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rtcc.gym import FEATURES, RtccEnv
+from rtcc.gym import FEATURES, Features
 from rtcc.pycontrollers import Param
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = HERE / "out" / "policy.zip"
 _loaded: dict[str, tuple[Any, dict[str, Any]]] = {}
-
-
-class _Features:
-    """The environment's feature state, fed by this flow's reports: the methods are
-    ``RtccEnv``'s own, so the controller sees exactly what the agent saw in training."""
-
-    _report = RtccEnv._report
-    _observation = RtccEnv._observation
-    _action_scaled = RtccEnv._action_scaled
-
-    def __init__(self, features: list[str], start_bps: float) -> None:
-        # The state RtccEnv.reset sets up.
-        self.features = tuple(features)
-        self._target = start_bps
-        self._last_report_s, self._owd_min, self._queued = 0.0, math.inf, 0.0
-        self._values = {f: 0.0 for f in FEATURES}
 
 
 class NumpyMlp:
@@ -155,22 +138,23 @@ class PolicyController:
         self.action_mode = env["action"]
         self.min_rate, self.max_rate = float(env["min_rate"]), float(env["max_rate"])
         self.lo, self.hi = max(context.min_bps, 1.0), context.max_bps
-        self.feat = _Features(env["features"], min(max(context.start_bps, self.lo), self.hi))
+        # RtccEnv's own feature code and state: the controller sees what the agent saw.
+        self.feat = Features(env["features"], min(max(context.start_bps, self.lo), self.hi))
         self._act()  # the first action applies from the start, as after RtccEnv.reset
 
     def _act(self) -> None:
-        a = self.policy.act(self.feat._observation())
+        a = self.policy.act(self.feat.observation())
         # RtccEnv.step's mapping from action to target.
         if self.action_mode == "absolute":
             target = self.min_rate * (self.max_rate / self.min_rate) ** a
         else:
-            target = self.feat._target * 2.0**a
+            target = self.feat.target * 2.0**a
         target = min(max(target, self.min_rate), self.max_rate)
-        self.feat._target = min(max(target, self.lo), self.hi)
+        self.feat.target = min(max(target, self.lo), self.hi)
 
     def on_feedback(self, now_s: float, fb: Any) -> None:
-        self.feat._report(now_s, fb)
+        self.feat.report(now_s, fb)
         self._act()
 
     def decision(self) -> float:
-        return self.feat._target
+        return self.feat.target

@@ -47,7 +47,7 @@ from gymnasium import spaces
 import rtcc
 from rtcc.scenario import dumps_toml
 
-__all__ = ["FEATURES", "RtccEnv", "RtccVecEnv", "make_vec"]
+__all__ = ["FEATURES", "Features", "RtccEnv", "RtccVecEnv", "make_vec"]
 
 FEATURES = ("receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action")
 _BOUNDS = {
@@ -69,6 +69,70 @@ def _log_scale(bps: float) -> float:
     return math.log(bps / _LOG_LOW) / math.log(_LOG_HIGH / _LOG_LOW)
 
 
+class Features:
+    """The observation's state, fed report by report: what :class:`RtccEnv` gives its agent,
+    and what a trained policy run as a controller computes from its own reports (set
+    ``target`` to the rate in force before each :meth:`observation`)."""
+
+    def __init__(self, features: Sequence[str] = FEATURES, target: float = 300e3) -> None:
+        unknown = [f for f in features if f not in FEATURES]
+        if unknown or not features:
+            raise ValueError(f"features: {unknown or 'none'} (known: {', '.join(FEATURES)})")
+        self.features = tuple(features)
+        self._index = [FEATURES.index(f) for f in self.features]
+        self.reset(target)
+
+    def reset(self, target: float) -> None:
+        """The state at an episode's start, ``target`` (bits/s) in force."""
+        self.target = target
+        self._last_report_s, self._owd_min, self._queued = 0.0, math.inf, 0.0
+        self._values = [0.0] * len(FEATURES)  # in FEATURES' order
+
+    def report(self, now_s: float, fb: Any) -> None:
+        """Takes in one receiver report (a :class:`rtcc.pycontrollers.Feedback`)."""
+        # A report holds a few to a few hundred packets: a Python loop over its raw
+        # (little-endian) columns costs a third of numpy's per-call overhead on arrays
+        # this short.
+        if _NATIVE_LE:
+            raw = fb._raw
+            columns = (memoryview(raw[2]).cast("d").tolist(), memoryview(raw[1]).cast("d").tolist(),
+                       memoryview(raw[3]).cast("Q").tolist())  # fmt: skip
+        else:
+            columns = (fb.arrival_s.tolist(), fb.send_s.tolist(), fb.size.tolist())
+        got, owd_sum, arrived, owd_min = 0, 0.0, 0, math.inf
+        for arrival, send, size in zip(*columns):
+            if arrival == arrival:  # not NaN (lost)
+                got += size
+                owd = arrival - send
+                owd_sum += owd
+                arrived += 1
+                if owd < owd_min:
+                    owd_min = owd
+        interval = max(now_s - self._last_report_s, 1e-3)
+        self._last_report_s = now_s
+        if arrived:
+            mean = owd_sum / arrived
+            self._owd_min = min(self._owd_min, owd_min)
+            queued = mean - self._owd_min
+        else:
+            queued = self._queued
+        got *= 8
+        rtt = fb.rtt_s
+        values = self._values
+        values[0] = _log_scale(got / interval)
+        values[1] = min(max(queued, 0.0), 1.0)
+        values[2] = min(max(queued - self._queued, -1.0), 1.0)
+        values[3] = fb.fraction_lost
+        values[4] = 0.0 if math.isnan(rtt) else min(rtt, 2.0)
+        self._queued = queued
+
+    def observation(self) -> np.ndarray:
+        """The features (float32, in ``features``' order) with ``target`` in force."""
+        values = self._values
+        values[5] = _log_scale(self.target)
+        return np.array([values[i] for i in self._index], dtype=np.float32)
+
+
 class _Agent:
     """The flow's controller: hands each report to its environment, decides its target."""
 
@@ -76,10 +140,10 @@ class _Agent:
         self.env = env
 
     def on_feedback(self, now_s: float, fb: Any) -> None:
-        self.env._report(now_s, fb)
+        self.env.feat.report(now_s, fb)
 
     def decision(self) -> float:
-        return self.env._target
+        return self.env.feat.target
 
 
 class RtccEnv(gymnasium.Env):
@@ -118,7 +182,7 @@ class RtccEnv(gymnasium.Env):
         self.trace_set, self.duration = trace_set, float(duration)
         self.delays, self.queues = list(delays), list(queues)
         self.features, self.action_mode, self.weights = tuple(features), action, reward
-        self._index = [FEATURES.index(f) for f in self.features]
+        self.feat = Features(self.features, start_rate)
         self.min_rate, self.max_rate, self.start_rate = min_rate, max_rate, start_rate
         low, high = zip(*(_BOUNDS[f] for f in self.features))
         self.observation_space = spaces.Box(np.array(low, np.float32), np.array(high, np.float32))
@@ -134,51 +198,7 @@ class RtccEnv(gymnasium.Env):
 
         rtcc.register_controller(self.name, Agent, params=[], summary="a Gymnasium agent (rtcc.gym)")
         self._sim: Any = None
-        self._target = start_rate
         self.episode: dict[str, Any] = {}
-
-    # The simulation calls these through _Agent.
-    def _report(self, now_s: float, fb: Any) -> None:
-        # A report holds a few to a few hundred packets: a Python loop over its raw
-        # (little-endian) columns costs a third of numpy's per-call overhead on arrays
-        # this short.
-        if _NATIVE_LE:
-            raw = fb._raw
-            columns = (memoryview(raw[2]).cast("d").tolist(), memoryview(raw[1]).cast("d").tolist(),
-                       memoryview(raw[3]).cast("Q").tolist())  # fmt: skip
-        else:
-            columns = (fb.arrival_s.tolist(), fb.send_s.tolist(), fb.size.tolist())
-        got, owd_sum, arrived, owd_min = 0, 0.0, 0, math.inf
-        for arrival, send, size in zip(*columns):
-            if arrival == arrival:  # not NaN (lost)
-                got += size
-                owd = arrival - send
-                owd_sum += owd
-                arrived += 1
-                if owd < owd_min:
-                    owd_min = owd
-        interval = max(now_s - self._last_report_s, 1e-3)
-        self._last_report_s = now_s
-        if arrived:
-            mean = owd_sum / arrived
-            self._owd_min = min(self._owd_min, owd_min)
-            queued = mean - self._owd_min
-        else:
-            queued = self._queued
-        got *= 8
-        rtt = fb.rtt_s
-        values = self._values
-        values[0] = _log_scale(got / interval)
-        values[1] = min(max(queued, 0.0), 1.0)
-        values[2] = min(max(queued - self._queued, -1.0), 1.0)
-        values[3] = fb.fraction_lost
-        values[4] = 0.0 if math.isnan(rtt) else min(rtt, 2.0)
-        self._queued = queued
-
-    def _observation(self) -> np.ndarray:
-        values = self._values
-        values[5] = _log_scale(self._target)
-        return np.array([values[i] for i in self._index], dtype=np.float32)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -189,11 +209,10 @@ class RtccEnv(gymnasium.Env):
             "queue": self.queues[int(rng.integers(len(self.queues)))],
             "seed": int(rng.integers(2**31)),
         }
-        self._target, self._now_s = self.start_rate, 0.0
-        self._last_report_s, self._owd_min, self._queued = 0.0, math.inf, 0.0
-        self._values = [0.0] * len(FEATURES)  # in FEATURES' order
+        self._now_s = 0.0
+        self.feat.reset(self.start_rate)
         self._sim = rtcc.native().Simulation(dumps_toml(self.scenario()), f"<{self.name}>")
-        return self._observation(), dict(self.episode)
+        return self.feat.observation(), dict(self.episode)
 
     def scenario(self, controller: Any = None) -> dict[str, Any]:
         """The current episode's scenario (after :meth:`reset`), its flow run by this
@@ -228,8 +247,8 @@ class RtccEnv(gymnasium.Env):
         else:
             a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
         done, reward = self._advance(a)
-        info = {"time_s": self._now_s, "target_bps": self._target}
-        return self._observation(), reward, done, False, info
+        info = {"time_s": self._now_s, "target_bps": self.feat.target}
+        return self.feat.observation(), reward, done, False, info
 
     def _advance(self, a: float) -> tuple[bool, float]:
         """Applies action ``a`` and runs to the next report: (episode over, reward)."""
@@ -239,14 +258,14 @@ class RtccEnv(gymnasium.Env):
         if self.action_mode == "absolute":
             target = self.min_rate * (self.max_rate / self.min_rate) ** a
         else:
-            target = self._target * 2.0**a
-        self._target = min(max(target, self.min_rate), self.max_rate)
+            target = self.feat.target * 2.0**a
+        self.feat.target = min(max(target, self.min_rate), self.max_rate)
         sim = self._sim
         more = sim.run_until_report(math.inf)
         self._now_s = float(sim.now_s)
         if not more:
             self._sim = None
-        v = self._values
+        v = self.feat._values
         w_rate, w_delay, w_loss = self.weights
         return not more, float(w_rate * v[0] - w_delay * v[1] - w_loss * v[3])
 
@@ -304,8 +323,8 @@ class RtccVecEnv(gymnasium.vector.VectorEnv):
                 resets.append((i, env_info))
             else:
                 done[i], reward[i] = env._advance(a[i])
-                obs[i] = env._observation()
-                now[i], target[i] = env._now_s, env._target
+                obs[i] = env.feat.observation()
+                now[i], target[i] = env._now_s, env.feat.target
         ran = ~self._autoreset
         info = {"time_s": now, "target_bps": target, "_time_s": ran, "_target_bps": ran.copy()}
         for i, env_info in resets:

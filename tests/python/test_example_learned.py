@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import json
 import subprocess
 import sys
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -80,16 +81,16 @@ def test_the_policy_acts_on_the_environments_features(tmp_path):
 
 
 def test_the_features_are_the_environments_own_code():
-    from policy_controller import _Features
+    from policy_controller import PolicyController
 
-    from rtcc.gym import RtccEnv
+    from rtcc.gym import Features, RtccEnv
 
-    assert _Features._report is RtccEnv._report
-    assert _Features._observation is RtccEnv._observation
-    feat = _Features(ENV["features"], 300e3)
+    assert "Features(" in inspect.getsource(PolicyController.__init__)
+    feat = Features(ENV["features"], 300e3)
     env = RtccEnv(duration=1.0)
     obs, _ = env.reset(seed=1)
-    assert (feat._observation() == obs).all()  # the state reset() starts from
+    assert type(env.feat) is Features
+    assert (feat.observation() == obs).all()  # the state reset() starts from
 
 
 def test_a_bad_policy_file_is_refused_in_one_line(tmp_path):

@@ -174,7 +174,7 @@ def test_the_features_are_the_reports_as_numpy_computes_them():
 
     env = RtccEnv(duration=8.0, queues=("20pkt",))  # a short queue: some reports lose packets
     checked, lossy = [], 0
-    report = env._report
+    report = env.feat.report
     state = {"last": 0.0, "min": math.inf, "queued": 0.0}
 
     def checking(now_s, fb):
@@ -188,14 +188,14 @@ def test_the_features_are_the_reports_as_numpy_computes_them():
             state["min"] = min(state["min"], float(owd.min()))
             queued = float(owd.mean()) - state["min"]
         report(now_s, fb)
-        v = env._values
+        v = env.feat._values
         assert v[0] == pytest.approx(_log_scale(rate), rel=1e-12, abs=1e-12)
         assert v[1] == pytest.approx(min(max(queued, 0.0), 1.0), abs=1e-12)
         assert v[2] == pytest.approx(min(max(queued - state["queued"], -1.0), 1.0), abs=1e-12)
         state.update(last=now_s, queued=queued)
         checked.append(now_s)
 
-    env._report = checking
+    env.feat.report = checking
     env.reset(seed=2)
     done = False
     while not done:
