@@ -145,9 +145,12 @@ def test_short_end_to_end(tmp_path, capsys):
     assert t["rate_kbps"].gt(0).all() and t["utilization"].between(0, 1.2).all()
     assert t["pass"].isin([True, False]).all()
     assert t.loc[t["experiment"] == "5.3", "reverse_utilization"].notna().all()
+    assert t["usable_utilization"].ge(t["utilization"] - 1e-9).all()
+    assert t.loc[t["experiment"] == "5.3", "reverse_usable_utilization"].notna().all()
     assert t.loc[t["experiment"] == "5.2", "jain"].between(0, 1).all()
     page = (out / "report.html").read_text()
     assert "RFC 8867 §5.1" in page and "Pass when" in page
+    assert "<h2>Matrix</h2>" in page and "Explanations are given for the full cases only" in page
     assert (out / "rate_5.1.png").stat().st_size > 0 and (out / "cdf_5.7.png").exists()
 
 
@@ -156,3 +159,54 @@ def test_progress_label_in_the_suites_words():
 
     assert progress_label("rfc8867", "rfc8867") == (
         "RFC 8867 §5.1-5.8 test cases, RFC 8869 §2 cellular")
+
+
+def test_usable_capacity_caps_each_active_flow_at_the_media_maximum():
+    """5.1's 2.5 Mbps period offers one 1.5 Mbps flow only 1.5 Mbps: a flow at its maximum
+    there uses all it may, and a second flow's arrival doubles what may be used."""
+    from rtcc.rfc8867.metrics import _usable
+
+    t = np.arange(0.5, 20.01, 0.5)
+    cap = pd.DataFrame({"t_s": t, "capacity_kbps": np.where(t <= 10, 1000.0, 2500.0)})
+    one = [(0, {"start_s": 0.0})]
+    # 10 s at 1000 and 10 s at 1500 usable: a flow at 1000 then 1500 uses all of it.
+    assert _usable(1250.0, one, {0: cap}, 20.0, 1500.0) == pytest.approx(1.0)
+    assert _usable(1250.0, one, {0: cap}, 20.0, math.inf) == pytest.approx(1250.0 / 1750.0)
+    two = [(0, {"start_s": 0.0}), (1, {"start_s": 10.0})]
+    # The second flow from 10 s: 2500 usable (2 x 1500 capped by the link) after it.
+    assert _usable(1750.0, two, {0: cap}, 20.0, 1500.0) == pytest.approx(1.0)
+    assert math.isnan(_usable(1000.0, one, {}, 20.0, 1500.0))
+
+
+def test_every_explanation_names_registered_controllers_and_cases():
+    import rtcc
+    from rtcc.rfc8867.explanations import EXPLANATIONS, KINDS
+
+    names = {c["name"] for c in rtcc.native().controllers()}
+    seen = set()
+    for e in EXPLANATIONS:
+        assert set(e.controllers) <= names, e.controllers
+        assert set(e.cases) <= set(cases.CASES), e.cases
+        assert e.kind in KINDS and e.text and "\n" not in e.text
+        for cell in ((c, k) for c in e.controllers for k in e.cases):
+            assert cell not in seen, f"{cell} explained twice"
+            seen.add(cell)
+
+
+def test_the_page_gives_each_failing_cell_its_explanation_or_says_it_has_none():
+    from rtcc.rfc8867.explanations import explain
+    from rtcc.rfc8867.page import matrix
+
+    assert explain("fixed", "5.1") is not None and explain("fixed", "5.5") is None
+    t = pd.DataFrame([
+        {"experiment": "5.1", "scheme": "fixed", "pass": False, "why": "loss_rate 0.37 > 0.02"},
+        {"experiment": "5.5", "scheme": "fixed", "pass": False, "why": "jain 0.5 < 0.8"},
+        {"experiment": "5.1", "scheme": "copa", "pass": True, "why": ""},
+    ])  # fmt: skip
+    text = "".join(matrix(t, explained=True))
+    assert "5.1 · fixed: loss_rate 0.37 &gt; 0.02 — rtcc default: no congestion control" in text
+    assert "5.5 · fixed: jain 0.5 &lt; 0.8 — not yet explained" in text
+    assert "5.1 · copa" not in text and '<td class="pass">PASS</td>' in text
+    assert "1/1" in text and "0/2" in text  # copa passed its one case, fixed neither of two
+    short = "".join(matrix(t, explained=False))
+    assert "no congestion control" not in short and "full cases only" in short

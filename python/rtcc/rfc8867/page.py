@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rtcc.reproduce.page import bullets, document, endnotes, failed_runs, images, meta, problems
 from rtcc.reproduce.page import run_table
 from rtcc.rfc8867.cases import CASES
+from rtcc.rfc8867.explanations import KINDS, explain
 from rtcc.rfc8867.metrics import THRESHOLDS
 
 if TYPE_CHECKING:
     from rtcc.reproduce.runs import Outcome
 
-__all__ = ["COLUMNS", "render"]
+__all__ = ["COLUMNS", "matrix", "render"]
 
 COLUMNS = (
     ("rate_kbps", "rate (kbps)", 1.0), ("utilization", "utilisation (%)", 100.0),
+    ("usable_utilization", "of usable capacity (%)", 100.0),
     ("reverse_utilization", "reverse utilisation (%)", 100.0),
+    ("reverse_usable_utilization", "reverse, of usable (%)", 100.0),
     ("share_of_fair", "of fair share vs TCP (%)", 100.0),
     ("owd_ms_mean", "OWD mean (ms)", 1.0), ("owd_ms_p95", "OWD p95 (ms)", 1.0),
     ("queue_delay_ms_p95", "queueing p95 (ms)", 1.0), ("loss_rate", "loss (%)", 100.0),
@@ -48,14 +51,53 @@ def _thresholds(cid: str) -> str:
     return f"<p>Pass when: {html.escape(', '.join(items))}.</p>"
 
 
+def matrix(t: Any, explained: bool) -> list[str]:
+    """The controller x case matrix of verdicts, then one line per failing cell: the
+    thresholds it crossed and, with ``explained``, why (:mod:`~rtcc.rfc8867.explanations`,
+    measured on the full cases), or "not yet explained"."""
+    if t.empty or "pass" not in t:
+        return []
+    cases = [c for c in CASES if c in set(t["experiment"])]
+    schemes = list(dict.fromkeys(t["scheme"]))
+    cell = {(r["scheme"], r["experiment"]): r for _, r in t.iterrows()}
+    out = ["<style>table.matrix td.pass{background:#e6f4ea}table.matrix td.fail{background:#fce8e6}</style>",
+           '<div class="scroll"><table class="matrix"><tr><th>controller</th>']
+    out += [f"<th>{html.escape(c)}</th>" for c in cases] + ["<th>passed</th></tr>"]
+    for sc in schemes:
+        out.append(f"<tr><td>{html.escape(sc)}</td>")
+        passed = 0
+        for c in cases:
+            r = cell.get((sc, c))
+            if r is None:
+                out.append("<td>&ndash;</td>")
+            elif r["pass"] is True:
+                passed += 1
+                out.append('<td class="pass">PASS</td>')
+            else:
+                out.append(f'<td class="fail" title="{html.escape(str(r.get("why") or ""))}">FAIL</td>')
+        out.append(f"<td>{passed}/{sum((sc, c) in cell for c in cases)}</td></tr>")
+    out.append("</table></div>")
+    lines = []
+    for sc in schemes:
+        for c in cases:
+            r = cell.get((sc, c))
+            if r is None or r["pass"] is True:
+                continue
+            line = f"{c} · {sc}: {r.get('why') or 'failed'}"
+            if explained:
+                e = explain(sc, c)
+                line += f" — {KINDS[e.kind]}: {e.text}" if e else " — not yet explained"
+            lines.append(line)
+    note = ("" if explained else
+            "<p>Explanations are given for the full cases only: the thresholds and the "
+            "explanations' numbers are the full cases'.</p>")  # fmt: skip
+    return ["<h2>Matrix</h2>", "".join(out), "<h3>Failures</h3>", note, bullets(lines)]
+
+
 def render(outcome: Outcome, found: Mapping[str, tuple[bytes, str]]) -> str:
     t = outcome.table
     parts = [meta(outcome), *problems(outcome.skipped, failed_runs(t))]
-    if not t.empty and "pass" in t:
-        verdicts = [f"{r['experiment']} · {r['scheme']}: "
-                    f"{'PASS' if r['pass'] is True else 'FAIL ' + str(r.get('why') or '')}"
-                    for _, r in t.iterrows()]  # fmt: skip
-        parts += ["<h2>Verdicts</h2>", bullets(verdicts)]
+    parts += matrix(t, explained=outcome.variant.name == "full")
     for cid, case in CASES.items():
         part = t[t["experiment"] == cid] if "experiment" in t else t
         cols = [c for c in COLUMNS if c[0] in part and part[c[0]].notna().any()]
