@@ -169,8 +169,10 @@ EXPLANATIONS: tuple[Explanation, ...] = (
                 "and rtcc's choice; §V says only that the rate is halved)"),
     Explanation(("cross",), ("5.1-100", "5.2", "5.4"), "reconstruction",
                 _CROSS_PROBE + "queuing p95 277/238/151 ms in 5.1-100/5.2/5.4, and still 237/"
-                "204/163 ms with probe_rtt = false: the queue-load bound B_th = 2 MTU per flow "
-                "(eq. 4) is not what holds the queue here; the rest is not yet explained"),
+                "204/163 ms with probe_rtt = false, when OWD_min stays right: then the capacity "
+                "drops hold it, as MIMD moves 5 % per decision (eq. 4, η) at about 2.6 "
+                "decisions per second here, so after 5.2's halving at 25 s and its cut to 1 Mbps "
+                "at 75 s the queue stays above 140 ms for seconds (5 s means 143 and 163 ms)"),
     # bbr, rbbr
     Explanation(("bbr",), ("5.1-100", "5.2", "5.3", "5.4", "5.8"), "design",
                 _BBR_QUEUE + "q95 255/267/261/179/177 ms in 5.1-100/5.2/5.3/5.4/5.8 (5.2's "
