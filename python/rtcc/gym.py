@@ -299,12 +299,20 @@ class RtccVecEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"seed: {len(seeds)} seeds for {self.num_envs} environments")
         if seed is not None:
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seeds[0])
+        options = dict(options or {})
+        # Gymnasium's partial reset: only the environments the mask selects.
+        mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)), dtype=bool)
+        if mask.shape != (self.num_envs,):
+            raise ValueError(f"options: reset_mask has shape {mask.shape}, not ({self.num_envs},)")
         obs = np.empty(self.observation_space.shape, dtype=np.float32)
         info: dict[str, Any] = {}
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
-            obs[i], env_info = env.reset(seed=s, options=options)
-            info = self._add_info(info, env_info, i)
-        self._autoreset[:] = False
+            if mask[i]:
+                obs[i], env_info = env.reset(seed=s, options=options or None)
+                info = self._add_info(info, env_info, i)
+                self._autoreset[i] = False
+            else:
+                obs[i] = env.feat.observation()
         return obs, info
 
     def step(self, actions: Any):
@@ -322,6 +330,8 @@ class RtccVecEnv(gymnasium.vector.VectorEnv):
                 obs[i], env_info = env.reset()
                 resets.append((i, env_info))
             else:
+                if env._sim is None:
+                    raise RuntimeError(f"environment {i}: call reset() before step()")
                 done[i], reward[i] = env._advance(a[i])
                 obs[i] = env.feat.observation()
                 now[i], target[i] = env._now_s, env.feat.target

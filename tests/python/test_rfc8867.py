@@ -176,6 +176,12 @@ def test_usable_capacity_caps_each_active_flow_at_the_media_maximum():
     # The second flow from 10 s: 2500 usable (2 x 1500 capped by the link) after it.
     assert _usable(1750.0, two, {0: cap}, 20.0, 1500.0) == pytest.approx(1.0)
     assert math.isnan(_usable(1000.0, one, {}, 20.0, 1500.0))
+    # A bin without a capacity value takes its neighbour's instead of voiding the metric.
+    gap = cap.assign(capacity_kbps=cap["capacity_kbps"].where(t != 5.0))
+    assert _usable(1250.0, one, {0: gap}, 20.0, 1500.0) == pytest.approx(1.0)
+    # A flow whose series starts late (5.4's newcomer) adds the link's earlier bins.
+    late = cap[cap["t_s"] > 10.0]
+    assert _usable(1750.0, two, {0: cap[cap["t_s"] <= 10.0], 1: late}, 20.0, 1500.0) == pytest.approx(1.0)
 
 
 def test_every_explanation_names_registered_controllers_and_cases():
@@ -191,6 +197,26 @@ def test_every_explanation_names_registered_controllers_and_cases():
         for cell in ((c, k) for c in e.controllers for k in e.cases):
             assert cell not in seen, f"{cell} explained twice"
             seen.add(cell)
+
+
+def test_the_explanations_match_the_verdicts_they_were_written_against():
+    """Each failing cell of the recorded matrix has an explanation and each explanation is
+    of a failing cell, so a verdict that moves (and is recorded) cannot leave a stale line."""
+    import rtcc
+    from rtcc.rfc8867.explanations import EXPLANATIONS, MEASURED, explain
+
+    # Every built-in video controller: not the Python bridge, nor controllers a test or a
+    # bench registered in this process.
+    names = {c["name"] for c in rtcc.native().controllers()
+             if not c["python"] and not c["name"].startswith("bench-")} - {"python"}  # fmt: skip
+    assert set(MEASURED) == names
+    ids = list(cases.CASES)
+    for ctl, verdicts in MEASURED.items():
+        assert len(verdicts) == len(ids) and set(verdicts) <= {"P", "F"}, ctl
+        for case, v in zip(ids, verdicts):
+            assert (explain(ctl, case) is not None) == (v == "F"), (ctl, case)
+    assert sum(len(e.controllers) * len(e.cases) for e in EXPLANATIONS) == sum(
+        v.count("F") for v in MEASURED.values())
 
 
 def test_the_page_gives_each_failing_cell_its_explanation_or_says_it_has_none():
