@@ -40,6 +40,15 @@ pub struct PacerConfig {
     /// 500 ms), so feedback on it settles a window whose tail was lost.
     /// `None`: the window holds until the send history expires.
     pub keepalive: Option<Duration>,
+    /// How late a wake-up may be and still be caught up. libwebrtc's
+    /// PacingController books a late send at the time it was due, not when
+    /// the thread woke (ProcessPackets: UpdateTimeAndGetElapsed(target_send_time);
+    /// the loop goes on while NextSendTime() <= now), so waking on a coarse
+    /// timer does not lower the pacing rate. While a paced packet waits, the
+    /// media debt may run below zero by up to this much time at the pacing
+    /// rate, and the packets due meanwhile leave at once. Zero: wake-ups are
+    /// exact (no timing model), nothing to catch up.
+    pub catch_up: Duration,
 }
 
 impl Default for PacerConfig {
@@ -50,6 +59,7 @@ impl Default for PacerConfig {
             max_debt: Duration::from_millis(500),
             queue_time_limit: Some(Duration::from_secs(2)),
             keepalive: None,
+            catch_up: Duration::ZERO,
         }
     }
 }
@@ -244,13 +254,28 @@ impl Pacer {
         let dt = (now - self.updated).as_secs_f64();
         if dt > 0.0 {
             let rate = self.effective_rate(now);
-            self.debt = (self.debt - rate.bps() as f64 / 8.0 * dt).max(0.0);
+            let per_s = rate.bps() as f64 / 8.0;
+            self.debt = (self.debt - per_s * dt).max(-self.credit(now, per_s));
             self.padding_debt = (self.padding_debt - self.padding_rate.bps() as f64 / 8.0 * dt).max(0.0);
             if let Some(p) = &self.probe {
                 self.probe_debt = (self.probe_debt - p.cluster.rate.bps() as f64 / 8.0 * dt).max(0.0);
             }
             self.updated = now;
         }
+    }
+
+    /// Bytes a late wake-up may catch up (`PacerConfig::catch_up`): the time
+    /// a paced packet has been due since the debt ran out, at most `catch_up`,
+    /// at `per_s` bytes per second. Nothing while the queue is empty or its
+    /// head leaves unpaced: idle time earns no credit.
+    fn credit(&self, now: Time, per_s: f64) -> f64 {
+        if !self.cfg.catch_up.is_positive() || per_s <= 0.0 {
+            return 0.0;
+        }
+        let Some(head) = self.front().filter(|h| !h.burst) else { return 0.0 };
+        let paid_off = self.updated + Duration::from_micros((self.debt.max(0.0) / per_s * 1e6) as i64);
+        let due_since = paid_off.max(head.enqueued).max(now - self.cfg.catch_up);
+        per_s * now.saturating_since(due_since).as_secs_f64()
     }
 
     fn allowance(&self, rate: DataRate) -> f64 {
@@ -602,4 +627,63 @@ mod tests {
         // 4 gaps of 1200 B at 9.6 Mbps = 1 ms each.
         assert_eq!(now, Time::from_millis(4));
     }
+
+    /// Sends every packet due by each wake-up of a `tick` grid: a wake-up for a
+    /// packet due at t happens at the first grid instant at or after t.
+    fn drain_on_grid(p: &mut Pacer, tick: Duration, until: Time) -> usize {
+        let mut sent = 0;
+        while let Some(t) = p.poll_timeout(DataSize::ZERO) {
+            let ticks = (t.as_micros() + tick.as_micros() - 1) / tick.as_micros();
+            let now = Time::from_micros(ticks * tick.as_micros());
+            if now > until {
+                break;
+            }
+            while p.poll_send(now, DataSize::ZERO).is_some() {
+                sent += 1;
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_coarse_wake_up_grid_keeps_the_pacing_rate_with_catch_up() {
+        // 1000 B at 1.3 Mbps: one packet every 6.15 ms. Waking on a 1 ms grid
+        // without catch-up, each packet leaves on the tick after it is due and
+        // the next one is timed from there: every interval rounds up to 7 ms.
+        let tick = Duration::from_millis(1);
+        let run = |catch_up: Duration| {
+            let mut p = Pacer::new(PacerConfig { catch_up, ..PacerConfig::default() });
+            p.set_rates(Time::ZERO, DataRate::from_kbps(1300), DataRate::ZERO, None);
+            // 1.23 s of data: under the 2 s queue-time limit, which would raise the rate.
+            for _ in 0..200 {
+                p.enqueue(media(1000));
+            }
+            drain_on_grid(&mut p, tick, Time::from_millis(1000))
+        };
+        let exact = 1_300_000 / 8 / 1000; // 162 packets in 1 s
+        let caught_up = run(tick);
+        let lost = run(Duration::ZERO);
+        assert!(caught_up.abs_diff(exact) <= 1, "with catch-up: {caught_up} packets, exact {exact}");
+        assert!(lost <= 1000 / 7 + 1, "without catch-up: {lost} packets (7 ms apart)");
+    }
+
+    #[test]
+    fn idle_time_earns_no_catch_up() {
+        // A frame enqueued after 100 ms of idle leaves paced, catch-up or not:
+        // only time a paced packet spent waiting is caught up.
+        let mut p = Pacer::new(PacerConfig { catch_up: Duration::from_millis(1), ..PacerConfig::default() });
+        p.set_rates(Time::ZERO, DataRate::from_mbps(1), DataRate::ZERO, None);
+        let at = Time::from_millis(100);
+        for _ in 0..10 {
+            p.enqueue(Queued { enqueued: at, ..media(1250) });
+        }
+        let mut first = 0;
+        while p.poll_send(at, DataSize::ZERO).is_some() {
+            first += 1;
+        }
+        // 1250 B at 1 Mbps is 10 ms: one packet now (the debt starts at zero), the rest paced.
+        assert_eq!(first, 1);
+        assert_eq!(p.poll_timeout(DataSize::ZERO), Some(at + Duration::from_millis(10)));
+    }
+
 }

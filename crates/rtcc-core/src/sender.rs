@@ -395,7 +395,12 @@ impl Sender {
         // Applied from the controller's first decision below.
         let decision = Decision::default();
         let mut s = Sender {
-            pacer: Pacer::new(cfg.pacer),
+            // A pacer that wakes on a grid catches up what the grid made late
+            // (PacerConfig::catch_up), unless the caller set its own bound.
+            pacer: Pacer::new(match cfg.pacer.catch_up.is_positive() || cfg.timing.is_off() {
+                true => cfg.pacer,
+                false => PacerConfig { catch_up: cfg.timing.pacer_tick, ..cfg.pacer },
+            }),
             next_frame: cfg.start,
             next_audio: cfg.start,
             fec: cfg.fec.map(FecEncoder::new),

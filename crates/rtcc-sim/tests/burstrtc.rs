@@ -12,8 +12,9 @@ use rtcc_sim::Output;
 const DYNAMIC: &str = "encoder = { kind = \"content\", profile = \"dynamic\" }";
 
 /// On the exact grid (`timing = false`), where the numbers below were measured.
-/// With the default realistic timing burstrtc sends 2.60 Mbps here (gcc 2.66):
-/// its 1 ms pacer tick alone moves it (`timing = { pacer_tick = 0 }`: 3.31 Mbps).
+/// With realistic timing (`timing = true`) burstrtc sends 3.10 Mbps here (gcc
+/// 2.67), 2.60 before the pacer caught up its 1 ms tick's late wake-ups
+/// (`PacerConfig::catch_up`); `timing = { pacer_tick = 0 }`: 3.31 Mbps.
 fn dynamic(controller: &str) -> Output {
     Call::new("30s", r#""4Mbps""#)
         .delay("20ms")
