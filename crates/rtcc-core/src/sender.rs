@@ -583,6 +583,17 @@ impl Sender {
         self.pushback = crate::controller::pushback_step(self.pushback, fill);
     }
 
+    /// Takes up a decision the controller changed outside its calls
+    /// (`Controller::refresh`) from `now`.
+    pub fn refresh_decision(&mut self, now: Time) {
+        if self.stopped {
+            return;
+        }
+        self.controller.refresh(now);
+        self.apply_decision(now);
+        self.refresh_timeout();
+    }
+
     fn apply_decision(&mut self, now: Time) {
         // A fixed decision, applied at the start, cannot differ later.
         if !self.fixed_decision || now == self.cfg.start {

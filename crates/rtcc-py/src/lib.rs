@@ -114,20 +114,27 @@ impl Simulation {
     }
 
     /// Advance until a controller written in Python has handled a report, or
-    /// to `t_s`: the run stops within `REPORT_SLICE` of the report, so what
-    /// Python changes before the next call (the decision a Gymnasium agent
-    /// sets) applies from there. False once the run is complete.
+    /// to `t_s`: the run stops right after the event that delivered the
+    /// report, so what Python changes before the next call (the decision a
+    /// Gymnasium agent sets) applies from the report's instant. False once
+    /// the run is complete.
     fn run_until_report(&mut self, t_s: f64) -> PyResult<bool> {
         let t = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
+        // What an agent decided since the last report applies from now, not
+        // from the controller's next call.
+        self.sim.refresh_decisions();
         pyctl::take_reported();
+        self.sim.set_pause_flag(Some(&pyctl::REPORTED));
         let mut reached = self.sim.now();
         let more = loop {
+            // Slices, so a failed controller stops the run within one.
             reached = t.min(reached + REPORT_SLICE);
             let more = self.sim.run_until(reached);
             if !more || reached >= t || pyctl::take_reported() || app::failed() {
                 break more;
             }
         };
+        self.sim.set_pause_flag(None);
         if let Some(e) = self.sim.budget_error() {
             return Err(to_py_err(e));
         }

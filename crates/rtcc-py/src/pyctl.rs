@@ -109,7 +109,7 @@ fn column(name: &str) -> &'static str {
 
 /// Set when a Python controller has handled a report, for
 /// `Simulation.run_until_report` (one simulation runs at a time: the GIL).
-static REPORTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Whether a Python controller handled a report since the last call.
 pub fn take_reported() -> bool {
@@ -601,6 +601,19 @@ impl Controller for PyCtl {
 
     fn decision(&self) -> Decision {
         self.decision
+    }
+
+    /// Re-reads the decision (and timer) the Python object holds now: an
+    /// agent sets it between reports (`rtcc.gym`).
+    fn refresh(&mut self, now: Time) {
+        if self.failed {
+            return;
+        }
+        Python::attach(|py| {
+            if let Err(message) = self.read_back(py, now, "refresh") {
+                self.stop(py, message, None);
+            }
+        });
     }
 
     fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {

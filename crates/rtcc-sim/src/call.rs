@@ -117,6 +117,9 @@ impl Endpoints for VideoCall {
     fn handle_sender_timeout(&mut self, now: Time) {
         self.sender.handle_timeout(now);
     }
+    fn refresh_decision(&mut self, now: Time) {
+        self.sender.refresh_decision(now);
+    }
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.sender.poll_transmit(now)
     }

@@ -36,6 +36,9 @@ pub trait Endpoints: Send {
     /// When the sending end next wants to be woken.
     fn sender_timeout(&self) -> Option<Time>;
     fn handle_sender_timeout(&mut self, now: Time);
+    /// The sending end takes up a decision changed outside its controller's
+    /// calls (`Sender::refresh_decision`); nothing for ends without one.
+    fn refresh_decision(&mut self, _now: Time) {}
     /// The next packet for the forward path, if one may leave at `now`.
     fn poll_transmit(&mut self, now: Time) -> Option<Packet>;
     /// Something the receiving end sent back arrived.

@@ -153,6 +153,8 @@ pub struct Simulation {
     /// a caller that takes them as the run goes), and says so in `paused`.
     pause_rows: Option<usize>,
     paused: bool,
+    /// `set_pause_flag`: stop after the event that raised it.
+    pause_flag: Option<&'static std::sync::atomic::AtomicBool>,
     done: bool,
 }
 
@@ -260,6 +262,7 @@ impl Simulation {
             over_rows: None,
             pause_rows: None,
             paused: false,
+            pause_flag: None,
             done: false,
             saved_videos,
         };
@@ -283,7 +286,15 @@ impl Simulation {
         self.pause_rows = rows.map(|r| r.max(1));
     }
 
-    /// Whether the last `run_until` returned early for `set_pause_rows`.
+    /// Stop `run_until` right after the event that sets `flag` (a Python
+    /// controller's report, for an agent that acts on it before the run
+    /// goes on); the caller clears it.
+    pub fn set_pause_flag(&mut self, flag: Option<&'static std::sync::atomic::AtomicBool>) {
+        self.pause_flag = flag;
+    }
+
+    /// Whether the last `run_until` returned early for `set_pause_rows`
+    /// or `set_pause_flag`.
     pub fn paused(&self) -> bool {
         self.paused
     }
@@ -358,6 +369,16 @@ impl Simulation {
         earlier(earlier(self.link_due, self.rev_due), self.schedule.peek())
     }
 
+    /// Every sending end takes up a decision its controller changed between
+    /// events (an agent acting between two reports), from now.
+    pub fn refresh_decisions(&mut self) {
+        let now = self.now;
+        for i in 0..self.flows.len() {
+            self.flows[i].ends.refresh_decision(now);
+            self.arm(Stage::Sender, i);
+        }
+    }
+
     /// Run until simulated time `limit` (or the end). Returns false once done.
     pub fn run_until(&mut self, limit: Time) -> bool {
         let wall = std::time::Instant::now();
@@ -410,6 +431,10 @@ impl Simulation {
                 }
             }
             if !self.done && pause_at.is_some_and(|p| self.recorder.packet_rows() >= p) {
+                self.paused = true;
+                break;
+            }
+            if !self.done && self.pause_flag.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
                 self.paused = true;
                 break;
             }

@@ -306,6 +306,10 @@ pub trait Controller: Send {
         None
     }
     fn decision(&self) -> Decision;
+    /// Re-read a decision set from outside the controller's own calls (a
+    /// Python agent between two reports, `rtcc.gym`); Rust controllers
+    /// decide only in their calls and have nothing to re-read.
+    fn refresh(&mut self, _now: Time) {}
     /// Whether `decision` is the same for the controller's whole life,
     /// whatever the inputs: the sender then reads it once, at the start.
     /// A wrapper that can change the decision must not forward it.
