@@ -2,8 +2,9 @@
 rate at each receiver report.
 
 Each step runs the simulation until the flow's next report (``Simulation.run_until_report``:
-no threads; the run pauses within 1 ms of the report and resumes on the next step), then
-returns that report's features. The action applies from then until the next report.
+no threads; the run stops right after the report's event and resumes on the next step),
+then returns that report's features. The next action applies from that report's instant
+until the report after it, as a controller deciding in ``on_feedback`` would.
 
 Observation (float32, one entry per name in ``features``, default all, in this order):
 
