@@ -117,6 +117,27 @@ class SenderState(NamedTuple):
     in_flight_bytes: int
 
 
+class _Column:
+    """One of a report's columns, made a numpy array from its bytes when first read."""
+
+    def __init__(self, index: int, dtype: Any, as_bool: bool = False) -> None:
+        self.index, self.dtype, self.as_bool = index, dtype, as_bool
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = getattr(obj, self.slot)
+        if value is None:
+            value = np.frombuffer(obj._raw[self.index], dtype=self.dtype)
+            if self.as_bool:
+                value = value.astype(bool)
+            setattr(obj, self.slot, value)
+        return value
+
+
 class Feedback:
     """One receiver report joined with the send history.
 
@@ -142,52 +163,18 @@ class Feedback:
             self.late_discards, self.fec_recovered,
         ) = scalars  # fmt: skip
         # Columns become arrays when first read: a controller that reads three of the
-        # seven pays for three (the Gymnasium environment's step is mostly this).
+        # seven pays for three.
         self._raw = columns
         self._seq = self._send_s = self._arrival_s = self._size = None
         self._frame = self._kind = self._late = None
 
-    @property
-    def seq(self) -> np.ndarray:
-        if self._seq is None:
-            self._seq = np.frombuffer(self._raw[0], dtype="<u8")
-        return self._seq
-
-    @property
-    def send_s(self) -> np.ndarray:
-        if self._send_s is None:
-            self._send_s = np.frombuffer(self._raw[1], dtype="<f8")
-        return self._send_s
-
-    @property
-    def arrival_s(self) -> np.ndarray:
-        if self._arrival_s is None:
-            self._arrival_s = np.frombuffer(self._raw[2], dtype="<f8")
-        return self._arrival_s
-
-    @property
-    def size(self) -> np.ndarray:
-        if self._size is None:
-            self._size = np.frombuffer(self._raw[3], dtype="<u8")
-        return self._size
-
-    @property
-    def frame(self) -> np.ndarray:
-        if self._frame is None:
-            self._frame = np.frombuffer(self._raw[4], dtype="<i8")
-        return self._frame
-
-    @property
-    def kind(self) -> np.ndarray:
-        if self._kind is None:
-            self._kind = np.frombuffer(self._raw[5], dtype=np.uint8)
-        return self._kind
-
-    @property
-    def late(self) -> np.ndarray:
-        if self._late is None:
-            self._late = np.frombuffer(self._raw[6], dtype=np.uint8).astype(bool)
-        return self._late
+    seq = _Column(0, "<u8")
+    send_s = _Column(1, "<f8")
+    arrival_s = _Column(2, "<f8")
+    size = _Column(3, "<u8")
+    frame = _Column(4, "<i8")
+    kind = _Column(5, np.uint8)
+    late = _Column(6, np.uint8, as_bool=True)
 
     @property
     def fraction_lost(self) -> float:
