@@ -428,25 +428,34 @@ fn fills_a_6_mbps_link_with_a_small_queue() {
 }
 
 /// 6 Mbps → 2 Mbps at 15 s, 50 ms each way. Algorithm 3 cuts the target
-/// below the new capacity 0.6 s after the drop (β·acknowledged rate twice,
-/// then ProbeRTT), and the queue that built meanwhile (~760 ms) is gone 4.5
-/// s after the drop; measured over 20–25 s: 90 % utilisation, 9 ms mean
-/// queue (ProbeBW probing up again from the last cuts). Without it,
-/// ProbeBW's epochs stretch with the queue (each waits for its packets'
-/// acknowledgements) and the queue passes 5 s.
+/// below the new capacity about 0.6 s after the drop (β·acknowledged rate
+/// twice, then ProbeRTT), and the queue that built meanwhile (~760 ms) is
+/// gone 4.5 s after the drop. Over 20–25 s, ProbeBW probing up again from
+/// the last cuts: 0.90–0.97 utilisation and a 9–31 ms mean queue, which of
+/// the two depending on where the probes fall in the window; a delay moved by
+/// 0.1 ms moves that (50.0 ms: 9.2 ms, 50.2 ms: 30.8 ms), so six delays
+/// 0.1 ms apart are run. Without Algorithm 3, ProbeBW's epochs stretch with
+/// the queue (each waits for its packets' acknowledgements) and the queue
+/// passes 5 s.
 #[test]
 fn follows_a_capacity_drop() {
     fn drop(t: Time) -> DataRate {
         DataRate::from_mbps(if t < ms(15_000) { 6 } else { 2 })
     }
-    let slots = run(cross(&[]), drop, MS * 50, 25);
-    let below = slots[150..].iter().position(|s| s.target <= DataRate::from_mbps(2)).map(|i| i as f64 / 10.0);
-    let peak = slots[150..].iter().map(|s| s.queue_us / s.packets.max(1)).max().unwrap_or(0) / 1000;
-    let (util, queue) = (utilisation(&slots[200..], DataRate::from_mbps(2)), queue_ms(&slots[200..]));
-    eprintln!("drop: target ≤ 2 Mbps after {below:?} s, queue peak {peak} ms; 20-25 s utilisation {util:.3}, queue {queue:.1} ms");
-    assert!(below.is_some_and(|s| s <= 1.0), "{below:?}");
-    assert!(peak < 1200, "{peak} ms");
-    assert!(queue < 20.0 && util > 0.7, "{queue} ms, {util}");
+    for us in [49_800, 49_900, 50_000, 50_100, 50_200, 50_300] {
+        let slots = run(cross(&[]), drop, Duration::from_micros(us), 25);
+        let below = slots[150..].iter().position(|s| s.target <= DataRate::from_mbps(2)).map(|i| i as f64 / 10.0);
+        let peak = slots[150..].iter().map(|s| s.queue_us / s.packets.max(1)).max().unwrap_or(0) / 1000;
+        let (util, queue) = (utilisation(&slots[200..], DataRate::from_mbps(2)), queue_ms(&slots[200..]));
+        eprintln!(
+            "drop, {us} µs: target ≤ 2 Mbps after {below:?} s, queue peak {peak} ms; 20-25 s utilisation \
+             {util:.3}, queue {queue:.1} ms"
+        );
+        assert!(below.is_some_and(|s| s <= 1.0), "{us} µs: {below:?}");
+        assert!(peak < 1200, "{us} µs: {peak} ms");
+        // Three times B_th (2 MTU, 12 ms at 2 Mbps): probing, not a standing queue.
+        assert!(queue < 40.0 && util > 0.7, "{us} µs: {queue} ms, {util}");
+    }
     let slots = run(cross(&[("fast_adaptation", "false")]), drop, MS * 50, 20);
     let queue = queue_ms(&slots[180..]);
     eprintln!("drop without fast adaptation: 18-20 s queue {queue:.0} ms");
@@ -455,10 +464,14 @@ fn follows_a_capacity_drop() {
 
 /// §V: "For a path with 50ms roundtrip delay, it takes about 750ms to
 /// reach 2.55Mbps from 2.0Mbps" — five decisions of η. With 50 ms reports
-/// an epoch here takes 150–200 ms (cycle 0, cycle 1, then cycle 1's last
-/// packet reported, 3–4 RTTs), so the fifth decision, accelerated by the
+/// an epoch here takes 100–200 ms (cycle 0, cycle 1, then cycle 1's last
+/// packet reported, 2–4 RTTs), so the fifth decision, accelerated by the
 /// 200 kbps limit, comes by 1.0 s: 2.0 × 1.05⁴ = 2.431, then (2.431 + 0.2)
-/// × 1.05 = 2.763 Mbps.
+/// × 1.05 = 2.763 Mbps. Which report ends an epoch is a tie on this exact
+/// grid (RTT_min is 50.000 ms, the report interval): 124 µs less of RTT_min,
+/// as TWCC's 250 µs arrival ticks give, ends some epochs a report earlier
+/// (2.763 Mbps at 0.9 s instead of 1.0 s). The decisions, not their instants,
+/// are what is checked.
 #[test]
 fn decides_every_few_rounds() {
     let c = cross(&[("startup", "false"), ("start_rate", "2Mbps"), ("probe_rtt", "false")]);
@@ -468,10 +481,12 @@ fn decides_every_few_rounds() {
         pair.run_until(ms(100 * i));
         rates.push(pair.sender.controller().decision().target_rate.bps());
     }
-    let expect = [2_000_000, 2_000_000, 2_100_000, 2_100_000, 2_205_000, 2_205_000, 2_315_250, 2_431_013, 2_431_013];
-    assert_eq!(rates[..9], expect);
-    assert_eq!(rates[9], 2_762_564, "2.55 Mbps passed at 1.0 s");
-    assert_eq!(state(pair.sender.controller(), "decisions"), Some(6.0));
+    let mut steps = rates.clone();
+    steps.dedup();
+    assert_eq!(steps[..6], [2_000_000, 2_100_000, 2_205_000, 2_315_250, 2_431_013, 2_762_564], "{rates:?}");
+    let passed = rates.iter().position(|&r| r >= 2_550_000).map(|i| (i + 1) * 100);
+    assert!(passed.is_some_and(|t| t <= 1000), "2.55 Mbps passed at {passed:?} ms: {rates:?}");
+    assert!(rates[..2] == [2_000_000, 2_000_000], "no decision before the first epoch ends: {rates:?}");
 }
 
 /// §VI-B: Cross reacts to delay, not loss. With 1–10 % random loss before
