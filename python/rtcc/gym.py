@@ -38,8 +38,8 @@ import itertools
 import math
 import sys
 import weakref
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -48,7 +48,7 @@ from gymnasium import spaces
 import rtcc
 from rtcc.scenario import dumps_toml
 
-__all__ = ["FEATURES", "Features", "RtccEnv", "RtccVecEnv", "make_vec"]
+__all__ = ["FEATURES", "Features", "RtccEnv", "RtccVecEnv", "make_vec", "policy_controller"]
 
 FEATURES = ("receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action")
 _BOUNDS = {
@@ -134,6 +134,66 @@ class Features:
         return np.array([values[i] for i in self._index], dtype=np.float32)
 
 
+def _target(a: float, current: float, mode: str, low: float, high: float) -> float:
+    """The target an action sets: ``absolute`` a in [0, 1] log-scaled over [low, high],
+    ``multiplicative`` a in [-1, 1] as the current target times 2**a; clipped to both."""
+    if not math.isfinite(a):
+        raise ValueError(f"action: {a} is not a finite number")
+    if mode == "absolute":
+        target = low * (high / low) ** min(max(a, 0.0), 1.0)
+    else:
+        target = current * 2.0 ** min(max(a, -1.0), 1.0)
+    return min(max(target, low), high)
+
+
+def policy_controller(
+    policy: Callable[[np.ndarray], Any],
+    *,
+    features: Sequence[str] = FEATURES,
+    action: str = "absolute",
+    min_rate: float = 50e3,
+    max_rate: float = 8e6,
+    summary: str = "a trained policy (rtcc.gym.policy_controller)",
+) -> type:
+    """A controller class that runs ``policy`` (any callable from an observation to an
+    action: a numpy function, a torch or ONNX model the caller wraps) as :class:`RtccEnv`'s
+    agent: at each report the observation of :class:`Features`, the action mapped to the
+    target as :meth:`RtccEnv.step` maps it (``action``, ``min_rate``, ``max_rate`` as the
+    policy was trained with), then clamped to the flow's own rates. Register it
+    (``rtcc.register_controller(name, cls)``) or bind it to a module attribute for a
+    ``py:module:attr`` name, which sweep workers can import. A policy that raises or gives a
+    non-finite action stops the run with one line naming the controller."""
+    feats = tuple(features)
+    Features(feats)  # checks the names
+    if action not in ("absolute", "multiplicative"):
+        raise ValueError(f"action: {action!r} is neither 'absolute' nor 'multiplicative'")
+    if not 0 < min_rate <= max_rate:
+        raise ValueError("rates: need 0 < min_rate <= max_rate")
+
+    class PolicyController:
+        params: ClassVar[list[Any]] = []
+
+        def __init__(self, params: dict[str, Any], context: Any) -> None:
+            self.lo, self.hi = max(context.min_bps, 1.0), context.max_bps
+            self.feat = Features(feats, min(max(context.start_bps, self.lo), self.hi))
+            self._act()  # the first action applies from the start, as after RtccEnv.reset
+
+        def _act(self) -> None:
+            a = float(np.asarray(policy(self.feat.observation()), dtype=np.float64).reshape(-1)[0])
+            target = _target(a, self.feat.target, action, min_rate, max_rate)
+            self.feat.target = min(max(target, self.lo), self.hi)
+
+        def on_feedback(self, now_s: float, fb: Any) -> None:
+            self.feat.report(now_s, fb)
+            self._act()
+
+        def decision(self) -> float:
+            return self.feat.target
+
+    PolicyController.__doc__ = summary
+    return PolicyController
+
+
 class _Agent:
     """The flow's controller: hands each report to its environment, decides its target."""
 
@@ -215,6 +275,11 @@ class RtccEnv(gymnasium.Env):
         self._sim = rtcc.native().Simulation(dumps_toml(self.scenario()), f"<{self.name}>")
         return self.feat.observation(), dict(self.episode)
 
+    def policy_controller(self, policy: Callable[[np.ndarray], Any]) -> type:
+        """:func:`policy_controller` with this environment's features, action and rates."""
+        return policy_controller(policy, features=self.features, action=self.action_mode,
+                                 min_rate=self.min_rate, max_rate=self.max_rate)  # fmt: skip
+
     def scenario(self, controller: Any = None) -> dict[str, Any]:
         """The current episode's scenario (after :meth:`reset`), its flow run by this
         environment's agent or by ``controller`` (a registry name or table): what
@@ -253,14 +318,7 @@ class RtccEnv(gymnasium.Env):
 
     def _advance(self, a: float) -> tuple[bool, float]:
         """Applies action ``a`` and runs to the next report: (episode over, reward)."""
-        if not math.isfinite(a):
-            raise ValueError(f"action: {a} is not a finite number")
-        a = min(max(a, self._a_low), 1.0)
-        if self.action_mode == "absolute":
-            target = self.min_rate * (self.max_rate / self.min_rate) ** a
-        else:
-            target = self.feat.target * 2.0**a
-        self.feat.target = min(max(target, self.min_rate), self.max_rate)
+        self.feat.target = _target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
         sim = self._sim
         more = sim.run_until_report(math.inf)
         self._now_s = float(sim.now_s)

@@ -224,3 +224,54 @@ def test_the_features_are_the_reports_as_numpy_computes_them():
     while not done:
         _, _, done, _, _ = env.step(np.array([0.9], np.float32))  # above most traces' rates
     assert len(checked) > 100 and lossy > 0
+
+
+def test_a_policy_runs_as_a_controller_deciding_as_the_agent_did():
+    """Any callable from observation to action, as a controller: the same episode through
+    the environment and through rtcc.simulate gives the same targets, report by report."""
+    import rtcc
+    from rtcc.gym import RtccEnv
+
+    def policy(obs: np.ndarray) -> float:
+        return 0.35 + 0.5 * float(obs[0]) - 0.8 * float(obs[1]) - float(obs[3])
+
+    for action in ("absolute", "multiplicative"):
+        env = RtccEnv(duration=3.0, queues=("20pkt",), action=action)
+        obs, _ = env.reset(seed=4)
+        agent, done = [], False
+        while not done:
+            a = policy(obs) - (0.4 if action == "multiplicative" else 0.0)
+            obs, _, done, _, info = env.step(np.array([a]))
+            agent.append(info["target_bps"])
+        shift = (lambda o: policy(o) - 0.4) if action == "multiplicative" else policy
+        cls = env.policy_controller(shift)
+        decided: list[float] = []
+
+        class Logged(cls):  # type: ignore[misc, valid-type]
+            def __init__(self, params, context) -> None:
+                decided.clear()  # the run's own instance (a scenario check builds one first)
+                super().__init__(params, context)
+
+            def _act(self) -> None:
+                super()._act()
+                decided.append(self.feat.target)
+
+        rtcc.register_controller(f"test-policy-{action}", Logged)
+        rtcc.simulate(env.scenario(f"test-policy-{action}"), record_packets=False)
+        assert len(agent) > 40 and len(set(agent)) > 10
+        assert decided[: len(agent)] == agent, action
+
+
+def test_a_policy_that_fails_stops_the_run_in_one_line():
+    import rtcc
+    from rtcc.gym import policy_controller
+
+    rtcc.register_controller("test-policy-nan", policy_controller(lambda obs: float("nan")))
+    scenario = {"duration": "2s", "link": {"capacity": "1Mbps"},
+                "flow": [{"controller": "test-policy-nan", "encoder": "ideal"}]}  # fmt: skip
+    with pytest.raises(Exception, match="test-policy-nan.*action: nan is not a finite number"):
+        rtcc.simulate(scenario, record_packets=False)
+    with pytest.raises(ValueError, match="features"):
+        policy_controller(lambda obs: 0.5, features=("bogus",))
+    with pytest.raises(ValueError, match="action"):
+        policy_controller(lambda obs: 0.5, action="relative")
