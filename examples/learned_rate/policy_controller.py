@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rtcc.gym import FEATURES, Features
+from rtcc.gym import FEATURES, Features, action_target
 from rtcc.pycontrollers import Param
 
 HERE = Path(__file__).resolve().parent
@@ -144,12 +144,8 @@ class PolicyController:
 
     def _act(self) -> None:
         a = self.policy.act(self.feat.observation())
-        # RtccEnv.step's mapping from action to target.
-        if self.action_mode == "absolute":
-            target = self.min_rate * (self.max_rate / self.min_rate) ** a
-        else:
-            target = self.feat.target * 2.0**a
-        target = min(max(target, self.min_rate), self.max_rate)
+        # RtccEnv.step's own mapping from action to target.
+        target = action_target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
         self.feat.target = min(max(target, self.lo), self.hi)
 
     def on_feedback(self, now_s: float, fb: Any) -> None:

@@ -48,7 +48,9 @@ from gymnasium import spaces
 import rtcc
 from rtcc.scenario import dumps_toml
 
-__all__ = ["FEATURES", "Features", "RtccEnv", "RtccVecEnv", "make_vec", "policy_controller"]
+__all__ = [
+    "FEATURES", "Features", "RtccEnv", "RtccVecEnv", "action_target", "make_vec", "policy_controller",
+]  # fmt: skip
 
 FEATURES = ("receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action")
 _BOUNDS = {
@@ -134,7 +136,7 @@ class Features:
         return np.array([values[i] for i in self._index], dtype=np.float32)
 
 
-def _target(a: float, current: float, mode: str, low: float, high: float) -> float:
+def action_target(a: float, current: float, mode: str, low: float, high: float) -> float:
     """The target an action sets: ``absolute`` a in [0, 1] log-scaled over [low, high],
     ``multiplicative`` a in [-1, 1] as the current target times 2**a; clipped to both."""
     if not math.isfinite(a):
@@ -180,7 +182,7 @@ def policy_controller(
 
         def _act(self) -> None:
             a = float(np.asarray(policy(self.feat.observation()), dtype=np.float64).reshape(-1)[0])
-            target = _target(a, self.feat.target, action, min_rate, max_rate)
+            target = action_target(a, self.feat.target, action, min_rate, max_rate)
             self.feat.target = min(max(target, self.lo), self.hi)
 
         def on_feedback(self, now_s: float, fb: Any) -> None:
@@ -318,7 +320,7 @@ class RtccEnv(gymnasium.Env):
 
     def _advance(self, a: float) -> tuple[bool, float]:
         """Applies action ``a`` and runs to the next report: (episode over, reward)."""
-        self.feat.target = _target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
+        self.feat.target = action_target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
         sim = self._sim
         more = sim.run_until_report(math.inf)
         self._now_s = float(sim.now_s)

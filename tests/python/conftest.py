@@ -66,6 +66,35 @@ def policy_scenario(duration: str = "20s", flow_extra: str = "") -> str:
     )
 
 
+def agent_and_controller_targets(env: Any, policy: Callable[[Any], float], cls: type,
+                                  name: str, controller: Any, seed: int) -> tuple[list[float], list[float]]:
+    """One episode of ``env`` (an ``rtcc.gym.RtccEnv``) stepped by ``policy``, and the
+    same episode's scenario run by ``cls`` (a policy controller, registered as ``name``;
+    ``controller`` is the flow's controller entry): the targets the agent set, step by
+    step, and the targets the controller decided, one per report after its first."""
+    import numpy as np
+
+    obs, _ = env.reset(seed=seed)
+    agent, done = [], False
+    while not done:
+        obs, _, done, _, info = env.step(np.array([policy(obs)]))
+        agent.append(info["target_bps"])
+    decided: list[float] = []
+
+    class Logged(cls):  # type: ignore[misc, valid-type]
+        def __init__(self, params: Any, context: Any) -> None:
+            decided.clear()  # the run's own instance (a scenario check builds one first)
+            super().__init__(params, context)
+
+        def _act(self) -> None:
+            super()._act()
+            decided.append(self.feat.target)
+
+    rtcc.register_controller(name, Logged)
+    rtcc.simulate(env.scenario(controller), record_packets=False)
+    return agent, decided
+
+
 def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     """``rtcc ARGS`` in this process: (exit status, stdout, stderr)."""
     from rtcc import cli

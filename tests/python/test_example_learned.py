@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import requires_native
+from conftest import agent_and_controller_targets, requires_native
 
 pytestmark = requires_native
 pytest.importorskip("gymnasium", reason="pip install 'rtcc[gym]'")
@@ -84,7 +83,6 @@ def test_the_controller_decides_as_the_environments_agent_would(tmp_path):
     """The same episode twice: RtccEnv stepped by a policy that reads every feature, and
     the scenario of that episode run by the policy as a controller. Their targets, report
     by report, must be the same numbers."""
-    import rtcc
     from policy_controller import PolicyController, load_policy
 
     from rtcc.gym import RtccEnv
@@ -96,26 +94,9 @@ def test_the_controller_decides_as_the_environments_agent_would(tmp_path):
 
     env = RtccEnv(duration=4.0, queues=("20pkt",), **{k: v for k, v in ENV.items() if k != "features"},
                   features=ENV["features"])  # fmt: skip
-    obs, _ = env.reset(seed=5)
-    agent, done = [], False
-    while not done:
-        obs, _, done, _, info = env.step(np.array([policy.act(obs)]))
-        agent.append(info["target_bps"])
-
-    decided: list[float] = []
-
-    class Logged(PolicyController):
-        def __init__(self, params, context) -> None:
-            decided.clear()  # the run's own instance (a scenario check builds one first)
-            super().__init__(params, context)
-
-        def _act(self) -> None:
-            super()._act()
-            decided.append(self.feat.target)
-
-    rtcc.register_controller("test-logged-policy", Logged)
-    rtcc.simulate(env.scenario({"name": "test-logged-policy", "model": str(tmp_path / "f.npz")}),
-                  record_packets=False)  # fmt: skip
+    model = {"name": "test-logged-policy", "model": str(tmp_path / "f.npz")}
+    agent, decided = agent_and_controller_targets(env, policy.act, PolicyController,
+                                                  "test-logged-policy", model, seed=5)  # fmt: skip
     assert len(agent) > 50 and len(set(agent)) > 10  # the features moved the policy
     assert decided[: len(agent)] == agent
 

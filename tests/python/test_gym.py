@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import requires_native
+from conftest import agent_and_controller_targets, requires_native
 
 pytestmark = requires_native
 gymnasium = pytest.importorskip("gymnasium", reason="pip install 'rtcc[gym]'")
@@ -229,7 +229,6 @@ def test_the_features_are_the_reports_as_numpy_computes_them():
 def test_a_policy_runs_as_a_controller_deciding_as_the_agent_did():
     """Any callable from observation to action, as a controller: the same episode through
     the environment and through rtcc.simulate gives the same targets, report by report."""
-    import rtcc
     from rtcc.gym import RtccEnv
 
     def policy(obs: np.ndarray) -> float:
@@ -237,27 +236,11 @@ def test_a_policy_runs_as_a_controller_deciding_as_the_agent_did():
 
     for action in ("absolute", "multiplicative"):
         env = RtccEnv(duration=3.0, queues=("20pkt",), action=action)
-        obs, _ = env.reset(seed=4)
-        agent, done = [], False
-        while not done:
-            a = policy(obs) - (0.4 if action == "multiplicative" else 0.0)
-            obs, _, done, _, info = env.step(np.array([a]))
-            agent.append(info["target_bps"])
-        shift = (lambda o: policy(o) - 0.4) if action == "multiplicative" else policy
-        cls = env.policy_controller(shift)
-        decided: list[float] = []
-
-        class Logged(cls):  # type: ignore[misc, valid-type]
-            def __init__(self, params, context) -> None:
-                decided.clear()  # the run's own instance (a scenario check builds one first)
-                super().__init__(params, context)
-
-            def _act(self) -> None:
-                super()._act()
-                decided.append(self.feat.target)
-
-        rtcc.register_controller(f"test-policy-{action}", Logged)
-        rtcc.simulate(env.scenario(f"test-policy-{action}"), record_packets=False)
+        # Multiplicative actions centred below 0, so the rate moves both ways.
+        act = (lambda o: policy(o) - 0.4) if action == "multiplicative" else policy
+        name = f"test-policy-{action}"
+        agent, decided = agent_and_controller_targets(env, act, env.policy_controller(act), name,
+                                                      name, seed=4)  # fmt: skip
         assert len(agent) > 40 and len(set(agent)) > 10
         assert decided[: len(agent)] == agent, action
 
