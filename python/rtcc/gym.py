@@ -384,7 +384,6 @@ class RtccVecEnv(gymnasium.vector.VectorEnv):
         done = np.zeros(n, dtype=bool)
         now = np.zeros(n)
         target = np.zeros(n)
-        info: dict[str, Any] = {}
         resets = []
         for i, env in enumerate(self.envs):
             if self._autoreset[i]:
@@ -397,7 +396,7 @@ class RtccVecEnv(gymnasium.vector.VectorEnv):
                 obs[i] = env.feat.observation()
                 now[i], target[i] = env._now_s, env.feat.target
         ran = ~self._autoreset
-        info = {"time_s": now, "target_bps": target, "_time_s": ran, "_target_bps": ran.copy()}
+        info: dict[str, Any] = {"time_s": now, "target_bps": target, "_time_s": ran, "_target_bps": ran.copy()}
         for i, env_info in resets:
             info = self._add_info(info, env_info, i)
         self._autoreset = done.copy()
