@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rtcc.gym import FEATURES, Features, action_target
+from rtcc.gym import FEATURES, PolicyAgent
 from rtcc.pycontrollers import Param
 
 HERE = Path(__file__).resolve().parent
@@ -121,7 +121,7 @@ def load_policy(model: str | Path) -> tuple[Any, dict[str, Any]]:
     return _loaded[key]
 
 
-class PolicyController:
+class PolicyController(PolicyAgent):
     """a trained rate policy (examples/learned_rate): the target from the gym's features"""
 
     params = [  # noqa: RUF012 (read once by register_controller)
@@ -134,23 +134,7 @@ class PolicyController:
     ]
 
     def __init__(self, params: dict[str, Any], context: Any) -> None:
-        self.policy, env = load_policy(params["model"] or DEFAULT_MODEL)
-        self.action_mode = env["action"]
-        self.min_rate, self.max_rate = float(env["min_rate"]), float(env["max_rate"])
-        self.lo, self.hi = max(context.min_bps, 1.0), context.max_bps
-        # RtccEnv's own feature code and state: the controller sees what the agent saw.
-        self.feat = Features(env["features"], min(max(context.start_bps, self.lo), self.hi))
-        self._act()  # the first action applies from the start, as after RtccEnv.reset
-
-    def _act(self) -> None:
-        a = self.policy.act(self.feat.observation())
-        # RtccEnv.step's own mapping from action to target.
-        target = action_target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
-        self.feat.target = min(max(target, self.lo), self.hi)
-
-    def on_feedback(self, now_s: float, fb: Any) -> None:
-        self.feat.report(now_s, fb)
-        self._act()
-
-    def decision(self) -> float:
-        return self.feat.target
+        policy, env = load_policy(params["model"] or DEFAULT_MODEL)
+        # RtccEnv's own features and action mapping: the controller sees what the agent saw.
+        super().__init__(context, policy.act, env["features"], env["action"],
+                         float(env["min_rate"]), float(env["max_rate"]))  # fmt: skip

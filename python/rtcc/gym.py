@@ -49,7 +49,8 @@ import rtcc
 from rtcc.scenario import dumps_toml
 
 __all__ = [
-    "FEATURES", "Features", "RtccEnv", "RtccVecEnv", "action_target", "make_vec", "policy_controller",
+    "FEATURES", "Features", "PolicyAgent", "RtccEnv", "RtccVecEnv", "action_target", "make_vec",
+    "policy_controller",
 ]  # fmt: skip
 
 FEATURES = ("receive_rate", "delay", "delay_gradient", "loss", "rtt", "last_action")
@@ -148,6 +149,33 @@ def action_target(a: float, current: float, mode: str, low: float, high: float) 
     return min(max(target, low), high)
 
 
+class PolicyAgent:
+    """The controller behind :func:`policy_controller`: at each report the observation of
+    :class:`Features`, ``policy``'s action mapped by :func:`action_target`, clamped to the
+    flow's rates. A subclass that loads its policy itself (from a file named by a
+    parameter, say) calls ``__init__`` with it."""
+
+    def __init__(self, context: Any, policy: Callable[[np.ndarray], Any], features: Sequence[str],
+                 action: str, min_rate: float, max_rate: float) -> None:  # fmt: skip
+        self.policy, self.action_mode = policy, action
+        self.min_rate, self.max_rate = min_rate, max_rate
+        self.lo, self.hi = max(context.min_bps, 1.0), context.max_bps
+        self.feat = Features(features, min(max(context.start_bps, self.lo), self.hi))
+        self._act()  # the first action applies from the start, as after RtccEnv.reset
+
+    def _act(self) -> None:
+        a = float(np.asarray(self.policy(self.feat.observation()), dtype=np.float64).reshape(-1)[0])
+        target = action_target(a, self.feat.target, self.action_mode, self.min_rate, self.max_rate)
+        self.feat.target = min(max(target, self.lo), self.hi)
+
+    def on_feedback(self, now_s: float, fb: Any) -> None:
+        self.feat.report(now_s, fb)
+        self._act()
+
+    def decision(self) -> float:
+        return self.feat.target
+
+
 def policy_controller(
     policy: Callable[[np.ndarray], Any],
     *,
@@ -172,25 +200,11 @@ def policy_controller(
     if not 0 < min_rate <= max_rate:
         raise ValueError("rates: need 0 < min_rate <= max_rate")
 
-    class PolicyController:
+    class PolicyController(PolicyAgent):
         params: ClassVar[list[Any]] = []
 
         def __init__(self, params: dict[str, Any], context: Any) -> None:
-            self.lo, self.hi = max(context.min_bps, 1.0), context.max_bps
-            self.feat = Features(feats, min(max(context.start_bps, self.lo), self.hi))
-            self._act()  # the first action applies from the start, as after RtccEnv.reset
-
-        def _act(self) -> None:
-            a = float(np.asarray(policy(self.feat.observation()), dtype=np.float64).reshape(-1)[0])
-            target = action_target(a, self.feat.target, action, min_rate, max_rate)
-            self.feat.target = min(max(target, self.lo), self.hi)
-
-        def on_feedback(self, now_s: float, fb: Any) -> None:
-            self.feat.report(now_s, fb)
-            self._act()
-
-        def decision(self) -> float:
-            return self.feat.target
+            super().__init__(context, policy, feats, action, min_rate, max_rate)
 
     PolicyController.__doc__ = summary
     return PolicyController
