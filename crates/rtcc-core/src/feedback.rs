@@ -5,6 +5,10 @@
 
 use crate::packet::{FramePos, PacketKind};
 use crate::units::{DataRate, DataSize, Duration, Time};
+use rtcc_wire::rtcp::{
+    CcfbBlock, CcfbReport, Compound, CongestionControlFeedback, Nack, Pli, Remb, RtcpPacket, TransportFeedbackBuilder,
+};
+use rtcc_wire::Wire;
 
 /// Receiver-side statistics carried with a report (RTCP RR-style), over the
 /// packets that arrived since the previous report.
@@ -33,8 +37,14 @@ pub struct ReportStats {
 /// neutral record either way (DESIGN §2), only the bytes differ.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReportFormat {
-    /// RFC 8888 congestion-control feedback: every packet's arrival time.
+    /// Transport-wide congestion control feedback
+    /// (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1): arrivals in
+    /// 250 µs deltas from a 64 ms reference time. WebRTC's default (libwebrtc
+    /// sends it whenever the transport-wide sequence extension is negotiated).
     #[default]
+    Twcc,
+    /// RFC 8888 congestion-control feedback: every packet's arrival time as a
+    /// 1/1024 s offset before the report timestamp (§3.1).
     Rfc8888,
     /// RTCP receiver report (RFC 3550 §6.4.2: fraction lost, cumulative
     /// lost, jitter) with an extended report (RFC 3611): a Loss RLE block,
@@ -63,6 +73,95 @@ pub struct ReceiverReport {
     /// The receiver-side estimator's rate (REMB, NADA), if the flow has one.
     pub estimate: Option<DataRate>,
     pub format: ReportFormat,
+    /// Transport-wide feedback packet count of this report's first feedback
+    /// packet (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
+    pub fb_count: u8,
+}
+
+/// Sequences one RFC 8888 block covers (§3.1: 2¹⁴).
+const MAX_CCFB_REPORTS: usize = 1 << 14;
+
+/// SSRCs on the report: one media stream per flow, the receiver's own SSRC
+/// one above it (the simulator has no SSRC of its own; any fixed pair works).
+pub fn ssrcs(flow: u16) -> (u32, u32) {
+    let media = 0x5254_0000 | (u32::from(flow) << 1);
+    (media | 1, media)
+}
+
+/// RFC 3550 §4 NTP middle 32 bits (16.16 seconds) of a receiver clock time,
+/// as the RFC 8888 report timestamp carries it.
+fn ntp_middle(t: Time) -> u32 {
+    ((i128::from(t.as_micros()) << 16) / 1_000_000) as u32
+}
+
+impl ReceiverReport {
+    /// The transport feedback part as RTCP packets in the report's format:
+    /// transport-wide feedback (reference time floored to 64 ms at the first
+    /// arrival in sequence order, 250 µs deltas), or one RFC 8888 block over
+    /// the sequence range with 1/1024 s offsets before the report timestamp.
+    /// Empty under `RtcpXr` (no per-packet arrivals on that wire). A packet
+    /// listed lost and then arrived (reordered) is reported arrived.
+    pub fn feedback_packets(&self) -> Vec<RtcpPacket> {
+        let (sender, media) = ssrcs(self.flow);
+        let mut sorted: Vec<(u64, Option<Time>)> = self.arrivals.clone();
+        sorted.sort_by_key(|&(s, a)| (s, a.is_none()));
+        sorted.dedup_by_key(|&mut (s, _)| s);
+        let Some(&(base, _)) = sorted.first() else { return Vec::new() };
+        match self.format {
+            ReportFormat::Twcc => {
+                let reference = sorted.iter().find_map(|a| a.1).unwrap_or(self.report_time);
+                let packets: Vec<(u16, Option<i64>)> =
+                    sorted.iter().map(|&(s, a)| (s as u16, a.map(|t| t.as_micros()))).collect();
+                TransportFeedbackBuilder::new(sender, media, self.fb_count)
+                    .build(base as u16, reference.as_micros(), &packets)
+                    .into_iter()
+                    .map(RtcpPacket::TransportFeedback)
+                    .collect()
+            }
+            ReportFormat::Rfc8888 => {
+                let mut out = Vec::new();
+                for chunk in sorted.chunk_by(|a, b| b.0 - a.0 < MAX_CCFB_REPORTS as u64 && b.0 >= a.0) {
+                    let begin = chunk[0].0;
+                    let mut reports = Vec::new();
+                    for &(s, a) in chunk {
+                        let i = (s - begin) as usize;
+                        if i >= MAX_CCFB_REPORTS {
+                            break;
+                        }
+                        reports.resize(i, None);
+                        reports.push(a.map(|t| CcfbReport::from_offset_us((self.report_time - t).as_micros(), 0)));
+                    }
+                    let block = CcfbBlock { ssrc: media, begin_seq: begin as u16, reports };
+                    if let Ok(f) = CongestionControlFeedback::new(sender, vec![block], ntp_middle(self.report_time)) {
+                        out.push(RtcpPacket::CongestionControlFeedback(f));
+                    }
+                }
+                out
+            }
+            ReportFormat::RtcpXr => Vec::new(),
+        }
+    }
+
+    /// The whole report as one reduced-size compound RTCP datagram (RFC 3550
+    /// §6.1, RFC 5506 §3): the transport feedback, then a generic NACK (RFC
+    /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
+    /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
+    pub fn to_compound(&self) -> Compound {
+        let (sender, media) = ssrcs(self.flow);
+        let mut packets = self.feedback_packets();
+        if !self.nacks.is_empty() {
+            if let Ok(n) = Nack::from_seqs(sender, media, self.nacks.iter().map(|&s| s as u16)) {
+                packets.push(RtcpPacket::Nack(n));
+            }
+        }
+        if self.pli {
+            packets.push(RtcpPacket::Pli(Pli { sender_ssrc: sender, media_ssrc: media }));
+        }
+        if let Some(r) = self.estimate.and_then(|e| Remb::new(sender, e.bps(), vec![media]).ok()) {
+            packets.push(RtcpPacket::Remb(r));
+        }
+        Compound::new(packets)
+    }
 }
 
 /// 16-bit chunks an RFC 3611 §4.1.1 run-length encoding takes for a list of
@@ -93,16 +192,9 @@ fn rle_block(outcomes: &[bool]) -> u64 {
 }
 
 impl ReceiverReport {
-    /// Bytes this report takes on the wire, as reduced-size RTCP (RFC 5506:
-    /// no RR/SR in front): IPv4 + UDP (28); an RFC 8888 congestion-control
-    /// feedback packet with one block for the transport-wide sequence (RTCP
-    /// header 8, block header 8, 2 bytes per packet padded to 4, report
-    /// timestamp 4) — per-stream blocks as RFC 8888 has them would add 8
-    /// bytes per extra stream; a generic NACK if any (RFC 4585 §6.2.1: 12 +
-    /// 4 per FCI; one FCI covers a sequence and the 16 after it; `nacks`
-    /// ascending); a PLI if asked (§6.3.1: 12); a REMB-style estimate if any
-    /// (draft-alvestrand-rmcat-remb: 24 with one SSRC); and late discards as
-    /// an RFC 7097 discard-RLE block (8 + 2 per run of consecutive sequences).
+    /// Bytes this report takes on the wire. As `Twcc` or `Rfc8888`: IPv4 +
+    /// UDP (28) and the encoded `to_compound()` datagram; late discards have
+    /// no place in it (a simulator-side record for the recorder).
     ///
     /// As `RtcpXr`: IPv4 + UDP (28); an RR with one report block (RFC 3550
     /// §6.4.2: 8 + 24); the XR header (RFC 3611 §2: 8); a Loss RLE block over
@@ -111,13 +203,8 @@ impl ReceiverReport {
     /// size (28) for the one-way delay; then NACK, PLI and estimate as above.
     pub fn wire_size(&self) -> DataSize {
         let mut bytes = match self.format {
-            ReportFormat::Rfc8888 => {
-                let mut b = 28 + 8 + 8 + 4 + (2 * self.arrivals.len() as u64).div_ceil(4) * 4;
-                if !self.late.is_empty() {
-                    let runs = 1 + self.late.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
-                    b += 8 + (2 * runs).div_ceil(4) * 4;
-                }
-                b
+            ReportFormat::Twcc | ReportFormat::Rfc8888 => {
+                return DataSize::from_bytes(28 + self.to_compound().wire_size() as u64);
             }
             ReportFormat::RtcpXr => {
                 let received: Vec<bool> = self.arrivals.iter().map(|a| a.1.is_some()).collect();
@@ -206,21 +293,34 @@ mod tests {
 
     #[test]
     fn wire_size_counts_each_block() {
-        let base = ReceiverReport::default();
-        // IPv4/UDP 28 + RTCP 8 + block 8 + timestamp 4.
-        assert_eq!(base.wire_size().bytes(), 48);
-        let arrivals = vec![(0, None); 7];
-        // 14 bytes of packet entries, padded to 16.
-        assert_eq!(ReceiverReport { arrivals, ..Default::default() }.wire_size().bytes(), 64);
+        let rep = |r: ReceiverReport| ReceiverReport { arrivals: vec![(0, None)], format: ReportFormat::Rfc8888, ..r };
+        // IPv4/UDP 28 + RTCP 8 + block 8 + one entry padded to 4 + timestamp 4.
+        assert_eq!(rep(ReceiverReport::default()).wire_size().bytes(), 52);
+        let arrivals = vec![(0, None), (6, None)];
+        // Sequences 0..=6: 14 bytes of packet entries, padded to 16.
+        assert_eq!(ReceiverReport { arrivals, format: ReportFormat::Rfc8888, ..Default::default() }.wire_size().bytes(), 64);
         // Sequences 1..=17 fit one FCI, 40 needs a second.
         let nacks: Vec<u32> = (1..=17).chain([40]).collect();
-        assert_eq!(ReceiverReport { nacks, ..Default::default() }.wire_size().bytes(), 48 + 12 + 8);
-        assert_eq!(ReceiverReport { pli: true, ..Default::default() }.wire_size().bytes(), 60);
+        assert_eq!(rep(ReceiverReport { nacks, ..Default::default() }).wire_size().bytes(), 52 + 12 + 8);
+        assert_eq!(rep(ReceiverReport { pli: true, ..Default::default() }).wire_size().bytes(), 64);
         let estimate = Some(DataRate::from_kbps(500));
-        assert_eq!(ReceiverReport { estimate, ..Default::default() }.wire_size().bytes(), 72);
-        // Runs 3-5 and 9: two runs, 4 bytes, plus the block header.
+        assert_eq!(rep(ReceiverReport { estimate, ..Default::default() }).wire_size().bytes(), 76);
+        // Late discards have no place in the datagram.
         let late = vec![3, 4, 5, 9];
-        assert_eq!(ReceiverReport { late, ..Default::default() }.wire_size().bytes(), 48 + 12);
+        assert_eq!(rep(ReceiverReport { late, ..Default::default() }).wire_size().bytes(), 52);
+    }
+
+    #[test]
+    fn wire_size_is_the_encoded_datagram_plus_28() {
+        let arrivals: Vec<(u64, Option<Time>)> = (0..100).map(|s| (s, Some(Time::from_millis(1000 + s as i64)))).collect();
+        for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
+            let r = ReceiverReport { arrivals: arrivals.clone(), nacks: vec![3], pli: true, format, ..Default::default() };
+            assert_eq!(r.wire_size().bytes(), 28 + r.to_compound().to_bytes().len() as u64);
+        }
+        // TWCC: header 20, one run-length chunk, 100 one-byte deltas, padded
+        // to 124; 4 ticks each.
+        let twcc = ReceiverReport { arrivals, ..Default::default() };
+        assert_eq!(twcc.wire_size().bytes(), 28 + 124);
     }
 
     #[test]
@@ -250,7 +350,10 @@ mod tests {
         // 28 + RR 32 + XR 8 + Loss RLE (12 + one chunk padded to 4) + delay 28.
         assert_eq!(xr(arrivals.clone(), vec![]), 28 + 32 + 8 + 16 + 28);
         // The same 100 packets as RFC 8888: 2 bytes each.
-        let rfc8888 = ReceiverReport { arrivals: arrivals.clone(), ..Default::default() }.wire_size().bytes();
+        let rfc8888 =
+            ReceiverReport { arrivals: arrivals.clone(), format: ReportFormat::Rfc8888, ..Default::default() }
+                .wire_size()
+                .bytes();
         assert_eq!(rfc8888, 48 + 200);
         // Packet 50 lost and 70 discarded: the Loss RLE takes run, vector, run
         // (3 chunks, 8 bytes), the discard RLE the same.

@@ -3,6 +3,7 @@
 //! Time comes in as an argument; outputs are polled. The simulator and the
 //! real-time runtime are two drivers of these same objects.
 
+pub mod adapter;
 pub mod content;
 pub mod controller;
 pub mod encoder;

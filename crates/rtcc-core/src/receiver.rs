@@ -71,7 +71,7 @@ impl Default for ReceiverConfig {
             keyframe_wait: Duration::from_millis(200),
             max_delay: None,
             early_reports: false,
-            report_format: ReportFormat::Rfc8888,
+            report_format: ReportFormat::Twcc,
             fec_overhead: FecConfig::default().overhead,
             playout: Playout::default(),
         }
@@ -180,6 +180,8 @@ pub struct Receiver {
     /// `RepairStats::received`, kept here as every packet counts it.
     received: u64,
     arrivals: Vec<(u64, Option<Time>)>,
+    /// Next report's transport-wide feedback packet count (wraps at 256).
+    fb_count: u8,
     stats: ReportStats,
     estimator: Option<Box<dyn ReceiverEstimator>>,
     /// `cfg.max_delay`, copied here: every packet reads it.
@@ -237,6 +239,7 @@ impl Receiver {
             cfg,
             next_report: None,
             arrivals: Vec::with_capacity(256),
+            fb_count: 0,
             next_seq: 0,
             stats: ReportStats::default(),
             seen: vec![0; (SEEN_BITS / 64) as usize].into_boxed_slice(),
@@ -726,6 +729,8 @@ impl Receiver {
         self.owd_sum_us = 0;
         let late = std::mem::take(&mut self.late);
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
+        let fb_count = self.fb_count;
+        self.fb_count = fb_count.wrapping_add(1);
         Some(ReceiverReport {
             flow: self.cfg.flow,
             report_time: now,
@@ -736,6 +741,7 @@ impl Receiver {
             late,
             estimate,
             format: self.cfg.report_format,
+            fb_count,
         })
     }
 }

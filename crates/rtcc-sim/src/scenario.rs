@@ -874,9 +874,10 @@ fn flow_spec(
     let playout = parse_playout(f.playout.as_ref(), exact).map_err(|(k, r)| e(&k, r))?;
     // RFC 8888 is what WebRTC sends; FBRA §4.1 reports by RTCP RR + XR.
     let report_format = match f.report_format.as_deref() {
-        None | Some("rfc8888") => ReportFormat::Rfc8888,
+        None | Some("twcc") => ReportFormat::Twcc,
+        Some("rfc8888") => ReportFormat::Rfc8888,
         Some("rtcp-xr") => ReportFormat::RtcpXr,
-        Some(other) => return Err(e("report_format", format!("'{other}' is not one of rfc8888, rtcp-xr"))),
+        Some(other) => return Err(e("report_format", format!("'{other}' is not one of twcc, rfc8888, rtcp-xr"))),
     };
     // FBRA §5: "the maximum allowed end-to-end packet delay ... packets
     // arriving after this cut-off are discarded by the receiver". WebRTC has

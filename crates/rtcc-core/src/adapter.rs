@@ -1,0 +1,83 @@
+//! The sender's side of the report path, as libwebrtc's
+//! TransportFeedbackAdapter: the receiver's report arrives as RTCP bytes;
+//! this parses them with rtcc-wire, unwraps the 16-bit transport sequences
+//! and turns quantised arrival deltas back into receiver-clock times, so a
+//! controller sees exactly what the wire carried.
+
+use crate::feedback::{ReceiverReport, ReportFormat};
+use crate::units::{Duration, Time};
+use rtcc_wire::rtcp::{Compound, RtcpPacket};
+use rtcc_wire::Wire;
+
+/// Parses reports and unwraps their sequences against the previous one.
+#[derive(Clone, Debug, Default)]
+pub struct FeedbackAdapter {
+    /// Last unwrapped transport sequence seen, the unwrapping reference.
+    last_seq: Option<u64>,
+}
+
+impl FeedbackAdapter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The 64-bit sequence nearest `last` whose low 16 bits are `s` (the
+    /// unwrapping of libwebrtc's SequenceNumberUnwrapper; sequences start at 0).
+    fn unwrap(&mut self, s: u16) -> u64 {
+        let seq = match self.last_seq {
+            None => u64::from(s),
+            Some(last) => {
+                let d = i64::from(s.wrapping_sub(last as u16) as i16);
+                last.checked_add_signed(d).unwrap_or(u64::from(s))
+            }
+        };
+        self.last_seq = Some(seq);
+        seq
+    }
+
+    /// `report` with its arrivals (and PLI, REMB estimate) as decoded from
+    /// its bytes. Arrival times are absolute on the receiver's clock: TWCC's
+    /// reference time × 64 ms plus the deltas (as libwebrtc anchors them),
+    /// RFC 8888's report time minus each offset; controllers use them only
+    /// as differences, and `Feedback::hold` against `report_time` (kept from
+    /// the report: a simulator-side record, TWCC carries no report time).
+    /// NACK sequences are taken as the report lists them (the 16-bit media
+    /// sequences on the wire would need the media history to unwrap).
+    /// Under `RtcpXr` nothing per packet is on the wire: the report passes
+    /// as it is. Bytes that do not parse leave no arrivals (a lost report).
+    pub fn adapt(&mut self, report: &ReceiverReport) -> ReceiverReport {
+        let mut out = ReceiverReport { arrivals: Vec::new(), pli: false, estimate: None, ..report.clone() };
+        if report.format == ReportFormat::RtcpXr {
+            return report.clone();
+        }
+        let Ok(compound) = Compound::decode(&report.to_compound().to_bytes()) else { return out };
+        for p in compound.packets {
+            match p {
+                RtcpPacket::TransportFeedback(f) => {
+                    for (s, at) in f.arrivals() {
+                        let seq = self.unwrap(s);
+                        out.arrivals.push((seq, at.map(Time::from_micros)));
+                    }
+                }
+                RtcpPacket::CongestionControlFeedback(f) => {
+                    for b in &f.blocks {
+                        for (i, r) in b.reports.iter().enumerate() {
+                            let seq = self.unwrap(b.begin_seq.wrapping_add(i as u16));
+                            // Over range (held > 8 s, §3.1): received, at the
+                            // largest offset the field holds.
+                            let at = r.map(|r| {
+                                let off = r.offset_us().unwrap_or((0x1ffd * 1_000_000 + 512) / 1024);
+                                report.report_time - Duration::from_micros(off)
+                            });
+                            out.arrivals.push((seq, at));
+                        }
+                    }
+                }
+                RtcpPacket::Pli(_) => out.pli = true,
+                RtcpPacket::Remb(r) => out.estimate = Some(crate::units::DataRate::from_bps(r.bitrate.bps())),
+                _ => {}
+            }
+        }
+        out
+    }
+}
