@@ -46,7 +46,7 @@ impl FeedbackAdapter {
     /// Under `RtcpXr` nothing per packet is on the wire: the report passes
     /// as it is. Bytes that do not parse leave no arrivals (a lost report).
     pub fn adapt(&mut self, report: &ReceiverReport) -> ReceiverReport {
-        let mut out = ReceiverReport { arrivals: Vec::new(), pli: false, estimate: None, ..report.clone() };
+        let mut out = ReceiverReport { arrivals: Vec::with_capacity(report.arrivals.len()), pli: false, estimate: None, ..report.clone() };
         if report.format == ReportFormat::RtcpXr {
             return report.clone();
         }

@@ -136,7 +136,8 @@ impl TransportFeedback {
 
     /// The packet chunks this feedback encodes to.
     pub fn chunks(&self) -> Vec<u16> {
-        let mut out = Vec::new();
+        // Every chunk but the last holds at least 7 statuses (§3.1.4).
+        let mut out = Vec::with_capacity(self.statuses().len() / 7 + 1);
         let mut c = Chunker::new();
         for p in self.statuses() {
             let s = p.symbol();
@@ -331,7 +332,8 @@ impl TransportFeedbackBuilder {
         sorted.sort_by_key(|&(s, _)| s.wrapping_sub(base_seq));
         sorted.dedup_by_key(|&mut (s, _)| s);
         let mut out = Vec::new();
-        let mut cur = self.start(base_seq, reference_us);
+        let hint = sorted.len().min(MAX_STATUSES);
+        let mut cur = self.start(base_seq, reference_us, hint);
         for (seq, arrival) in sorted {
             let gap = usize::from(seq.wrapping_sub(cur.0.base_seq))
                 - cur.0.packets.len().min(usize::from(seq.wrapping_sub(cur.0.base_seq)));
@@ -341,7 +343,7 @@ impl TransportFeedbackBuilder {
                 if !cur.0.packets.is_empty() {
                     out.push(cur.0);
                 }
-                cur = self.start(seq, arrival.unwrap_or(cur.1));
+                cur = self.start(seq, arrival.unwrap_or(cur.1), hint);
                 let ticks = arrival.map(|a| round_ticks(a.saturating_sub(cur.1)));
                 push(&mut cur, None, ticks);
                 continue;
@@ -354,7 +356,8 @@ impl TransportFeedbackBuilder {
         out
     }
 
-    fn start(&mut self, base_seq: u16, reference_us: i64) -> (TransportFeedback, i64) {
+    /// A new feedback packet with room for `hint` statuses.
+    fn start(&mut self, base_seq: u16, reference_us: i64, hint: usize) -> (TransportFeedback, i64) {
         let base = reference_us.div_euclid(TWCC_REFERENCE_TICK_US);
         let fb = TransportFeedback {
             sender_ssrc: self.sender_ssrc,
@@ -362,7 +365,7 @@ impl TransportFeedbackBuilder {
             base_seq,
             reference_time: base.rem_euclid(REFERENCE_WRAP) as u32,
             fb_count: self.fb_count,
-            packets: Vec::new(),
+            packets: Vec::with_capacity(hint),
         };
         self.fb_count = self.fb_count.wrapping_add(1);
         (fb, base * TWCC_REFERENCE_TICK_US)
