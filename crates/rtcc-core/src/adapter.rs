@@ -43,14 +43,26 @@ impl FeedbackAdapter {
     /// the report: a simulator-side record, TWCC carries no report time).
     /// NACK sequences are taken as the report lists them (the 16-bit media
     /// sequences on the wire would need the media history to unwrap).
-    /// Under `RtcpXr` nothing per packet is on the wire: the report passes
-    /// as it is. Bytes that do not parse leave no arrivals (a lost report).
+    /// Under `RtcpXr` the report passes as it is: its per-packet arrival
+    /// times, which RR + XR would not carry, still reach the controller. Bytes that do not parse leave no arrivals (a lost report).
     pub fn adapt(&mut self, report: &ReceiverReport) -> ReceiverReport {
-        let mut out = ReceiverReport { arrivals: Vec::with_capacity(report.arrivals.len()), pli: false, estimate: None, ..report.clone() };
         if report.format == ReportFormat::RtcpXr {
             return report.clone();
         }
-        let Ok(compound) = Compound::decode(&report.to_compound().to_bytes()) else { return out };
+        let mut out = ReceiverReport {
+            flow: report.flow,
+            report_time: report.report_time,
+            arrivals: Vec::with_capacity(report.arrivals.len()),
+            stats: report.stats,
+            nacks: report.nacks.clone(),
+            pli: false,
+            late: report.late.clone(),
+            estimate: None,
+            format: report.format,
+            fb_count: report.fb_count,
+            datagram: Vec::new(),
+        };
+        let Ok(compound) = Compound::decode(&report.bytes()) else { return out };
         for p in compound.packets {
             match p {
                 RtcpPacket::TransportFeedback(f) => {

@@ -76,6 +76,11 @@ pub struct ReceiverReport {
     /// Transport-wide feedback packet count of this report's first feedback
     /// packet (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
     pub fb_count: u8,
+    /// The report as the wire carries it under `Twcc` or `Rfc8888`: the one
+    /// compound RTCP datagram `to_compound()` gives, encoded once by the
+    /// receiver (`seal`). Empty under `RtcpXr`, or for a report built by
+    /// hand, which is then encoded where its bytes are needed.
+    pub datagram: Vec<u8>,
 }
 
 /// Sequences one RFC 8888 block covers (§3.1: 2¹⁴).
@@ -146,6 +151,30 @@ impl ReceiverReport {
     /// §6.1, RFC 5506 §3): the transport feedback, then a generic NACK (RFC
     /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
     /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
+    /// Encodes the datagram (`Twcc`, `Rfc8888`) from the report's fields;
+    /// the receiver calls it once the report is complete.
+    pub fn seal(&mut self) {
+        self.datagram = match self.format {
+            ReportFormat::Twcc | ReportFormat::Rfc8888 => {
+                // Room for the usual report (headers, chunks, one-byte
+                // deltas) without a sizing pass over it first.
+                let mut out = Vec::with_capacity(64 + 3 * self.arrivals.len() + 4 * self.nacks.len());
+                self.to_compound().encode(&mut out);
+                out
+            }
+            ReportFormat::RtcpXr => Vec::new(),
+        };
+    }
+
+    /// The datagram's bytes: as sealed, or encoded now.
+    pub fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.datagram.is_empty() {
+            std::borrow::Cow::Owned(self.to_compound().to_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(&self.datagram)
+        }
+    }
+
     pub fn to_compound(&self) -> Compound {
         let (sender, media) = ssrcs(self.flow);
         let mut packets = self.feedback_packets();
@@ -204,7 +233,8 @@ impl ReceiverReport {
     pub fn wire_size(&self) -> DataSize {
         let mut bytes = match self.format {
             ReportFormat::Twcc | ReportFormat::Rfc8888 => {
-                return DataSize::from_bytes(28 + self.to_compound().wire_size() as u64);
+                let bytes = if self.datagram.is_empty() { self.to_compound().wire_size() } else { self.datagram.len() };
+                return DataSize::from_bytes(28 + bytes as u64);
             }
             ReportFormat::RtcpXr => {
                 let received: Vec<bool> = self.arrivals.iter().map(|a| a.1.is_some()).collect();

@@ -731,7 +731,7 @@ impl Receiver {
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
         let fb_count = self.fb_count;
         self.fb_count = fb_count.wrapping_add(1);
-        Some(ReceiverReport {
+        let mut report = ReceiverReport {
             flow: self.cfg.flow,
             report_time: now,
             arrivals,
@@ -742,7 +742,10 @@ impl Receiver {
             estimate,
             format: self.cfg.report_format,
             fb_count,
-        })
+            datagram: Vec::new(),
+        };
+        report.seal();
+        Some(report)
     }
 }
 

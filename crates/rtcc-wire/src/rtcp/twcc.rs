@@ -198,7 +198,6 @@ impl Body for TransportFeedback {
     }
     fn encode_body(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        let size = self.body_size();
         out.extend_from_slice(&self.sender_ssrc.to_be_bytes());
         out.extend_from_slice(&self.media_ssrc.to_be_bytes());
         out.extend_from_slice(&self.base_seq.to_be_bytes());
@@ -215,7 +214,7 @@ impl Body for TransportFeedback {
             }
         }
         // Zero padding to 32 bits (§3.1).
-        out.resize(start + size, 0);
+        out.resize(start + (out.len() - start).next_multiple_of(4), 0);
     }
     fn decode_body(count: u8, b: &[u8]) -> Result<Self, WireError> {
         const WHAT: &str = "transport-wide feedback";
