@@ -6,33 +6,23 @@
 
 use crate::feedback::{ReceiverReport, ReportFormat};
 use crate::units::{Duration, Time};
-use rtcc_wire::rtcp::{Compound, RtcpPacket};
+use rtcc_wire::rtcp::{CcfbReport, Compound, RtcpPacket};
 use rtcc_wire::Wire;
 
-/// Parses reports and unwraps their sequences against the previous one.
+/// Parses reports and unwraps their sequences.
 #[derive(Clone, Debug, Default)]
-pub struct FeedbackAdapter {
-    /// Last unwrapped transport sequence seen, the unwrapping reference.
-    last_seq: Option<u64>,
-}
+pub struct FeedbackAdapter;
 
 impl FeedbackAdapter {
     pub fn new() -> Self {
-        Self::default()
+        Self
     }
 
-    /// The 64-bit sequence nearest `last` whose low 16 bits are `s` (the
-    /// unwrapping of libwebrtc's SequenceNumberUnwrapper; sequences start at 0).
-    fn unwrap(&mut self, s: u16) -> u64 {
-        let seq = match self.last_seq {
-            None => u64::from(s),
-            Some(last) => {
-                let d = i64::from(s.wrapping_sub(last as u16) as i16);
-                last.checked_add_signed(d).unwrap_or(u64::from(s))
-            }
-        };
-        self.last_seq = Some(seq);
-        seq
+    /// The newest sequence at or below `newest_sent` whose low 16 bits are
+    /// `s`: as libwebrtc's adapter, against what the sender itself sent, so
+    /// a run of lost reports cannot shift later ones by 2^16.
+    fn unwrap(s: u16, newest_sent: u64) -> u64 {
+        newest_sent.saturating_sub(u64::from((newest_sent as u16).wrapping_sub(s)))
     }
 
     /// `report` with its arrivals (and PLI, REMB estimate) as decoded from
@@ -45,7 +35,7 @@ impl FeedbackAdapter {
     /// sequences on the wire would need the media history to unwrap).
     /// Under `RtcpXr` the report passes as it is: its per-packet arrival
     /// times, which RR + XR would not carry, still reach the controller. Bytes that do not parse leave no arrivals (a lost report).
-    pub fn adapt(&mut self, report: &ReceiverReport) -> ReceiverReport {
+    pub fn adapt(&mut self, report: &ReceiverReport, newest_sent: u64) -> ReceiverReport {
         if report.format == ReportFormat::RtcpXr {
             return report.clone();
         }
@@ -67,18 +57,23 @@ impl FeedbackAdapter {
             match p {
                 RtcpPacket::TransportFeedback(f) => {
                     for (s, at) in f.arrivals() {
-                        let seq = self.unwrap(s);
+                        let seq = Self::unwrap(s, newest_sent);
                         out.arrivals.push((seq, at.map(Time::from_micros)));
                     }
                 }
                 RtcpPacket::CongestionControlFeedback(f) => {
                     for b in &f.blocks {
                         for (i, r) in b.reports.iter().enumerate() {
-                            let seq = self.unwrap(b.begin_seq.wrapping_add(i as u16));
-                            // Over range (held > 8 s, §3.1): received, at the
-                            // largest offset the field holds.
+                            let seq = Self::unwrap(b.begin_seq.wrapping_add(i as u16), newest_sent);
+                            // RFC 8888 §3.1: over range (held > 8 s) is received at
+                            // the largest offset the field holds; unavailable, at
+                            // the report's time.
                             let at = r.map(|r| {
-                                let off = r.offset_us().unwrap_or((0x1ffd * 1_000_000 + 512) / 1024);
+                                let off = match r.ato {
+                                    CcfbReport::UNAVAILABLE => 0,
+                                    CcfbReport::OVER_RANGE => (0x1ffd * 1_000_000 + 512) / 1024,
+                                    _ => r.offset_us().unwrap_or(0),
+                                };
                                 report.report_time - Duration::from_micros(off)
                             });
                             out.arrivals.push((seq, at));

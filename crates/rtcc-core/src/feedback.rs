@@ -33,8 +33,9 @@ pub struct ReportStats {
     pub owd_max: Option<Duration>,
 }
 
-/// How a report is laid out on the wire; the controller sees the same
-/// neutral record either way (DESIGN §2), only the bytes differ.
+/// How a report is laid out on the wire. The controller gets the neutral
+/// record (DESIGN §2) as these bytes carry it: arrival resolution and packet
+/// order follow the format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReportFormat {
     /// Transport-wide congestion control feedback
@@ -61,7 +62,8 @@ pub struct ReceiverReport {
     pub flow: u16,
     /// Receiver clock when the report was sent.
     pub report_time: Time,
-    /// (sequence, arrival time or None if lost), in sequence order.
+    /// (sequence, arrival time or None if lost), in the order the receiver
+    /// settled them (a reordered packet after the gap it filled).
     pub arrivals: Vec<(u64, Option<Time>)>,
     pub stats: ReportStats,
     /// Media sequence numbers to retransmit (RTCP generic NACK, RFC 4585 §6.2.1).
@@ -102,8 +104,9 @@ fn ntp_middle(t: Time) -> u32 {
 impl ReceiverReport {
     /// The transport feedback part as RTCP packets in the report's format:
     /// transport-wide feedback (reference time floored to 64 ms at the first
-    /// arrival in sequence order, 250 µs deltas), or one RFC 8888 block over
-    /// the sequence range with 1/1024 s offsets before the report timestamp.
+    /// arrival of each run, 250 µs deltas), or RFC 8888 blocks with 1/1024 s
+    /// offsets before the report timestamp; one packet or block per run of
+    /// consecutive sequences.
     /// Empty under `RtcpXr` (no per-packet arrivals on that wire). A packet
     /// listed lost and then arrived (reordered) is reported arrived.
     pub fn feedback_packets(&self) -> Vec<RtcpPacket> {
@@ -111,37 +114,48 @@ impl ReceiverReport {
         let mut sorted: Vec<(u64, Option<Time>)> = self.arrivals.clone();
         sorted.sort_by_key(|&(s, a)| (s, a.is_none()));
         sorted.dedup_by_key(|&mut (s, _)| s);
-        let Some(&(base, _)) = sorted.first() else { return Vec::new() };
+        if sorted.is_empty() {
+            return Vec::new();
+        }
         match self.format {
+            // One feedback packet (TWCC) or block (RFC 8888) per run of
+            // consecutive sequences: a gap can only be a reordered packet
+            // reported before, which must not be reported again as lost.
             ReportFormat::Twcc => {
-                let reference = sorted.iter().find_map(|a| a.1).unwrap_or(self.report_time);
-                let packets: Vec<(u16, Option<i64>)> =
-                    sorted.iter().map(|&(s, a)| (s as u16, a.map(|t| t.as_micros()))).collect();
-                TransportFeedbackBuilder::new(sender, media, self.fb_count)
-                    .build(base as u16, reference.as_micros(), &packets)
-                    .into_iter()
-                    .map(RtcpPacket::TransportFeedback)
-                    .collect()
-            }
-            ReportFormat::Rfc8888 => {
+                let mut builder = TransportFeedbackBuilder::new(sender, media, self.fb_count);
                 let mut out = Vec::new();
-                for chunk in sorted.chunk_by(|a, b| b.0 - a.0 < MAX_CCFB_REPORTS as u64 && b.0 >= a.0) {
-                    let begin = chunk[0].0;
-                    let mut reports = Vec::new();
-                    for &(s, a) in chunk {
-                        let i = (s - begin) as usize;
-                        if i >= MAX_CCFB_REPORTS {
-                            break;
-                        }
-                        reports.resize(i, None);
-                        reports.push(a.map(|t| CcfbReport::from_offset_us((self.report_time - t).as_micros(), 0)));
-                    }
-                    let block = CcfbBlock { ssrc: media, begin_seq: begin as u16, reports };
-                    if let Ok(f) = CongestionControlFeedback::new(sender, vec![block], ntp_middle(self.report_time)) {
-                        out.push(RtcpPacket::CongestionControlFeedback(f));
-                    }
+                for run in sorted.chunk_by(|a, b| b.0 == a.0 + 1) {
+                    let reference = run.iter().find_map(|a| a.1).unwrap_or(self.report_time);
+                    let packets: Vec<(u16, Option<i64>)> =
+                        run.iter().map(|&(s, a)| (s as u16, a.map(|t| t.as_micros()))).collect();
+                    out.extend(
+                        builder.build(run[0].0 as u16, reference.as_micros(), &packets).into_iter().map(RtcpPacket::TransportFeedback),
+                    );
                 }
                 out
+            }
+            ReportFormat::Rfc8888 => {
+                let mut blocks = Vec::new();
+                for run in sorted.chunk_by(|a, b| b.0 == a.0 + 1) {
+                    for chunk in run.chunks(MAX_CCFB_REPORTS) {
+                        let reports = chunk
+                            .iter()
+                            .map(|&(_, a)| a.map(|t| CcfbReport::from_offset_us((self.report_time - t).as_micros(), 0)))
+                            .collect();
+                        blocks.push(CcfbBlock { ssrc: media, begin_seq: chunk[0].0 as u16, reports });
+                    }
+                }
+                // One packet with a block per run (§3.1); one packet per
+                // block if together they outgrow an RTCP packet.
+                let ts = ntp_middle(self.report_time);
+                match CongestionControlFeedback::new(sender, blocks.clone(), ts) {
+                    Ok(f) => vec![RtcpPacket::CongestionControlFeedback(f)],
+                    Err(_) => blocks
+                        .into_iter()
+                        .filter_map(|b| CongestionControlFeedback::new(sender, vec![b], ts).ok())
+                        .map(RtcpPacket::CongestionControlFeedback)
+                        .collect(),
+                }
             }
             ReportFormat::RtcpXr => Vec::new(),
         }
@@ -152,18 +166,22 @@ impl ReceiverReport {
     /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
     /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
     /// Encodes the datagram (`Twcc`, `Rfc8888`) from the report's fields;
-    /// the receiver calls it once the report is complete.
-    pub fn seal(&mut self) {
-        self.datagram = match self.format {
-            ReportFormat::Twcc | ReportFormat::Rfc8888 => {
-                // Room for the usual report (headers, chunks, one-byte
-                // deltas) without a sizing pass over it first.
-                let mut out = Vec::with_capacity(64 + 3 * self.arrivals.len() + 4 * self.nacks.len());
-                self.to_compound().encode(&mut out);
-                out
-            }
-            ReportFormat::RtcpXr => Vec::new(),
-        };
+    /// the receiver calls it once the report is complete. Returns how many
+    /// transport-wide feedback packets it holds, which the feedback packet
+    /// count advances by (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
+    pub fn seal(&mut self) -> u8 {
+        if self.format == ReportFormat::RtcpXr {
+            self.datagram = Vec::new();
+            return 0;
+        }
+        let compound = self.to_compound();
+        let twcc = compound.packets.iter().filter(|p| matches!(p, RtcpPacket::TransportFeedback(_))).count();
+        // Room for the usual report (headers, chunks, one-byte deltas)
+        // without a sizing pass over it first.
+        let mut out = Vec::with_capacity(64 + 3 * self.arrivals.len() + 4 * self.nacks.len());
+        compound.encode(&mut out);
+        self.datagram = out;
+        twcc as u8
     }
 
     /// The datagram's bytes: as sealed, or encoded now.
@@ -327,7 +345,8 @@ mod tests {
         // IPv4/UDP 28 + RTCP 8 + block 8 + one entry padded to 4 + timestamp 4.
         assert_eq!(rep(ReceiverReport::default()).wire_size().bytes(), 52);
         let arrivals = vec![(0, None), (6, None)];
-        // Sequences 0..=6: 14 bytes of packet entries, padded to 16.
+        // Sequences 0 and 6: a block each (a gap is a reordered packet
+        // reported before), 8 + one entry padded to 4.
         assert_eq!(ReceiverReport { arrivals, format: ReportFormat::Rfc8888, ..Default::default() }.wire_size().bytes(), 64);
         // Sequences 1..=17 fit one FCI, 40 needs a second.
         let nacks: Vec<u32> = (1..=17).chain([40]).collect();

@@ -730,7 +730,6 @@ impl Receiver {
         let late = std::mem::take(&mut self.late);
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
         let fb_count = self.fb_count;
-        self.fb_count = fb_count.wrapping_add(1);
         let mut report = ReceiverReport {
             flow: self.cfg.flow,
             report_time: now,
@@ -744,7 +743,7 @@ impl Receiver {
             fb_count,
             datagram: Vec::new(),
         };
-        report.seal();
+        self.fb_count = fb_count.wrapping_add(report.seal());
         Some(report)
     }
 }

@@ -1058,7 +1058,7 @@ impl Sender {
             return;
         }
         // What the report's bytes carry, not the receiver's full record.
-        let report = &self.adapter.adapt(report);
+        let report = &self.adapter.adapt(report, self.next_seq.saturating_sub(1));
         if report.pli {
             self.encoder.request_key_frame();
         }
@@ -1067,8 +1067,8 @@ impl Sender {
         }
         let mut packets = Vec::with_capacity(report.arrivals.len());
         for &(seq, arrival) in &report.arrivals {
-            // Arrivals come in arrival order (a reordered packet after the gap
-            // it filled), so look each one up; late lists are short.
+            // Look each one up (under rtcp-xr arrivals come in arrival
+            // order); late lists are short.
             let is_late = !report.late.is_empty() && report.late.contains(&seq);
             let Some(i) = seq.checked_sub(self.hist_base) else { continue };
             let Some(h) = self.history.get_mut(i as usize) else { continue };

@@ -675,7 +675,7 @@ fn the_controller_sees_time_move_forward_and_results_match_what_was_sent() {
             // reference (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1.5).
             let (got, truth) = (r.arrival, wire[r.seq as usize].arrival);
             let close = match (got, truth) {
-                (Some(g), Some(t)) => (g - t).as_micros().abs() <= 125,
+                (Some(g), Some(t)) => g.as_micros() % 250 == 0 && (g - t).as_micros().abs() <= 125,
                 (g, t) => g == t,
             };
             assert!(close, "seq {}: {got:?} against {truth:?}", r.seq);

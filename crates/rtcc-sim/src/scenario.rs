@@ -872,7 +872,7 @@ fn flow_spec(
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
     let playout = parse_playout(f.playout.as_ref(), exact).map_err(|(k, r)| e(&k, r))?;
-    // RFC 8888 is what WebRTC sends; FBRA §4.1 reports by RTCP RR + XR.
+    // Transport-wide CC is what libwebrtc sends; FBRA §4.1 reports by RTCP RR + XR.
     let report_format = match f.report_format.as_deref() {
         None | Some("twcc") => ReportFormat::Twcc,
         Some("rfc8888") => ReportFormat::Rfc8888,

@@ -68,9 +68,8 @@ fn burstrtc_fills_a_4mbps_link_on_dynamic_content_with_a_short_tail() {
 /// 1 Mbps UDP flow, 20 ms one way. The paper's sampler was off by 0.21 Mbps
 /// (capacity) and 0.18 Mbps (background) on average; rtcc's by about 0.21
 /// and 0.19 Mbps from TWCC's 250 us arrival ticks (0.10 and 0.14 on exact
-/// arrivals). Razor,
-/// which the paper built on, reports arrivals in whole milliseconds
-/// (remote_estimator_proxy.c).
+/// arrivals). Razor, which the paper built on, reports arrivals in whole
+/// milliseconds (remote_estimator_proxy.c).
 #[test]
 fn the_sampler_reads_capacity_and_background_on_a_square_wave() {
     let out = Call::new("40s", r#"{ kind = "square", high = "4Mbps", low = "2Mbps", period = "10s", duty = 0.5 }"#)
