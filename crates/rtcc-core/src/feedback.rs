@@ -7,6 +7,7 @@ use crate::packet::{FramePos, PacketKind};
 use crate::units::{DataRate, DataSize, Duration, Time};
 use rtcc_wire::rtcp::{
     CcfbBlock, CcfbReport, Compound, CongestionControlFeedback, Nack, Pli, Remb, RtcpPacket, TransportFeedbackBuilder,
+    MAX_CCFB_REPORTS, MAX_PACKET_BYTES,
 };
 use rtcc_wire::Wire;
 
@@ -85,9 +86,6 @@ pub struct ReceiverReport {
     pub datagram: Vec<u8>,
 }
 
-/// Sequences one RFC 8888 block covers (§3.1: 2¹⁴).
-const MAX_CCFB_REPORTS: usize = 1 << 14;
-
 /// SSRCs on the report: one media stream per flow, the receiver's own SSRC
 /// one above it (the simulator has no SSRC of its own; any fixed pair works).
 pub fn ssrcs(flow: u16) -> (u32, u32) {
@@ -135,36 +133,34 @@ impl ReceiverReport {
                 out
             }
             ReportFormat::Rfc8888 => {
-                let mut blocks = Vec::new();
+                // Blocks of at most 2^14 sequences (§3.1), as many to a packet
+                // as its 16-bit length allows.
+                const EMPTY: usize = 4 + 8; // RTCP header, sender SSRC, report timestamp
+                let ts = ntp_middle(self.report_time);
+                let packet = |blocks| CongestionControlFeedback::new(sender, blocks, ts).ok().map(RtcpPacket::CongestionControlFeedback);
+                let (mut out, mut blocks, mut size) = (Vec::new(), Vec::new(), EMPTY);
                 for run in sorted.chunk_by(|a, b| b.0 == a.0 + 1) {
                     for chunk in run.chunks(MAX_CCFB_REPORTS) {
                         let reports = chunk
                             .iter()
                             .map(|&(_, a)| a.map(|t| CcfbReport::from_offset_us((self.report_time - t).as_micros(), 0)))
                             .collect();
-                        blocks.push(CcfbBlock { ssrc: media, begin_seq: chunk[0].0 as u16, reports });
+                        let block = CcfbBlock { ssrc: media, begin_seq: chunk[0].0 as u16, reports };
+                        if !blocks.is_empty() && size + block.size() > MAX_PACKET_BYTES {
+                            out.extend(packet(std::mem::take(&mut blocks)));
+                            size = EMPTY;
+                        }
+                        size += block.size();
+                        blocks.push(block);
                     }
                 }
-                // One packet with a block per run (§3.1); one packet per
-                // block if together they outgrow an RTCP packet.
-                let ts = ntp_middle(self.report_time);
-                match CongestionControlFeedback::new(sender, blocks.clone(), ts) {
-                    Ok(f) => vec![RtcpPacket::CongestionControlFeedback(f)],
-                    Err(_) => blocks
-                        .into_iter()
-                        .filter_map(|b| CongestionControlFeedback::new(sender, vec![b], ts).ok())
-                        .map(RtcpPacket::CongestionControlFeedback)
-                        .collect(),
-                }
+                out.extend(packet(blocks));
+                out
             }
             ReportFormat::RtcpXr => Vec::new(),
         }
     }
 
-    /// The whole report as one reduced-size compound RTCP datagram (RFC 3550
-    /// §6.1, RFC 5506 §3): the transport feedback, then a generic NACK (RFC
-    /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
-    /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
     /// Encodes the datagram (`Twcc`, `Rfc8888`) from the report's fields;
     /// the receiver calls it once the report is complete. Returns how many
     /// transport-wide feedback packets it holds, which the feedback packet
@@ -193,6 +189,10 @@ impl ReceiverReport {
         }
     }
 
+    /// The whole report as one reduced-size compound RTCP datagram (RFC 3550
+    /// §6.1, RFC 5506 §3): the transport feedback, then a generic NACK (RFC
+    /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
+    /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
     pub fn to_compound(&self) -> Compound {
         let (sender, media) = ssrcs(self.flow);
         let mut packets = self.feedback_packets();

@@ -254,8 +254,6 @@ pub struct Sender {
     run_last: Time,
     next_seq: u64,
     hist_base: u64,
-    /// Parses each report's bytes (`crate::adapter`).
-    adapter: crate::adapter::FeedbackAdapter,
     in_flight: DataSize,
     /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
     /// when empty.
@@ -424,7 +422,6 @@ impl Sender {
             next_media_seq: 0,
             history: VecDeque::with_capacity(256),
             hist_base: 0,
-            adapter: crate::adapter::FeedbackAdapter::new(),
             hist_expire: Time::MAX,
             media_expire: Time::MAX,
             settled_upto: 0,
@@ -1058,7 +1055,7 @@ impl Sender {
             return;
         }
         // What the report's bytes carry, not the receiver's full record.
-        let report = &self.adapter.adapt(report, self.next_seq.saturating_sub(1));
+        let report = &crate::adapter::adapt(report, self.next_seq.saturating_sub(1));
         if report.pli {
             self.encoder.request_key_frame();
         }

@@ -1,6 +1,6 @@
 //! The sender sees a report as its bytes carry it (`rtcc_core::adapter`).
 
-use rtcc_core::adapter::FeedbackAdapter;
+use rtcc_core::adapter::adapt;
 use rtcc_core::feedback::{ReceiverReport, ReportFormat};
 use rtcc_core::units::Time;
 
@@ -13,7 +13,7 @@ fn report(format: ReportFormat, seqs: std::ops::Range<u64>, report_ms: i64) -> R
 #[test]
 fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
     let r = report(ReportFormat::Twcc, 0..200, 6_000);
-    let got = FeedbackAdapter::new().adapt(&r, 199);
+    let got = adapt(&r, 199);
     assert_eq!(got.arrivals.len(), 200);
     for ((s, a), (s0, a0)) in got.arrivals.iter().zip(&r.arrivals) {
         assert_eq!(s, s0);
@@ -29,7 +29,7 @@ fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
 #[test]
 fn rfc8888_arrivals_are_1024ths_of_a_second_before_the_report() {
     let r = report(ReportFormat::Rfc8888, 0..200, 6_000);
-    let got = FeedbackAdapter::new().adapt(&r, 199);
+    let got = adapt(&r, 199);
     assert_eq!(got.arrivals.len(), 200);
     let mut off_grid = 0;
     for ((_, a), (_, a0)) in got.arrivals.iter().zip(&r.arrivals) {
@@ -47,14 +47,13 @@ fn rfc8888_arrivals_are_1024ths_of_a_second_before_the_report() {
 
 #[test]
 fn sequences_unwrap_across_65536_and_lost_reports() {
-    let mut adapter = FeedbackAdapter::new();
     let mut next = 65_000;
     // The third report is lost, and so are the 70,000 packets' worth of
     // reports before the last: sequences unwrap against what was sent.
     for (i, len) in [300u64, 300, 300, 300, 70_000, 300].into_iter().enumerate() {
         let r = report(ReportFormat::Twcc, next..next + len, 6_000);
         if i != 2 && i != 4 {
-            let got = adapter.adapt(&r, next + len - 1);
+            let got = adapt(&r, next + len - 1);
             let seqs: Vec<u64> = got.arrivals.iter().map(|a| a.0).collect();
             assert_eq!(seqs, (next..next + len).collect::<Vec<_>>(), "report {i}");
         }
@@ -66,14 +65,78 @@ fn sequences_unwrap_across_65536_and_lost_reports() {
 #[test]
 fn rtcp_xr_carries_no_per_packet_arrivals_to_quantise() {
     let r = report(ReportFormat::RtcpXr, 0..50, 6_000);
-    assert_eq!(FeedbackAdapter::new().adapt(&r, 49), r);
+    assert!(matches!(adapt(&r, 49), std::borrow::Cow::Borrowed(b) if *b == r));
 }
 
 #[test]
 fn reordered_packet_reported_lost_then_arrived_is_reported_arrived() {
     let mut r = report(ReportFormat::Twcc, 0..10, 6_000);
     r.arrivals.push((3, Some(Time::from_millis(5_100))));
-    let got = FeedbackAdapter::new().adapt(&r, 9);
+    let got = adapt(&r, 9);
     assert_eq!(got.arrivals.len(), 10);
     assert_eq!(got.arrivals[3], (3, Some(Time::from_millis(5_100))));
+}
+
+#[test]
+fn a_reordered_packet_does_not_turn_reported_arrivals_into_losses() {
+    // 6-9 arrived and were reported before; 5, reordered, comes with 10-19.
+    let mut r = report(ReportFormat::Twcc, 10..20, 6_000);
+    r.arrivals.insert(0, (5, Some(Time::from_millis(5_050))));
+    for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
+        r.format = format;
+        let got = adapt(&r, 19);
+        let seqs: Vec<u64> = got.arrivals.iter().map(|a| a.0).collect();
+        assert_eq!(seqs, [5].into_iter().chain(10..20).collect::<Vec<_>>(), "{format:?}");
+    }
+}
+
+#[test]
+fn rfc8888_over_range_reads_as_held_8_seconds() {
+    // RFC 8888 §3.1: an arrival over 8 s before the report is "over range".
+    let r = ReceiverReport {
+        arrivals: vec![(0, Some(Time::from_millis(1_000))), (1, Some(Time::from_millis(9_500)))],
+        format: ReportFormat::Rfc8888,
+        report_time: Time::from_millis(10_000),
+        ..Default::default()
+    };
+    let got = adapt(&r, 1);
+    assert_eq!(got.arrivals[0].1, Some(Time::from_micros(10_000_000 - (0x1ffd * 1_000_000 + 512) / 1024)));
+    assert_eq!(got.arrivals[1].1, Some(Time::from_millis(9_500)));
+}
+
+#[test]
+fn the_receiver_seals_each_report_into_the_datagram_the_sender_parses() {
+    use rtcc_core::pair::Pair;
+    use rtcc_core::receiver::ReceiverConfig;
+    use rtcc_wire::rtcp::{Compound, RtcpPacket};
+    use rtcc_wire::Wire;
+    // 5 % loss, and of sequences 300-340 only 310 arrives: for a while the
+    // receiver asks for 300-309 in reports that carry no arrival.
+    let mut pair = Pair::builder()
+        .receiver(ReceiverConfig { nack: true, ..Default::default() })
+        .loss(0.05, 3)
+        .drop(|p| (300..=340).contains(&p.seq) && p.seq != 310)
+        .build();
+    pair.run_until(Time::from_millis(3_000));
+    let reports = pair.reports();
+    assert!(reports.len() > 50, "{} reports", reports.len());
+    let mut next_count = 0u8;
+    for rec in reports {
+        let r = &rec.report;
+        assert!(!r.datagram.is_empty());
+        assert_eq!(r.datagram, r.to_compound().to_bytes());
+        assert_eq!(r.wire_size().bytes(), 28 + r.datagram.len() as u64);
+        let c = Compound::decode(&r.datagram).expect("parses");
+        let twcc: Vec<_> =
+            c.packets.iter().filter_map(|p| if let RtcpPacket::TransportFeedback(f) = p { Some(f) } else { None }).collect();
+        // draft-holmer-01 §3.1: one count per feedback packet, none skipped.
+        for f in &twcc {
+            assert_eq!(f.fb_count, next_count);
+            next_count = next_count.wrapping_add(1);
+        }
+        assert_eq!(twcc.is_empty(), r.arrivals.is_empty());
+        assert_eq!(c.packets.iter().any(|p| matches!(p, RtcpPacket::Nack(_))), !r.nacks.is_empty());
+    }
+    assert!(reports.iter().any(|r| !r.report.nacks.is_empty() && !r.report.arrivals.is_empty()));
+    assert!(reports.iter().any(|r| !r.report.nacks.is_empty() && r.report.arrivals.is_empty()));
 }

@@ -64,7 +64,8 @@ impl CcfbBlock {
     fn reports(&self) -> &[Option<CcfbReport>] {
         &self.reports[..self.reports.len().min(MAX_CCFB_REPORTS)]
     }
-    fn size(&self) -> usize {
+    /// Bytes the block takes in its packet.
+    pub fn size(&self) -> usize {
         // SSRC, begin_seq, num_reports, then 16-bit elements padded to 32 bits.
         8 + (2 * self.reports().len()).next_multiple_of(4)
     }

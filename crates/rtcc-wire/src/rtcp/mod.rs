@@ -24,7 +24,7 @@ mod twcc;
 mod xr;
 
 pub use bye::Bye;
-pub use ccfb::{CcfbBlock, CcfbReport, CongestionControlFeedback};
+pub use ccfb::{CcfbBlock, CcfbReport, CongestionControlFeedback, MAX_CCFB_REPORTS};
 pub use fb::{nack_pairs, Nack, NackPair, Pli, Remb, RembBitrate};
 pub use report::{ReceiverReport, ReportBlock, SenderInfo, SenderReport};
 pub use sdes::{Sdes, SdesChunk, SdesItem};

@@ -136,7 +136,8 @@ impl TransportFeedback {
 
     /// The packet chunks this feedback encodes to.
     pub fn chunks(&self) -> Vec<u16> {
-        // Every chunk but the last holds at least 7 statuses (§3.1.4).
+        // A capacity hint: a two-bit vector chunk holds 7 statuses (§3.1.4),
+        // the chunker's other chunks more.
         let mut out = Vec::with_capacity(self.statuses().len() / 7 + 1);
         let mut c = Chunker::new();
         for p in self.statuses() {
