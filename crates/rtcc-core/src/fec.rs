@@ -15,20 +15,16 @@
 //!   (RFC 5109 §8), so the parity payload is the largest protected packet,
 //!   plus the FEC header (10 B, §7.3) and the level-0 header (4 B with the
 //!   16-bit mask, §7.4): 14 B by default, a parameter.
-//! - Length recovery. RFC 5109 recovers the exact length from the XOR in the
-//!   "length recovery" field (§7.3, §9). `Packet` has no spare field for it,
-//!   so a recovered packet's size is the parity size minus the overhead, i.e.
-//!   the longest packet of its group: exact when the lost packet was the
-//!   longest (the usual case: the packetizer splits a frame into near-equal
-//!   packets), otherwise at most the group's size spread too large.
-//! - Payload. No bytes are XORed: a real codec's packets carry a handle to
-//!   their whole frame's bytes (`Packet::payload`), so a frame completed by a
-//!   recovered packet takes the handle from any of its packets that did
-//!   arrive. A parity whose packets all belong to one frame carries that
-//!   frame's handle too (the bytes it could rebuild), and so does the packet
-//!   it recovers: a frame of one packet, or one whose every packet was lost
-//!   and recovered, still arrives with its bytes. A group spanning frames
-//!   (`per_frame` off) carries none.
+//! - Payload and length. A real codec's packets carry their RTP payloads
+//!   (`Packet::payload`); the parity carries the XOR of them, zero-padded to
+//!   the longest (RFC 5109 §8), after the XOR of their payload formats (the
+//!   "PT recovery" field, one octet here) and of their lengths (the 16-bit
+//!   "length recovery" field, §7.3), so a lost packet is rebuilt byte for
+//!   byte with its format and exact length (§9.1). Model encoders' packets carry
+//!   no bytes: their parity has no payload and a recovered packet's size is
+//!   the parity size minus the overhead, i.e. the longest packet of its
+//!   group (exact when the lost packet was the longest, the usual case: the
+//!   packetizer splits a frame into near-equal packets).
 //!
 //! Constants the papers leave open: at most 48 packets per parity (the
 //! RFC 5109 §7.4 long mask, also WebRTC's limit); the decoder remembers the
@@ -38,7 +34,7 @@
 //! retransmissions that arrive several frames late).
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
-use crate::packet::{Packet, PacketKind, Payload, FLAG_PROTECTED};
+use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_PROTECTED};
 use crate::units::{DataSize, Time};
 
 /// RFC 5109 §7.3: the FEC header.
@@ -129,10 +125,22 @@ struct Group {
     /// XOR of the capture timestamps (µs), as RFC 5109 §7 recovers TS.
     capture: i64,
     longest: DataSize,
-    /// Frame of the first packet, and whether every packet is of it.
-    first_frame: u32,
-    one_frame: bool,
-    payload: Option<Payload>,
+    /// Every packet so far carried its payload: then `xor` is their XOR
+    /// and `len_xor` the XOR of their lengths (RFC 5109 §8).
+    bytes: bool,
+    xor: Vec<u8>,
+    len_xor: u16,
+    format_xor: u8,
+}
+
+/// XOR of `b` into `acc`, zero-padding the shorter (RFC 5109 §8).
+fn xor_into(acc: &mut Vec<u8>, b: &[u8]) {
+    if acc.len() < b.len() {
+        acc.resize(b.len(), 0);
+    }
+    for (a, x) in acc.iter_mut().zip(b) {
+        *a ^= x;
+    }
 }
 
 /// Sender side: turns the stream of sent media packets into parity packets.
@@ -179,15 +187,7 @@ impl FecEncoder {
             self.cur.len = 0;
         }
         if self.cur.len == 0 {
-            self.cur = Group {
-                flow: p.flow,
-                base: p.media_seq,
-                n: self.next_n,
-                first_frame: p.frame,
-                one_frame: true,
-                payload: p.payload.clone(),
-                ..Group::default()
-            };
+            self.cur = Group { flow: p.flow, base: p.media_seq, n: self.next_n, bytes: true, ..Group::default() };
         }
         let g = &mut self.cur;
         g.len += 1;
@@ -197,7 +197,14 @@ impl FecEncoder {
         g.flags ^= p.flags;
         g.capture ^= p.capture.as_micros();
         g.longest = g.longest.max(p.size);
-        g.one_frame &= p.frame == g.first_frame;
+        match &p.payload {
+            Some(b) if g.bytes => {
+                xor_into(&mut g.xor, b.bytes());
+                g.len_xor ^= b.len() as u16;
+                g.format_xor ^= b.format().code();
+            }
+            _ => g.bytes = false,
+        }
         let frame_done = self.cfg.per_frame && p.count > 0 && u32::from(p.index) + 1 >= u32::from(p.count);
         if g.len >= g.n || frame_done {
             Some(self.close())
@@ -239,7 +246,13 @@ impl FecEncoder {
             media_seq: g.base,
             group: g.len,
             flags: g.flags,
-            payload: if g.one_frame { g.payload } else { None },
+            payload: g.bytes.then(|| {
+                let mut b = Vec::with_capacity(3 + g.xor.len());
+                b.push(g.format_xor);
+                b.extend_from_slice(&g.len_xor.to_be_bytes());
+                b.extend_from_slice(&g.xor);
+                Payload::with_format(PayloadFormat::Parity, b)
+            }),
         }
     }
 }
@@ -263,7 +276,7 @@ pub struct FecStats {
 }
 
 /// What the decoder remembers of one media sequence number.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Slot {
     /// Full sequence number this slot describes; a mismatch means empty.
     seq: u32,
@@ -275,6 +288,8 @@ struct Slot {
     count: u16,
     flags: u8,
     capture: i64,
+    /// Its RTP payload (real codecs), for rebuilding another of its group.
+    payload: Option<Payload>,
 }
 
 /// XOR of the received headers of a group and what is missing from it.
@@ -375,8 +390,10 @@ impl FecDecoder {
         if slot.media {
             return None;
         }
-        let capture = p.capture.as_micros();
-        *slot = Slot { media: true, frame: p.frame, index: p.index, count: p.count, flags: p.flags, capture, ..*slot };
+        slot.media = true;
+        (slot.frame, slot.index, slot.count, slot.flags) = (p.frame, p.index, p.count, p.flags);
+        slot.capture = p.capture.as_micros();
+        slot.payload.clone_from(&p.payload);
         self.resolve_pending(s)
     }
 
@@ -465,14 +482,41 @@ impl FecDecoder {
         sc
     }
 
+    /// The missing payload: the parity's XOR and its format and length
+    /// recovery fields against the N − 1 received payloads (RFC 5109 §9.1).
+    /// `None` when the parity or one of them carries no bytes, or the
+    /// recovered format or length is not one a packet can have.
+    fn recover_bytes(&self, parity: &Packet, missing: u32) -> Option<Payload> {
+        let b = parity.payload.as_ref().filter(|b| b.format() == PayloadFormat::Parity && b.len() >= 3)?;
+        let (mut format, mut len) = (b.bytes()[0], u16::from_be_bytes([b.bytes()[1], b.bytes()[2]]));
+        let mut xor = b.bytes()[3..].to_vec();
+        for k in 0..u32::from(parity.group) {
+            let s = parity.media_seq.wrapping_add(k);
+            if s == missing {
+                continue;
+            }
+            let p = self.slot(s)?.payload.as_ref()?;
+            xor_into(&mut xor, p.bytes());
+            len ^= p.len() as u16;
+            format ^= p.format().code();
+        }
+        let format = PayloadFormat::from_code(format).filter(|&f| f != PayloadFormat::Parity)?;
+        let len = usize::from(len);
+        (len <= xor.len() && len > 0).then(|| {
+            xor.truncate(len);
+            Payload::with_format(format, xor)
+        })
+    }
+
     /// Parity XOR the N − 1 received headers = the missing header (RFC 5109 §9).
     fn recover(&mut self, parity: &Packet, sc: &Scan) -> Packet {
         debug_assert_eq!(sc.missing, 1);
+        let payload = self.recover_bytes(parity, sc.last_missing);
         let rec = Packet {
             flow: parity.flow,
             kind: PacketKind::Media,
             seq: u64::MAX,
-            size: parity.size - self.overhead,
+            size: payload.as_ref().map_or(parity.size - self.overhead, |b| DataSize::from_bytes(b.len() as u64)),
             send_time: parity.send_time,
             frame: parity.frame ^ sc.frame,
             index: parity.index ^ sc.index,
@@ -482,22 +526,14 @@ impl FecDecoder {
             group: 0,
             flags: parity.flags ^ sc.flags,
             capture: Time::from_micros(parity.capture.as_micros() ^ sc.capture),
-            // Only a one-frame group's parity has a handle, and it is the
-            // recovered packet's frame's.
-            payload: parity.payload.clone(),
+            payload,
         };
         // Remember it, so a late original or retransmission is a duplicate.
         let slot = self.slot_mut(rec.media_seq);
-        let capture = rec.capture.as_micros();
-        *slot = Slot {
-            media: true,
-            frame: rec.frame,
-            index: rec.index,
-            count: rec.count,
-            flags: rec.flags,
-            capture,
-            ..*slot
-        };
+        slot.media = true;
+        (slot.frame, slot.index, slot.count, slot.flags) = (rec.frame, rec.index, rec.count, rec.flags);
+        slot.capture = rec.capture.as_micros();
+        slot.payload.clone_from(&rec.payload);
         self.stats.recovered += 1;
         rec
     }
@@ -656,6 +692,47 @@ mod tests {
         let rec = deliver(&mut FecDecoder::new(), &wire, |p| p.kind == PacketKind::Media && p.media_seq == 11);
         assert_eq!((rec[0].frame, rec[0].index, rec[0].count), (2, 3, 4));
         assert_eq!(rec[0].size, DataSize::from_bytes(1200));
+    }
+
+    #[test]
+    fn payloads_come_back_byte_for_byte_with_their_length_and_format() {
+        use crate::packet::PayloadFormat;
+        let bytes = |n: usize, k: u8| {
+            Payload::with_format(PayloadFormat::Vp8, (0..n).map(|i| (i as u8).wrapping_mul(k)).collect())
+        };
+        let sizes = [9usize, 5, 2];
+        let wire = |enc: &mut FecEncoder| {
+            let mut w: Vec<Packet> = (0..3u16)
+                .map(|i| Packet {
+                    payload: Some(bytes(sizes[usize::from(i)], 3 + i as u8)),
+                    ..media(u32::from(i), 0, i, 3, 9, 0)
+                })
+                .collect();
+            let parity = w.iter().filter_map(|p| enc.on_media(p)).last().unwrap();
+            w.push(parity);
+            w
+        };
+        let w = wire(&mut FecEncoder::new(cfg(10, true)));
+        // Recovery fields, then the longest payload's 9 octets.
+        assert_eq!(w[3].payload.as_ref().map(Payload::len), Some(3 + 9));
+        for lost in 0..3 {
+            let rec = deliver(&mut FecDecoder::new(), &w, |p| p.kind == PacketKind::Media && p.media_seq == lost);
+            assert_eq!(rec.len(), 1);
+            assert_eq!(rec[0].payload, w[lost as usize].payload, "packet {lost}");
+            assert_eq!(rec[0].size.bytes(), sizes[lost as usize] as u64);
+        }
+        // A received packet without its bytes: the header comes back, the
+        // payload cannot.
+        let mut w2 = w.clone();
+        w2[1].payload = None;
+        let rec = deliver(&mut FecDecoder::new(), &w2, |p| p.kind == PacketKind::Media && p.media_seq == 0);
+        assert_eq!((rec.len(), rec[0].payload.is_none()), (1, true));
+        // A group with a packet of no bytes gets a parity of none.
+        let mut enc = FecEncoder::new(cfg(10, true));
+        let mut w3 = wire(&mut FecEncoder::new(cfg(10, true)));
+        w3[0].payload = None;
+        let parity = w3[..3].iter().filter_map(|p| enc.on_media(p)).last().unwrap();
+        assert_eq!(parity.payload, None);
     }
 
     #[test]

@@ -127,7 +127,10 @@ impl ReceiverReport {
                     let packets: Vec<(u16, Option<i64>)> =
                         run.iter().map(|&(s, a)| (s as u16, a.map(|t| t.as_micros()))).collect();
                     out.extend(
-                        builder.build(run[0].0 as u16, reference.as_micros(), &packets).into_iter().map(RtcpPacket::TransportFeedback),
+                        builder
+                            .build(run[0].0 as u16, reference.as_micros(), &packets)
+                            .into_iter()
+                            .map(RtcpPacket::TransportFeedback),
                     );
                 }
                 out
@@ -137,7 +140,9 @@ impl ReceiverReport {
                 // as its 16-bit length allows.
                 const EMPTY: usize = 4 + 8; // RTCP header, sender SSRC, report timestamp
                 let ts = ntp_middle(self.report_time);
-                let packet = |blocks| CongestionControlFeedback::new(sender, blocks, ts).ok().map(RtcpPacket::CongestionControlFeedback);
+                let packet = |blocks| {
+                    CongestionControlFeedback::new(sender, blocks, ts).ok().map(RtcpPacket::CongestionControlFeedback)
+                };
                 let (mut out, mut blocks, mut size) = (Vec::new(), Vec::new(), EMPTY);
                 for run in sorted.chunk_by(|a, b| b.0 == a.0 + 1) {
                     for chunk in run.chunks(MAX_CCFB_REPORTS) {
@@ -347,7 +352,10 @@ mod tests {
         let arrivals = vec![(0, None), (6, None)];
         // Sequences 0 and 6: a block each (a gap is a reordered packet
         // reported before), 8 + one entry padded to 4.
-        assert_eq!(ReceiverReport { arrivals, format: ReportFormat::Rfc8888, ..Default::default() }.wire_size().bytes(), 64);
+        assert_eq!(
+            ReceiverReport { arrivals, format: ReportFormat::Rfc8888, ..Default::default() }.wire_size().bytes(),
+            64
+        );
         // Sequences 1..=17 fit one FCI, 40 needs a second.
         let nacks: Vec<u32> = (1..=17).chain([40]).collect();
         assert_eq!(rep(ReceiverReport { nacks, ..Default::default() }).wire_size().bytes(), 52 + 12 + 8);
@@ -361,9 +369,11 @@ mod tests {
 
     #[test]
     fn wire_size_is_the_encoded_datagram_plus_28() {
-        let arrivals: Vec<(u64, Option<Time>)> = (0..100).map(|s| (s, Some(Time::from_millis(1000 + s as i64)))).collect();
+        let arrivals: Vec<(u64, Option<Time>)> =
+            (0..100).map(|s| (s, Some(Time::from_millis(1000 + s as i64)))).collect();
         for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
-            let r = ReceiverReport { arrivals: arrivals.clone(), nacks: vec![3], pli: true, format, ..Default::default() };
+            let r =
+                ReceiverReport { arrivals: arrivals.clone(), nacks: vec![3], pli: true, format, ..Default::default() };
             assert_eq!(r.wire_size().bytes(), 28 + r.to_compound().to_bytes().len() as u64);
         }
         // TWCC: header 20, one run-length chunk, 100 one-byte deltas, padded

@@ -20,6 +20,7 @@ pub mod quality;
 pub mod receiver;
 pub mod resolution;
 pub mod rng;
+pub mod rtp_payload;
 pub mod sender;
 pub mod tcp;
 pub mod traffic;

@@ -685,5 +685,4 @@ mod tests {
         assert_eq!(first, 1);
         assert_eq!(p.poll_timeout(DataSize::ZERO), Some(at + Duration::from_millis(10)));
     }
-
 }

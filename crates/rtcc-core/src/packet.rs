@@ -1,38 +1,76 @@
 //! What travels on the wire in the sans-IO model. `Packet` carries the header
 //! fields a real RTP stack would carry (transport-wide sequence number, frame
-//! id, position in frame) and, for real codecs, a shared handle to its frame's
-//! bytes: cloning a packet never copies or allocates payload.
+//! id, position in frame) and, for real codecs, its own RTP payload: the
+//! codec's payload descriptor and its share of the frame (media and
+//! retransmissions), or the XOR of the packets it protects (FEC parity).
 
 use std::sync::Arc;
 
 use crate::units::{DataSize, Time};
 
-/// An encoded frame's bytes (real codecs), shared by every packet of the
-/// frame and its retransmissions. A packet stands for its `index`-th of
-/// `count` slices of these bytes; the whole frame travels as one handle so
-/// the receiver can hand the complete bitstream to a decoder.
-/// A thin pointer (not `Arc<[u8]>`), so a packet fits one cache line.
+/// How a real codec's frame travels as RTP payloads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PayloadFormat {
+    /// Bytes with no payload format: a frame is cut into equal slices and
+    /// put back by concatenation (test encoders).
+    #[default]
+    Opaque,
+    /// VP8 (RFC 7741): descriptor (§4.2) before each packet's share.
+    Vp8,
+    /// H.264 packetization mode 1 (RFC 6184: single NAL unit, STAP-A, FU-A)
+    /// of an Annex B access unit.
+    H264,
+    /// An FEC parity's protected octets: the XOR of the protected payloads'
+    /// formats (one octet, as RFC 5109 §7.3's PT recovery) and lengths (the
+    /// 16-bit length recovery field), then the XOR of the payloads (§8).
+    Parity,
+}
+
+impl PayloadFormat {
+    /// Its number (what an RTP payload type would say), as FEC's recovery
+    /// field XORs it.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    pub fn from_code(c: u8) -> Option<Self> {
+        [PayloadFormat::Opaque, PayloadFormat::Vp8, PayloadFormat::H264, PayloadFormat::Parity]
+            .get(usize::from(c))
+            .copied()
+    }
+}
+
+/// Bytes shared by handle: an encoded frame (the encoder's output, the
+/// receiver's reassembly), or one packet's RTP payload. Cloning a packet
+/// never copies them. A thin pointer (not `Arc<[u8]>`), so a packet fits one
+/// cache line.
 #[derive(Clone)]
-pub struct Payload(Arc<Vec<u8>>);
+pub struct Payload(Arc<(PayloadFormat, Vec<u8>)>);
 
 impl Payload {
+    /// Bytes of no payload format.
     pub fn new(bytes: Vec<u8>) -> Self {
-        Payload(Arc::new(bytes))
+        Payload::with_format(PayloadFormat::Opaque, bytes)
+    }
+    pub fn with_format(format: PayloadFormat, bytes: Vec<u8>) -> Self {
+        Payload(Arc::new((format, bytes)))
+    }
+    pub fn format(&self) -> PayloadFormat {
+        self.0 .0
     }
     pub fn bytes(&self) -> &[u8] {
-        self.0.as_slice()
+        self.0 .1.as_slice()
     }
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0 .1.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0 .1.is_empty()
     }
 }
 
 impl std::fmt::Debug for Payload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Payload({} B)", self.0.len())
+        write!(f, "Payload({:?}, {} B)", self.0 .0, self.0 .1.len())
     }
 }
 
@@ -153,10 +191,10 @@ pub struct Packet {
     pub group: u16,
     /// `FLAG_KEY`: part of a key frame.
     pub flags: u8,
-    /// The frame's bytes, on media and retransmitted packets of a real
-    /// codec's frame, and on a parity whose packets all belong to one such
-    /// frame (the bytes it can rebuild); `None` for model encoders and
-    /// packets of no frame.
+    /// Its RTP payload's bytes, on media and retransmitted packets of a
+    /// real codec's frame (descriptor and its share of the frame), and on a
+    /// parity whose protected packets all have theirs (the XOR that rebuilds
+    /// one of them); `None` for model encoders and packets of no frame.
     pub payload: Option<Payload>,
 }
 

@@ -451,12 +451,13 @@ mod tests {
         assert!(pair.sent().iter().all(|t| t.packet.kind == PacketKind::Media));
     }
 
-    /// A real codec stand-in: frame `id` is `bytes_of(id)`, 3000 B (three
-    /// packets) for even ids and 700 B (one packet) for odd ones.
+    /// A real codec stand-in: frame `id` is `bytes_of(id)`, 3001 B (three
+    /// packets: 1001, 1000, 1000 B) for even ids and 700 B (one packet) for
+    /// odd ones.
     struct Bytes;
 
     fn bytes_of(id: u32) -> Vec<u8> {
-        let n = if id.is_multiple_of(2) { 3000 } else { 700 };
+        let n = if id.is_multiple_of(2) { 3001 } else { 700 };
         (0..n).map(|i: u32| (i.wrapping_mul(7) ^ id.wrapping_mul(131)) as u8).collect()
     }
 
@@ -496,10 +497,19 @@ mod tests {
             let got = f.payload.as_ref().map(|p| p.bytes());
             assert_eq!(got, Some(&bytes_of(d.frame)[..]), "frame {}", d.frame);
         }
-        // Every media packet and retransmission carries its frame's handle.
+        // Every media packet and retransmission carries its own share of its
+        // frame, as large as the packet; in index order they make the frame.
+        let mut shares: std::collections::BTreeMap<(u32, u16), Vec<u8>> = Default::default();
         for t in pair.sent().iter().filter(|t| t.packet.is_frame_data()) {
             let p = &t.packet;
-            assert_eq!(p.payload.as_ref().map(|b| b.bytes()), Some(&bytes_of(p.frame)[..]), "{p:?}");
+            let b = p.payload.as_ref().expect("a real frame's packet carries bytes");
+            assert_eq!(b.len() as u64, p.size.bytes(), "{p:?}");
+            let prev = shares.insert((p.frame, p.index), b.bytes().to_vec());
+            assert!(prev.is_none_or(|v| v == b.bytes()), "a retransmission repeats its original: {p:?}");
+        }
+        for f in 0..30 {
+            let joined: Vec<u8> = shares.range((f, 0)..(f + 1, 0)).flat_map(|(_, b)| b.clone()).collect();
+            assert_eq!(joined, bytes_of(f), "frame {f}");
         }
         pair
     }
@@ -525,11 +535,20 @@ mod tests {
     #[test]
     fn payload_arrives_through_fec() {
         let cfg = SenderConfig { fec: Some(crate::fec::FecConfig::default()), ..SenderConfig::default() };
-        // Packet 1 of frame 6 (the others bring the handle), and frame 7's
-        // only packet (its parity brings it).
+        // Packet 1 of frame 6 (1000 B, in a group with a 1001 B packet: its
+        // length comes from the length recovery field), and frame 7's only
+        // packet (a group of one: the parity is its bytes).
         let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 6 && p.index == 1) || p.frame == 7);
         let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
         assert_eq!(pair.receiver.repair().fec.recovered, 2);
+        // The parities carry XORs, never a frame's bytes.
+        for t in pair.sent().iter().filter(|t| t.packet.kind == PacketKind::Fec) {
+            let b = t.packet.payload.as_ref().expect("a parity over real packets carries their XOR");
+            assert_eq!(b.format(), crate::packet::PayloadFormat::Parity);
+            // Recovery fields (3 B), then the longest protected payload's length.
+            let longest = t.packet.size - crate::fec::DEFAULT_OVERHEAD;
+            assert_eq!(b.len() as u64, 3 + longest.bytes(), "{:?}", t.packet);
+        }
     }
 
     #[test]

@@ -517,7 +517,8 @@ impl Timing {
         // (VideoStreamBufferController::MaybeScheduleFrameForRelease;
         // FrameDecodeTiming clamps the wait to it).
         let ready = self.last_release.map_or(now, |r| now.max(r));
-        let latest = self.last_release.map_or(ready, |r| (r + MAX_WAIT_FOR_FRAME - Duration::from_millis(1)).max(ready));
+        let latest =
+            self.last_release.map_or(ready, |r| (r + MAX_WAIT_FOR_FRAME - Duration::from_millis(1)).max(ready));
         let slot = render - self.cfg.decode_time - self.cfg.render_delay;
         let mut release = slot.max(ready).min(latest);
         if let Some(max) = self.cfg.max_video_delay {
@@ -649,7 +650,10 @@ mod tests {
         // at once (decode 5 ms + render 10 ms).
         let (held, resets) = shown_after_a_bent_line(on);
         assert_eq!(resets, 1);
-        assert!(held > Duration::from_millis(2900) && held <= MAX_WAIT_FOR_FRAME + Duration::from_millis(15), "{held:?}");
+        assert!(
+            held > Duration::from_millis(2900) && held <= MAX_WAIT_FOR_FRAME + Duration::from_millis(15),
+            "{held:?}"
+        );
         // 25 s is a bound the frame is within: no reset.
         let loose = WebrtcPlayout { max_video_delay: Some(Duration::from_secs(25)), ..on };
         let (held, resets) = shown_after_a_bent_line(loose);

@@ -14,6 +14,7 @@ use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportFormat, ReportStats};
 use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
 use crate::playout::{Playout, Timing};
+use crate::rtp_payload::depacketize;
 use crate::units::{DataSize, Duration, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,9 +122,13 @@ pub struct RecvFrame {
     pub status: FrameStatus,
     /// One of its packets was rebuilt from FEC parity.
     pub fec: bool,
-    /// The frame's bytes (real codecs), kept from the first of its packets
-    /// that brought them: received, retransmitted or rebuilt by FEC.
+    /// The frame's bytes (real codecs): its packets' RTP payloads (received,
+    /// retransmitted or rebuilt by FEC) put through the payload format's
+    /// depacketizer when the last one arrives; `None` if any came without
+    /// bytes or they did not make a frame.
     pub payload: Option<Payload>,
+    /// Payloads by packet index while the frame is incomplete.
+    pub parts: Vec<Option<Payload>>,
     pub display: Option<Time>,
     /// The jitter buffer's playout delay its render time was given (WebRTC
     /// timing's current delay; `None` with `Playout::Immediate`).
@@ -380,8 +385,10 @@ impl Receiver {
     }
 
     fn refresh_timeout(&mut self) {
-        self.timeout =
-            [self.next_report, self.nack_due(), self.pli_due(), self.early_due, self.decode_wake].into_iter().flatten().min();
+        self.timeout = [self.next_report, self.nack_due(), self.pli_due(), self.early_due, self.decode_wake]
+            .into_iter()
+            .flatten()
+            .min();
     }
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
@@ -559,12 +566,16 @@ impl Receiver {
         fr.count = pkt.count;
         fr.key = pkt.flags & FLAG_KEY != 0;
         fr.first_seq = pkt.media_seq.wrapping_sub(u32::from(pkt.index));
-        // The packet's side first: without payloads the frame's stays unread.
-        if pkt.payload.is_some() && fr.payload.is_none() {
-            fr.payload.clone_from(&pkt.payload);
-        }
         if fr.complete.is_some() {
             return true;
+        }
+        if let Some(b) = &pkt.payload {
+            if fr.parts.len() != usize::from(pkt.count) {
+                fr.parts.resize(usize::from(pkt.count), None);
+            }
+            if let Some(slot) = fr.parts.get_mut(usize::from(pkt.index)) {
+                *slot = Some(b.clone());
+            }
         }
         fr.capture = Some(pkt.capture);
         fr.bytes += pkt.size.bytes();
@@ -574,6 +585,10 @@ impl Receiver {
             return true;
         }
         fr.complete = Some(now);
+        if !fr.parts.is_empty() {
+            let parts = std::mem::take(&mut fr.parts);
+            fr.payload = parts.into_iter().collect::<Option<Vec<Payload>>>().and_then(|p| depacketize(&p));
+        }
         if let Some(t) = self.timing.as_mut() {
             t.on_complete(pkt.capture, now, fr.retransmitted);
         }
@@ -615,8 +630,8 @@ impl Receiver {
             }
         }
         // Waiting for the decoder is not waiting for a missing frame.
-        let waiting = self.decode_wake.is_none()
-            && self.newest_complete.is_some_and(|n| self.last_decoded.is_none_or(|d| n > d));
+        let waiting =
+            self.decode_wake.is_none() && self.newest_complete.is_some_and(|n| self.last_decoded.is_none_or(|d| n > d));
         if !waiting {
             self.stuck_since = None;
         } else if self.stuck_since.is_none() {

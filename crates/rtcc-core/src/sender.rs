@@ -225,6 +225,10 @@ pub struct SendCounters {
     pub key_frames: u64,
     /// Frames the encoder's own rate control dropped (real codecs).
     pub encoder_drops: u64,
+    /// Real frames the payload format could not cut into RTP payloads (a
+    /// bitstream its packetizer refuses); sent as sizes only, so the
+    /// receiver counts them as decode errors.
+    pub packetize_errors: u64,
     /// Captures dropped for the controller's `cwnd_reduce_ratio` (GCC's
     /// congestion-window frame dropping).
     pub cwnd_drops: u64,
@@ -831,9 +835,16 @@ impl Sender {
         }
         let mtu = self.cfg.mtu.bytes().max(1);
         let total = enc.size.bytes().max(1);
-        let count = total.div_ceil(mtu).min(u16::MAX as u64) as u16;
-        // Split evenly so no runt packet trails the frame (as libwebrtc's
+        // A real frame's packets carry their RTP payloads (descriptor and
+        // share of the frame) and are as large as those; a model frame is
+        // split evenly so no runt packet trails it (as libwebrtc's
         // RtpPacketizer does).
+        let parts = enc.payload.as_ref().and_then(|f| {
+            let parts = crate::rtp_payload::packetize(f, mtu as usize, id as u16).ok();
+            self.counters.packetize_errors += u64::from(parts.is_none());
+            parts.filter(|p| !p.is_empty() && p.len() <= usize::from(u16::MAX))
+        });
+        let count = parts.as_ref().map_or(total.div_ceil(mtu).min(u16::MAX as u64) as u16, |p| p.len() as u16);
         let base = total / count as u64;
         let extra = total % count as u64;
         let protected = !self.fec_off && self.fec.is_some();
@@ -844,9 +855,8 @@ impl Sender {
         let schedule = self.decision.schedule;
         let mut parity_bytes = 0u64;
         for i in 0..count {
-            let size = base + u64::from((i as u64) < extra);
-            // Every packet holds the whole frame's handle; it stands for its
-            // own slice (`index` of `count`), as a real packetizer's would.
+            let payload = parts.as_ref().map(|p| p[usize::from(i)].clone());
+            let size = payload.as_ref().map_or(base + u64::from((i as u64) < extra), |p| p.len() as u64);
             let item = Queued {
                 kind: PacketKind::Media,
                 size: DataSize::from_bytes(size),
@@ -860,7 +870,7 @@ impl Sender {
                 // The pacer's queue time starts at the hand-over.
                 enqueued: if self.clock.is_some() { now } else { capture },
                 burst: schedule.is_burst(i, count),
-                payload: enc.payload.clone(),
+                payload,
             };
             self.next_media_seq = self.next_media_seq.wrapping_add(1);
             if self.cfg.nack.is_some() {

@@ -6,7 +6,8 @@ use rtcc_core::units::Time;
 
 fn report(format: ReportFormat, seqs: std::ops::Range<u64>, report_ms: i64) -> ReceiverReport {
     // Arrivals 1,337 µs apart (off every tick); every 7th packet lost.
-    let arrivals = seqs.map(|s| (s, (s % 7 != 3).then(|| Time::from_micros(5_000_000 + 1_337 * (s % 100_000) as i64)))).collect();
+    let arrivals =
+        seqs.map(|s| (s, (s % 7 != 3).then(|| Time::from_micros(5_000_000 + 1_337 * (s % 100_000) as i64)))).collect();
     ReceiverReport { arrivals, format, report_time: Time::from_millis(report_ms), ..Default::default() }
 }
 
@@ -127,8 +128,11 @@ fn the_receiver_seals_each_report_into_the_datagram_the_sender_parses() {
         assert_eq!(r.datagram, r.to_compound().to_bytes());
         assert_eq!(r.wire_size().bytes(), 28 + r.datagram.len() as u64);
         let c = Compound::decode(&r.datagram).expect("parses");
-        let twcc: Vec<_> =
-            c.packets.iter().filter_map(|p| if let RtcpPacket::TransportFeedback(f) = p { Some(f) } else { None }).collect();
+        let twcc: Vec<_> = c
+            .packets
+            .iter()
+            .filter_map(|p| if let RtcpPacket::TransportFeedback(f) = p { Some(f) } else { None })
+            .collect();
         // draft-holmer-01 §3.1: one count per feedback packet, none skipped.
         for f in &twcc {
             assert_eq!(f.fb_count, next_count);

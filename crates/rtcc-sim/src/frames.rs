@@ -272,6 +272,7 @@ impl FrameLog {
             rows.transport.push(if keep { transport } else { f64::NAN });
             let jb = r.jitter_buffer.filter(|_| displayed.is_some());
             rows.jitter_buffer.push(jb.map_or(f64::NAN, |j| j.as_millis_f64()));
+            rows.fec.push(r.fec as u8);
             rows.psnr.push(psnr);
             rows.ssim_db.push(if ssim.is_nan() { f64::NAN } else { ssim_db(ssim) });
             rows.ssim.push(ssim);
@@ -337,6 +338,7 @@ pub struct FrameCols {
     delay: Vec<f64>,
     transport: Vec<f64>,
     jitter_buffer: Vec<f64>,
+    fec: Vec<u8>,
     psnr: Vec<f64>,
     ssim_db: Vec<f64>,
     ssim: Vec<f64>,
@@ -361,6 +363,7 @@ impl FrameCols {
         self.delay.extend_from_slice(&o.delay);
         self.transport.extend_from_slice(&o.transport);
         self.jitter_buffer.extend_from_slice(&o.jitter_buffer);
+        self.fec.extend_from_slice(&o.fec);
         self.psnr.extend_from_slice(&o.psnr);
         self.ssim_db.extend_from_slice(&o.ssim_db);
         self.ssim.extend_from_slice(&o.ssim);
@@ -385,6 +388,7 @@ impl FrameCols {
         t.push("delay_ms", Column::F64(self.delay));
         t.push("transport_ms", Column::F64(self.transport));
         t.push("jitter_buffer_ms", Column::F64(self.jitter_buffer));
+        t.push("fec", Column::U8(self.fec));
         t.push("psnr_db", Column::F64(self.psnr));
         t.push("ssim_db", Column::F64(self.ssim_db));
         t.push("ssim", Column::F64(self.ssim));

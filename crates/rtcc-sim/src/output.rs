@@ -366,10 +366,16 @@ impl Recorder {
             reverse_link,
             sim: SimStats { events: run.events },
         };
-        let timing =
-            Timing { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } };
+        let timing = Timing { wall_s: wall, events: run.events, speedup: if wall > 0.0 { secs / wall } else { 0.0 } };
         let packets = packet_table(self.flows.iter().map(|f| (f.stats.packets_base, f.stats.packets.iter())));
-        Output { summary, timing, packets, frames: frames_t.finish(), timeseries: ts, link: link_table(&self.link.series) }
+        Output {
+            summary,
+            timing,
+            packets,
+            frames: frames_t.finish(),
+            timeseries: ts,
+            link: link_table(&self.link.series),
+        }
     }
 
     /// Takes the table rows that are final (packets whose fate is known,

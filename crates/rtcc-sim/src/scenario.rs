@@ -1114,13 +1114,8 @@ const PLAYOUT_MAX_VIDEO: Param<Option<Duration>> = Param::optional_duration(
     "reset the timing when a frame's render time is further than this from now or the target delay above it \
      (libwebrtc's kMaxVideoDelay, 10s; off under model_timing = \"exact\")",
 );
-const PLAYOUT_PARAMS: &[ParamInfo] = &[
-    PLAYOUT_DECODE.info(),
-    PLAYOUT_RENDER.info(),
-    PLAYOUT_MIN.info(),
-    PLAYOUT_MAX.info(),
-    PLAYOUT_MAX_VIDEO.info(),
-];
+const PLAYOUT_PARAMS: &[ParamInfo] =
+    &[PLAYOUT_DECODE.info(), PLAYOUT_RENDER.info(), PLAYOUT_MIN.info(), PLAYOUT_MAX.info(), PLAYOUT_MAX_VIDEO.info()];
 
 /// `playout = "webrtc"` (default), `"immediate"`, or
 /// `{ kind = "webrtc", decode_time = "5ms", ... }`; `exact` (`model_timing =

@@ -32,13 +32,9 @@ struct ScenarioGen {
 }
 
 fn scenario_gen() -> impl Strategy<Value = ScenarioGen> {
-    let flow = (prop::sample::select(CONTROLLERS), 0u64..5_000, prop::option::of(1u64..10_000), 0u64..100)
-        .prop_map(|(controller, start_ms, stop_after_ms, access_ms)| FlowGen {
-            controller,
-            start_ms,
-            stop_after_ms,
-            access_ms,
-        });
+    let flow = (prop::sample::select(CONTROLLERS), 0u64..5_000, prop::option::of(1u64..10_000), 0u64..100).prop_map(
+        |(controller, start_ms, stop_after_ms, access_ms)| FlowGen { controller, start_ms, stop_after_ms, access_ms },
+    );
     (10u64..600, 100u64..100_000, 0u64..300, any::<bool>(), prop::collection::vec(flow, 1..6)).prop_map(
         |(duration_s, capacity_kbps, delay_ms, bare_numbers, flows)| ScenarioGen {
             duration_s,

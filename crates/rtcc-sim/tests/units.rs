@@ -51,7 +51,8 @@ fn text_without_a_unit_is_refused_naming_the_units() {
 
 #[test]
 fn a_capacity_under_10_kbps_is_refused_in_every_form() {
-    let bare = "link.capacity: 3 bps (a bare number is bits/s) is under 10 kbps; write a unit, or set allow_extreme = true";
+    let bare =
+        "link.capacity: 3 bps (a bare number is bits/s) is under 10 kbps; write a unit, or set allow_extreme = true";
     assert_eq!(refusal(&scenario("", "3", "", "")), format!("s.toml: {bare}"));
     assert_eq!(
         refusal(&scenario("", "\"5kbps\"", "", "")),
@@ -72,10 +73,11 @@ fn a_capacity_under_10_kbps_is_refused_in_every_form() {
     assert!(reverse.starts_with("s.toml: link.reverse_capacity: 64 bps (a bare number is bits/s)"), "{reverse}");
     // Zero is an outage, 10 kbps is the threshold itself.
     accepted(&scenario("", "{ kind = \"pulse\", high = \"3Mbps\", low = 0, every = \"1s\" }", "", ""));
-    accepted(&scenario("", "\"10kbps\"", "queue = \"2s\"", "").replace("500kbps", "5kbps").replace(
-        "encoder = \"ideal\"",
-        "encoder = \"ideal\"\nmin_rate = \"1kbps\"",
-    ));
+    accepted(
+        &scenario("", "\"10kbps\"", "queue = \"2s\"", "")
+            .replace("500kbps", "5kbps")
+            .replace("encoder = \"ideal\"", "encoder = \"ideal\"\nmin_rate = \"1kbps\""),
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
-use rtcc_core::packet::Payload;
+use rtcc_core::packet::{Payload, PayloadFormat};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
@@ -200,7 +200,13 @@ impl FrameEncoder for RealEncoder {
                 Some(EncodedFrame {
                     size: DataSize::from_bytes(size.max(1)),
                     key: out.key,
-                    payload: Some(Payload::new(out.data)),
+                    payload: Some(Payload::with_format(
+                        match self.codec {
+                            Codec::Vp8 => PayloadFormat::Vp8,
+                            Codec::H264 => PayloadFormat::H264,
+                        },
+                        out.data,
+                    )),
                     si,
                     ti,
                 })

@@ -54,7 +54,11 @@ pub struct UlpfecPacket {
 
 impl UlpfecPacket {
     fn mask_width(&self) -> usize {
-        if self.long_mask { 48 } else { 16 }
+        if self.long_mask {
+            48
+        } else {
+            16
+        }
     }
     fn level_mask(&self, l: &UlpLevel) -> u64 {
         l.mask & !(u64::MAX >> self.mask_width())
@@ -69,7 +73,11 @@ impl UlpfecPacket {
             .collect()
     }
     fn level_header_len(&self) -> usize {
-        if self.long_mask { 8 } else { 4 }
+        if self.long_mask {
+            8
+        } else {
+            4
+        }
     }
     /// Levels whose payload fits the 16-bit protection length (others are left out by encode).
     fn encodable(&self) -> impl Iterator<Item = &UlpLevel> {
@@ -130,7 +138,11 @@ impl Wire for UlpfecPacket {
             let mut mask = [0u8; 8];
             mask[..header - 2].copy_from_slice(&rest[2..header]);
             if rest.len() < header + len {
-                return Err(WireError::Truncated { what: "ULPFEC level payload", need: header + len, have: rest.len() });
+                return Err(WireError::Truncated {
+                    what: "ULPFEC level payload",
+                    need: header + len,
+                    have: rest.len(),
+                });
             }
             p.levels.push(UlpLevel { mask: u64::from_be_bytes(mask), payload: rest[header..header + len].to_vec() });
             rest = &rest[header + len..];
@@ -158,7 +170,11 @@ fn xor_into(acc: &mut Vec<u8>, bytes: &[u8]) {
 pub fn protect(packets: &[RtpPacket]) -> Result<UlpfecPacket, WireError> {
     let first = packets.first().ok_or_else(|| WireError::invalid(WHAT, "group", "no packets to protect"))?;
     if let Some(p) = packets.iter().find(|p| p.ssrc != first.ssrc) {
-        return Err(WireError::invalid(WHAT, "ssrc", format!("{:#x} and {:#x}: ULPFEC protects one stream", first.ssrc, p.ssrc)));
+        return Err(WireError::invalid(
+            WHAT,
+            "ssrc",
+            format!("{:#x} and {:#x}: ULPFEC protects one stream", first.ssrc, p.ssrc),
+        ));
     }
     // The base is the packet every other follows within 48, across the wrap.
     let span = |base: u16| packets.iter().map(|p| p.sequence_number.wrapping_sub(base) as usize).max().unwrap_or(0);
@@ -188,8 +204,9 @@ pub fn protect(packets: &[RtpPacket]) -> Result<UlpfecPacket, WireError> {
         mask |= bit;
         let bytes = p.to_bytes();
         let body = &bytes[FIXED_HEADER_LEN..];
-        let len = u16::try_from(body.len())
-            .map_err(|_| WireError::invalid(WHAT, "length_recovery", format!("packet of {} octets exceeds 16 bits", bytes.len())))?;
+        let len = u16::try_from(body.len()).map_err(|_| {
+            WireError::invalid(WHAT, "length_recovery", format!("packet of {} octets exceeds 16 bits", bytes.len()))
+        })?;
         b0 ^= bytes[0];
         b1 ^= bytes[1];
         fec.ts_recovery ^= p.timestamp;
@@ -216,17 +233,20 @@ pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<
     let lost = match missing.as_slice() {
         [one] => *one,
         [] => return Err(WireError::invalid(WHAT, "mask", "every protected packet was received; nothing to recover")),
-        many => return Err(WireError::invalid(WHAT, "mask", format!("{} protected packets missing; one FEC packet rebuilds one", many.len()))),
+        many => {
+            return Err(WireError::invalid(
+                WHAT,
+                "mask",
+                format!("{} protected packets missing; one FEC packet rebuilds one", many.len()),
+            ))
+        }
     };
     // RFC 5109 §9.1: XOR the FEC header with each received packet's header fields.
     let mut b0 = u8::from(fec.p_recovery) << 5 | u8::from(fec.x_recovery) << 4 | (fec.cc_recovery & 0x0f);
     let mut b1 = u8::from(fec.m_recovery) << 7 | (fec.pt_recovery & 0x7f);
     let (mut ts, mut len) = (fec.ts_recovery, fec.length_recovery);
-    let bodies: Vec<(u16, Vec<u8>)> = group
-        .iter()
-        .filter_map(|&s| have(s))
-        .map(|p| (p.sequence_number, p.to_bytes()))
-        .collect();
+    let bodies: Vec<(u16, Vec<u8>)> =
+        group.iter().filter_map(|&s| have(s)).map(|p| (p.sequence_number, p.to_bytes())).collect();
     for (_, bytes) in &bodies {
         b0 ^= bytes[0];
         b1 ^= bytes[1];
@@ -249,7 +269,11 @@ pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<
         let mut part = level.payload.clone();
         for s in covers.iter().filter(|&&s| s != lost) {
             let Some((_, bytes)) = bodies.iter().find(|(q, _)| q == s) else {
-                return Err(WireError::invalid(WHAT, "mask", format!("level {i} needs packet {s}, which was not received")));
+                return Err(WireError::invalid(
+                    WHAT,
+                    "mask",
+                    format!("level {i} needs packet {s}, which was not received"),
+                ));
             };
             let b = &bytes[FIXED_HEADER_LEN..];
             xor_into(&mut part, &b[start.min(b.len())..end.min(b.len())]);
@@ -258,7 +282,11 @@ pub fn recover(fec: &UlpfecPacket, ssrc: u32, received: &[RtpPacket]) -> Result<
         start = end;
     }
     if body.len() < len {
-        return Err(WireError::invalid(WHAT, "levels", format!("protect {} of the lost packet's {len} octets", body.len())));
+        return Err(WireError::invalid(
+            WHAT,
+            "levels",
+            format!("protect {} of the lost packet's {len} octets", body.len()),
+        ));
     }
     body.truncate(len);
     let mut bytes = Vec::with_capacity(FIXED_HEADER_LEN + len);

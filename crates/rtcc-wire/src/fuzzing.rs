@@ -27,9 +27,8 @@ pub fn round_trip<T: Wire + PartialEq + std::fmt::Debug>(data: &[u8]) -> bool {
 /// whether a packet was recovered.
 pub fn ulpfec_recover(data: &[u8]) -> bool {
     let Ok(fec) = UlpfecPacket::decode(data) else { return false };
-    let received: Vec<RtpPacket> = (1..20u16)
-        .filter_map(|i| RtpPacket::new(96, i, 3000, 1, vec![i as u8; 3 * i as usize]).ok())
-        .collect();
+    let received: Vec<RtpPacket> =
+        (1..20u16).filter_map(|i| RtpPacket::new(96, i, 3000, 1, vec![i as u8; 3 * i as usize]).ok()).collect();
     fec::recover(&fec, 1, &received).is_ok()
 }
 
@@ -64,7 +63,11 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 }
 

@@ -8,12 +8,12 @@
 
 pub mod error;
 pub use error::WireError;
+pub mod fec;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod fec;
 pub mod payload;
-pub mod rtp;
 pub mod rtcp;
+pub mod rtp;
 
 /// A message with one wire form.
 pub trait Wire: Sized {

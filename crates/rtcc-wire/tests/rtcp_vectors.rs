@@ -8,7 +8,6 @@ use common::hex;
 use rtcc_wire::rtcp::*;
 use rtcc_wire::{Wire, WireError};
 
-
 /// A compound packet from a packet dump (pion/rtcp packet_test.go
 /// `realPacket`): RR, SDES CNAME, BYE, PLI, RTPFB FMT 5 and APP.
 const REAL_COMPOUND: &str = "81c90007 902f9e2e bc5e9a40 00000000 000046e1 00000111 09f36432 00024a79

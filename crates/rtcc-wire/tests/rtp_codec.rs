@@ -24,7 +24,8 @@ fn frames(codec: Codec) -> Option<Vec<Vec<u8>>> {
         return None;
     }
     let mut enc = new_encoder(&EncoderSettings::webrtc(codec, 320, 240, 30.0, 2_000_000)).unwrap();
-    let out: Vec<Vec<u8>> = (0..12).filter_map(|n| enc.encode(&picture(320, 240, n), n == 0).unwrap()).map(|f| f.data).collect();
+    let out: Vec<Vec<u8>> =
+        (0..12).filter_map(|n| enc.encode(&picture(320, 240, n), n == 0).unwrap()).map(|f| f.data).collect();
     assert!(out.len() >= 6, "{codec}: {} frames", out.len());
     Some(out)
 }
@@ -44,7 +45,8 @@ fn real_vp8_frames_round_trip_and_decode() {
         let ps = vp8::packetize(f, 300, i as u16).unwrap();
         let mut got = None;
         for (k, p) in ps.iter().enumerate() {
-            if let vp8::Depacketized::Frame(x) = d.push(seq, i as u32 * 3000, k + 1 == ps.len(), &p.to_bytes()).unwrap() {
+            if let vp8::Depacketized::Frame(x) = d.push(seq, i as u32 * 3000, k + 1 == ps.len(), &p.to_bytes()).unwrap()
+            {
                 got = Some(x);
             }
             seq = seq.wrapping_add(1);
@@ -70,7 +72,9 @@ fn real_h264_access_units_round_trip_and_decode() {
         }
         let mut got = None;
         for (k, p) in ps.iter().enumerate() {
-            if let h264::Depacketized::AccessUnit(x) = d.push(seq, i as u32 * 3000, k + 1 == ps.len(), &p.to_bytes()).unwrap() {
+            if let h264::Depacketized::AccessUnit(x) =
+                d.push(seq, i as u32 * 3000, k + 1 == ps.len(), &p.to_bytes()).unwrap()
+            {
                 got = Some(x);
             }
             seq = seq.wrapping_add(1);
@@ -78,7 +82,9 @@ fn real_h264_access_units_round_trip_and_decode() {
         let got = got.unwrap_or_else(|| panic!("access unit {i} not rebuilt"));
         // The depacketizer writes 4-octet start codes: the same NAL units in the same order.
         assert_eq!(h264::split_annexb(&got), h264::split_annexb(f), "access unit {i}");
-        if f.starts_with(&h264::START_CODE) && h264::split_annexb(f).len() == f.windows(4).filter(|w| *w == h264::START_CODE).count() {
+        if f.starts_with(&h264::START_CODE)
+            && h264::split_annexb(f).len() == f.windows(4).filter(|w| *w == h264::START_CODE).count()
+        {
             assert_eq!(&got, f, "access unit {i} byte for byte");
         }
         let pic = dec.decode(&got).unwrap().expect("a picture");

@@ -4,12 +4,12 @@
 mod common;
 mod rtp_support;
 
+use common::*;
 use proptest::prelude::*;
 use rtcc_wire::fec::{protect, recover, UlpLevel, UlpfecPacket};
 use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::rtp::RtpPacket;
 use rtcc_wire::{Wire, WireError};
-use common::*;
 use rtp_support::*;
 
 const SSRC: u32 = 0x1234_5678;
@@ -153,11 +153,14 @@ fn fuzz_ulpfec_decoder_and_recovery() {
     assert!(fuzz_decoder::<UlpfecPacket>(&seeds, 30_000, 11) > 500);
     // Recovery from any FEC payload that parses never panics; the seed, made
     // from the group the entry point receives, recovers.
-    let group: Vec<RtpPacket> = (0..20u16).map(|i| RtpPacket::new(96, i, 3000, 1, vec![i as u8; 3 * i as usize]).unwrap()).collect();
+    let group: Vec<RtpPacket> =
+        (0..20u16).map(|i| RtpPacket::new(96, i, 3000, 1, vec![i as u8; 3 * i as usize]).unwrap()).collect();
     let seed = protect(&group).unwrap().to_bytes();
     assert!(rtcc_wire::fec::fuzz_recover(&seed));
     let mut recovered = 0;
-    rtcc_wire::fuzzing::bounded_fuzz(&[seed], 10_000, 12, |input| recovered += usize::from(rtcc_wire::fec::fuzz_recover(input)));
+    rtcc_wire::fuzzing::bounded_fuzz(&[seed], 10_000, 12, |input| {
+        recovered += usize::from(rtcc_wire::fec::fuzz_recover(input))
+    });
     assert!(recovered > 10, "{recovered}");
 }
 
@@ -183,19 +186,35 @@ fn ulpfec_in_red_as_chromium_sends_it() {
 #[test]
 fn red_blocks_by_hand_and_errors() {
     // RFC 2198 §3: F=1 | PT 0 | offset 160 | length 3, then F=0 | PT 8.
-    let r = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }], primary_payload_type: 8, primary: vec![9] };
+    let r = RedPayload {
+        redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }],
+        primary_payload_type: 8,
+        primary: vec![9],
+    };
     assert_eq!(r.to_bytes(), [0x80, 0x02, 0x80, 0x03, 0x08, 1, 2, 3, 9]);
     assert!(matches!(RedPayload::decode(&[]), Err(WireError::Truncated { .. })));
     assert!(matches!(RedPayload::decode(&[0x80, 0x02, 0x80]), Err(WireError::Truncated { .. })));
-    assert!(matches!(RedPayload::decode(&[0x80, 0x02, 0x80, 0x03, 0x08, 1]), Err(WireError::Truncated { what: "RED redundant block", .. })));
-    let long = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 0, data: vec![0; 1024] }], ..r };
+    assert!(matches!(
+        RedPayload::decode(&[0x80, 0x02, 0x80, 0x03, 0x08, 1]),
+        Err(WireError::Truncated { what: "RED redundant block", .. })
+    ));
+    let long =
+        RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 0, data: vec![0; 1024] }], ..r };
     assert!(long.check().is_err());
-    assert_eq!(RedPayload::decode(&long.to_bytes()).unwrap().redundant.len(), 0, "a block too long for 10 bits is left out");
+    assert_eq!(
+        RedPayload::decode(&long.to_bytes()).unwrap().redundant.len(),
+        0,
+        "a block too long for 10 bits is left out"
+    );
 }
 
 #[test]
 fn fuzz_red_decoder() {
-    let r = RedPayload { redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }], primary_payload_type: 8, primary: vec![9; 20] };
+    let r = RedPayload {
+        redundant: vec![RedBlock { payload_type: 0, timestamp_offset: 160, data: vec![1, 2, 3] }],
+        primary_payload_type: 8,
+        primary: vec![9; 20],
+    };
     let seeds = vec![r.to_bytes(), RedPayload::primary(125, vec![7; 30]).to_bytes()];
     assert!(fuzz_decoder::<RedPayload>(&seeds, 20_000, 13) > 1_000);
 }

@@ -4,14 +4,14 @@
 mod common;
 mod rtp_support;
 
+use common::*;
 use proptest::prelude::*;
 use rtcc_wire::rtp::rtx::{self, RtxPayload};
 use rtcc_wire::rtp::{
-    AbsCaptureTime, AbsSendTime, ExtensionElement, ExtensionKind, ExtensionMap, HeaderExtension, RtpPacket, TransportSequenceNumber,
-    TypedExtension, ABS_SEND_TIME_URI, TRANSPORT_CC_URI,
+    AbsCaptureTime, AbsSendTime, ExtensionElement, ExtensionKind, ExtensionMap, HeaderExtension, RtpPacket,
+    TransportSequenceNumber, TypedExtension, ABS_SEND_TIME_URI, TRANSPORT_CC_URI,
 };
 use rtcc_wire::{Wire, WireError};
-use common::*;
 use rtp_support::*;
 
 proptest! {
@@ -88,7 +88,8 @@ fn pion_basic_packet_decodes_and_re_encodes_byte_exact() {
 /// (one-byte form: transmission offset id 1, audio level id 9, two padding octets).
 const WEBRTC_TO_AND_AL: &str = "90 64 00 58 65 43 12 78 12 34 56 78 be de 00 02 12 00 56 ce 90 da 00 00";
 /// kPacketWithTwoByteExtensionIdLast (two-byte form, an id of 0xf0).
-const WEBRTC_TWO_BYTE: &str = "90 64 00 58 65 43 12 78 12 34 56 78 10 00 00 04 01 03 00 56 ce 09 01 da f0 03 00 30 22 00 00 00";
+const WEBRTC_TWO_BYTE: &str =
+    "90 64 00 58 65 43 12 78 12 34 56 78 10 00 00 04 01 03 00 56 ce 09 01 da f0 03 00 30 22 00 00 00";
 /// kPacket: two CSRCs, an extension, payload "payload" and 8 octets of padding.
 const WEBRTC_FULL: &str = "b2 64 00 58 65 43 12 78 12 34 56 78 34 56 78 90 32 43 54 65 be de 00 01 12 00 56 ce
                            70 61 79 6c 6f 61 64 70 61 64 64 69 6e 67 08";
@@ -103,7 +104,10 @@ fn libwebrtc_vectors_decode() {
     assert_eq!(p.to_bytes(), hex(WEBRTC_TO_AND_AL), "the padding to 32 bits is the same zeros");
 
     let p = RtpPacket::decode(&hex(WEBRTC_TWO_BYTE)).unwrap();
-    let two = HeaderExtension::TwoByte { appbits: 0, elements: vec![el(1, &[0x00, 0x56, 0xce]), el(9, &[0xda]), el(0xf0, &[0x00, 0x30, 0x22])] };
+    let two = HeaderExtension::TwoByte {
+        appbits: 0,
+        elements: vec![el(1, &[0x00, 0x56, 0xce]), el(9, &[0xda]), el(0xf0, &[0x00, 0x30, 0x22])],
+    };
     assert_eq!(p.extension, Some(two));
     assert_eq!(p.to_bytes(), hex(WEBRTC_TWO_BYTE));
 
@@ -141,7 +145,10 @@ fn malformed_packets_name_the_field() {
     assert_eq!(field("a0 60 00 01 00 00 00 00 00 00 00 01 aa 05"), "padding");
     assert_eq!(field("82 60 00 01 00 00 00 00 00 00 00 01 00 00 00 01"), "truncated RTP packet");
     assert_eq!(field("90 60 00 01 00 00 00 00 00 00 00 01 be de 00 02 10 aa"), "truncated RTP header extension");
-    assert_eq!(field("90 60 00 01 00 00 00 00 00 00 00 01 be de 00 01 13 aa bb cc"), "truncated RTP one-byte extension element");
+    assert_eq!(
+        field("90 60 00 01 00 00 00 00 00 00 00 01 be de 00 01 13 aa bb cc"),
+        "truncated RTP one-byte extension element"
+    );
     assert_eq!(field("80 60 00"), "truncated RTP packet");
 }
 
@@ -163,12 +170,18 @@ fn constructors_refuse_what_the_wire_cannot_carry() {
     two.push(255, vec![]).unwrap();
     assert_round_trip(&two);
     // Elements placed directly that do not fit are left out, never corrupt the block.
-    let bad = HeaderExtension::OneByte(vec![ExtensionElement { id: 0, data: vec![1] }, ExtensionElement { id: 3, data: vec![9] }]);
+    let bad = HeaderExtension::OneByte(vec![
+        ExtensionElement { id: 0, data: vec![1] },
+        ExtensionElement { id: 3, data: vec![9] },
+    ]);
     assert!(bad.check().is_err());
     let mut with_bad = RtpPacket::new(96, 0, 0, 0, vec![]).unwrap();
     with_bad.extension = Some(bad.clone());
     assert!(with_bad.check().is_err(), "the packet's check covers its extension");
-    assert_eq!(HeaderExtension::decode(&bad.to_bytes()).unwrap(), HeaderExtension::OneByte(vec![ExtensionElement { id: 3, data: vec![9] }]));
+    assert_eq!(
+        HeaderExtension::decode(&bad.to_bytes()).unwrap(),
+        HeaderExtension::OneByte(vec![ExtensionElement { id: 3, data: vec![9] }])
+    );
     assert!(RtpPacket::padding_only(96, 0, 0, 0, 0).is_err());
 }
 
@@ -243,7 +256,8 @@ fn fuzz_rtp_packet_decoder() {
 
 #[test]
 fn fuzz_extension_decoders() {
-    let blocks: Vec<Vec<u8>> = seeds().iter().filter_map(|b| RtpPacket::decode(b).ok()?.extension.map(|e| e.to_bytes())).collect();
+    let blocks: Vec<Vec<u8>> =
+        seeds().iter().filter_map(|b| RtpPacket::decode(b).ok()?.extension.map(|e| e.to_bytes())).collect();
     assert!(fuzz_decoder::<HeaderExtension>(&blocks, 30_000, 2) > 500);
     fuzz_decoder::<TransportSequenceNumber>(&[vec![1, 2]], 5_000, 3);
     fuzz_decoder::<AbsSendTime>(&[vec![1, 2, 3]], 5_000, 4);

@@ -5,11 +5,11 @@
 mod common;
 mod rtp_support;
 
+use common::*;
 use proptest::prelude::*;
 use rtcc_wire::payload::h264::{self, FuA, H264Depacketizer, H264Payload};
 use rtcc_wire::payload::vp8::{self, PictureId, Vp8Depacketizer, Vp8Descriptor, Vp8Payload, Vp8PayloadHeader};
 use rtcc_wire::{Wire, WireError};
-use common::*;
 use rtp_support::*;
 
 /// A VP8 frame with a valid payload header (RFC 7741 §4.3, RFC 6386 §9.1):
@@ -199,7 +199,7 @@ fn h264_structures_by_hand() {
     };
     assert_eq!(err(&[0x7c, 0xc5, 1]), "S/E");
     assert_eq!(err(&[0x7c, 0x85]), "payload");
-    assert_eq!(err(&[0x79, 0, 1, 0x65]), "type", );
+    assert_eq!(err(&[0x79, 0, 1, 0x65]), "type",);
     assert_eq!(err(&[0x78, 0x00, 0x05, 0x67]), "H.264 STAP-A unit");
     assert_eq!(err(&[0x78, 0x00, 0x00]), "NALU size");
     assert_eq!(err(&[0x78]), "units");
@@ -212,7 +212,8 @@ fn h264_packetizer_chooses_stap_a_single_and_fu_a() {
     let ps = h264::packetize(&annexb(&nals), 1200).unwrap();
     // SPS, PPS and SEI aggregate; the IDR slice is fragmented into 3 near-equal FU-As.
     assert_eq!(ps[0], H264Payload::StapA(nals[..3].to_vec()));
-    let fus: Vec<&FuA> = ps[1..].iter().map(|p| if let H264Payload::FuA(f) = p { f } else { panic!("{p:?}") }).collect();
+    let fus: Vec<&FuA> =
+        ps[1..].iter().map(|p| if let H264Payload::FuA(f) = p { f } else { panic!("{p:?}") }).collect();
     assert_eq!(fus.len(), 3);
     assert!(fus[0].start && !fus[0].end && fus[2].end && !fus[1].start && !fus[1].end);
     assert_eq!(fus.iter().map(|f| f.data.len()).sum::<usize>(), 3000);
@@ -221,7 +222,10 @@ fn h264_packetizer_chooses_stap_a_single_and_fu_a() {
     let ps = h264::packetize_nals(&[&nals[3][..500], &nals[3][..900]], 1000).unwrap();
     assert!(matches!(ps[..], [H264Payload::Single(_), H264Payload::Single(_)]));
     // 3-octet start codes and trailing zeros are read too.
-    assert_eq!(h264::split_annexb(&[0, 0, 1, 0x67, 5, 0, 0, 0, 1, 0x68, 7, 0, 0, 1, 0x65, 9]), vec![&[0x67, 5][..], &[0x68, 7], &[0x65, 9]]);
+    assert_eq!(
+        h264::split_annexb(&[0, 0, 1, 0x67, 5, 0, 0, 0, 1, 0x68, 7, 0, 0, 1, 0x65, 9]),
+        vec![&[0x67, 5][..], &[0x68, 7], &[0x65, 9]]
+    );
     assert!(h264::packetize_nals(&[&[0x78, 1]], 100).is_err(), "a STAP-A is not a NAL unit to packetize");
     assert!(h264::packetize_nals(&[&[]], 100).is_err());
     assert!(h264::packetize_nals(&[&[0x65, 1]], 2).is_err());
@@ -241,7 +245,9 @@ fn h264_loss_makes_the_access_unit_incomplete() {
         assert_eq!(feed_h264(&mut d, 0, 0, &p2), vec![annexb(&au2)]);
         let mut out = Vec::new();
         for (i, p) in p1.iter().enumerate().filter(|(i, _)| *i != lost) {
-            if let h264::Depacketized::AccessUnit(u) = d.push(n2 + i as u16, 3000, i + 1 == p1.len(), &p.to_bytes()).unwrap() {
+            if let h264::Depacketized::AccessUnit(u) =
+                d.push(n2 + i as u16, 3000, i + 1 == p1.len(), &p.to_bytes()).unwrap()
+            {
                 out.push(u);
             }
         }
@@ -254,16 +260,19 @@ fn h264_loss_makes_the_access_unit_incomplete() {
 
 #[test]
 fn fuzz_payload_decoders_and_depacketizers() {
-    let vp8_seeds: Vec<Vec<u8>> = vp8::packetize(&vp8_frame(true, 5, &nal_body(300, 1)), 120, 77).unwrap().iter().map(|p| p.to_bytes()).collect();
+    let vp8_seeds: Vec<Vec<u8>> =
+        vp8::packetize(&vp8_frame(true, 5, &nal_body(300, 1)), 120, 77).unwrap().iter().map(|p| p.to_bytes()).collect();
     let mut rich = Vp8Descriptor::decode(&[0xa3, 0xf0, 0x55, 0x09, 0xb1]).unwrap().to_bytes();
     rich.push(0x42);
     let mut seeds = vp8_seeds.clone();
     seeds.push(rich);
     assert!(fuzz_decoder::<Vp8Payload>(&seeds, 30_000, 21) > 1_000);
-    let descriptors: Vec<Vec<u8>> = seeds.iter().map(|s| Vp8Payload::decode(s).unwrap().descriptor.to_bytes()).collect();
+    let descriptors: Vec<Vec<u8>> =
+        seeds.iter().map(|s| Vp8Payload::decode(s).unwrap().descriptor.to_bytes()).collect();
     fuzz_decoder::<Vp8Descriptor>(&descriptors, 20_000, 22);
 
-    let h264_seeds: Vec<Vec<u8>> = h264::packetize(&annexb(&access_unit(700)), 300).unwrap().iter().map(|p| p.to_bytes()).collect();
+    let h264_seeds: Vec<Vec<u8>> =
+        h264::packetize(&annexb(&access_unit(700)), 300).unwrap().iter().map(|p| p.to_bytes()).collect();
     assert!(fuzz_decoder::<H264Payload>(&h264_seeds, 30_000, 23) > 1_000);
 
     // Depacketizers take any stream of payloads, flags from the input too;
@@ -280,7 +289,9 @@ fn fuzz_payload_decoders_and_depacketizers() {
     assert!(rtcc_wire::payload::fuzz_depacketizers(&seeds[0]) >= 1, "the VP8 seed is a frame");
     assert!(rtcc_wire::payload::fuzz_depacketizers(&seeds[1]) >= 1, "the H.264 seed is an access unit");
     let mut frames = 0;
-    rtcc_wire::fuzzing::bounded_fuzz(&seeds, 20_000, 24, |input| frames += rtcc_wire::payload::fuzz_depacketizers(input));
+    rtcc_wire::fuzzing::bounded_fuzz(&seeds, 20_000, 24, |input| {
+        frames += rtcc_wire::payload::fuzz_depacketizers(input)
+    });
     assert!(frames > 100, "mutated streams still assemble some frames ({frames})");
 }
 
@@ -293,14 +304,20 @@ fn libwebrtc_vp8_descriptor_vectors() {
     let p = Vp8Payload::decode(&packet).unwrap();
     let d = &p.descriptor;
     assert!(d.non_reference && !d.start_of_partition);
-    assert_eq!((d.partition_index, d.picture_id, d.tl0_pic_idx, d.tid, d.key_idx), (6, Some(PictureId::Long(0x1234)), Some(42), Some((1, true)), Some(17)));
+    assert_eq!(
+        (d.partition_index, d.picture_id, d.tl0_pic_idx, d.tid, d.key_idx),
+        (6, Some(PictureId::Long(0x1234)), Some(42), Some((1, true)), Some(17))
+    );
     assert_eq!(p.data.len(), 4, "the descriptor is 6 octets");
     assert_eq!(p.to_bytes(), packet);
     // TwoBytePictureID: a 4-octet descriptor.
     let p = Vp8Payload::decode(&[0b1010_0000, 0b1000_0000, 0x80 | 0x12, 0x34, 0, 0, 0, 0, 0, 0]).unwrap();
     assert_eq!((p.descriptor.picture_id, p.data.len()), (Some(PictureId::Long(0x1234)), 6));
     // TooShortHeader: every extension flagged, only the PictureID present.
-    assert!(matches!(Vp8Payload::decode(&[0b1000_0000, 0b1111_0000, 0x80 | 17, 17]), Err(WireError::Invalid { field: "TL0PICIDX", .. })));
+    assert!(matches!(
+        Vp8Payload::decode(&[0b1000_0000, 0b1111_0000, 0x80 | 17, 17]),
+        Err(WireError::Invalid { field: "TL0PICIDX", .. })
+    ));
     // FailsOnEmptyPayload.
     assert!(Vp8Payload::decode(&[]).is_err());
 }

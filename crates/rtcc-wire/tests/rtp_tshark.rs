@@ -10,7 +10,9 @@ use std::path::Path;
 
 use rtcc_wire::payload::red::{RedBlock, RedPayload};
 use rtcc_wire::payload::{h264, vp8};
-use rtcc_wire::rtp::{AbsSendTime, ExtensionKind, ExtensionMap, HeaderExtension, RtpPacket, TransportSequenceNumber, TypedExtension};
+use rtcc_wire::rtp::{
+    AbsSendTime, ExtensionKind, ExtensionMap, HeaderExtension, RtpPacket, TransportSequenceNumber, TypedExtension,
+};
 use rtcc_wire::Wire;
 
 const RTP_PORT: u16 = 5004;
@@ -134,15 +136,41 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
     let dir = std::env::temp_dir().join(format!("rtcc-wire-rtp-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("rtp.pcap");
-    std::fs::write(&file, common::pcap(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT + 2, RTP_PORT)).unwrap();
+    std::fs::write(&file, common::pcap(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT + 2, RTP_PORT))
+        .unwrap();
     if !assert_clean(&file) {
         return;
     }
     let fields = [
-        "rtp.version", "rtp.padding", "rtp.ext", "rtp.cc", "rtp.marker", "rtp.p_type", "rtp.seq", "rtp.timestamp", "rtp.ssrc",
-        "rtp.csrc.item", "rtp.ext.profile", "rtp.ext.rfc5285.id", "rtp.ext.rfc5285.len", "rtp.ext.rfc5285.data", "rtp.padding.count",
-        "rtp.payload", "vp8.pld.s", "vp8.pld.partid", "vp8.pld.pictureid", "vp8.hdr.frametype", "vp8.keyframe.width",
-        "rtp.follow", "rtp.timestamp-offset", "rtp.block-length", "h264.nal_unit_hdr", "h264.nal_unit_type", "h264.start.bit", "h264.end.bit", "h264.nalu_size",
+        "rtp.version",
+        "rtp.padding",
+        "rtp.ext",
+        "rtp.cc",
+        "rtp.marker",
+        "rtp.p_type",
+        "rtp.seq",
+        "rtp.timestamp",
+        "rtp.ssrc",
+        "rtp.csrc.item",
+        "rtp.ext.profile",
+        "rtp.ext.rfc5285.id",
+        "rtp.ext.rfc5285.len",
+        "rtp.ext.rfc5285.data",
+        "rtp.padding.count",
+        "rtp.payload",
+        "vp8.pld.s",
+        "vp8.pld.partid",
+        "vp8.pld.pictureid",
+        "vp8.hdr.frametype",
+        "vp8.keyframe.width",
+        "rtp.follow",
+        "rtp.timestamp-offset",
+        "rtp.block-length",
+        "h264.nal_unit_hdr",
+        "h264.nal_unit_type",
+        "h264.start.bit",
+        "h264.end.bit",
+        "h264.nalu_size",
     ];
     let rows = dissect(&file, &fields).unwrap();
     assert_eq!(rows.len(), ps.len(), "one dissected row per packet");
@@ -168,7 +196,12 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
                 assert_eq!(r.nums("rtp.ext.rfc5285.id"), ids, "{at}");
                 let lens: Vec<u64> = e.elements().iter().map(|x| x.data.len() as u64).collect();
                 assert_eq!(r.nums("rtp.ext.rfc5285.len"), lens, "{at}");
-                let data: Vec<String> = e.elements().iter().filter(|x| !x.data.is_empty()).map(|x| x.data.iter().map(|b| format!("{b:02x}")).collect()).collect();
+                let data: Vec<String> = e
+                    .elements()
+                    .iter()
+                    .filter(|x| !x.data.is_empty())
+                    .map(|x| x.data.iter().map(|b| format!("{b:02x}")).collect())
+                    .collect();
                 assert_eq!(r.get("rtp.ext.rfc5285.data").replace(':', ""), data.join(","), "{at}");
             }
             None => assert_eq!(r.num("rtp.ext"), Some(0), "{at}"),
@@ -188,10 +221,21 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
                 let red = RedPayload::decode(&p.payload).unwrap();
                 let follow: Vec<u64> = red.redundant.iter().map(|_| 1).chain([0]).collect();
                 assert_eq!(r.nums("rtp.follow"), follow, "{at}");
-                assert_eq!(r.nums("rtp.timestamp-offset"), red.redundant.iter().map(|b| b.timestamp_offset as u64).collect::<Vec<_>>(), "{at}");
-                assert_eq!(r.nums("rtp.block-length"), red.redundant.iter().map(|b| b.data.len() as u64).collect::<Vec<_>>(), "{at}");
+                assert_eq!(
+                    r.nums("rtp.timestamp-offset"),
+                    red.redundant.iter().map(|b| b.timestamp_offset as u64).collect::<Vec<_>>(),
+                    "{at}"
+                );
+                assert_eq!(
+                    r.nums("rtp.block-length"),
+                    red.redundant.iter().map(|b| b.data.len() as u64).collect::<Vec<_>>(),
+                    "{at}"
+                );
                 // Block payload types, then the primary's, after the packet's own.
-                let pts: Vec<u64> = std::iter::once(99).chain(red.redundant.iter().map(|b| b.payload_type as u64)).chain([red.primary_payload_type as u64]).collect();
+                let pts: Vec<u64> = std::iter::once(99)
+                    .chain(red.redundant.iter().map(|b| b.payload_type as u64))
+                    .chain([red.primary_payload_type as u64])
+                    .collect();
                 assert_eq!(r.nums("rtp.p_type"), pts, "{at}");
             }
             97 => match h264::H264Payload::decode(&p.payload).unwrap() {
@@ -205,7 +249,11 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
                     assert_eq!(r.nums("h264.nal_unit_hdr"), [28], "{at}");
                     // ... and the FU header's type nal_unit_type.
                     assert_eq!(r.nums("h264.nal_unit_type"), [f.nal_type as u64], "{at}");
-                    assert_eq!((r.num("h264.start.bit"), r.num("h264.end.bit")), (Some(f.start as u64), Some(f.end as u64)), "{at}");
+                    assert_eq!(
+                        (r.num("h264.start.bit"), r.num("h264.end.bit")),
+                        (Some(f.start as u64), Some(f.end as u64)),
+                        "{at}"
+                    );
                 }
                 h264::H264Payload::Single(n) => assert_eq!(r.nums("h264.nal_unit_hdr"), [(n[0] & 0x1f) as u64], "{at}"),
             },

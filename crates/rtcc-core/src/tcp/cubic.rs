@@ -52,7 +52,14 @@ pub struct CubicConfig {
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true, whole_segments: false }
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            whole_segments: false,
+        }
     }
 }
 
@@ -488,8 +495,12 @@ mod tests {
     fn window_after_loss(whole_segments: bool, until: f64) -> u32 {
         // Without the Reno-friendly region: at a 40 ms RTT its W_est (0.53
         // segments per RTT from 70) passes W_max at 3 s and would hide the curve.
-        let mut c =
-            Cubic::new(CubicConfig { hystart: false, tcp_friendliness: false, whole_segments, ..CubicConfig::default() });
+        let mut c = Cubic::new(CubicConfig {
+            hystart: false,
+            tcp_friendliness: false,
+            whole_segments,
+            ..CubicConfig::default()
+        });
         let mut w = Window { cwnd: 100, ssthresh: u32::MAX };
         w.ssthresh = c.ssthresh(&w, Time::ZERO);
         w.cwnd = w.ssthresh;

@@ -85,7 +85,11 @@ impl Wire for H264Payload {
                     }
                     let n = u16::from_be_bytes([rest[0], rest[1]]) as usize;
                     if n == 0 {
-                        return Err(WireError::invalid("H.264 STAP-A", "NALU size", "0; a unit has at least its header octet"));
+                        return Err(WireError::invalid(
+                            "H.264 STAP-A",
+                            "NALU size",
+                            "0; a unit has at least its header octet",
+                        ));
                     }
                     if rest.len() < 2 + n {
                         return Err(WireError::Truncated { what: "H.264 STAP-A unit", need: 2 + n, have: rest.len() });
@@ -94,15 +98,24 @@ impl Wire for H264Payload {
                     rest = &rest[2 + n..];
                 }
                 if nals.is_empty() {
-                    return Err(WireError::invalid("H.264 STAP-A", "units", "none (RFC 6184 §5.7.1 aggregates at least one)"));
+                    return Err(WireError::invalid(
+                        "H.264 STAP-A",
+                        "units",
+                        "none (RFC 6184 §5.7.1 aggregates at least one)",
+                    ));
                 }
                 Ok(H264Payload::StapA(nals))
             }
             FU_A => {
-                let (&h, data) = rest.split_first().ok_or(WireError::Truncated { what: "H.264 FU-A", need: 2, have: 1 })?;
+                let (&h, data) =
+                    rest.split_first().ok_or(WireError::Truncated { what: "H.264 FU-A", need: 2, have: 1 })?;
                 let (start, end) = (h & 0x80 != 0, h & 0x40 != 0);
                 if start && end {
-                    return Err(WireError::invalid("H.264 FU-A", "S/E", "both set; RFC 6184 §5.8 forbids a whole unit in one FU"));
+                    return Err(WireError::invalid(
+                        "H.264 FU-A",
+                        "S/E",
+                        "both set; RFC 6184 §5.8 forbids a whole unit in one FU",
+                    ));
                 }
                 if data.is_empty() {
                     return Err(WireError::invalid("H.264 FU-A", "payload", "empty fragment"));
@@ -116,7 +129,11 @@ impl Wire for H264Payload {
                     data: data.to_vec(),
                 }))
             }
-            t => Err(WireError::invalid(WHAT, "type", format!("NAL unit type {t} is not allowed in packetization mode 1 (RFC 6184 §6.3)"))),
+            t => Err(WireError::invalid(
+                WHAT,
+                "type",
+                format!("NAL unit type {t} is not allowed in packetization mode 1 (RFC 6184 §6.3)"),
+            )),
         }
     }
 }
@@ -165,7 +182,9 @@ pub fn packetize_nals(nals: &[&[u8]], max_payload: usize) -> Result<Vec<H264Payl
     for n in nals {
         match n.first().map(|b| b & 0x1f) {
             Some(1..=23) => {}
-            Some(t) => return Err(WireError::invalid(WHAT, "NAL unit type", format!("{t}; only 1..=23 can be packetized"))),
+            Some(t) => {
+                return Err(WireError::invalid(WHAT, "NAL unit type", format!("{t}; only 1..=23 can be packetized")))
+            }
             None => return Err(WireError::invalid(WHAT, "NAL unit", "empty")),
         }
     }
@@ -255,7 +274,13 @@ impl H264Depacketizer {
 
     /// Takes one RTP packet's sequence number, timestamp, marker and payload.
     /// A payload that does not parse is an error and leaves the state as it was.
-    pub fn push(&mut self, sequence_number: u16, timestamp: u32, marker: bool, payload: &[u8]) -> Result<Depacketized, WireError> {
+    pub fn push(
+        &mut self,
+        sequence_number: u16,
+        timestamp: u32,
+        marker: bool,
+        payload: &[u8],
+    ) -> Result<Depacketized, WireError> {
         let p = H264Payload::decode(payload)?;
         let gap = self.last_seq.is_some_and(|s| sequence_number != s.wrapping_add(1));
         match self.unit_ts {

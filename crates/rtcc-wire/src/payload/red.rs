@@ -35,15 +35,29 @@ impl RedPayload {
 
     /// The ranges `encode` would otherwise mask or leave out.
     pub fn check(&self) -> Result<(), WireError> {
-        let pt = |p: u8| if p > 0x7f { Err(WireError::invalid(WHAT, "block PT", format!("{p} does not fit 7 bits"))) } else { Ok(()) };
+        let pt = |p: u8| {
+            if p > 0x7f {
+                Err(WireError::invalid(WHAT, "block PT", format!("{p} does not fit 7 bits")))
+            } else {
+                Ok(())
+            }
+        };
         pt(self.primary_payload_type)?;
         for b in &self.redundant {
             pt(b.payload_type)?;
             if b.timestamp_offset > 0x3fff {
-                return Err(WireError::invalid(WHAT, "timestamp offset", format!("{} does not fit 14 bits", b.timestamp_offset)));
+                return Err(WireError::invalid(
+                    WHAT,
+                    "timestamp offset",
+                    format!("{} does not fit 14 bits", b.timestamp_offset),
+                ));
             }
             if b.data.len() > MAX_BLOCK {
-                return Err(WireError::invalid(WHAT, "block length", format!("{} octets, 10 bits hold {MAX_BLOCK}", b.data.len())));
+                return Err(WireError::invalid(
+                    WHAT,
+                    "block length",
+                    format!("{} octets, 10 bits hold {MAX_BLOCK}", b.data.len()),
+                ));
             }
         }
         Ok(())
@@ -62,7 +76,10 @@ impl Wire for RedPayload {
     fn encode(&self, out: &mut Vec<u8>) {
         // RFC 2198 §3: F=1 | block PT (7) | timestamp offset (14) | block length (10).
         for b in self.encodable() {
-            let word = 1u32 << 31 | u32::from(b.payload_type & 0x7f) << 24 | u32::from(b.timestamp_offset & 0x3fff) << 10 | b.data.len() as u32;
+            let word = 1u32 << 31
+                | u32::from(b.payload_type & 0x7f) << 24
+                | u32::from(b.timestamp_offset & 0x3fff) << 10
+                | b.data.len() as u32;
             out.extend_from_slice(&word.to_be_bytes());
         }
         // The last header: F=0 | block PT.

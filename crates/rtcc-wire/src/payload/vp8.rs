@@ -63,7 +63,12 @@ impl Wire for Vp8Descriptor {
     fn encode(&self, out: &mut Vec<u8>) {
         // |X|R|N|S|R| PID |
         let x = self.extended();
-        out.push(u8::from(x) << 7 | u8::from(self.non_reference) << 5 | u8::from(self.start_of_partition) << 4 | (self.partition_index & 0x07));
+        out.push(
+            u8::from(x) << 7
+                | u8::from(self.non_reference) << 5
+                | u8::from(self.start_of_partition) << 4
+                | (self.partition_index & 0x07),
+        );
         if !x {
             return;
         }
@@ -112,7 +117,9 @@ impl Vp8Descriptor {
             key_idx: None,
         };
         let mut take = |field: &'static str| -> Result<u8, WireError> {
-            let (&b, r) = rest.split_first().ok_or_else(|| WireError::invalid(WHAT, field, "missing: the descriptor ends early"))?;
+            let (&b, r) = rest
+                .split_first()
+                .ok_or_else(|| WireError::invalid(WHAT, field, "missing: the descriptor ends early"))?;
             rest = r;
             Ok(b)
         };
@@ -204,7 +211,13 @@ impl Vp8PayloadHeader {
         } else {
             None
         };
-        Ok(Vp8PayloadHeader { key_frame, version: (b0 >> 1) & 0x07, show_frame: b0 & 0x10 != 0, first_partition_size: size, dimensions })
+        Ok(Vp8PayloadHeader {
+            key_frame,
+            version: (b0 >> 1) & 0x07,
+            show_frame: b0 & 0x10 != 0,
+            first_partition_size: size,
+            dimensions,
+        })
     }
 }
 
@@ -226,7 +239,11 @@ pub fn packetize(frame: &[u8], max_payload: usize, picture_id: u16) -> Result<Ve
     };
     let overhead = descriptor.wire_size();
     if max_payload <= overhead {
-        return Err(WireError::invalid("VP8 packetizer", "max_payload", format!("{max_payload} octets leave no room after the {overhead}-octet descriptor")));
+        return Err(WireError::invalid(
+            "VP8 packetizer",
+            "max_payload",
+            format!("{max_payload} octets leave no room after the {overhead}-octet descriptor"),
+        ));
     }
     let room = max_payload - overhead;
     let count = frame.len().div_ceil(room);
@@ -275,7 +292,13 @@ impl Vp8Depacketizer {
 
     /// Takes one RTP packet's sequence number, timestamp, marker and payload.
     /// A payload that does not parse is an error and leaves the state as it was.
-    pub fn push(&mut self, sequence_number: u16, timestamp: u32, marker: bool, payload: &[u8]) -> Result<Depacketized, WireError> {
+    pub fn push(
+        &mut self,
+        sequence_number: u16,
+        timestamp: u32,
+        marker: bool,
+        payload: &[u8],
+    ) -> Result<Depacketized, WireError> {
         let p = Vp8Payload::decode(payload)?;
         if let Some((last, ts)) = self.assembling {
             let continues = sequence_number == last.wrapping_add(1) && timestamp == ts && !p.descriptor.starts_frame();

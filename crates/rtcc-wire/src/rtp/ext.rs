@@ -33,10 +33,16 @@ pub struct ExtensionElement {
 pub enum HeaderExtension {
     OneByte(Vec<ExtensionElement>),
     /// `appbits`: the 4 low bits of the profile (RFC 8285 §4.3), masked on encode.
-    TwoByte { appbits: u8, elements: Vec<ExtensionElement> },
+    TwoByte {
+        appbits: u8,
+        elements: Vec<ExtensionElement>,
+    },
     /// A profile other than RFC 8285's: its data as is, a multiple of 4 octets
     /// (RFC 3550 §5.3.1; encode pads with zeros otherwise).
-    Other { profile: u16, data: Vec<u8> },
+    Other {
+        profile: u16,
+        data: Vec<u8>,
+    },
 }
 
 fn fits_one_byte(e: &ExtensionElement) -> bool {
@@ -64,13 +70,19 @@ impl HeaderExtension {
         let e = ExtensionElement { id, data };
         let (fits, list, range) = match self {
             HeaderExtension::OneByte(list) => (fits_one_byte(&e), list, "one-byte form: id 1..=14, 1..=16 octets"),
-            HeaderExtension::TwoByte { elements, .. } => (fits_two_byte(&e), elements, "two-byte form: id 1..=255, 0..=255 octets"),
+            HeaderExtension::TwoByte { elements, .. } => {
+                (fits_two_byte(&e), elements, "two-byte form: id 1..=255, 0..=255 octets")
+            }
             HeaderExtension::Other { .. } => {
                 return Err(WireError::invalid(WHAT, "profile", "elements need the RFC 8285 one-byte or two-byte form"))
             }
         };
         if !fits {
-            return Err(WireError::invalid(WHAT, "element", format!("id {} with {} octets ({range})", e.id, e.data.len())));
+            return Err(WireError::invalid(
+                WHAT,
+                "element",
+                format!("id {} with {} octets ({range})", e.id, e.data.len()),
+            ));
         }
         list.push(e);
         if self.data_len() > MAX_DATA {
@@ -100,19 +112,31 @@ impl HeaderExtension {
             HeaderExtension::OneByte(l) => l.iter().find(|e| !fits_one_byte(e)),
             HeaderExtension::TwoByte { appbits, elements } => {
                 if *appbits > 0x0f {
-                    return Err(WireError::invalid(WHAT, "appbits", format!("{appbits} does not fit 4 bits (RFC 8285 §4.3)")));
+                    return Err(WireError::invalid(
+                        WHAT,
+                        "appbits",
+                        format!("{appbits} does not fit 4 bits (RFC 8285 §4.3)"),
+                    ));
                 }
                 elements.iter().find(|e| !fits_two_byte(e))
             }
             HeaderExtension::Other { data, .. } => {
                 if data.len() % 4 != 0 || data.len() > MAX_DATA {
-                    return Err(WireError::invalid(WHAT, "data", format!("{} octets, not whole 32-bit words", data.len())));
+                    return Err(WireError::invalid(
+                        WHAT,
+                        "data",
+                        format!("{} octets, not whole 32-bit words", data.len()),
+                    ));
                 }
                 None
             }
         };
         match bad {
-            Some(e) => Err(WireError::invalid(WHAT, "element", format!("id {} with {} octets does not fit its form", e.id, e.data.len()))),
+            Some(e) => Err(WireError::invalid(
+                WHAT,
+                "element",
+                format!("id {} with {} octets does not fit its form", e.id, e.data.len()),
+            )),
             None if self.data_len() > MAX_DATA => Err(WireError::invalid(WHAT, "length", "block exceeds 65535 words")),
             None => Ok(()),
         }
@@ -293,7 +317,11 @@ impl Wire for TransportSequenceNumber {
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
         match buf {
             [a, b] => Ok(TransportSequenceNumber(u16::from_be_bytes([*a, *b]))),
-            _ => Err(WireError::invalid("transport-wide sequence number", "length", format!("{} octets, needs 2", buf.len()))),
+            _ => Err(WireError::invalid(
+                "transport-wide sequence number",
+                "length",
+                format!("{} octets, needs 2", buf.len()),
+            )),
         }
     }
 }
@@ -315,7 +343,11 @@ impl Wire for AbsSendTime {
 
 impl Wire for AbsCaptureTime {
     fn wire_size(&self) -> usize {
-        if self.clock_offset.is_some() { 16 } else { 8 }
+        if self.clock_offset.is_some() {
+            16
+        } else {
+            8
+        }
     }
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.capture_ntp.to_be_bytes());
@@ -428,7 +460,9 @@ impl ExtensionMap {
 
     fn read_element(&self, e: &ExtensionElement) -> Result<TypedExtension, WireError> {
         Ok(match self.kind(e.id) {
-            Some(ExtensionKind::TransportSequenceNumber) => TypedExtension::TransportSequenceNumber(Wire::decode(&e.data)?),
+            Some(ExtensionKind::TransportSequenceNumber) => {
+                TypedExtension::TransportSequenceNumber(Wire::decode(&e.data)?)
+            }
             Some(ExtensionKind::AbsSendTime) => TypedExtension::AbsSendTime(Wire::decode(&e.data)?),
             Some(ExtensionKind::AbsCaptureTime) => TypedExtension::AbsCaptureTime(Wire::decode(&e.data)?),
             None => TypedExtension::Unknown(e.clone()),
@@ -444,9 +478,9 @@ impl ExtensionMap {
             let e = match (x, x.kind()) {
                 (TypedExtension::Unknown(e), _) => e.clone(),
                 (_, Some(kind)) => {
-                    let id = self
-                        .id(kind)
-                        .ok_or_else(|| WireError::invalid("extension map", "id", format!("no id negotiated for {}", kind.uri())))?;
+                    let id = self.id(kind).ok_or_else(|| {
+                        WireError::invalid("extension map", "id", format!("no id negotiated for {}", kind.uri()))
+                    })?;
                     let data = match x {
                         TypedExtension::TransportSequenceNumber(v) => v.to_bytes(),
                         TypedExtension::AbsSendTime(v) => v.to_bytes(),
@@ -459,7 +493,8 @@ impl ExtensionMap {
             };
             elements.push(e);
         }
-        let mut block = if elements.iter().all(fits_one_byte) { HeaderExtension::one_byte() } else { HeaderExtension::two_byte() };
+        let mut block =
+            if elements.iter().all(fits_one_byte) { HeaderExtension::one_byte() } else { HeaderExtension::two_byte() };
         for e in elements {
             block.push(e.id, e.data)?;
         }

@@ -16,8 +16,8 @@ mod ext;
 pub mod rtx;
 
 pub use ext::{
-    AbsCaptureTime, AbsSendTime, ExtensionElement, ExtensionKind, ExtensionMap, HeaderExtension, TransportSequenceNumber,
-    TypedExtension, ABS_CAPTURE_TIME_URI, ABS_SEND_TIME_URI, TRANSPORT_CC_URI,
+    AbsCaptureTime, AbsSendTime, ExtensionElement, ExtensionKind, ExtensionMap, HeaderExtension,
+    TransportSequenceNumber, TypedExtension, ABS_CAPTURE_TIME_URI, ABS_SEND_TIME_URI, TRANSPORT_CC_URI,
 };
 
 const WHAT: &str = "RTP packet";
@@ -50,7 +50,13 @@ pub struct RtpPacket {
 
 impl RtpPacket {
     /// A packet with no CSRCs, extension or padding; `payload_type` must fit 7 bits.
-    pub fn new(payload_type: u8, sequence_number: u16, timestamp: u32, ssrc: u32, payload: Vec<u8>) -> Result<Self, WireError> {
+    pub fn new(
+        payload_type: u8,
+        sequence_number: u16,
+        timestamp: u32,
+        ssrc: u32,
+        payload: Vec<u8>,
+    ) -> Result<Self, WireError> {
         let p = RtpPacket {
             marker: false,
             payload_type,
@@ -68,7 +74,13 @@ impl RtpPacket {
 
     /// A padding-only packet (RFC 3550 §5.1 P bit with an empty payload), as
     /// libwebrtc sends to probe the path: `padding` octets, 1..=255.
-    pub fn padding_only(payload_type: u8, sequence_number: u16, timestamp: u32, ssrc: u32, padding: u8) -> Result<Self, WireError> {
+    pub fn padding_only(
+        payload_type: u8,
+        sequence_number: u16,
+        timestamp: u32,
+        ssrc: u32,
+        padding: u8,
+    ) -> Result<Self, WireError> {
         if padding == 0 {
             return Err(WireError::invalid(WHAT, "padding", "a padding-only packet needs at least one padding octet"));
         }
@@ -115,7 +127,10 @@ impl Wire for RtpPacket {
 
     fn encode(&self, out: &mut Vec<u8>) {
         // RFC 3550 §5.1: V=2 | P | X | CC, then M | PT.
-        let b0 = 2 << 6 | u8::from(self.padding > 0) << 5 | u8::from(self.extension.is_some()) << 4 | self.csrc_count() as u8;
+        let b0 = 2 << 6
+            | u8::from(self.padding > 0) << 5
+            | u8::from(self.extension.is_some()) << 4
+            | self.csrc_count() as u8;
         out.push(b0);
         out.push(u8::from(self.marker) << 7 | (self.payload_type & 0x7f));
         out.extend_from_slice(&self.sequence_number.to_be_bytes());
@@ -151,10 +166,8 @@ impl Wire for RtpPacket {
         let ssrc = u32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
         let mut at = FIXED_HEADER_LEN;
         WireError::need(WHAT, buf, at + 4 * cc)?;
-        let csrcs = buf[at..at + 4 * cc]
-            .chunks_exact(4)
-            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let csrcs =
+            buf[at..at + 4 * cc].chunks_exact(4).map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect();
         at += 4 * cc;
         let mut end = buf.len();
         let mut padding = 0u8;

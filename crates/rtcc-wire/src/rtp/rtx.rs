@@ -26,16 +26,26 @@ impl Wire for RtxPayload {
     }
     fn decode(buf: &[u8]) -> Result<Self, WireError> {
         WireError::need(WHAT, buf, 2)?;
-        Ok(RtxPayload { original_sequence_number: u16::from_be_bytes([buf[0], buf[1]]), original_payload: buf[2..].to_vec() })
+        Ok(RtxPayload {
+            original_sequence_number: u16::from_be_bytes([buf[0], buf[1]]),
+            original_payload: buf[2..].to_vec(),
+        })
     }
 }
 
 /// The RTX packet retransmitting `original` on the RTX stream (`rtx_payload_type`,
 /// `rtx_ssrc`, its own `rtx_sequence_number`; RFC 4588 §4). Padding is not
 /// carried over: it is no part of the original payload.
-pub fn wrap(original: &RtpPacket, rtx_payload_type: u8, rtx_ssrc: u32, rtx_sequence_number: u16) -> Result<RtpPacket, WireError> {
-    let payload = RtxPayload { original_sequence_number: original.sequence_number, original_payload: original.payload.clone() };
-    let mut p = RtpPacket::new(rtx_payload_type, rtx_sequence_number, original.timestamp, rtx_ssrc, payload.to_bytes())?;
+pub fn wrap(
+    original: &RtpPacket,
+    rtx_payload_type: u8,
+    rtx_ssrc: u32,
+    rtx_sequence_number: u16,
+) -> Result<RtpPacket, WireError> {
+    let payload =
+        RtxPayload { original_sequence_number: original.sequence_number, original_payload: original.payload.clone() };
+    let mut p =
+        RtpPacket::new(rtx_payload_type, rtx_sequence_number, original.timestamp, rtx_ssrc, payload.to_bytes())?;
     p.marker = original.marker;
     p.csrcs = original.csrcs.clone();
     p.extension = original.extension.clone();
@@ -47,7 +57,13 @@ pub fn wrap(original: &RtpPacket, rtx_payload_type: u8, rtx_ssrc: u32, rtx_seque
 /// RTX packet (libwebrtc's probes) has no OSN and is an error here.
 pub fn unwrap(rtx: &RtpPacket, original_payload_type: u8, original_ssrc: u32) -> Result<RtpPacket, WireError> {
     let payload = RtxPayload::decode(&rtx.payload)?;
-    let mut p = RtpPacket::new(original_payload_type, payload.original_sequence_number, rtx.timestamp, original_ssrc, payload.original_payload)?;
+    let mut p = RtpPacket::new(
+        original_payload_type,
+        payload.original_sequence_number,
+        rtx.timestamp,
+        original_ssrc,
+        payload.original_payload,
+    )?;
     p.marker = rtx.marker;
     p.csrcs = rtx.csrcs.clone();
     p.extension = rtx.extension.clone();

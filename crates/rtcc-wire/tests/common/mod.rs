@@ -77,7 +77,10 @@ pub fn tshark(file: &Path, args: &[&str], what: &str) -> Option<String> {
             Some(String::from_utf8(o.stdout).unwrap())
         }
         Err(e) => {
-            assert!(std::env::var_os("RTCC_REQUIRE_TSHARK").is_none(), "tshark not runnable ({e}) and RTCC_REQUIRE_TSHARK is set");
+            assert!(
+                std::env::var_os("RTCC_REQUIRE_TSHARK").is_none(),
+                "tshark not runnable ({e}) and RTCC_REQUIRE_TSHARK is set"
+            );
             eprintln!("SKIPPED: tshark not runnable ({e}); install it (apt-get install tshark) to check {what} against Wireshark");
             None
         }
