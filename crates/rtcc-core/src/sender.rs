@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::controller::{Controller, Decision, FecPlan, FrameInfo, FramePos, SenderState, SentPacket};
-use crate::encoder::FrameEncoder;
+use crate::encoder::{EncodedFrame, FrameEncoder};
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport};
 use crate::pacer::{Pacer, PacerConfig, Queued};
@@ -143,6 +143,13 @@ pub struct SenderConfig {
     pub pushback_pacer: bool,
     pub pacer: PacerConfig,
     pub timing: SenderTiming,
+    /// Frames come from outside (`handle_capture`, then
+    /// `handle_encoded_frame` once an encoder running elsewhere is done), as
+    /// a camera and a real-time encoder deliver them; the internal frame
+    /// clock is off and the encoder given to `Sender::new` is never called
+    /// (key frame requests and skips reach the outside encoder through
+    /// `EncodeRequest` and `handle_capture`'s `None`).
+    pub external_frames: bool,
 }
 
 impl Default for SenderConfig {
@@ -169,6 +176,7 @@ impl Default for SenderConfig {
             pushback_pacer: false,
             pacer: PacerConfig::default(),
             timing: SenderTiming::OFF,
+            external_frames: false,
         }
     }
 }
@@ -308,6 +316,9 @@ pub struct Sender {
     resolution: ResolutionState,
     /// libwebrtc's cwnd_frame_counter_: captures seen while dropping.
     cwnd_frame_counter: u64,
+    /// A key frame was asked for (PLI, resolution switch) and not yet
+    /// encoded: `EncodeRequest::key` for an encoder outside.
+    key_requested: bool,
     /// When the last packet with content (not padding or probe) left, and
     /// whether the gap since has been counted as a stall.
     last_content: Option<Time>,
@@ -420,6 +431,8 @@ impl Sender {
             decision,
             next_frame_id: 0,
             cwnd_frame_counter: 0,
+            // A stream starts with a key frame.
+            key_requested: true,
             last_content: None,
             stall_counted: false,
             next_seq: 0,
@@ -700,7 +713,8 @@ impl Sender {
                 t = Some(t.map_or(x, |t: Time| t.min(x)));
             }
         };
-        if !self.cfg.bulk {
+        if self.cfg.external_frames {
+        } else if !self.cfg.bulk {
             take(Some(self.next_frame));
             take(self.clock.as_ref().and_then(|c| c.encoding.front()).map(|f| f.0));
         } else if self.pacer.queued_bytes() < BULK_BACKLOG {
@@ -742,6 +756,8 @@ impl Sender {
         }
         if self.cfg.bulk {
             self.refill_bulk(now);
+        } else if self.cfg.external_frames {
+            // Frames arrive through `handle_capture`.
         } else if self.clock.is_some() {
             self.run_frame_clock(now);
         } else {
@@ -779,9 +795,47 @@ impl Sender {
         }
     }
 
+    fn request_key_frame(&mut self) {
+        if !self.cfg.external_frames {
+            self.encoder.request_key_frame();
+        }
+        self.key_requested = true;
+    }
+
     /// Encode the frame captured at `capture`, handed over at `now`
-    /// (`capture <= now`; the controller only ever sees `now`).
+    /// (`capture <= now`; the controller only ever sees `now`), with the
+    /// internal encoder.
     fn produce_frame(&mut self, now: Time, capture: Time) {
+        let Some(req) = self.capture_request(capture) else { return };
+        let enc = self.encoder.encode_frame(self.next_frame_id, capture, req.target, req.resolution);
+        self.frame_encoded(now, req, enc);
+    }
+
+    /// A picture captured at `capture` reached the sender at `now` (the
+    /// encoder as an input, `SenderConfig::external_frames`): what to encode
+    /// it at, or `None` when the sender skips it (the controller's skip
+    /// threshold, GCC's window frame dropping, the pacer over its limit).
+    /// Hand the encoder's result to `handle_encoded_frame`, in capture order.
+    pub fn handle_capture(&mut self, now: Time, capture: Time) -> Option<EncodeRequest> {
+        self.book_buffer(now);
+        let req = if self.stopped || now < self.cfg.start { None } else { self.capture_request(capture) };
+        self.refresh_timeout();
+        req
+    }
+
+    /// The encoder finished `req` at `now`: the frame (`None` if the
+    /// encoder dropped it) is packetized and queued, as one from the
+    /// internal encoder.
+    pub fn handle_encoded_frame(&mut self, now: Time, req: EncodeRequest, frame: Option<EncodedFrame>) {
+        self.book_buffer(now);
+        if !self.stopped {
+            self.frame_encoded(now, req, frame);
+        }
+        self.refresh_timeout();
+    }
+
+    /// The capture-time half of a frame: skip or ask for an encode.
+    fn capture_request(&mut self, capture: Time) -> Option<EncodeRequest> {
         let (target, interval) = self.encoder_target();
         // VideoStreamEncoder::OnFrame: the counter runs only while dropping.
         let cwnd_drop = interval.is_some_and(|n| {
@@ -791,7 +845,7 @@ impl Sender {
         self.counters.cwnd_drops += u64::from(cwnd_drop);
         if self.resolution.update(capture, target) {
             // A new resolution starts with a key frame in every codec.
-            self.encoder.request_key_frame();
+            self.request_key_frame();
             self.counters.resolution_switches += 1;
         }
         let resolution = self.resolution.current();
@@ -805,28 +859,43 @@ impl Sender {
         let skip = cwnd_drop
             || threshold.is_some_and(|th| latency > th)
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
+        let key = std::mem::take(&mut self.key_requested);
+        if skip {
+            if !self.cfg.external_frames {
+                self.encoder.skip(capture, target);
+            }
+            // A skipped capture leaves the key frame request standing.
+            self.key_requested = key;
+            self.push_skipped(capture, target, resolution);
+            return None;
+        }
+        Some(EncodeRequest { capture, target, resolution, key })
+    }
+
+    fn push_skipped(&mut self, capture: Time, target: DataRate, resolution: Resolution) {
+        self.skipped.push_back(SentFrame {
+            frame: NO_FRAME,
+            capture,
+            size: DataSize::ZERO,
+            key: false,
+            packets: 0,
+            target,
+            resolution,
+            first_sent: None,
+            last_sent: None,
+            skipped: true,
+        });
+    }
+
+    /// The encode-time half: packetize, protect and queue the frame.
+    fn frame_encoded(&mut self, now: Time, req: EncodeRequest, enc: Option<EncodedFrame>) {
+        let EncodeRequest { capture, target, resolution, key } = req;
         let id = self.next_frame_id;
-        let enc = if skip {
-            self.encoder.skip(capture, target);
-            None
-        } else {
-            let enc = self.encoder.encode_frame(id, capture, target, resolution);
-            self.counters.encoder_drops += u64::from(enc.is_none());
-            enc
-        };
+        self.counters.encoder_drops += u64::from(enc.is_none());
         let Some(enc) = enc else {
-            self.skipped.push_back(SentFrame {
-                frame: NO_FRAME,
-                capture,
-                size: DataSize::ZERO,
-                key: false,
-                packets: 0,
-                target,
-                resolution,
-                first_sent: None,
-                last_sent: None,
-                skipped: true,
-            });
+            // The request stands until a frame is encoded.
+            self.key_requested |= key;
+            self.push_skipped(capture, target, resolution);
             return;
         };
         self.next_frame_id += 1;
@@ -1067,7 +1136,7 @@ impl Sender {
         // What the report's bytes carry, not the receiver's full record.
         let report = &crate::adapter::adapt(report, self.next_seq.saturating_sub(1));
         if report.pli {
-            self.encoder.request_key_frame();
+            self.request_key_frame();
         }
         for &m in &report.nacks {
             self.retransmit(now, m);
@@ -1127,6 +1196,17 @@ impl Sender {
         self.apply_decision(now);
         self.update_pushback();
     }
+}
+
+/// What the sender asks of an encoder for one capture (`handle_capture`):
+/// the encoder's target and resolution at that moment, and whether a key
+/// frame was asked for since the last encoded frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EncodeRequest {
+    pub capture: Time,
+    pub target: DataRate,
+    pub resolution: Resolution,
+    pub key: bool,
 }
 
 /// A parity packet from the FEC encoder, queued at `now`.
@@ -1270,5 +1350,106 @@ mod timing_tests {
         // Off: the same sender paces between grid points.
         let (_, exact) = run(SenderTiming::OFF, 1);
         assert!(exact.iter().any(|s| s.as_micros() % 5_000 != 0));
+    }
+}
+
+#[cfg(test)]
+mod external_frames_tests {
+    use super::*;
+    use crate::controller::fixed::Fixed;
+    use crate::encoder::{Encoder, EncoderConfig};
+
+    const INTERVAL: Duration = Duration::from_micros(33_333);
+
+    fn encoder() -> Box<Encoder> {
+        let cfg = EncoderConfig::Noise { sigma: 0.3, key_interval: None, key_ratio: 4.0 };
+        Box::new(Encoder::new(cfg, INTERVAL, Rng::new(5)))
+    }
+
+    /// 2 s of a 1 Mbps call paced at 0.9 Mbps with a 60 ms skip threshold
+    /// (so the sender skips captures) and a PLI at 0.5 s. Internal: the
+    /// frame clock and encoder inside the sender. External: the same
+    /// encoder driven from outside through `handle_capture` and
+    /// `handle_encoded_frame` at the same times. Returns every packet sent
+    /// and each settled frame's (capture, size, key, skipped).
+    fn run(external: bool) -> (Vec<Packet>, Vec<(Time, u64, bool, bool)>, u32) {
+        let cfg = SenderConfig {
+            frame_interval: INTERVAL,
+            skip_threshold: Some(Duration::from_millis(60)),
+            external_frames: external,
+            ..SenderConfig::default()
+        };
+        let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 0.9, DataRate::ZERO));
+        let mut outside = encoder();
+        let mut s = Sender::new(cfg, ctrl, encoder());
+        let (end, pli) = (Time::from_millis(2000), Time::from_millis(500));
+        let (mut sent, mut next_capture, mut encoded, mut keys_asked) = (Vec::new(), Time::ZERO, 0u32, 0u32);
+        let mut pli_sent = false;
+        loop {
+            let mut now = s.poll_timeout().unwrap_or(end);
+            if external {
+                now = now.min(next_capture);
+            }
+            if !pli_sent {
+                now = now.min(pli);
+            }
+            if now >= end {
+                break;
+            }
+            if !pli_sent && now == pli {
+                pli_sent = true;
+                s.handle_report(now, &ReceiverReport { pli: true, report_time: now, ..ReceiverReport::default() });
+            }
+            if external && now == next_capture {
+                next_capture += INTERVAL;
+                if let Some(req) = s.handle_capture(now, now) {
+                    if req.key {
+                        keys_asked += 1;
+                        outside.request_key_frame();
+                    }
+                    let frame = outside.encode_frame(encoded, req.capture, req.target, req.resolution);
+                    encoded += u32::from(frame.is_some());
+                    s.handle_encoded_frame(now, req, frame);
+                } else {
+                    outside.skip(now, s.target_rate());
+                }
+            }
+            s.handle_timeout(now);
+            while let Some(p) = s.poll_transmit(now) {
+                sent.push(p);
+            }
+        }
+        let mut frames = Vec::new();
+        while let Some(f) = s.pop_frame() {
+            frames.push((f.capture, f.size.bytes(), f.key, f.skipped));
+        }
+        (sent, frames, keys_asked)
+    }
+
+    #[test]
+    fn an_encoder_outside_gives_the_same_call_as_the_internal_one() {
+        let (a, fa, _) = run(false);
+        let (b, fb, keys) = run(true);
+        assert!(fa.iter().filter(|f| f.3).count() > 3, "the run skips captures");
+        assert!(fa.iter().filter(|f| f.2).count() >= 2, "a key frame after the PLI");
+        assert_eq!(fa, fb);
+        assert_eq!(a, b);
+        // The first frame and the PLI's are asked for as key frames.
+        assert_eq!(keys, 2);
+    }
+
+    #[test]
+    fn without_captures_an_external_sender_sends_nothing() {
+        let cfg = SenderConfig { external_frames: true, ..SenderConfig::default() };
+        let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 1.0, DataRate::ZERO));
+        let mut s = Sender::new(cfg, ctrl, encoder());
+        let mut now = Time::ZERO;
+        for _ in 0..100 {
+            let Some(t) = s.poll_timeout().filter(|&t| t < Time::from_millis(1000)) else { break };
+            now = now.max(t);
+            s.handle_timeout(now);
+            assert_eq!(s.poll_transmit(now), None);
+        }
+        assert_eq!(s.counters().packets.iter().sum::<u64>(), 0);
     }
 }
