@@ -31,4 +31,6 @@ export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1 RTCC_REQU
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet ".[test,ray]"
 cargo test --workspace --exclude rtcc-py --release
+# rtcc-core as a runtime other than the simulator builds it: without sim-layout.
+cargo check --release -p rtcc-core --all-targets
 python3 -m pytest tests/python -q

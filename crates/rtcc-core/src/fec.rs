@@ -314,9 +314,10 @@ struct Pending {
 
 /// Receiver side: rebuilds a lost media packet from its group's parity and
 /// the other N − 1 packets (RFC 5109 §9).
-// `head` first (`repr(C)`): every media packet reads it, FEC or not.
+// With `sim-layout`, `head` first (`repr(C)`): every media packet reads it,
+// FEC or not.
 #[derive(Clone, Debug)]
-#[repr(C)]
+#[cfg_attr(feature = "sim-layout", repr(C))]
 pub struct FecDecoder {
     /// Newest sequence number seen (media, or the last one a parity covers).
     head: Option<u32>,

@@ -9,6 +9,7 @@ pub mod controller;
 pub mod encoder;
 pub use controller::estimator;
 pub mod bbr;
+#[cfg(feature = "sim-layout")]
 pub mod cache;
 pub mod fec;
 pub mod feedback;

@@ -337,6 +337,7 @@ impl Pacer {
     /// Start loading the packets each queue sends next (`crate::cache`):
     /// two, as one wake-up often sends two.
     #[inline]
+    #[cfg(feature = "sim-layout")]
     pub fn prefetch(&self) {
         for q in &self.queues {
             for x in q.range(..q.len().min(2)) {

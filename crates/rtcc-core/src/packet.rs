@@ -200,7 +200,7 @@ pub struct Packet {
 
 // One cache line: with many flows every queue, path and store a packet
 // passes through holds it cold. (32-bit targets pack it smaller.)
-#[cfg(target_pointer_width = "64")]
+#[cfg(all(target_pointer_width = "64", feature = "sim-layout"))]
 const _: () = assert!(std::mem::size_of::<Packet>() == 64 && std::mem::size_of::<Option<Packet>>() == 64);
 
 impl Default for Packet {

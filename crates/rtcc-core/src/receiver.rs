@@ -101,11 +101,11 @@ pub enum FrameStatus {
     Late = 2,
 }
 
-/// The fields every packet of the frame updates come first, within one
-/// cache line (`repr(C)`, line-aligned): a packet's arrival then touches one
-/// line of its frame's record.
+/// With `sim-layout`, the fields every packet of the frame updates come
+/// first, within one cache line (`repr(C)`, line-aligned): a packet's
+/// arrival then touches one line of its frame's record.
 #[derive(Clone, Debug, Default, PartialEq)]
-#[repr(C, align(64))]
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub struct RecvFrame {
     pub complete: Option<Time>,
     /// Its RTP timestamp (capture time), from its packets.
@@ -170,10 +170,10 @@ struct Missing {
     retries: u8,
 }
 
-/// Fields in declaration order (`repr(C)`): those every packet touches
-/// fill the first six cache lines, so that with many flows a packet costs
-/// few of them; per-frame, per-report and repair state follows.
-#[repr(C, align(64))]
+/// With `sim-layout`, fields in declaration order (`repr(C)`): those every
+/// packet touches fill the first six cache lines, so that with many flows
+/// a packet costs few of them; per-frame, per-report and repair state follows.
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub struct Receiver {
     next_report: Option<Time>,
     /// Next transport sequence expected; gaps below it are reported lost.
@@ -368,6 +368,7 @@ impl Receiver {
     /// to the FEC decoder's head, the end of the arrival list and the newest
     /// frame, with the places after them (`crate::cache`).
     #[inline]
+    #[cfg(feature = "sim-layout")]
     pub fn prefetch(&self) {
         let fec = std::mem::offset_of!(Receiver, fec);
         crate::cache::prefetch(self as *const Receiver as *const u8, fec + 64);

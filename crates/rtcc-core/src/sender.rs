@@ -98,10 +98,10 @@ impl Default for SenderTiming {
     }
 }
 
-/// In declaration order (`repr(C)`): what the sender reads on every
-/// packet first, in one cache line (`align(64)`).
+/// With `sim-layout`, in declaration order (`repr(C)`): what the sender
+/// reads on every packet first, in one cache line (`align(64)`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(64))]
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub struct SenderConfig {
     pub start: Time,
     pub stop: Option<Time>,
@@ -217,10 +217,11 @@ struct MediaEntry {
     last_rtx: Option<Time>,
 }
 
-/// Cumulative per-kind counters, read by metrics. In declaration order
-/// (`repr(C)`): what every sender wake-up and packet books first.
+/// Cumulative per-kind counters, read by metrics. With `sim-layout`, in
+/// declaration order (`repr(C)`): what every sender wake-up and packet
+/// books first.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
+#[cfg_attr(feature = "sim-layout", repr(C))]
 pub struct SendCounters {
     /// Time since the start with the send buffer (the pacer queue) over
     /// `BUFFER_OVERSHOOT` of sending at the pacing rate, and empty
@@ -248,11 +249,11 @@ pub struct SendCounters {
     pub stalls: u64,
 }
 
-/// Fields in declaration order (`repr(C)`): those every packet touches
-/// first, so that with many flows a packet costs few cache lines. The first
-/// seven lines hold the scalars, pacer, history and the counters' hot part;
-/// `cfg` starts a line of its own (it is line-aligned).
-#[repr(C, align(64))]
+/// With `sim-layout`, fields in declaration order (`repr(C)`): those every
+/// packet touches first, so that with many flows a packet costs few cache
+/// lines. The first seven lines hold the scalars, pacer, history and the
+/// counters' hot part; `cfg` starts a line of its own (it is line-aligned).
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub struct Sender {
     stopped: bool,
     /// The controller's decision never changes (`Controller::fixed_decision`):
@@ -669,6 +670,7 @@ impl Sender {
     /// the config's first, the pacer's next packets and both ends of the send
     /// history and media rings (`crate::cache`).
     #[inline]
+    #[cfg(feature = "sim-layout")]
     pub fn prefetch(&self) {
         crate::cache::prefetch(self as *const Sender as *const u8, std::mem::offset_of!(Sender, cfg) + 64);
         self.pacer.prefetch();
