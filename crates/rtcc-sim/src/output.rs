@@ -160,6 +160,9 @@ pub struct FlowSummary {
     pub quality_source: String,
     /// Frames the real encoder's rate control dropped.
     pub encoder_drops: u64,
+    /// Real frames their payload format's packetizer refused (sent as sizes
+    /// only; the receiver cannot decode them).
+    pub packetize_errors: u64,
     /// Captures dropped because the controller's congestion window was full
     /// (GCC's cwnd_reduce_ratio, as libwebrtc's encoder drops them).
     pub cwnd_drops: u64,
@@ -538,6 +541,7 @@ impl Recorder {
             ssim_displayed: fl.viewer_mean().map(|q| q.2),
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
+            packetize_errors: c.packetize_errors,
             cwnd_drops: c.cwnd_drops,
             sender_stalls: c.stalls,
             send_buffer_overshoot: share(c.buffer_over, c.buffer_time),

@@ -144,7 +144,7 @@ fec = {{ group = 4 }}"#,
         assert!(f.fec_recovered > 40, "{f:?}");
         assert!(rebuilt.len() > 30, "{} frames shown with rebuilt packets", rebuilt.len());
         // A byte wrong or a length off and the decoder fails or draws garbage.
-        assert_eq!(f.decode_errors, 0, "{codec}");
+        assert_eq!((f.decode_errors, f.packetize_errors), (0, 0), "{codec}");
         assert!(rebuilt.iter().all(|p| p.is_finite()));
         // VP8's decoder draws a corrupted slice without complaint (one flipped
         // bit per rebuilt packet costs 8 dB on every later frame): the
