@@ -106,6 +106,8 @@ _WORDS: dict[str, Metric] = {
     "resolution_switches": Metric("resolution switches"),
     "encoder_drops": Metric("frames the encoder dropped"),
     "packetize_errors": Metric("frames the payload format could not packetize"),
+    "frames_unassembled": Metric("frames whose arrived bytes made no frame"),
+    "psnr_db_fec_mean": Metric("PSNR of frames rebuilt with FEC", "dB"),
     "cwnd_drops": Metric("captures dropped, congestion window full"),
     "sender_stalls": Metric("sender stalls (1 s without media sent)"),
     "decode_errors": Metric("decode errors"),
@@ -148,10 +150,10 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("Video quality", (
         "psnr_db_mean", "ssim_db_mean", "ssim_mean", "psnr_db_displayed", "ssim_db_displayed",
-        "ssim_displayed", "quality_source", "freeze_ratio", "freeze_ratio_webrtc",
+        "ssim_displayed", "psnr_db_fec_mean", "quality_source", "freeze_ratio", "freeze_ratio_webrtc",
         "freeze_count", "frames_sent", "frames_displayed", "frames_lost", "frames_late",
         "frames_skipped", "key_frames", "resolution_switches", "encoder_drops", "cwnd_drops",
-        "sender_stalls", "decode_errors", "packetize_errors",
+        "sender_stalls", "decode_errors", "packetize_errors", "frames_unassembled",
     )),
     ("Loss", (
         "loss_rate", "packets_sent", "packets_dropped", "packets_lost", "late_discard_rate",
@@ -165,7 +167,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _IF_USED = frozenset({
     "padding_kbps", "probe_kbps", "fec_kbps", "rtx_kbps", "audio_kbps", "report_kbps",
     "objects_started", "objects_completed", "key_frames", "resolution_switches",
-    "encoder_drops", "cwnd_drops", "sender_stalls", "decode_errors", "packetize_errors", "frames_skipped",
+    "encoder_drops", "cwnd_drops", "sender_stalls", "decode_errors", "packetize_errors", "frames_unassembled", "frames_skipped",
     "frames_late", "nacks_sent", "plis_sent", "rtx_packets", "retransmits", "fec_packets", "fec_recovered",
     "fec_recovered_late", "fec_unrecoverable", "fec_unrepaired", "reports_lost",
     "late_discard_rate", "discard_rate", "send_buffer_overshoot", "send_buffer_undershoot",

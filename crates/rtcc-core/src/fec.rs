@@ -28,10 +28,11 @@
 //!
 //! Constants the papers leave open: at most 48 packets per parity (the
 //! RFC 5109 §7.4 long mask, also WebRTC's limit); the decoder remembers the
-//! last 4096 media sequence numbers and at most 64 parities still waiting for
-//! a retransmission (WebRTC's ULPFEC receiver keeps 48 FEC packets and
-//! 4 × 48 media packets; a larger window costs little here and tolerates
-//! retransmissions that arrive several frames late).
+//! headers of the last 4096 media sequence numbers and at most 64 parities
+//! still waiting for a retransmission (WebRTC's ULPFEC receiver keeps 48 FEC
+//! packets and 4 × 48 media packets; a larger header window costs little
+//! here and tolerates retransmissions that arrive several frames late), and
+//! the payloads of the last 4 × 48 only, as WebRTC.
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_PROTECTED};
@@ -52,6 +53,11 @@ pub const MAX_GROUP: u16 = 48;
 const WINDOW: usize = 4096;
 /// Parities kept while two or more of their packets are missing.
 const MAX_PENDING: usize = 64;
+/// Media packets whose payloads (real codecs) the decoder keeps for
+/// rebuilding another: WebRTC's ULPFEC receiver keeps 4 × 48 media packets.
+/// Older slots keep their header only, so a parity that resolves later
+/// rebuilds the header without bytes.
+const BYTES_WINDOW: u32 = 4 * MAX_GROUP as u32;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FecConfig {
@@ -198,7 +204,8 @@ impl FecEncoder {
         g.capture ^= p.capture.as_micros();
         g.longest = g.longest.max(p.size);
         match &p.payload {
-            Some(b) if g.bytes => {
+            // The length recovery field is 16 bits (RFC 5109 §7.3).
+            Some(b) if g.bytes && b.len() <= usize::from(u16::MAX) => {
                 xor_into(&mut g.xor, b.bytes());
                 g.len_xor ^= b.len() as u16;
                 g.format_xor ^= b.format().code();
@@ -395,6 +402,7 @@ impl FecDecoder {
         (slot.frame, slot.index, slot.count, slot.flags) = (p.frame, p.index, p.count, p.flags);
         slot.capture = p.capture.as_micros();
         slot.payload.clone_from(&p.payload);
+        self.forget_bytes(s);
         self.resolve_pending(s)
     }
 
@@ -430,6 +438,15 @@ impl FecDecoder {
                 self.store(p, n);
                 None
             }
+        }
+    }
+
+    /// Drop the payload `BYTES_WINDOW` behind `s`: a real codec's receiver
+    /// holds a few groups' bytes, not the whole header window's.
+    fn forget_bytes(&mut self, s: u32) {
+        let old = s.wrapping_sub(BYTES_WINDOW);
+        if let Some(slot) = self.ring.get_mut(old as usize & (WINDOW - 1)).filter(|slot| slot.seq == old) {
+            slot.payload = None;
         }
     }
 

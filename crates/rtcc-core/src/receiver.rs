@@ -160,6 +160,10 @@ pub struct RepairStats {
     pub discarded: u64,
     /// Packets received (duplicates included).
     pub received: u64,
+    /// Real frames whose packets all arrived but whose bytes made no frame
+    /// (a packet rebuilt without bytes, a depacketizer error): never
+    /// decodable, as a frame missing a packet.
+    pub unassembled: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -585,11 +589,19 @@ impl Receiver {
         if fr.received < fr.count {
             return true;
         }
-        fr.complete = Some(now);
         if !fr.parts.is_empty() {
             let parts = std::mem::take(&mut fr.parts);
             fr.payload = parts.into_iter().collect::<Option<Vec<Payload>>>().and_then(|p| depacketize(&p));
+            if fr.payload.is_none() {
+                // Every packet is in but their bytes make no frame (one
+                // rebuilt without bytes, or a depacketizer error): a real
+                // receiver's frame buffer never gets it, as if a packet
+                // were missing.
+                self.repair.unassembled += 1;
+                return true;
+            }
         }
+        fr.complete = Some(now);
         if let Some(t) = self.timing.as_mut() {
             t.on_complete(pkt.capture, now, fr.retransmitted);
         }
@@ -768,6 +780,37 @@ impl Receiver {
 mod tests {
     use super::*;
     use crate::units::DataSize;
+
+    #[test]
+    fn real_frames_are_their_packets_bytes_and_bytes_that_make_no_frame_are_never_decoded() {
+        use crate::packet::{PayloadFormat, FLAG_KEY};
+        use crate::rtp_payload::packetize;
+        // A VP8 key frame tag (RFC 6386 §9.1) and 2,990 more octets.
+        let mut bytes = vec![0x10, 0x00, 0x00, 0x9d, 0x01, 0x2a, 64, 0, 64, 0];
+        bytes.extend((0..2990).map(|i| (i * 7) as u8));
+        let frame = Payload::with_format(PayloadFormat::Vp8, bytes);
+        let parts = packetize(&frame, 1200, 0).unwrap();
+        let n = parts.len() as u16;
+        let send = |rx: &mut Receiver, f: u32, parts: &[Payload]| {
+            for (i, b) in parts.iter().enumerate() {
+                let seq = u64::from(f) * 10 + i as u64;
+                let p = Packet { payload: Some(b.clone()), flags: FLAG_KEY, ..pkt(seq, f, i as u16, n) };
+                rx.handle_packet(Time::from_millis(i64::from(f) * 33 + i as i64), &p);
+            }
+        };
+        let mut rx = Receiver::new(immediate());
+        send(&mut rx, 0, &parts);
+        assert_eq!(rx.frame(0).payload, Some(frame.clone()));
+        assert!(rx.frame(0).display.is_some());
+        // Frame 1's middle payload is not VP8: every packet arrives, the
+        // frame does not.
+        let mut bad = parts.clone();
+        bad[1] = Payload::with_format(PayloadFormat::Vp8, vec![0x80]);
+        send(&mut rx, 1, &bad);
+        let f = rx.frame(1);
+        assert_eq!((f.received, f.complete, f.display, f.payload), (n, None, None, None));
+        assert_eq!(rx.repair().unassembled, 1);
+    }
 
     /// Frames shown when decoded: these tests are about reassembly and
     /// decode order (playout timing has its own in `playout`).

@@ -820,7 +820,7 @@ impl Sender {
     /// Hand the encoder's result to `handle_encoded_frame`, in capture order.
     pub fn handle_capture(&mut self, now: Time, capture: Time) -> Option<EncodeRequest> {
         self.book_buffer(now);
-        let req = if self.stopped || now < self.cfg.start { None } else { self.capture_request(capture) };
+        let req = if self.is_stopped(now) || now < self.cfg.start { None } else { self.capture_request(capture) };
         self.refresh_timeout();
         req
     }
@@ -830,7 +830,8 @@ impl Sender {
     /// internal encoder.
     pub fn handle_encoded_frame(&mut self, now: Time, req: EncodeRequest, frame: Option<EncodedFrame>) {
         self.book_buffer(now);
-        if !self.stopped {
+        // Nothing goes out after the stop, as from the internal encoder.
+        if !self.is_stopped(now) && now >= self.cfg.start {
             self.frame_encoded(now, req, frame);
         }
         self.refresh_timeout();
@@ -903,6 +904,9 @@ impl Sender {
         self.next_frame_id += 1;
         if enc.key {
             self.counters.key_frames += 1;
+        } else {
+            // An encoder that ignored the request is asked again.
+            self.key_requested |= key;
         }
         let mtu = self.cfg.mtu.bytes().max(1);
         let total = enc.size.bytes().max(1);
@@ -911,9 +915,11 @@ impl Sender {
         // split evenly so no runt packet trails it (as libwebrtc's
         // RtpPacketizer does).
         let parts = enc.payload.as_ref().and_then(|f| {
-            let parts = crate::rtp_payload::packetize(f, mtu as usize, id as u16).ok();
+            let parts = crate::rtp_payload::packetize(f, mtu as usize, id as u16)
+                .ok()
+                .filter(|p| !p.is_empty() && p.len() <= usize::from(u16::MAX));
             self.counters.packetize_errors += u64::from(parts.is_none());
-            parts.filter(|p| !p.is_empty() && p.len() <= usize::from(u16::MAX))
+            parts
         });
         let count = parts.as_ref().map_or(total.div_ceil(mtu).min(u16::MAX as u64) as u16, |p| p.len() as u16);
         let base = total / count as u64;
@@ -939,7 +945,7 @@ impl Sender {
                 flags,
                 capture,
                 // The pacer's queue time starts at the hand-over.
-                enqueued: if self.clock.is_some() { now } else { capture },
+                enqueued: if self.clock.is_some() || self.cfg.external_frames { now } else { capture },
                 burst: schedule.is_burst(i, count),
                 payload,
             };
@@ -1445,13 +1451,31 @@ mod external_frames_tests {
         let cfg = SenderConfig { external_frames: true, ..SenderConfig::default() };
         let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 1.0, DataRate::ZERO));
         let mut s = Sender::new(cfg, ctrl, encoder());
-        let mut now = Time::ZERO;
-        for _ in 0..100 {
-            let Some(t) = s.poll_timeout().filter(|&t| t < Time::from_millis(1000)) else { break };
-            now = now.max(t);
+        // Woken every millisecond for a second (the internal frame clock
+        // would have made 30 frames), it neither asks to wake for a frame
+        // nor sends one.
+        for ms in 0..1000 {
+            let now = Time::from_millis(ms);
+            assert!(s.poll_timeout().is_none_or(|t| t > Time::from_millis(1000)), "{:?}", s.poll_timeout());
             s.handle_timeout(now);
             assert_eq!(s.poll_transmit(now), None);
         }
         assert_eq!(s.counters().packets.iter().sum::<u64>(), 0);
+        assert!(s.pop_frame().is_none());
+        // A capture after the stop is not encoded.
+        let cfg = SenderConfig { external_frames: true, stop: Some(Time::from_millis(100)), ..SenderConfig::default() };
+        let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 1.0, DataRate::ZERO));
+        let mut s = Sender::new(cfg, ctrl, encoder());
+        assert!(s.handle_capture(Time::from_millis(50), Time::from_millis(50)).is_some());
+        assert!(s.handle_capture(Time::from_millis(150), Time::from_millis(150)).is_none());
+        // The pacer's queue time starts at the hand-over, not the capture:
+        // an encode taking 30 ms is not time in the send queue.
+        let cfg = SenderConfig { external_frames: true, ..SenderConfig::default() };
+        let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 1.0, DataRate::ZERO));
+        let mut s = Sender::new(cfg, ctrl, encoder());
+        let req = s.handle_capture(Time::ZERO, Time::ZERO).unwrap();
+        let frame = encoder().encode_frame(0, req.capture, req.target, req.resolution);
+        s.handle_encoded_frame(Time::from_millis(30), req, frame);
+        assert_eq!(s.pacer().average_age(Time::from_millis(30)), Duration::ZERO);
     }
 }

@@ -69,6 +69,10 @@ pub struct FrameLog {
     pub ssim_sum: f64,
     /// Frames in the sums (displayed, and decoded when real).
     quality_n: u64,
+    /// PSNR dB over the displayed frames one of whose packets was rebuilt
+    /// from FEC parity, and how many.
+    fec_psnr_sum: f64,
+    fec_n: u64,
     view: ViewAcc,
     model: QualityModel,
     frame_interval: Duration,
@@ -120,6 +124,12 @@ impl FrameLog {
     pub fn quality_mean(&self) -> Option<(f64, f64, f64)> {
         let n = self.quality_n as f64;
         (n > 0.0).then(|| (self.psnr_sum / n, self.ssim_db_sum / n, self.ssim_sum / n))
+    }
+
+    /// Mean PSNR dB of the displayed frames that had a packet rebuilt from
+    /// FEC parity (with a real codec: decoded from the rebuilt bytes).
+    pub fn fec_psnr_mean(&self) -> Option<f64> {
+        (self.fec_n > 0).then(|| self.fec_psnr_sum / self.fec_n as f64)
     }
 
     /// Mean PSNR dB, SSIM dB and SSIM (0–1) of what was on screen at each
@@ -221,6 +231,10 @@ impl FrameLog {
             self.ssim_db_sum += ssim_db(ssim);
             self.ssim_sum += ssim;
             self.quality_n += 1;
+            if r.fec {
+                self.fec_psnr_sum += psnr;
+                self.fec_n += 1;
+            }
             self.view.shown = Some((d, psnr, ssim));
         }
         let shown = r.display.or(next);

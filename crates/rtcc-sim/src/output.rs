@@ -147,6 +147,10 @@ pub struct FlowSummary {
     /// that never completed; null when no protected frame lost a packet.
     pub ffre: Option<f64>,
     pub psnr_db_mean: Option<f64>,
+    /// Mean PSNR of the displayed frames one of whose packets was rebuilt
+    /// from FEC parity (with a real codec, decoded from the rebuilt bytes);
+    /// null when none was.
+    pub psnr_db_fec_mean: Option<f64>,
     pub ssim_db_mean: Option<f64>,
     /// Mean SSIM on its own 0–1 scale (of the same frames as `ssim_db_mean`,
     /// averaged before any dB conversion).
@@ -163,6 +167,9 @@ pub struct FlowSummary {
     /// Real frames their payload format's packetizer refused (sent as sizes
     /// only; the receiver cannot decode them).
     pub packetize_errors: u64,
+    /// Real frames whose packets all arrived but whose bytes the receiver
+    /// could not put together (never decodable).
+    pub frames_unassembled: u64,
     /// Captures dropped because the controller's congestion window was full
     /// (GCC's cwnd_reduce_ratio, as libwebrtc's encoder drops them).
     pub cwnd_drops: u64,
@@ -534,6 +541,7 @@ impl Recorder {
                 (r + l > 0).then(|| r as f64 / (r + l) as f64)
             },
             psnr_db_mean: fl.quality_mean().map(|q| q.0),
+            psnr_db_fec_mean: fl.fec_psnr_mean(),
             ssim_db_mean: fl.quality_mean().map(|q| q.1),
             ssim_mean: fl.quality_mean().map(|q| q.2),
             psnr_db_displayed: fl.viewer_mean().map(|q| q.0),
@@ -542,6 +550,7 @@ impl Recorder {
             quality_source: if fl.measured() { "decoded" } else { "model" }.to_string(),
             encoder_drops: c.encoder_drops,
             packetize_errors: c.packetize_errors,
+            frames_unassembled: rp.unassembled,
             cwnd_drops: c.cwnd_drops,
             sender_stalls: c.stalls,
             send_buffer_overshoot: share(c.buffer_over, c.buffer_time),
