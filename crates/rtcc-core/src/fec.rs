@@ -16,15 +16,17 @@
 //!   plus the FEC header (10 B, §7.3) and the level-0 header (4 B with the
 //!   16-bit mask, §7.4): 14 B by default, a parameter.
 //! - Payload and length. A real codec's packets carry their RTP payloads
-//!   (`Packet::payload`); the parity carries the XOR of them, zero-padded to
-//!   the longest (RFC 5109 §8), after the XOR of their payload formats (the
-//!   "PT recovery" field, one octet here) and of their lengths (the 16-bit
-//!   "length recovery" field, §7.3), so a lost packet is rebuilt byte for
-//!   byte with its format and exact length (§9.1). Model encoders' packets carry
-//!   no bytes: their parity has no payload and a recovered packet's size is
-//!   the parity size minus the overhead, i.e. the longest packet of its
-//!   group (exact when the lost packet was the longest, the usual case: the
-//!   packetizer splits a frame into near-equal packets).
+//!   (`Packet::payload`); the parity carries rtcc-wire's ULPFEC payload
+//!   (`rtcc_wire::fec::protect`: the FEC header with PT, timestamp and length
+//!   recovery, and the XOR of the protected payloads, §7.3–§8) over the RTP
+//!   packets they travel in, so a lost packet is rebuilt byte for byte with
+//!   its format (the payload type) and exact length (`fec::recover`, §9.1).
+//!   That payload is the modelled size: FEC header 10 + level header 4 +
+//!   the longest protected payload. Model encoders' packets carry no bytes:
+//!   their parity has no payload and a recovered packet's size is the parity
+//!   size minus the overhead, i.e. the longest packet of its group (exact
+//!   when the lost packet was the longest, the usual case: the packetizer
+//!   splits a frame into near-equal packets).
 //!
 //! Constants the papers leave open: at most 48 packets per parity (the
 //! RFC 5109 §7.4 long mask, also WebRTC's limit); the decoder remembers the
@@ -37,6 +39,9 @@
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_PROTECTED};
 use crate::units::{DataSize, Time};
+use rtcc_wire::fec::UlpfecPacket;
+use rtcc_wire::rtp::RtpPacket;
+use rtcc_wire::Wire;
 
 /// RFC 5109 §7.3: the FEC header.
 pub const FEC_HEADER: DataSize = DataSize::from_bytes(10);
@@ -131,22 +136,24 @@ struct Group {
     /// XOR of the capture timestamps (µs), as RFC 5109 §7 recovers TS.
     capture: i64,
     longest: DataSize,
-    /// Every packet so far carried its payload: then `xor` is their XOR
-    /// and `len_xor` the XOR of their lengths (RFC 5109 §8).
-    bytes: bool,
-    xor: Vec<u8>,
-    len_xor: u16,
-    format_xor: u8,
+    /// The protected packets as RTP, while every one so far carried its
+    /// payload (real codecs); `None` once one did not (model encoders).
+    rtp: Option<Vec<RtpPacket>>,
 }
 
-/// XOR of `b` into `acc`, zero-padding the shorter (RFC 5109 §8).
-fn xor_into(acc: &mut Vec<u8>, b: &[u8]) {
-    if acc.len() < b.len() {
-        acc.resize(b.len(), 0);
-    }
-    for (a, x) in acc.iter_mut().zip(b) {
-        *a ^= x;
-    }
+/// The stream's SSRC inside the FEC path (one protected stream per flow;
+/// the FEC header does not carry it, RFC 5109 §7.3).
+const SSRC: u32 = 0;
+
+/// The RTP packet a protected media packet's payload travels in, as ULPFEC
+/// sees it (RFC 5109 §8): its media sequence, marker on a frame's last
+/// packet, 90 kHz timestamp from the capture time, payload type from the
+/// payload format.
+fn as_rtp(seq: u32, last: bool, capture: i64, payload: &Payload) -> Option<RtpPacket> {
+    let ts = (i128::from(capture) * 90 / 1000) as u32;
+    let mut p = RtpPacket::new(payload.format().code(), seq as u16, ts, SSRC, payload.bytes().to_vec()).ok()?;
+    p.marker = last;
+    Some(p)
 }
 
 /// Sender side: turns the stream of sent media packets into parity packets.
@@ -193,7 +200,8 @@ impl FecEncoder {
             self.cur.len = 0;
         }
         if self.cur.len == 0 {
-            self.cur = Group { flow: p.flow, base: p.media_seq, n: self.next_n, bytes: true, ..Group::default() };
+            self.cur =
+                Group { flow: p.flow, base: p.media_seq, n: self.next_n, rtp: Some(Vec::new()), ..Group::default() };
         }
         let g = &mut self.cur;
         g.len += 1;
@@ -203,14 +211,11 @@ impl FecEncoder {
         g.flags ^= p.flags;
         g.capture ^= p.capture.as_micros();
         g.longest = g.longest.max(p.size);
-        match &p.payload {
-            // The length recovery field is 16 bits (RFC 5109 §7.3).
-            Some(b) if g.bytes && b.len() <= usize::from(u16::MAX) => {
-                xor_into(&mut g.xor, b.bytes());
-                g.len_xor ^= b.len() as u16;
-                g.format_xor ^= b.format().code();
-            }
-            _ => g.bytes = false,
+        let last = u32::from(p.index) + 1 == u32::from(p.count);
+        let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, last, p.capture.as_micros(), b));
+        match (&mut g.rtp, rtp) {
+            (Some(v), Some(r)) => v.push(r),
+            (slot, _) => *slot = None,
         }
         let frame_done = self.cfg.per_frame && p.count > 0 && u32::from(p.index) + 1 >= u32::from(p.count);
         if g.len >= g.n || frame_done {
@@ -253,13 +258,11 @@ impl FecEncoder {
             media_seq: g.base,
             group: g.len,
             flags: g.flags,
-            payload: g.bytes.then(|| {
-                let mut b = Vec::with_capacity(3 + g.xor.len());
-                b.push(g.format_xor);
-                b.extend_from_slice(&g.len_xor.to_be_bytes());
-                b.extend_from_slice(&g.xor);
-                Payload::with_format(PayloadFormat::Parity, b)
-            }),
+            // A packet over the 16-bit length recovery field leaves none.
+            payload: g
+                .rtp
+                .and_then(|v| rtcc_wire::fec::protect(&v).ok())
+                .map(|f| Payload::with_format(PayloadFormat::Parity, f.to_bytes())),
         }
     }
 }
@@ -500,30 +503,24 @@ impl FecDecoder {
         sc
     }
 
-    /// The missing payload: the parity's XOR and its format and length
-    /// recovery fields against the N − 1 received payloads (RFC 5109 §9.1).
-    /// `None` when the parity or one of them carries no bytes, or the
-    /// recovered format or length is not one a packet can have.
+    /// The missing payload, rebuilt by rtcc-wire's ULPFEC from the parity
+    /// and the N − 1 received payloads (RFC 5109 §9.1), its format from the
+    /// recovered payload type. `None` when the parity or one of them carries
+    /// no bytes, or they do not rebuild a packet.
     fn recover_bytes(&self, parity: &Packet, missing: u32) -> Option<Payload> {
-        let b = parity.payload.as_ref().filter(|b| b.format() == PayloadFormat::Parity && b.len() >= 3)?;
-        let (mut format, mut len) = (b.bytes()[0], u16::from_be_bytes([b.bytes()[1], b.bytes()[2]]));
-        let mut xor = b.bytes()[3..].to_vec();
-        for k in 0..u32::from(parity.group) {
-            let s = parity.media_seq.wrapping_add(k);
-            if s == missing {
-                continue;
-            }
-            let p = self.slot(s)?.payload.as_ref()?;
-            xor_into(&mut xor, p.bytes());
-            len ^= p.len() as u16;
-            format ^= p.format().code();
-        }
-        let format = PayloadFormat::from_code(format).filter(|&f| f != PayloadFormat::Parity)?;
-        let len = usize::from(len);
-        (len <= xor.len() && len > 0).then(|| {
-            xor.truncate(len);
-            Payload::with_format(format, xor)
-        })
+        let b = parity.payload.as_ref().filter(|b| b.format() == PayloadFormat::Parity)?;
+        let fec = UlpfecPacket::decode(b.bytes()).ok()?;
+        let received = (0..u32::from(parity.group))
+            .map(|k| parity.media_seq.wrapping_add(k))
+            .filter(|&s| s != missing)
+            .map(|s| {
+                let slot = self.slot(s)?;
+                as_rtp(s, u32::from(slot.index) + 1 == u32::from(slot.count), slot.capture, slot.payload.as_ref()?)
+            })
+            .collect::<Option<Vec<RtpPacket>>>()?;
+        let rec = rtcc_wire::fec::recover(&fec, SSRC, &received).ok()?;
+        let format = PayloadFormat::from_code(rec.payload_type).filter(|&f| f != PayloadFormat::Parity)?;
+        Some(Payload::with_format(format, rec.payload))
     }
 
     /// Parity XOR the N − 1 received headers = the missing header (RFC 5109 §9).
@@ -731,8 +728,11 @@ mod tests {
             w
         };
         let w = wire(&mut FecEncoder::new(cfg(10, true)));
-        // Recovery fields, then the longest payload's 9 octets.
-        assert_eq!(w[3].payload.as_ref().map(Payload::len), Some(3 + 9));
+        // An RFC 5109 FEC payload: FEC header 10, level header 4, then the
+        // longest payload's 9 octets; it parses, covering media 0..=2.
+        let parity = w[3].payload.as_ref().unwrap();
+        assert_eq!(parity.len(), 10 + 4 + 9);
+        assert_eq!(UlpfecPacket::decode(parity.bytes()).unwrap().protected(0), [0, 1, 2]);
         for lost in 0..3 {
             let rec = deliver(&mut FecDecoder::new(), &w, |p| p.kind == PacketKind::Media && p.media_seq == lost);
             assert_eq!(rec.len(), 1);

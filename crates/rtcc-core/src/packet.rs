@@ -20,15 +20,15 @@ pub enum PayloadFormat {
     /// H.264 packetization mode 1 (RFC 6184: single NAL unit, STAP-A, FU-A)
     /// of an Annex B access unit.
     H264,
-    /// An FEC parity's protected octets: the XOR of the protected payloads'
-    /// formats (one octet, as RFC 5109 §7.3's PT recovery) and lengths (the
-    /// 16-bit length recovery field), then the XOR of the payloads (§8).
+    /// An FEC parity's payload: RFC 5109 ULPFEC (FEC header with PT, timestamp
+    /// and length recovery, §7.3; level 0 with its mask and the XOR of the
+    /// protected payloads, §7.4, §8), as rtcc-wire's `fec::protect` writes it.
     Parity,
 }
 
 impl PayloadFormat {
-    /// Its number (what an RTP payload type would say), as FEC's recovery
-    /// field XORs it.
+    /// Its RTP payload type inside the simulator (one per format), which
+    /// ULPFEC's PT recovery field rebuilds for a lost packet.
     pub fn code(self) -> u8 {
         self as u8
     }

@@ -541,13 +541,12 @@ mod tests {
         let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 6 && p.index == 1) || p.frame == 7);
         let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
         assert_eq!(pair.receiver.repair().fec.recovered, 2);
-        // The parities carry XORs, never a frame's bytes.
+        // Each parity carries an RFC 5109 FEC payload exactly as large as
+        // the parity is modelled (headers 14 B + the longest payload).
         for t in pair.sent().iter().filter(|t| t.packet.kind == PacketKind::Fec) {
             let b = t.packet.payload.as_ref().expect("a parity over real packets carries their XOR");
             assert_eq!(b.format(), crate::packet::PayloadFormat::Parity);
-            // Recovery fields (3 B), then the longest protected payload's length.
-            let longest = t.packet.size - crate::fec::DEFAULT_OVERHEAD;
-            assert_eq!(b.len() as u64, 3 + longest.bytes(), "{:?}", t.packet);
+            assert_eq!(b.len() as u64, t.packet.size.bytes(), "{:?}", t.packet);
         }
     }
 

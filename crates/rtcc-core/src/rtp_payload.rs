@@ -6,35 +6,44 @@
 
 use crate::packet::{Payload, PayloadFormat};
 use rtcc_wire::payload::{h264, vp8};
-use rtcc_wire::{Wire, WireError};
+use rtcc_wire::Wire;
 
 /// `frame` (the encoder's bitstream, tagged with its format) as payloads of
 /// at most `max_payload` octets, in sending order. `picture_id` is VP8's
 /// 15-bit PictureID (RFC 7741 §4.2; libwebrtc sends it on every packet).
 /// Opaque bytes are cut into near-equal slices, as the model encoders' frames.
-pub fn packetize(frame: &Payload, max_payload: usize, picture_id: u16) -> Result<Vec<Payload>, WireError> {
+/// `None` when the format's packetizer refuses the bitstream (or it is a
+/// parity, not a frame).
+pub fn packetize(frame: &Payload, max_payload: usize, picture_id: u16) -> Option<Vec<Payload>> {
     let max_payload = max_payload.max(1);
     let bytes = frame.bytes();
     let format = frame.format();
     let wrap = |v: Vec<u8>| Payload::with_format(format, v);
-    Ok(match format {
+    Some(match format {
         PayloadFormat::Vp8 => {
-            vp8::packetize(bytes, max_payload, picture_id)?.iter().map(|p| wrap(p.to_bytes())).collect()
+            vp8::packetize(bytes, max_payload, picture_id).ok()?.iter().map(|p| wrap(p.to_bytes())).collect()
         }
-        PayloadFormat::H264 => h264::packetize(bytes, max_payload)?.iter().map(|p| wrap(p.to_bytes())).collect(),
-        PayloadFormat::Opaque | PayloadFormat::Parity => {
-            let count = bytes.len().div_ceil(max_payload).max(1);
-            let (base, extra) = (bytes.len() / count, bytes.len() % count);
+        PayloadFormat::H264 => h264::packetize(bytes, max_payload).ok()?.iter().map(|p| wrap(p.to_bytes())).collect(),
+        PayloadFormat::Parity => return None,
+        PayloadFormat::Opaque => {
+            let (len, count) = (bytes.len() as u64, bytes.len().div_ceil(max_payload).max(1) as u64);
             let mut at = 0;
             (0..count)
                 .map(|i| {
-                    let n = base + usize::from(i < extra);
+                    let n = share(len, count, i) as usize;
                     at += n;
                     wrap(bytes[at - n..at].to_vec())
                 })
                 .collect()
         }
     })
+}
+
+/// Octets of part `i` when `total` is split into `count` near-equal parts,
+/// the larger first, so no runt trails the frame (as libwebrtc's
+/// RtpPacketizer splits).
+pub fn share(total: u64, count: u64, i: u64) -> u64 {
+    total / count + u64::from(i < total % count)
 }
 
 /// The frame a complete set of payloads (in sending order; the receiver
@@ -56,6 +65,11 @@ pub fn depacketize(payloads: &[Payload]) -> Option<Payload> {
         let (seq, last) = (i as u16, i + 1 == n);
         match p.format() {
             PayloadFormat::Vp8 => {
+                // The depacketizer skips packets before a frame's start
+                // silently; here every payload must belong to the frame.
+                if i == 0 && !vp8::Vp8Payload::decode(p.bytes()).ok()?.descriptor.starts_frame() {
+                    return None;
+                }
                 if let vp8::Depacketized::Frame(f) = vp8.push(seq, 0, last, p.bytes()).ok()? {
                     out = last.then_some(f);
                 }
@@ -74,6 +88,10 @@ pub fn depacketize(payloads: &[Payload]) -> Option<Payload> {
             PayloadFormat::Parity => return None,
         }
     }
+    // A payload that restarted or broke the frame was dropped with it.
+    if vp8.incomplete_frames() + h264.incomplete_units() > 0 {
+        return None;
+    }
     Some(Payload::with_format(format?, out?))
 }
 
@@ -87,11 +105,9 @@ mod tests {
         let parts = packetize(&frame, 1200, 0).unwrap();
         let sizes: Vec<usize> = parts.iter().map(Payload::len).collect();
         assert_eq!(sizes, [834, 834, 833]);
-        assert_eq!(depacketize(&parts), Some(frame.clone()));
-        // Out of order is not a frame for VP8; for opaque bytes order is all
-        // there is, so a swapped pair rebuilds different bytes.
-        let swapped = [parts[1].clone(), parts[0].clone(), parts[2].clone()];
-        assert_ne!(depacketize(&swapped).unwrap().bytes(), frame.bytes());
+        assert_eq!(depacketize(&parts), Some(frame));
+        // A parity is not a frame to cut.
+        assert_eq!(packetize(&Payload::with_format(PayloadFormat::Parity, vec![1; 10]), 1200, 0), None);
     }
 
     /// A VP8 frame tag (RFC 6386 §9.1): key frame, shown, first partition
@@ -111,8 +127,14 @@ mod tests {
         assert_eq!(parts.iter().map(Payload::len).sum::<usize>(), 3000 + 3 * 4);
         assert!(parts.iter().all(|p| p.len() <= 1200 && p.format() == PayloadFormat::Vp8));
         assert_eq!(depacketize(&parts), Some(frame));
-        // Without its first payload (S=1) the rest is not a frame.
+        // Without its first payload (S=1) the rest is not a frame, nor are
+        // the payloads out of order (the first would be skipped, the start
+        // would come second).
         assert_eq!(depacketize(&parts[1..]), None);
+        let swapped = [parts[1].clone(), parts[0].clone(), parts[2].clone()];
+        assert_eq!(depacketize(&swapped), None);
+        let restarted = [parts[0].clone(), parts[0].clone(), parts[2].clone()];
+        assert_eq!(depacketize(&restarted), None);
         // A payload that does not parse.
         let bad = [Payload::with_format(PayloadFormat::Vp8, vec![0x80])];
         assert_eq!(depacketize(&bad), None);

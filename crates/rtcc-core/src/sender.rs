@@ -916,14 +916,11 @@ impl Sender {
         // RtpPacketizer does).
         let parts = enc.payload.as_ref().and_then(|f| {
             let parts = crate::rtp_payload::packetize(f, mtu as usize, id as u16)
-                .ok()
                 .filter(|p| !p.is_empty() && p.len() <= usize::from(u16::MAX));
             self.counters.packetize_errors += u64::from(parts.is_none());
             parts
         });
         let count = parts.as_ref().map_or(total.div_ceil(mtu).min(u16::MAX as u64) as u16, |p| p.len() as u16);
-        let base = total / count as u64;
-        let extra = total % count as u64;
         let protected = !self.fec_off && self.fec.is_some();
         let flags = if enc.key { FLAG_KEY } else { 0 } | if protected { FLAG_PROTECTED } else { 0 };
         // The schedule as the controller left it after its last input (the
@@ -933,7 +930,8 @@ impl Sender {
         let mut parity_bytes = 0u64;
         for i in 0..count {
             let payload = parts.as_ref().map(|p| p[usize::from(i)].clone());
-            let size = payload.as_ref().map_or(base + u64::from((i as u64) < extra), |p| p.len() as u64);
+            let size =
+                payload.as_ref().map_or(crate::rtp_payload::share(total, count.into(), i.into()), |p| p.len() as u64);
             let item = Queued {
                 kind: PacketKind::Media,
                 size: DataSize::from_bytes(size),
