@@ -251,3 +251,38 @@ fn xr_rle_blocks() {
     };
     assert_eq!(thin.outcomes(), vec![true; 4]);
 }
+
+/// The one-way delay block (rtcc's layout, `OwdBlock`): BT 250, length 5,
+/// SSRC, then min, mean, max, newest as signed 16.16 seconds.
+#[test]
+fn xr_owd_block() {
+    let owd = OwdBlock {
+        ssrc: 0xabcd,
+        min: OwdBlock::units_from_micros(50_000),
+        mean: OwdBlock::units_from_micros(62_500),
+        max: OwdBlock::units_from_micros(1_000_000),
+        newest: OwdBlock::units_from_micros(-1_000),
+    };
+    // 50 ms = 3276.8 -> 3277 units; 62.5 ms = 4096; 1 s = 65536; -1 ms = -65.536 -> -66.
+    assert_eq!((owd.min, owd.mean, owd.max, owd.newest), (3277, 4096, 65_536, -66));
+    let xr = Xr { ssrc: 1, blocks: vec![XrBlock::Owd(owd)] };
+    let bytes = xr.to_bytes();
+    assert_eq!(
+        bytes,
+        hex("80cf0007 00000001
+             fa000005 0000abcd 00000ccd 00001000 00010000 ffffffbe")
+    );
+    assert_eq!(Xr::decode(&bytes).unwrap(), xr);
+    // Back to microseconds within half a unit (7.6 µs).
+    assert_eq!(OwdBlock::micros(owd.min), 50_003);
+    assert_eq!(OwdBlock::micros(owd.newest), -1_007);
+    // Saturates rather than wrapping past ±32,768 s.
+    assert_eq!(OwdBlock::units_from_micros(i64::MAX), i32::MAX);
+    assert_eq!(OwdBlock::units_from_micros(i64::MIN), i32::MIN);
+    // A block of another length is refused, not read short or long.
+    let mut short = bytes.clone();
+    short[11] = 4;
+    short[3] = 6;
+    short.truncate(short.len() - 4);
+    assert!(Xr::decode(&short).is_err());
+}

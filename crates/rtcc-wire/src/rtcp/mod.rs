@@ -29,7 +29,7 @@ pub use fb::{nack_pairs, Nack, NackPair, Pli, Remb, RembBitrate};
 pub use report::{ReceiverReport, ReportBlock, SenderInfo, SenderReport};
 pub use sdes::{Sdes, SdesChunk, SdesItem};
 pub use twcc::{PacketStatus, TransportFeedback, TransportFeedbackBuilder, TWCC_DELTA_TICK_US, TWCC_REFERENCE_TICK_US};
-pub use xr::{RleBlock, RleChunk, Xr, XrBlock, BT_DISCARD_RLE, BT_LOSS_RLE};
+pub use xr::{OwdBlock, RleBlock, RleChunk, Xr, XrBlock, BT_DISCARD_RLE, BT_LOSS_RLE, BT_OWD};
 
 /// RTCP packet types (RFC 3550 §12.1, RFC 4585 §6.1, RFC 3611 §2).
 pub mod pt {

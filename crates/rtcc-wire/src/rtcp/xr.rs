@@ -1,5 +1,6 @@
-//! Extended reports, PT 207 (RFC 3611 §2), with the Loss RLE block (§4.1)
-//! and the discard RLE block of RFC 7097 §3, which shares its layout.
+//! Extended reports, PT 207 (RFC 3611 §2), with the Loss RLE block (§4.1),
+//! the discard RLE block of RFC 7097 §3, which shares its layout, and a
+//! one-way delay block ([`OwdBlock`]; FBRA §4.1's reference [37]).
 
 use super::{be16, be32, check_size, pt, Body};
 use crate::WireError;
@@ -142,6 +143,81 @@ impl RleBlock {
 
 pub const BT_LOSS_RLE: u8 = 1;
 pub const BT_DISCARD_RLE: u8 = 25;
+/// The one-way delay block's type: not assigned by IANA (the block's draft
+/// never became an RFC), so a value unassigned in the RTCP XR Block Type
+/// registry (RFC 3611 §6.2 reserves only 0 and 255): a choice.
+pub const BT_OWD: u8 = 250;
+
+/// One-way delay over a reporting interval, the block FBRA §4.1 reports
+/// its OWD in (its ref. [37], draft-wu-xrblock-rtcp-xr-one-way-delay:
+/// the smallest, mean and largest OWD of the interval for one SSRC).
+///
+/// Standard: the XR block framing (RFC 3611 §3: BT, type-specific byte,
+/// length in words minus one), the SSRC of the source reported on, and
+/// 16.16 fixed-point seconds as in RFC 3550 §4's NTP short format. A
+/// choice: the BT ([`BT_OWD`]), the type-specific byte (zero), the order
+/// min, mean, max, and the fourth field `newest` (the last received
+/// packet's OWD, the sample FBRA's third-party port reads), and that the
+/// fields are signed: receiver clock minus sender timestamp is negative
+/// when the receiver's clock is behind.
+///
+/// ```text
+///  0                   1                   2                   3
+/// |     BT=250    |   reserved    |       block length = 5        |
+/// |                        SSRC of source                         |
+/// |                   minimum OWD (signed 16.16 s)                |
+/// |                     mean OWD (signed 16.16 s)                 |
+/// |                   maximum OWD (signed 16.16 s)                |
+/// |                    newest OWD (signed 16.16 s)                |
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwdBlock {
+    pub ssrc: u32,
+    /// Each in 1/65536 s.
+    pub min: i32,
+    pub mean: i32,
+    pub max: i32,
+    pub newest: i32,
+}
+
+impl OwdBlock {
+    const SIZE: usize = 24;
+
+    /// 1/65536 s units for `us` microseconds, rounded to nearest and
+    /// saturated at the field's ±32,768 s.
+    pub fn units_from_micros(us: i64) -> i32 {
+        let u = (i128::from(us) * 65_536 + if us >= 0 { 500_000 } else { -500_000 }) / 1_000_000;
+        u.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i32
+    }
+
+    /// Microseconds for a field value, rounded to nearest.
+    pub fn micros(units: i32) -> i64 {
+        let u = i64::from(units) * 1_000_000;
+        (u + if u >= 0 { 32_768 } else { -32_768 }) / 65_536
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(BT_OWD);
+        out.push(0);
+        out.extend_from_slice(&((Self::SIZE / 4 - 1) as u16).to_be_bytes());
+        out.extend_from_slice(&self.ssrc.to_be_bytes());
+        for v in [self.min, self.mean, self.max, self.newest] {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+
+    fn decode(b: &[u8]) -> Result<Self, WireError> {
+        if b.len() != Self::SIZE - 4 {
+            return Err(WireError::invalid(
+                "XR OWD block",
+                "block length",
+                format!("{} bytes after the header where the block has {}", b.len(), Self::SIZE - 4),
+            ));
+        }
+        let i = |at| be32(b, at) as i32;
+        Ok(OwdBlock { ssrc: be32(b, 0), min: i(4), mean: i(8), max: i(12), newest: i(16) })
+    }
+}
 
 /// One XR report block (RFC 3611 §3: BT, type-specific byte, length in
 /// 32-bit words minus one).
@@ -152,6 +228,9 @@ pub enum XrBlock {
     /// BT 25 (RFC 7097 §3): true = discarded; `early` is the E bit (discarded
     /// for arriving too early rather than too late).
     DiscardRle { early: bool, block: RleBlock },
+    /// BT [`BT_OWD`]: one-way delay of the interval (a choice of layout, see
+    /// [`OwdBlock`]).
+    Owd(OwdBlock),
     /// Another block type, its type-specific byte and body as they came.
     Unknown { bt: u8, type_specific: u8, body: Vec<u8> },
 }
@@ -160,6 +239,7 @@ impl XrBlock {
     fn size(&self) -> usize {
         match self {
             XrBlock::LossRle(b) | XrBlock::DiscardRle { block: b, .. } => b.size(),
+            XrBlock::Owd(_) => OwdBlock::SIZE,
             XrBlock::Unknown { body, .. } => 4 + body.len().next_multiple_of(4),
         }
     }
@@ -171,6 +251,7 @@ impl XrBlock {
             XrBlock::DiscardRle { early, block } => {
                 block.encode(out, BT_DISCARD_RLE, (u8::from(*early) << 4) | (block.thinning & 0xf))
             }
+            XrBlock::Owd(b) => b.encode(out),
             XrBlock::Unknown { bt, type_specific, body } => {
                 let start = out.len();
                 let size = self.size();
@@ -203,7 +284,7 @@ impl Xr {
                         format!("{} bytes, not a multiple of 4", body.len()),
                     ))
                 }
-                XrBlock::Unknown { .. } => {}
+                XrBlock::Owd(_) | XrBlock::Unknown { .. } => {}
             }
             check_size("XR block", b.size())?;
         }
@@ -242,6 +323,7 @@ impl Body for Xr {
                 BT_DISCARD_RLE => {
                     XrBlock::DiscardRle { early: ts & 0x10 != 0, block: RleBlock::decode(ts & 0xf, body)? }
                 }
+                BT_OWD => XrBlock::Owd(OwdBlock::decode(body)?),
                 _ => XrBlock::Unknown { bt, type_specific: ts, body: body.to_vec() },
             });
             rest = &rest[len..];

@@ -121,6 +121,8 @@ pub fn xr() -> impl Strategy<Value = Xr> {
     let block = prop_oneof![
         rle_block().prop_map(XrBlock::LossRle),
         (any::<bool>(), rle_block()).prop_map(|(early, block)| XrBlock::DiscardRle { early, block }),
+        (any::<u32>(), any::<i32>(), any::<i32>(), any::<i32>(), any::<i32>())
+            .prop_map(|(ssrc, min, mean, max, newest)| XrBlock::Owd(OwdBlock { ssrc, min, mean, max, newest })),
         ((2u8..=24), any::<u8>(), (0usize..4).prop_flat_map(|w| vec(any::<u8>(), 4 * w)))
             .prop_map(|(bt, type_specific, body)| XrBlock::Unknown { bt, type_specific, body }),
     ];
