@@ -1,58 +1,92 @@
 //! The sender's side of the report path, as libwebrtc's
 //! TransportFeedbackAdapter: the receiver's report arrives as RTCP bytes;
-//! this parses them with rtcc-wire, unwraps the 16-bit transport sequences
-//! and turns quantised arrival deltas back into receiver-clock times, so a
-//! controller sees exactly what the wire carried.
+//! this parses them with rtcc-wire, unwraps the 16-bit sequences and turns
+//! quantised arrival deltas back into receiver-clock times, or RR + XR's
+//! run-length outcomes into per-sequence ones, so a controller sees exactly
+//! what the wire carried.
 
-use std::borrow::Cow;
-
-use crate::feedback::{ReceiverReport, ReportFormat};
-use crate::units::{Duration, Time};
-use rtcc_wire::rtcp::{CcfbReport, Compound, RtcpPacket};
+use crate::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues, VIDEO_CLOCK_HZ};
+use crate::units::{DataRate, Duration, Time};
+use rtcc_wire::rtcp::{CcfbReport, Compound, OwdBlock, RtcpPacket, XrBlock};
 use rtcc_wire::Wire;
 
-/// The newest sequence at or below `newest_sent` whose low 16 bits are `s`:
-/// as libwebrtc's adapter, against what the sender itself sent, so a run of
-/// lost reports cannot shift later ones by 2^16.
-fn unwrap(s: u16, newest_sent: u64) -> u64 {
-    newest_sent.saturating_sub(u64::from((newest_sent as u16).wrapping_sub(s)))
+/// One reported sequence as the bytes give it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Received at this time on the receiver's clock (TWCC, RFC 8888).
+    Arrived(Time),
+    /// Received, no time on the wire (RFC 3611 §4.1 Loss RLE); `discarded`
+    /// when RFC 7097's discard RLE marks it.
+    Received {
+        discarded: bool,
+    },
+    Lost,
 }
 
-/// `report` with its arrivals (and PLI, REMB estimate) as decoded from
-/// its bytes. Arrival times are absolute on the receiver's clock: TWCC's
-/// reference time × 64 ms plus the deltas (as libwebrtc anchors them),
-/// RFC 8888's report time minus each offset; controllers use them only
-/// as differences, and `Feedback::hold` against `report_time` (kept from
-/// the report: a simulator-side record, TWCC carries no report time).
-/// NACK sequences are taken as the report lists them (the 16-bit media
-/// sequences on the wire would need the media history to unwrap).
-/// Under `RtcpXr` the report passes as it is (borrowed): its per-packet arrival
-/// times, which RR + XR would not carry, still reach the controller. Bytes
-/// that do not parse leave no arrivals (a lost report).
-pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> Cow<'_, ReceiverReport> {
-    if report.format == ReportFormat::RtcpXr {
-        return Cow::Borrowed(report);
+/// What a report's datagram carries, with sequences unwrapped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WireReport {
+    pub format: ReportFormat,
+    /// Kept from the report (a simulator-side record: TWCC and RR + XR carry
+    /// no report time); `Feedback::hold` reads it against arrivals only.
+    pub report_time: Time,
+    /// In the order the wire lists them: by run, each in sequence order.
+    pub packets: Vec<(u64, Outcome)>,
+    /// Received and lost counted from `packets`; under `RtcpXr` also the RR's
+    /// jitter, the discards and the OWD block's values (as the receiver
+    /// measured them: its clock minus the sender's timestamps).
+    pub stats: ReportStats,
+    pub rr: Option<RrValues>,
+    pub nacks: Vec<u32>,
+    pub pli: bool,
+    pub estimate: Option<DataRate>,
+}
+
+impl WireReport {
+    /// (sequence, arrival time or `None`) as TWCC and RFC 8888 give them; a
+    /// packet received without a time (RR + XR) reads `None` here too.
+    pub fn arrivals(&self) -> Vec<(u64, Option<Time>)> {
+        self.packets.iter().map(|&(s, o)| (s, if let Outcome::Arrived(t) = o { Some(t) } else { None })).collect()
     }
-    let mut out = ReceiverReport {
-        flow: report.flow,
-        report_time: report.report_time,
-        arrivals: Vec::with_capacity(report.arrivals.len()),
-        stats: report.stats,
-        nacks: report.nacks.clone(),
-        pli: false,
-        late: report.late.clone(),
-        estimate: None,
+}
+
+/// The newest sequence at or below `newest_sent` whose low `bits` bits are
+/// `s`: as libwebrtc's adapter, against what the sender itself sent, so a run
+/// of lost reports cannot shift later ones by 2^16.
+fn unwrap_bits(s: u64, bits: u32, newest_sent: u64) -> u64 {
+    let mask = (1u64 << bits) - 1;
+    newest_sent.saturating_sub(newest_sent.wrapping_sub(s) & mask)
+}
+
+fn unwrap(s: u16, newest_sent: u64) -> u64 {
+    unwrap_bits(u64::from(s), 16, newest_sent)
+}
+
+/// `report` as decoded from its bytes. Arrival times are absolute on the
+/// receiver's clock: TWCC's reference time × 64 ms plus the deltas (as
+/// libwebrtc anchors them), RFC 8888's report time minus each offset;
+/// controllers use them only as differences, and `Feedback::hold` against
+/// `report_time`. Under `RtcpXr`, outcomes per sequence from the Loss and
+/// discard RLE blocks, the RR block and the OWD block; no arrival times.
+/// NACK sequences are taken as the report lists them (the 16-bit media
+/// sequences on the wire would need the media history to unwrap). Bytes
+/// that do not parse leave an empty report (a lost report).
+pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
+    let mut out = WireReport {
         format: report.format,
-        fb_count: report.fb_count,
-        datagram: Vec::new(),
+        report_time: report.report_time,
+        packets: Vec::with_capacity(report.arrivals.len()),
+        nacks: report.nacks.clone(),
+        ..WireReport::default()
     };
-    let Ok(compound) = Compound::decode(&report.bytes()) else { return Cow::Owned(out) };
+    let Ok(compound) = Compound::decode(&report.bytes()) else { return out };
+    let mut discarded: Vec<u64> = Vec::new();
     for p in compound.packets {
         match p {
             RtcpPacket::TransportFeedback(f) => {
                 for (s, at) in f.arrivals() {
-                    let seq = unwrap(s, newest_sent);
-                    out.arrivals.push((seq, at.map(Time::from_micros)));
+                    let outcome = at.map_or(Outcome::Lost, |t| Outcome::Arrived(Time::from_micros(t)));
+                    out.packets.push((unwrap(s, newest_sent), outcome));
                 }
             }
             RtcpPacket::CongestionControlFeedback(f) => {
@@ -62,22 +96,87 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> Cow<'_, ReceiverRepor
                         // RFC 8888 §3.1: over range (held > 8 s) is received at
                         // the largest offset the field holds; unavailable, at
                         // the report's time.
-                        let at = r.map(|r| {
+                        let outcome = r.map_or(Outcome::Lost, |r| {
                             let off = match r.ato {
                                 CcfbReport::UNAVAILABLE => 0,
                                 CcfbReport::OVER_RANGE => (0x1ffd * 1_000_000 + 512) / 1024,
                                 _ => r.offset_us().unwrap_or(0),
                             };
-                            report.report_time - Duration::from_micros(off)
+                            Outcome::Arrived(report.report_time - Duration::from_micros(off))
                         });
-                        out.arrivals.push((seq, at));
+                        out.packets.push((seq, outcome));
+                    }
+                }
+            }
+            // RFC 3550 §6.4.1: the report block on the media stream.
+            RtcpPacket::ReceiverReport(rr) => {
+                if let Some(b) = rr.reports.first() {
+                    out.rr = Some(RrValues {
+                        fraction_lost: b.fraction_lost,
+                        cumulative_lost: i64::from(b.cumulative_lost),
+                        highest_seq: unwrap_bits(u64::from(b.extended_highest_seq), 32, newest_sent),
+                        jitter: Duration::from_micros(i64::from(b.jitter) * 1_000_000 / VIDEO_CLOCK_HZ),
+                    });
+                }
+            }
+            RtcpPacket::Xr(xr) => {
+                for block in xr.blocks {
+                    match block {
+                        // RFC 3611 §4.1: one outcome per 2^T-th sequence from begin_seq.
+                        XrBlock::LossRle(b) => {
+                            let begin = unwrap(b.begin_seq, newest_sent);
+                            for (i, received) in b.outcomes().into_iter().enumerate() {
+                                let seq = begin + ((i as u64) << (b.thinning & 0xf));
+                                let outcome =
+                                    if received { Outcome::Received { discarded: false } } else { Outcome::Lost };
+                                out.packets.push((seq, outcome));
+                            }
+                        }
+                        // RFC 7097 §3: the same layout, 1 = discarded.
+                        XrBlock::DiscardRle { block: b, .. } => {
+                            let begin = unwrap(b.begin_seq, newest_sent);
+                            for (i, d) in b.outcomes().into_iter().enumerate() {
+                                if d {
+                                    discarded.push(begin + ((i as u64) << (b.thinning & 0xf)));
+                                }
+                            }
+                        }
+                        XrBlock::Owd(o) => {
+                            let d = |u| Some(Duration::from_micros(OwdBlock::micros(u)));
+                            out.stats.owd_min = d(o.min);
+                            out.stats.owd_mean = d(o.mean);
+                            out.stats.owd_max = d(o.max);
+                            out.stats.owd_newest = d(o.newest);
+                        }
+                        XrBlock::Unknown { .. } => {}
                     }
                 }
             }
             RtcpPacket::Pli(_) => out.pli = true,
-            RtcpPacket::Remb(r) => out.estimate = Some(crate::units::DataRate::from_bps(r.bitrate.bps())),
+            RtcpPacket::Remb(r) => out.estimate = Some(DataRate::from_bps(r.bitrate.bps())),
             _ => {}
         }
     }
-    Cow::Owned(out)
+    if !discarded.is_empty() {
+        discarded.sort_unstable();
+        for (seq, o) in &mut out.packets {
+            if let Outcome::Received { discarded: d } = o {
+                *d = discarded.binary_search(seq).is_ok();
+            }
+        }
+    }
+    for &(_, o) in &out.packets {
+        match o {
+            Outcome::Lost => out.stats.lost += 1,
+            Outcome::Received { discarded: true } => {
+                out.stats.received += 1;
+                out.stats.late_discards += 1;
+            }
+            _ => out.stats.received += 1,
+        }
+    }
+    if let Some(rr) = out.rr {
+        out.stats.jitter = rr.jitter;
+    }
+    out
 }

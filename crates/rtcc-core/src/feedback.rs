@@ -6,8 +6,8 @@
 use crate::packet::{FramePos, PacketKind};
 use crate::units::{DataRate, DataSize, Duration, Time};
 use rtcc_wire::rtcp::{
-    CcfbBlock, CcfbReport, Compound, CongestionControlFeedback, Nack, Pli, Remb, RtcpPacket, TransportFeedbackBuilder,
-    MAX_CCFB_REPORTS, MAX_PACKET_BYTES,
+    CcfbBlock, CcfbReport, Compound, CongestionControlFeedback, Nack, OwdBlock, Pli, Remb, ReportBlock, RleBlock,
+    RtcpPacket, TransportFeedbackBuilder, Xr, XrBlock, MAX_CCFB_REPORTS, MAX_PACKET_BYTES,
 };
 use rtcc_wire::Wire;
 
@@ -32,7 +32,28 @@ pub struct ReportStats {
     pub owd_min: Option<Duration>,
     pub owd_mean: Option<Duration>,
     pub owd_max: Option<Duration>,
+    /// One-way delay of the last packet received (the sample FBRA's port reads).
+    pub owd_newest: Option<Duration>,
 }
+
+/// An RFC 3550 §6.4.1 report block's values, kept by the receiver as
+/// RFC 3550 A.3 counts them (over the whole session, the fraction since
+/// the previous report).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RrValues {
+    /// Fraction lost since the previous report, in 1/256.
+    pub fraction_lost: u8,
+    /// Expected minus received since the first packet (negative with duplicates).
+    pub cumulative_lost: i64,
+    /// Highest sequence received (at the sender: unwrapped from the 32-bit
+    /// extended highest sequence).
+    pub highest_seq: u64,
+    /// Interarrival jitter (RFC 3550 §6.4.1), 90 kHz units on the wire.
+    pub jitter: Duration,
+}
+
+/// RTP timestamp rate of video (RFC 3551 §5: 90 kHz), the unit of the RR's jitter.
+pub const VIDEO_CLOCK_HZ: i64 = 90_000;
 
 /// How a report is laid out on the wire. The controller gets the neutral
 /// record (DESIGN §2) as these bytes carry it: arrival resolution and packet
@@ -51,7 +72,9 @@ pub enum ReportFormat {
     /// RTCP receiver report (RFC 3550 §6.4.2: fraction lost, cumulative
     /// lost, jitter) with an extended report (RFC 3611): a Loss RLE block,
     /// a discard RLE block (RFC 7097) when packets were discarded, and a
-    /// delay block for the one-way delay — the feedback FBRA §4.1 uses.
+    /// one-way delay block (`rtcc_wire::rtcp::OwdBlock`) — the feedback FBRA
+    /// §4.1 uses. No arrival times: controllers that read them are refused
+    /// (`ControllerInfo::needs_arrivals`).
     RtcpXr,
 }
 
@@ -73,16 +96,18 @@ pub struct ReceiverReport {
     pub pli: bool,
     /// Transport sequences of the late discards counted in `stats`.
     pub late: Vec<u64>,
+    /// The RR block's values (sent under `RtcpXr`).
+    pub rr: RrValues,
     /// The receiver-side estimator's rate (REMB, NADA), if the flow has one.
     pub estimate: Option<DataRate>,
     pub format: ReportFormat,
     /// Transport-wide feedback packet count of this report's first feedback
     /// packet (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
     pub fb_count: u8,
-    /// The report as the wire carries it under `Twcc` or `Rfc8888`: the one
-    /// compound RTCP datagram `to_compound()` gives, encoded once by the
-    /// receiver (`seal`). Empty under `RtcpXr`, or for a report built by
-    /// hand, which is then encoded where its bytes are needed.
+    /// The report as the wire carries it: the one compound RTCP datagram
+    /// `to_compound()` gives, encoded once by the receiver (`seal`). Empty
+    /// for a report built by hand, which is then encoded where its bytes
+    /// are needed.
     pub datagram: Vec<u8>,
 }
 
@@ -100,18 +125,26 @@ fn ntp_middle(t: Time) -> u32 {
 }
 
 impl ReceiverReport {
+    /// The report's arrivals in sequence order, one entry per sequence (a
+    /// packet listed lost and then arrived, reordered, is reported arrived).
+    fn by_sequence(&self) -> Vec<(u64, Option<Time>)> {
+        let mut sorted: Vec<(u64, Option<Time>)> = self.arrivals.clone();
+        sorted.sort_by_key(|&(s, a)| (s, a.is_none()));
+        sorted.dedup_by_key(|&mut (s, _)| s);
+        sorted
+    }
+
     /// The transport feedback part as RTCP packets in the report's format:
     /// transport-wide feedback (reference time floored to 64 ms at the first
     /// arrival of each run, 250 µs deltas), or RFC 8888 blocks with 1/1024 s
     /// offsets before the report timestamp; one packet or block per run of
-    /// consecutive sequences.
-    /// Empty under `RtcpXr` (no per-packet arrivals on that wire). A packet
-    /// listed lost and then arrived (reordered) is reported arrived.
+    /// consecutive sequences. Under `RtcpXr`, the RR and XR (`rtcp_xr`).
     pub fn feedback_packets(&self) -> Vec<RtcpPacket> {
         let (sender, media) = ssrcs(self.flow);
-        let mut sorted: Vec<(u64, Option<Time>)> = self.arrivals.clone();
-        sorted.sort_by_key(|&(s, a)| (s, a.is_none()));
-        sorted.dedup_by_key(|&mut (s, _)| s);
+        if self.format == ReportFormat::RtcpXr {
+            return self.rtcp_xr();
+        }
+        let sorted = self.by_sequence();
         if sorted.is_empty() {
             return Vec::new();
         }
@@ -162,19 +195,81 @@ impl ReceiverReport {
                 out.extend(packet(blocks));
                 out
             }
-            ReportFormat::RtcpXr => Vec::new(),
+            ReportFormat::RtcpXr => self.rtcp_xr(),
         }
     }
 
-    /// Encodes the datagram (`Twcc`, `Rfc8888`) from the report's fields;
-    /// the receiver calls it once the report is complete. Returns how many
-    /// transport-wide feedback packets it holds, which the feedback packet
-    /// count advances by (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
-    pub fn seal(&mut self) -> u8 {
-        if self.format == ReportFormat::RtcpXr {
-            self.datagram = Vec::new();
-            return 0;
+    /// RR + XR (FBRA §4.1): an RR with one report block (RFC 3550 §6.4.2;
+    /// LSR and DLSR 0: the simulator models no sender report, so RR + XR
+    /// give the sender no RTT), then one XR (RFC 3611 §2) holding, per run of
+    /// consecutive sequences, a Loss RLE block (§4.1; T = 0) and, for a run
+    /// with a late discard, a discard RLE block (RFC 7097 §3, E = 0: late),
+    /// and an OWD block (`OwdBlock`) when anything arrived.
+    ///
+    /// Sequences: the flow's one transport-wide sequence (media, RTX, FEC,
+    /// padding) serves as the stream's RTP sequence, as ULPFEC sent in RED
+    /// (RFC 2198, RFC 5109 §9) shares the media stream's sequence space; its
+    /// low 16 bits go on the wire, its low 32 bits are the extended highest
+    /// sequence (RFC 3550 A.1: cycles << 16 | sequence).
+    fn rtcp_xr(&self) -> Vec<RtcpPacket> {
+        let (sender, media) = ssrcs(self.flow);
+        let rr = &self.rr;
+        // RFC 3550 A.8: jitter in timestamp units, here 90 kHz (RFC 3551 §5).
+        let jitter = (rr.jitter.as_micros() * VIDEO_CLOCK_HZ / 1_000_000).clamp(0, i64::from(u32::MAX)) as u32;
+        let block = ReportBlock {
+            ssrc: media,
+            fraction_lost: rr.fraction_lost,
+            cumulative_lost: ReportBlock::clamp_cumulative_lost(rr.cumulative_lost),
+            extended_highest_seq: rr.highest_seq as u32,
+            jitter,
+            last_sr: 0,
+            delay_since_last_sr: 0,
+        };
+        let mut out = vec![RtcpPacket::ReceiverReport(rtcc_wire::rtcp::ReceiverReport {
+            ssrc: sender,
+            reports: vec![block],
+            extension: Vec::new(),
+        })];
+        let sorted = self.by_sequence();
+        let mut late = self.late.clone();
+        late.sort_unstable();
+        let mut blocks = Vec::new();
+        // A run is cut at 2^16 - 1 packets: begin/end are 16-bit (§4.1).
+        for run in sorted.chunk_by(|a, b| b.0 == a.0 + 1) {
+            for run in run.chunks(usize::from(u16::MAX)) {
+                let begin = run[0].0 as u16;
+                let received: Vec<bool> = run.iter().map(|a| a.1.is_some()).collect();
+                blocks.push(XrBlock::LossRle(RleBlock::from_outcomes(media, begin, &received)));
+                let discarded: Vec<bool> = run.iter().map(|a| late.binary_search(&a.0).is_ok()).collect();
+                if discarded.contains(&true) {
+                    let block = RleBlock::from_outcomes(media, begin, &discarded);
+                    blocks.push(XrBlock::DiscardRle { early: false, block });
+                }
+            }
         }
+        let st = &self.stats;
+        if let (Some(min), Some(mean), Some(max)) = (st.owd_min, st.owd_mean, st.owd_max) {
+            let u = |d: Duration| OwdBlock::units_from_micros(d.as_micros());
+            let newest = st.owd_newest.unwrap_or(max);
+            blocks.push(XrBlock::Owd(OwdBlock {
+                ssrc: media,
+                min: u(min),
+                mean: u(mean),
+                max: u(max),
+                newest: u(newest),
+            }));
+        }
+        if !blocks.is_empty() {
+            out.push(RtcpPacket::Xr(Xr { ssrc: sender, blocks }));
+        }
+        out
+    }
+
+    /// Encodes the datagram from the report's fields; the receiver calls it
+    /// once the report is complete. Returns how many transport-wide feedback
+    /// packets it holds, which the feedback packet count advances by
+    /// (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
+    pub fn seal(&mut self) -> u8 {
         let compound = self.to_compound();
         let twcc = compound.packets.iter().filter(|p| matches!(p, RtcpPacket::TransportFeedback(_))).count();
         // Room for the usual report (headers, chunks, one-byte deltas)
@@ -216,79 +311,14 @@ impl ReceiverReport {
     }
 }
 
-/// 16-bit chunks an RFC 3611 §4.1.1 run-length encoding takes for a list of
-/// outcomes in sequence order: a run of 15 or more equal outcomes is one
-/// run-length chunk (up to 16,383 packets), anything shorter goes into
-/// bit-vector chunks of 15 packets. Greedy, as the RFC's example encoder.
-pub fn rle_chunks(outcomes: &[bool]) -> u64 {
-    const BITS: usize = 15;
-    const MAX_RUN: usize = 16_383;
-    // Slices, not an index: the indexed loop came out of rustc 1.95 -O
-    // counting one chunk per packet (31 for 31 alternating outcomes).
-    let mut chunks = 0;
-    let mut rest = outcomes;
-    while let Some(&first) = rest.first() {
-        let run = rest.iter().position(|&o| o != first).unwrap_or(rest.len());
-        let take = if run >= BITS { run.min(MAX_RUN) } else { BITS.min(rest.len()) };
-        rest = &rest[take..];
-        chunks += 1;
-    }
-    chunks
-}
-
-/// Bytes of an RFC 3611 RLE block (Loss RLE §4.1, or RFC 7097's discard RLE
-/// of the same layout): block header 4, SSRC 4, begin/end sequence 4, then
-/// the chunks padded with null chunks to 32 bits.
-fn rle_block(outcomes: &[bool]) -> u64 {
-    12 + (2 * rle_chunks(outcomes)).div_ceil(4) * 4
-}
-
 impl ReceiverReport {
-    /// Bytes this report takes on the wire. As `Twcc` or `Rfc8888`: IPv4 +
-    /// UDP (28) and the encoded `to_compound()` datagram; late discards have
-    /// no place in it (a simulator-side record for the recorder).
-    ///
-    /// As `RtcpXr`: IPv4 + UDP (28); an RR with one report block (RFC 3550
-    /// §6.4.2: 8 + 24); the XR header (RFC 3611 §2: 8); a Loss RLE block over
-    /// the report's sequence range; a discard RLE block over the same range
-    /// when anything was discarded (RFC 7097); a delay block of RFC 6843's
-    /// size (28) for the one-way delay; then NACK, PLI and estimate as above.
+    /// Bytes this report takes on the wire: IPv4 + UDP (28) and the encoded
+    /// `to_compound()` datagram, whatever the format. Late discards have a
+    /// place in it only under `RtcpXr` (RFC 7097); the rest of the record
+    /// (`stats`' FEC recoveries, exact arrival times) is the simulator's.
     pub fn wire_size(&self) -> DataSize {
-        let mut bytes = match self.format {
-            ReportFormat::Twcc | ReportFormat::Rfc8888 => {
-                let bytes = if self.datagram.is_empty() { self.to_compound().wire_size() } else { self.datagram.len() };
-                return DataSize::from_bytes(28 + bytes as u64);
-            }
-            ReportFormat::RtcpXr => {
-                let received: Vec<bool> = self.arrivals.iter().map(|a| a.1.is_some()).collect();
-                let mut b = 28 + 32 + 8 + rle_block(&received) + 28;
-                if !self.late.is_empty() {
-                    let mut late = self.late.clone();
-                    late.sort_unstable();
-                    let discarded: Vec<bool> = self.arrivals.iter().map(|a| late.binary_search(&a.0).is_ok()).collect();
-                    b += rle_block(&discarded);
-                }
-                b
-            }
-        };
-        if self.estimate.is_some() {
-            bytes += 24;
-        }
-        if !self.nacks.is_empty() {
-            let mut fci = 0u64;
-            let mut base: Option<u32> = None;
-            for &s in &self.nacks {
-                if base.is_none_or(|b| s.wrapping_sub(b) > 16) {
-                    base = Some(s);
-                    fci += 1;
-                }
-            }
-            bytes += 12 + 4 * fci;
-        }
-        if self.pli {
-            bytes += 12;
-        }
-        DataSize::from_bytes(bytes)
+        let bytes = if self.datagram.is_empty() { self.to_compound().wire_size() } else { self.datagram.len() };
+        DataSize::from_bytes(28 + bytes as u64)
     }
 }
 
@@ -304,8 +334,20 @@ pub struct PacketResult {
     pub probe_cluster: i32,
     /// The frame it carried, and where in it.
     pub pos: FramePos,
-    /// Arrived, but too late for its frame (a late discard).
+    /// Arrived, but too late for its frame (a late discard): from RFC 7097's
+    /// discard RLE under `RtcpXr`; TWCC and RFC 8888 do not carry it (false).
     pub late: bool,
+    /// Reported received without an arrival time (`RtcpXr`: RFC 3611's Loss
+    /// RLE says received or lost, no more); `arrival` is then `None`. Read
+    /// both through `received()`.
+    pub received_untimed: bool,
+}
+
+impl PacketResult {
+    /// Whether the report says it arrived, with a time or without.
+    pub fn received(&self) -> bool {
+        self.arrival.is_some() || self.received_untimed
+    }
 }
 
 /// A report joined with the sender's history.
@@ -315,10 +357,24 @@ pub struct Feedback {
     pub report_time: Time,
     /// Sender clock when the report arrived.
     pub received_at: Time,
+    /// The reported packets joined with the send history (send time, size,
+    /// kind: the sender's own record); in sequence order under `RtcpXr`.
     pub packets: Vec<PacketResult>,
+    /// As the report's bytes give them (`adapter::adapt`): received and lost
+    /// counted from the report; under `RtcpXr` also jitter (RR), late
+    /// discards (discard RLE) and the one-way delay (OWD block); under TWCC
+    /// and RFC 8888 the one-way delay is the sender's, from the arrivals and
+    /// its send times, and jitter, late discards and FEC recoveries are 0.
+    /// The one-way delay is relative to the smallest seen on the flow unless
+    /// the flow says the clocks agree (`SenderConfig::clocks_agree`).
     pub stats: ReportStats,
     /// The receiver-side estimate carried by the report, if any.
     pub estimate: Option<DataRate>,
+    /// The format the report came in.
+    pub format: ReportFormat,
+    /// The RR block (`RtcpXr` only): fraction and cumulative lost, highest
+    /// sequence, jitter.
+    pub rr: Option<RrValues>,
 }
 
 impl Feedback {
@@ -362,7 +418,7 @@ mod tests {
         assert_eq!(rep(ReceiverReport { pli: true, ..Default::default() }).wire_size().bytes(), 64);
         let estimate = Some(DataRate::from_kbps(500));
         assert_eq!(rep(ReceiverReport { estimate, ..Default::default() }).wire_size().bytes(), 76);
-        // Late discards have no place in the datagram.
+        // Late discards have no place in an RFC 8888 (or TWCC) datagram.
         let late = vec![3, 4, 5, 9];
         assert_eq!(rep(ReceiverReport { late, ..Default::default() }).wire_size().bytes(), 52);
     }
@@ -371,10 +427,21 @@ mod tests {
     fn wire_size_is_the_encoded_datagram_plus_28() {
         let arrivals: Vec<(u64, Option<Time>)> =
             (0..100).map(|s| (s, Some(Time::from_millis(1000 + s as i64)))).collect();
-        for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
-            let r =
-                ReceiverReport { arrivals: arrivals.clone(), nacks: vec![3], pli: true, format, ..Default::default() };
-            assert_eq!(r.wire_size().bytes(), 28 + r.to_compound().to_bytes().len() as u64);
+        let stats = ReportStats { owd_min: Some(Duration::from_millis(20)), ..xr_stats() };
+        for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
+            let r = ReceiverReport {
+                arrivals: arrivals.clone(),
+                nacks: vec![3],
+                pli: true,
+                late: vec![7],
+                stats,
+                format,
+                ..Default::default()
+            };
+            assert_eq!(r.wire_size().bytes(), 28 + r.to_compound().to_bytes().len() as u64, "{format:?}");
+            let mut sealed = r.clone();
+            sealed.seal();
+            assert_eq!(sealed.datagram, r.to_compound().to_bytes(), "{format:?}");
         }
         // TWCC: header 20, one run-length chunk, 100 one-byte deltas, padded
         // to 124; 4 ticks each.
@@ -382,32 +449,28 @@ mod tests {
         assert_eq!(twcc.wire_size().bytes(), 28 + 124);
     }
 
-    #[test]
-    fn rle_takes_a_chunk_per_long_run_and_per_15_mixed_packets() {
-        // RFC 3611 §4.1.1: 40 received in a row is one run-length chunk.
-        assert_eq!(rle_chunks(&[true; 40]), 1);
-        // 20 received, 1 lost, 20 received: a run, then a bit vector holding
-        // the loss and the next 14, then a run of the last 6 (short: a vector).
-        let mut v = vec![true; 20];
-        v.push(false);
-        v.extend([true; 20]);
-        assert_eq!(rle_chunks(&v), 3);
-        assert_eq!(rle_chunks(&[]), 0);
-        // Alternating outcomes: one vector per 15 packets.
-        let alt: Vec<bool> = (0..31).map(|i| i % 2 == 0).collect();
-        assert_eq!(rle_chunks(&alt), 3);
-        // A run longer than 16,383 needs a second chunk.
-        assert_eq!(rle_chunks(&vec![true; 16_384]), 2);
+    fn xr_stats() -> ReportStats {
+        let ms = |m| Some(Duration::from_millis(m));
+        ReportStats { owd_min: ms(20), owd_mean: ms(25), owd_max: ms(40), owd_newest: ms(30), ..Default::default() }
     }
 
     #[test]
     fn rtcp_xr_size_does_not_grow_with_received_packets() {
         let arrivals: Vec<(u64, Option<Time>)> = (0..100).map(|s| (s, Some(Time::ZERO))).collect();
         let xr = |arrivals: Vec<(u64, Option<Time>)>, late: Vec<u64>| {
-            ReceiverReport { arrivals, late, format: ReportFormat::RtcpXr, ..Default::default() }.wire_size().bytes()
+            let r = ReceiverReport {
+                arrivals,
+                late,
+                stats: xr_stats(),
+                format: ReportFormat::RtcpXr,
+                ..Default::default()
+            };
+            r.wire_size().bytes()
         };
-        // 28 + RR 32 + XR 8 + Loss RLE (12 + one chunk padded to 4) + delay 28.
-        assert_eq!(xr(arrivals.clone(), vec![]), 28 + 32 + 8 + 16 + 28);
+        // 28 + RR 32 + XR 8 + Loss RLE (12 + one chunk padded to 4) + OWD 24
+        // (rtcc's block, `OwdBlock`; the estimate before the datagram was
+        // encoded took RFC 6843's 28 as a stand-in).
+        assert_eq!(xr(arrivals.clone(), vec![]), 28 + 32 + 8 + 16 + 24);
         // The same 100 packets as RFC 8888: 2 bytes each.
         let rfc8888 =
             ReceiverReport { arrivals: arrivals.clone(), format: ReportFormat::Rfc8888, ..Default::default() }
@@ -418,7 +481,65 @@ mod tests {
         // (3 chunks, 8 bytes), the discard RLE the same.
         let mut lossy = arrivals;
         lossy[50].1 = None;
-        assert_eq!(xr(lossy, vec![70]), 28 + 32 + 8 + 20 + 28 + 20);
+        assert_eq!(xr(lossy, vec![70]), 28 + 32 + 8 + 20 + 24 + 20);
+    }
+
+    /// The RR + XR datagram parses back (rtcc-wire) to the report's
+    /// outcomes, RR values and OWD: what `adapter::adapt` reads.
+    #[test]
+    fn rtcp_xr_datagram_parses_back_to_the_outcomes() {
+        let mut arrivals: Vec<(u64, Option<Time>)> =
+            (65_530..65_570).map(|s| (s, (s % 7 != 0).then(|| Time::from_millis(s as i64)))).collect();
+        // 65,534 was listed lost, then arrived (reordered): reported arrived.
+        arrivals.push((65_534, Some(Time::from_millis(70_000))));
+        let rr = RrValues {
+            fraction_lost: 13,
+            cumulative_lost: 9,
+            highest_seq: 65_569,
+            jitter: Duration::from_micros(1_500),
+        };
+        let mut r = ReceiverReport {
+            arrivals: arrivals.clone(),
+            late: vec![65_540, 65_560],
+            rr,
+            stats: xr_stats(),
+            format: ReportFormat::RtcpXr,
+            ..Default::default()
+        };
+        r.seal();
+        let c = Compound::decode(&r.datagram).unwrap();
+        let RtcpPacket::ReceiverReport(rrp) = &c.packets[0] else { panic!("{:?}", c.packets[0]) };
+        let b = &rrp.reports[0];
+        assert_eq!((b.fraction_lost, b.cumulative_lost, b.extended_highest_seq), (13, 9, 65_569));
+        // 1.5 ms at 90 kHz, RFC 3550 A.8.
+        assert_eq!((b.jitter, b.last_sr, b.delay_since_last_sr), (135, 0, 0));
+        let RtcpPacket::Xr(xr) = &c.packets[1] else { panic!("{:?}", c.packets[1]) };
+        let mut received = Vec::new();
+        let mut discarded = Vec::new();
+        let mut owd = None;
+        for block in &xr.blocks {
+            match block {
+                XrBlock::LossRle(l) => {
+                    // The 16-bit begin wraps with the sequence.
+                    assert_eq!(l.begin_seq, 65_530u64 as u16);
+                    received.extend(l.outcomes());
+                }
+                XrBlock::DiscardRle { early, block } => {
+                    assert!(!early);
+                    discarded.extend(block.outcomes());
+                }
+                XrBlock::Owd(o) => owd = Some(*o),
+                XrBlock::Unknown { .. } => panic!("unknown block"),
+            }
+        }
+        let expect: Vec<bool> = (65_530..65_570u64).map(|s| s % 7 != 0 || s == 65_534).collect();
+        assert_eq!(received, expect);
+        let expect: Vec<bool> = (65_530..65_570u64).map(|s| s == 65_540 || s == 65_560).collect();
+        assert_eq!(discarded, expect);
+        let owd = owd.unwrap();
+        // 16.16 seconds: within half a 15.3 µs unit.
+        assert!((OwdBlock::micros(owd.newest) - 30_000).abs() <= 8, "{owd:?}");
+        assert!((OwdBlock::micros(owd.max) - 40_000).abs() <= 8, "{owd:?}");
     }
 
     #[test]

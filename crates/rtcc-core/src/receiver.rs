@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
-use crate::feedback::{ReceiverReport, ReportFormat, ReportStats};
+use crate::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues};
 use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
 use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
@@ -229,6 +229,8 @@ pub struct Receiver {
     collected_shown: Vec<u64>,
     /// Late discards since the last report, by transport sequence.
     late: Vec<u64>,
+    /// Expected and received at the previous report (RFC 3550 A.3).
+    rr_prior: (u64, u64),
     first_display_time: Option<Time>,
     last_display_time: Option<Time>,
     freeze: FreezeStats,
@@ -280,6 +282,7 @@ impl Receiver {
             max_delay: cfg.max_delay,
             nack: cfg.nack,
             late: Vec::new(),
+            rr_prior: (0, 0),
             owd_sum_us: 0,
             estimator: None,
             timeout: None,
@@ -422,6 +425,7 @@ impl Receiver {
         let st = &mut self.stats;
         st.owd_min = Some(st.owd_min.map_or(owd, |m| m.min(owd)));
         st.owd_max = Some(st.owd_max.map_or(owd, |m| m.max(owd)));
+        st.owd_newest = Some(owd);
         self.owd_sum_us += transit;
         if let Some(e) = &mut self.estimator {
             e.on_packet(now, pkt);
@@ -701,6 +705,26 @@ impl Receiver {
         self.gap_n += 1;
     }
 
+    /// RFC 3550 A.3: expected (sequences from 0, the receiver's own base, to
+    /// the highest) minus received, in all and since the previous report.
+    fn rr_values(&mut self, jitter: Duration) -> RrValues {
+        let (expected, received) = (self.next_seq, self.received);
+        let (prior_expected, prior_received) = self.rr_prior;
+        self.rr_prior = (expected, received);
+        let expected_interval = expected.saturating_sub(prior_expected) as i64;
+        let lost_interval = expected_interval - received.saturating_sub(prior_received) as i64;
+        let fraction_lost = match expected_interval == 0 || lost_interval <= 0 {
+            true => 0,
+            false => ((lost_interval << 8) / expected_interval).min(255) as u8,
+        };
+        RrValues {
+            fraction_lost,
+            cumulative_lost: expected as i64 - received as i64,
+            highest_seq: self.next_seq.saturating_sub(1),
+            jitter,
+        }
+    }
+
     /// A report due at `now`, if any: at every interval when there is
     /// something to report, and early when a NACK or PLI is due.
     pub fn poll_report(&mut self, now: Time) -> Option<ReceiverReport> {
@@ -756,6 +780,7 @@ impl Receiver {
         }
         self.owd_sum_us = 0;
         let late = std::mem::take(&mut self.late);
+        let rr = self.rr_values(stats.jitter);
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
         let fb_count = self.fb_count;
         let mut report = ReceiverReport {
@@ -766,6 +791,7 @@ impl Receiver {
             nacks,
             pli,
             late,
+            rr,
             estimate,
             format: self.cfg.report_format,
             fb_count,

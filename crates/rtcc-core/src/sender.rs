@@ -9,10 +9,11 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
+use crate::adapter::Outcome;
 use crate::controller::{Controller, Decision, FecPlan, FrameInfo, FramePos, SenderState, SentPacket};
 use crate::encoder::{EncodedFrame, FrameEncoder};
 use crate::fec::{FecConfig, FecEncoder};
-use crate::feedback::{Feedback, PacketResult, ReceiverReport};
+use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, ReportStats};
 use crate::pacer::{Pacer, PacerConfig, Queued};
 use crate::packet::{Packet, PacketKind, FLAG_KEY, FLAG_PROTECTED, NO_FRAME};
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
@@ -150,6 +151,11 @@ pub struct SenderConfig {
     /// (key frame requests and skips reach the outside encoder through
     /// `EncodeRequest` and `handle_capture`'s `None`).
     pub external_frames: bool,
+    /// The two ends' clocks are known to agree: the controller's one-way
+    /// delay is receiver clock minus sender clock as measured. Otherwise
+    /// (the default, as between two hosts) only differences mean anything,
+    /// and it is given relative to the smallest seen on the flow.
+    pub clocks_agree: bool,
 }
 
 impl Default for SenderConfig {
@@ -177,6 +183,7 @@ impl Default for SenderConfig {
             pacer: PacerConfig::default(),
             timing: SenderTiming::OFF,
             external_frames: false,
+            clocks_agree: false,
         }
     }
 }
@@ -308,6 +315,8 @@ pub struct Sender {
     /// Encoder-rate ratio of the congestion-window pushback.
     pushback: f64,
     rtt: Duration,
+    /// Smallest one-way delay reported so far (`SenderConfig::clocks_agree`).
+    owd_floor: Option<Duration>,
     encoder: Box<dyn FrameEncoder>,
     /// Skipped captures not yet collected.
     skipped: VecDeque<SentFrame>,
@@ -457,6 +466,7 @@ impl Sender {
             stopped: false,
             buffer_at: None,
             pushback: 1.0,
+            owd_floor: None,
             timeout: Cell::new(None),
             clock: FrameClock::new(&cfg),
         };
@@ -1140,23 +1150,40 @@ impl Sender {
             return;
         }
         // What the report's bytes carry, not the receiver's full record.
-        let report = &crate::adapter::adapt(report, self.next_seq.saturating_sub(1));
+        let report = crate::adapter::adapt(report, self.next_seq.saturating_sub(1));
         if report.pli {
             self.request_key_frame();
         }
         for &m in &report.nacks {
             self.retransmit(now, m);
         }
-        let mut packets = Vec::with_capacity(report.arrivals.len());
-        for &(seq, arrival) in &report.arrivals {
-            // Look each one up (under rtcp-xr arrivals come in arrival
-            // order); late lists are short.
-            let is_late = !report.late.is_empty() && report.late.contains(&seq);
+        let mut stats = report.stats;
+        // TWCC and RFC 8888: the one-way delay from the arrivals and the
+        // sender's own send times (RR + XR carry it in their OWD block).
+        let timed = report.format != ReportFormat::RtcpXr;
+        let (mut owd_sum, mut owd_n, mut newest) = (0i64, 0i64, None::<(Time, Duration)>);
+        let mut packets = Vec::with_capacity(report.packets.len());
+        for &(seq, outcome) in &report.packets {
             let Some(i) = seq.checked_sub(self.hist_base) else { continue };
             let Some(h) = self.history.get_mut(i as usize) else { continue };
             if h.outstanding {
                 h.outstanding = false;
                 self.in_flight -= h.size;
+            }
+            let (arrival, received_untimed, late) = match outcome {
+                Outcome::Arrived(t) => (Some(t), false, false),
+                Outcome::Received { discarded } => (None, true, discarded),
+                Outcome::Lost => (None, false, false),
+            };
+            if let (true, Some(t)) = (timed, arrival) {
+                let owd = t - h.send_time;
+                stats.owd_min = Some(stats.owd_min.map_or(owd, |m| m.min(owd)));
+                stats.owd_max = Some(stats.owd_max.map_or(owd, |m| m.max(owd)));
+                owd_sum += owd.as_micros();
+                owd_n += 1;
+                if newest.is_none_or(|(a, _)| t >= a) {
+                    newest = Some((t, owd));
+                }
             }
             packets.push(PacketResult {
                 seq,
@@ -1166,14 +1193,22 @@ impl Sender {
                 arrival,
                 probe_cluster: h.probe_cluster,
                 pos: h.pos,
-                late: is_late,
+                late,
+                received_untimed,
             });
+        }
+        if owd_n > 0 {
+            stats.owd_mean = Some(Duration::from_micros(owd_sum / owd_n));
+            stats.owd_newest = newest.map(|n| n.1);
+        }
+        if !self.cfg.clocks_agree {
+            self.relative_owd(&mut stats);
         }
         // Everything older than the newest reported packet has been reported
         // or its report was lost: it is no longer in flight (libwebrtc
         // TransportFeedbackAdapter). Without this a lost report would hold a
         // window's worth of bytes "in flight" until the history expires.
-        if let Some(newest) = report.arrivals.iter().map(|a| a.0).max() {
+        if let Some(newest) = report.packets.iter().map(|a| a.0).max() {
             let upto = newest.saturating_sub(self.hist_base).min(self.history.len() as u64) as usize;
             let from = self.settled_upto.saturating_sub(self.hist_base) as usize;
             for h in self.history.range_mut(from.min(upto)..upto) {
@@ -1192,8 +1227,10 @@ impl Sender {
             report_time: report.report_time,
             received_at: now,
             packets,
-            stats: report.stats,
+            stats,
             estimate: report.estimate,
+            format: report.format,
+            rr: report.rr,
         };
         if let Some(r) = fb.rtt_sample() {
             self.rtt = r;
@@ -1213,6 +1250,20 @@ pub struct EncodeRequest {
     pub target: DataRate,
     pub resolution: Resolution,
     pub key: bool,
+}
+
+impl Sender {
+    /// One-way delays relative to the smallest seen on the flow: across
+    /// clocks not known to agree only differences are meaningful (the
+    /// minimum stands for propagation plus the clocks' offset).
+    fn relative_owd(&mut self, stats: &mut ReportStats) {
+        let Some(min) = stats.owd_min else { return };
+        let floor = self.owd_floor.map_or(min, |f| f.min(min));
+        self.owd_floor = Some(floor);
+        for d in [&mut stats.owd_min, &mut stats.owd_mean, &mut stats.owd_max, &mut stats.owd_newest] {
+            *d = d.map(|d| d - floor);
+        }
+    }
 }
 
 /// A parity packet from the FEC encoder, queued at `now`.

@@ -1,8 +1,8 @@
 //! The sender sees a report as its bytes carry it (`rtcc_core::adapter`).
 
-use rtcc_core::adapter::adapt;
-use rtcc_core::feedback::{ReceiverReport, ReportFormat};
-use rtcc_core::units::Time;
+use rtcc_core::adapter::{adapt, Outcome};
+use rtcc_core::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues};
+use rtcc_core::units::{Duration, Time};
 
 fn report(format: ReportFormat, seqs: std::ops::Range<u64>, report_ms: i64) -> ReceiverReport {
     // Arrivals 1,337 µs apart (off every tick); every 7th packet lost.
@@ -15,8 +15,8 @@ fn report(format: ReportFormat, seqs: std::ops::Range<u64>, report_ms: i64) -> R
 fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
     let r = report(ReportFormat::Twcc, 0..200, 6_000);
     let got = adapt(&r, 199);
-    assert_eq!(got.arrivals.len(), 200);
-    for ((s, a), (s0, a0)) in got.arrivals.iter().zip(&r.arrivals) {
+    assert_eq!(got.arrivals().len(), 200);
+    for ((s, a), (s0, a0)) in got.arrivals().iter().zip(&r.arrivals) {
         assert_eq!(s, s0);
         assert_eq!(a.is_some(), a0.is_some(), "seq {s}");
         if let (Some(a), Some(a0)) = (a, a0) {
@@ -31,9 +31,9 @@ fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
 fn rfc8888_arrivals_are_1024ths_of_a_second_before_the_report() {
     let r = report(ReportFormat::Rfc8888, 0..200, 6_000);
     let got = adapt(&r, 199);
-    assert_eq!(got.arrivals.len(), 200);
+    assert_eq!(got.arrivals().len(), 200);
     let mut off_grid = 0;
-    for ((_, a), (_, a0)) in got.arrivals.iter().zip(&r.arrivals) {
+    for ((_, a), (_, a0)) in got.arrivals().iter().zip(&r.arrivals) {
         if let (Some(a), Some(a0)) = (a, a0) {
             let off = (r.report_time - *a).as_micros();
             // A whole number of 1/1024 s, to the µs the offset is rounded to.
@@ -55,7 +55,7 @@ fn sequences_unwrap_across_65536_and_lost_reports() {
         let r = report(ReportFormat::Twcc, next..next + len, 6_000);
         if i != 2 && i != 4 {
             let got = adapt(&r, next + len - 1);
-            let seqs: Vec<u64> = got.arrivals.iter().map(|a| a.0).collect();
+            let seqs: Vec<u64> = got.arrivals().iter().map(|a| a.0).collect();
             assert_eq!(seqs, (next..next + len).collect::<Vec<_>>(), "report {i}");
         }
         next += len;
@@ -63,10 +63,56 @@ fn sequences_unwrap_across_65536_and_lost_reports() {
     assert!(next > 2 * 65_536);
 }
 
+/// RR + XR: outcomes per sequence (Loss RLE), discards (RFC 7097), the RR
+/// block and the OWD block come through; no arrival time does.
 #[test]
-fn rtcp_xr_carries_no_per_packet_arrivals_to_quantise() {
-    let r = report(ReportFormat::RtcpXr, 0..50, 6_000);
-    assert!(matches!(adapt(&r, 49), std::borrow::Cow::Borrowed(b) if *b == r));
+fn rtcp_xr_gives_outcomes_and_report_values_but_no_arrival_time() {
+    let ms = |m| Some(Duration::from_millis(m));
+    let stats =
+        ReportStats { owd_min: ms(20), owd_mean: ms(25), owd_max: ms(40), owd_newest: ms(30), ..Default::default() };
+    let rr =
+        RrValues { fraction_lost: 36, cumulative_lost: 7, highest_seq: 65_585, jitter: Duration::from_micros(2_000) };
+    let mut r =
+        ReceiverReport { late: vec![65_540, 65_541], stats, rr, ..report(ReportFormat::RtcpXr, 65_536..65_586, 6_000) };
+    r.seal();
+    let got = adapt(&r, 65_590);
+    assert_eq!(got.packets.len(), 50);
+    for (&(s, o), &(s0, a0)) in got.packets.iter().zip(&r.arrivals) {
+        assert_eq!(s, s0);
+        let expect = match a0 {
+            None => Outcome::Lost,
+            Some(_) => Outcome::Received { discarded: s == 65_540 || s == 65_541 },
+        };
+        assert_eq!(o, expect, "{s}");
+    }
+    assert!(got.arrivals().iter().all(|a| a.1.is_none()));
+    assert_eq!(got.rr, Some(rr));
+    // 16.16 seconds on the wire: within half a 15.3 µs unit.
+    let near = |d: Option<Duration>, m: i64| (d.unwrap().as_micros() - m * 1000).abs() <= 8;
+    assert!(near(got.stats.owd_min, 20) && near(got.stats.owd_newest, 30), "{:?}", got.stats);
+    let lost = r.arrivals.iter().filter(|a| a.1.is_none()).count() as u32;
+    assert_eq!((got.stats.received, got.stats.lost, got.stats.late_discards), (50 - lost, lost, 2));
+    assert_eq!(got.stats.jitter, Duration::from_micros(2_000));
+    // FEC recoveries are on no wire.
+    assert_eq!(got.stats.fec_recovered, 0);
+}
+
+#[test]
+fn a_datagram_that_does_not_parse_is_an_empty_report() {
+    for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
+        let mut r = report(format, 0..20, 6_000);
+        r.seal();
+        for cut in 1..r.datagram.len() {
+            let mut bad = r.clone();
+            bad.datagram.truncate(cut);
+            let got = adapt(&bad, 19);
+            // A cut at a packet boundary leaves the packets before it.
+            assert!(got.packets.len() <= 20, "{format:?} {cut}");
+        }
+        let mut bad = r.clone();
+        bad.datagram = vec![0xff; 3];
+        assert!(adapt(&bad, 19).packets.is_empty());
+    }
 }
 
 #[test]
@@ -74,8 +120,8 @@ fn reordered_packet_reported_lost_then_arrived_is_reported_arrived() {
     let mut r = report(ReportFormat::Twcc, 0..10, 6_000);
     r.arrivals.push((3, Some(Time::from_millis(5_100))));
     let got = adapt(&r, 9);
-    assert_eq!(got.arrivals.len(), 10);
-    assert_eq!(got.arrivals[3], (3, Some(Time::from_millis(5_100))));
+    assert_eq!(got.arrivals().len(), 10);
+    assert_eq!(got.arrivals()[3], (3, Some(Time::from_millis(5_100))));
 }
 
 #[test]
@@ -86,7 +132,7 @@ fn a_reordered_packet_does_not_turn_reported_arrivals_into_losses() {
     for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
         r.format = format;
         let got = adapt(&r, 19);
-        let seqs: Vec<u64> = got.arrivals.iter().map(|a| a.0).collect();
+        let seqs: Vec<u64> = got.arrivals().iter().map(|a| a.0).collect();
         assert_eq!(seqs, [5].into_iter().chain(10..20).collect::<Vec<_>>(), "{format:?}");
     }
 }
@@ -101,8 +147,8 @@ fn rfc8888_over_range_reads_as_held_8_seconds() {
         ..Default::default()
     };
     let got = adapt(&r, 1);
-    assert_eq!(got.arrivals[0].1, Some(Time::from_micros(10_000_000 - (0x1ffd * 1_000_000 + 512) / 1024)));
-    assert_eq!(got.arrivals[1].1, Some(Time::from_millis(9_500)));
+    assert_eq!(got.arrivals()[0].1, Some(Time::from_micros(10_000_000 - (0x1ffd * 1_000_000 + 512) / 1024)));
+    assert_eq!(got.arrivals()[1].1, Some(Time::from_millis(9_500)));
 }
 
 #[test]

@@ -17,7 +17,7 @@ use rtcc_core::controller::{
 };
 use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
 use rtcc_core::fec::FecConfig;
-use rtcc_core::feedback::{Feedback, ReceiverReport};
+use rtcc_core::feedback::{Feedback, ReceiverReport, ReportFormat};
 use rtcc_core::pacer::PacerConfig;
 use rtcc_core::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
 use rtcc_core::pair::Pair;
@@ -696,6 +696,7 @@ fn packet_results_carry_frame_position_and_lateness() {
     pair.run_until(ms(150));
     // Packet 1 arrived too late for its frame (the receiver lists it in
     // `late`), packet 2 was lost; a late sequence not in the report is ignored.
+    // TWCC carries arrivals and no discards: `late` stays false there.
     let r = ReceiverReport {
         late: vec![1, 5],
         ..report(140, &[(0, Some(20)), (1, Some(21)), (2, None), (3, Some(120))], &[])
@@ -711,9 +712,25 @@ fn packet_results_carry_frame_position_and_lateness() {
         got,
         [
             (0, pos(0, 0, 3), false, Some(ms(20)), ms(0)),
-            (1, pos(0, 1, 3), true, Some(ms(21)), ms(0)),
+            (1, pos(0, 1, 3), false, Some(ms(21)), ms(0)),
             (2, pos(0, 2, 3), false, None, ms(0)),
             (3, pos(1, 0, 1), false, Some(ms(120)), ms(100)),
+        ]
+    );
+    drop(log);
+    // RR + XR: the discard RLE (RFC 7097) says 1 was discarded; no times.
+    pair.sender.handle_report(pair.now(), &ReceiverReport { format: ReportFormat::RtcpXr, ..r });
+    let log = ctl.log();
+    let fb = &log.feedback[1];
+    let got: Vec<(u64, FramePos, bool, bool, Option<Time>)> =
+        fb.packets.iter().map(|p| (p.seq, p.pos, p.late, p.received(), p.arrival)).collect();
+    assert_eq!(
+        got,
+        [
+            (0, pos(0, 0, 3), false, true, None),
+            (1, pos(0, 1, 3), true, true, None),
+            (2, pos(0, 2, 3), false, false, None),
+            (3, pos(1, 0, 1), false, true, None),
         ]
     );
     assert!(fb.packets[3].pos.is_last() && !fb.packets[1].pos.is_last());
@@ -772,7 +789,12 @@ fn late_flags_reach_packets_reported_out_of_order() {
     // (reordered, too late for its frame); the wire lists them by sequence.
     let ctl = bursts(DataRate::from_mbps(10));
     let mut pair = silent(flow(1000), &ctl, &Script::new(&[3000]));
-    let r = ReceiverReport { late: vec![1], ..report(40, &[(0, Some(20)), (2, Some(21)), (1, Some(39))], &[]) };
+    // RR + XR carry discards (RFC 7097); TWCC does not.
+    let r = ReceiverReport {
+        late: vec![1],
+        format: ReportFormat::RtcpXr,
+        ..report(40, &[(0, Some(20)), (2, Some(21)), (1, Some(39))], &[])
+    };
     report_at(&mut pair, ms(60), &r);
     let log = ctl.log();
     let fb = log.feedback.last().expect("a feedback");
@@ -805,4 +827,50 @@ fn the_controller_hears_each_frames_si_and_ti() {
     let mut pair = silent(flow(40), &ctl, &enc);
     pair.run_until(ms(399));
     assert!(ctl.log().frames.iter().all(|f| f.si == 0.0 && f.ti == 0.0));
+}
+
+/// Under RR + XR the controller gets outcomes, the RR block and the OWD
+/// block, never an arrival time; under TWCC the same call gives arrivals.
+#[test]
+fn a_controller_never_sees_an_arrival_time_under_rtcp_xr() {
+    let run = |format: ReportFormat, clocks_agree: bool| {
+        let ctl = Recorder::new(Decision::rates(kbps(600), kbps(600)));
+        let mut pair = Pair::builder()
+            .sender(SenderConfig { clocks_agree, ..flow(33) })
+            .controller(ctl.boxed())
+            .encoder(Script::new(&[2500]).boxed())
+            .receiver(ReceiverConfig { report_format: format, ..ReceiverConfig::default() })
+            .delay(MS * 30)
+            .loss(0.1, 7)
+            .build();
+        pair.run_until(ms(2000));
+        let fb = ctl.log().feedback.clone();
+        fb
+    };
+    let xr = run(ReportFormat::RtcpXr, true);
+    assert!(xr.len() > 10);
+    let packets = xr.iter().flat_map(|f| &f.packets);
+    assert!(packets.clone().all(|p| p.arrival.is_none()));
+    assert!(packets.clone().any(|p| p.received()) && packets.clone().any(|p| !p.received()));
+    for f in &xr {
+        assert_eq!(f.format, ReportFormat::RtcpXr);
+        let rr = f.rr.expect("RR block");
+        assert_eq!(rr.highest_seq, f.packets.iter().map(|p| p.seq).max().unwrap());
+        // In sequence order, as the Loss RLE lists them.
+        assert!(f.packets.windows(2).all(|w| w[0].seq < w[1].seq));
+        // The clocks agree here: the OWD block is the 30 ms path and up
+        // (16.16 seconds on the wire: within 8 µs).
+        if let Some(d) = f.stats.owd_min {
+            assert!(d >= MS * 30 - Duration::from_micros(8) && d < MS * 40, "{d}");
+        }
+    }
+    let twcc = run(ReportFormat::Twcc, true);
+    assert!(twcc.iter().flat_map(|f| &f.packets).any(|p| p.arrival.is_some()));
+    assert!(twcc.iter().all(|f| f.rr.is_none()));
+    // Clocks not known to agree: the OWD is relative to the smallest seen.
+    for (fbs, format) in [(run(ReportFormat::RtcpXr, false), "xr"), (run(ReportFormat::Twcc, false), "twcc")] {
+        let mins: Vec<Duration> = fbs.iter().filter_map(|f| f.stats.owd_min).collect();
+        assert!(mins.iter().all(|&d| d >= Duration::ZERO && d < MS * 10), "{format}: {mins:?}");
+        assert!(mins.contains(&Duration::ZERO), "{format}");
+    }
 }

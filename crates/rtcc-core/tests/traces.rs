@@ -222,6 +222,7 @@ fn trace(name: &str) -> String {
                             stats.received += 1;
                             stats.owd_min = Some(stats.owd_min.map_or(owd, |m| m.min(owd)));
                             stats.owd_max = Some(stats.owd_max.map_or(owd, |m| m.max(owd)));
+                            stats.owd_newest = Some(owd);
                             owd_sum += owd.as_micros();
                         } else {
                             stats.lost += 1;
@@ -236,6 +237,7 @@ fn trace(name: &str) -> String {
                             probe_cluster: -1,
                             pos: FramePos { frame: (seq / u64::from(PER_FRAME)) as u32, index, count: PER_FRAME },
                             late: false,
+                            ..Default::default()
                         }
                     })
                     .collect();
@@ -243,7 +245,8 @@ fn trace(name: &str) -> String {
                     stats.owd_mean = Some(Duration::from_micros(owd_sum / i64::from(stats.received)));
                 }
                 in_flight -= DataSize::from_bytes(PACKET.bytes() * packets.len() as u64);
-                let fb = Feedback { report_time, received_at: now, packets, stats, estimate: None };
+                let fb =
+                    Feedback { report_time, received_at: now, packets, stats, estimate: None, ..Default::default() };
                 run.c.on_feedback(now, &fb);
                 run.look("feedback");
             }

@@ -54,6 +54,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: rtcc_core::controller::Pushback::Off,
+    needs_arrivals: true,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -25,6 +25,7 @@ const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 struct Aimd {

@@ -212,6 +212,7 @@ pub fn pyctl_register(
         create: unnamed,
         receiver: None,
         pushback: Pushback::Off,
+        needs_arrivals: true,
     };
     ENTRIES
         .lock()

@@ -226,6 +226,10 @@ pub struct FlowFile {
     pub max_delay: Option<Quantity>,
     pub early_reports: Option<bool>,
     pub report_format: Option<String>,
+    /// The two ends' clocks are known to agree (default false): the
+    /// controller's one-way delay is then absolute, else relative to the
+    /// smallest seen (`SenderConfig::clocks_agree`).
+    pub clocks_agree: Option<bool>,
     pub playout: Option<Spec>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
@@ -879,6 +883,18 @@ fn flow_spec(
         Some("rtcp-xr") => ReportFormat::RtcpXr,
         Some(other) => return Err(e("report_format", format!("'{other}' is not one of twcc, rfc8888, rtcp-xr"))),
     };
+    // RTCP RR + XR carry per-sequence outcomes, the RR block and the
+    // interval's OWD, no arrival times (RFC 3550 §6.4.2, RFC 3611 §4.1).
+    if report_format == ReportFormat::RtcpXr && controller::needs_arrivals_of(&controller).unwrap_or(true) {
+        return Err(e(
+            "report_format",
+            format!(
+                "'rtcp-xr' carries no per-packet arrival times (RTCP RR + XR: received, lost or discarded per \
+                 sequence, the RR block, the interval's one-way delay), and controller '{controller}' reads them; \
+                 use 'twcc' or 'rfc8888', or a controller that runs on RR + XR (fbra, fixed)"
+            ),
+        ));
+    }
     // FBRA §5: "the maximum allowed end-to-end packet delay ... packets
     // arriving after this cut-off are discarded by the receiver". WebRTC has
     // no such cut-off: none unless the flow sets one.
@@ -939,6 +955,7 @@ fn flow_spec(
         // window to the pacer); a flow's `cwnd_pushback` overrides on/off.
         cwnd_pushback: f.cwnd_pushback.unwrap_or(pushback != Pushback::Off),
         pushback_pacer: pushback == Pushback::WithPacer,
+        clocks_agree: f.clocks_agree.unwrap_or(false),
         pacer: PacerConfig {
             queue_time_limit,
             burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {

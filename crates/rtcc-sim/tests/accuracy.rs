@@ -58,6 +58,7 @@ const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: rtcc_core::controller::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 fn register() {

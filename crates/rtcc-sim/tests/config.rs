@@ -148,3 +148,23 @@ fn content_encoder_profile_files_set_its_constants() {
     assert!(e.contains("flow[0].encoder.profile"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// RR + XR carry no arrival times: a controller that reads them is refused
+/// with the file, the flow's field and why; one that runs on RR + XR is not.
+#[test]
+fn rtcp_xr_refuses_a_controller_that_reads_arrival_times() {
+    let with = |controller: &str| {
+        let text = format!(
+            "duration = \"20s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\ncontroller = \"fixed\"\n\
+             [[flow]]\ncontroller = {controller}\nreport_format = \"rtcp-xr\"\n"
+        );
+        Scenario::parse(&text, "call.toml").map(|_| ()).map_err(|e| e.to_string())
+    };
+    for name in ["\"gcc\"", "\"c-nadu\"", "\"rrtcc\"", "\"copa+dumbo\""] {
+        let e = with(name).unwrap_err();
+        assert!(e.starts_with("call.toml: flow[1].report_format: 'rtcp-xr' carries no per-packet arrival times"), "{e}");
+        assert!(e.contains(&format!("controller '{}' reads them", name.trim_matches('"'))), "{e}");
+    }
+    assert_eq!(with("\"fixed\""), Ok(()));
+    assert_eq!(with("{ name = \"fbra\", report_interval = \"50ms\" }"), Ok(()));
+}

@@ -53,6 +53,7 @@ const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: rtcc_core::controller::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
@@ -178,6 +179,7 @@ fn a_receiver_side_estimate_rides_in_every_report() {
         create: create_remb,
         receiver: Some(create_remb_receiver),
         pushback: rtcc_core::controller::Pushback::InFlight,
+        needs_arrivals: true,
     })
     .unwrap();
     let text = r#"duration = "10s"

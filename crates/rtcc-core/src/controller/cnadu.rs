@@ -118,6 +118,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: super::Pushback::Off,
+    needs_arrivals: true,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
@@ -227,7 +228,10 @@ impl CNadu {
     pub fn cues(&mut self, now: Time, fb: &Feedback) -> Cues {
         let media: Vec<_> =
             fb.packets.iter().filter(|p| p.kind == PacketKind::Media && p.pos.frame != NO_FRAME).collect();
-        if let Some(owd) = fb.stats.owd_min {
+        // The smallest one-way delay of the report from the same arrivals
+        // and send times b_k is computed from, so a clock offset cancels
+        // (`stats.owd_min` may be relative to the flow's minimum).
+        if let Some(owd) = fb.packets.iter().filter_map(|p| Some(p.arrival? - p.send_time)).min() {
             self.base.push_back((now, owd));
         }
         while self.base.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.base_window) {
@@ -364,14 +368,15 @@ mod tests {
             .collect()
     }
 
+    /// No `stats`: C-NADU takes its base delay from the arrivals themselves.
     fn report(at: i64, packets: Vec<PacketResult>) -> Feedback {
-        let owd = packets.iter().filter_map(|p| Some(p.arrival? - p.send_time)).min();
         Feedback {
             report_time: ms(at),
             received_at: ms(at + 20),
             packets,
-            stats: ReportStats { owd_min: owd, ..Default::default() },
+            stats: ReportStats::default(),
             estimate: None,
+            ..Default::default()
         }
     }
 

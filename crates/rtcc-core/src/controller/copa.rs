@@ -170,6 +170,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // Dumbo thesis §4, §5.1: the window gates the pacer only; libwebrtc's
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
+    needs_arrivals: true,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).

@@ -33,6 +33,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: super::Pushback::InFlight,
+    needs_arrivals: false,
 };
 
 pub struct Fixed {

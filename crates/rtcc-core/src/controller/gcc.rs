@@ -86,6 +86,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: super::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 /// libwebrtc goog_cc_factory.cc `GetProcessInterval()`: kUpdateIntervalMs = 25.
@@ -185,6 +186,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
     create: create_probing,
     receiver: None,
     pushback: super::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -342,6 +342,13 @@ pub struct ControllerInfo {
     /// encoder through pushback, or only holds the pacer (the Dumbo thesis's
     /// Copa and RoCC, WebRTC's BBR, cross.txt §IV).
     pub pushback: Pushback,
+    /// Whether it reads per-packet arrival times (`PacketResult::arrival`,
+    /// RTT samples from them). RTCP RR + XR (`report_format = "rtcp-xr"`)
+    /// carry none, so a flow naming such a controller with that format is
+    /// refused; `false` means it runs on what RR + XR carry (per-sequence
+    /// received, lost or discarded, the RR block, the interval's one-way
+    /// delay, REMB).
+    pub needs_arrivals: bool,
 }
 
 /// One step of libwebrtc's CongestionWindowPushbackController
@@ -551,6 +558,19 @@ pub fn summary_of(name: &str) -> Option<String> {
             Some(format!("{inner} behind {}: {}; plus {inner}'s parameters", w.suffix, w.summary))
         }
         None => Some(lookup(name)?.summary.to_string()),
+    }
+}
+
+/// Whether a name reads per-packet arrival times (`ControllerInfo::needs_arrivals`);
+/// a wrapper does if it or its inner controller does (`+dumbo` reads them
+/// itself).
+pub fn needs_arrivals_of(name: &str) -> Option<bool> {
+    match split_wrapped(name) {
+        Some((_, inner)) => {
+            lookup(inner)?;
+            Some(true)
+        }
+        None => Some(lookup(name)?.needs_arrivals),
     }
 }
 

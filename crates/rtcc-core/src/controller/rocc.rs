@@ -105,6 +105,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // Dumbo thesis §4, §5.1: the window gates the pacer only; libwebrtc's
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
+    needs_arrivals: true,
 };
 
 /// Span of the hold-time maximum: several WebRTC report intervals (50–250 ms).

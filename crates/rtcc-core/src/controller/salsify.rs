@@ -133,6 +133,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: super::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 /// Inter-send gap avg/5, at least 0.5 ms and at most 2 ms (§8.4, §8.5;
@@ -401,6 +402,7 @@ mod tests {
             probe_cluster: -1,
             pos: FramePos { frame, index, count },
             late: false,
+            ..Default::default()
         }
     }
 

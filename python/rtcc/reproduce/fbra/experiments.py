@@ -63,8 +63,11 @@ BIN_S = 1.0
 SCHEMES: dict[str, dict[str, Any]] = {
     "fbra": {"controller": {"name": "fbra", "report_interval": REPORT},
              "fec": {"group": 8, "per_frame": False}},
-    "rrtcc": {"controller": "rrtcc"},
-    "c-nadu": {"controller": "c-nadu"},
+    # RRTCC and C-NADU read per-packet arrival times, which RR + XR do not
+    # carry (the scenario refuses them under rtcp-xr): RFC 8888, the RTCP
+    # feedback that carries them (1/1024 s).
+    "rrtcc": {"controller": "rrtcc", "report_format": "rfc8888"},
+    "c-nadu": {"controller": "c-nadu", "report_format": "rfc8888"},
 }  # fmt: skip
 
 

@@ -89,6 +89,7 @@ fn pkt(seq: u64, frame: u32, index: u16, count: u16, bytes: u64, sent: f64, arri
         probe_cluster: -1,
         pos: FramePos { frame, index, count },
         late: false,
+        ..Default::default()
     }
 }
 

@@ -273,6 +273,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // Counting the pacer queue, as rtcc's Cross results were measured
     // (libwebrtc's WebRTC-AddPacingToCongestionWindowPushback trial).
     pushback: crate::controller::Pushback::WithPacer,
+    needs_arrivals: true,
 };
 
 /// Lowest rate whatever min_rate says: MIMD from zero stays at zero.

@@ -44,8 +44,12 @@
 //! - losses and discards (late packets, RFC 7097), "recent" when in the
 //!   newer half of the report's packets (§4.1: events early in the interval
 //!   are taken as transient; the split is a choice, `recent`);
-//! - the sending rate R (media + FEC) and goodput G (media received in
-//!   time) over the last `rate_window`.
+//! - the sending rate R (media + FEC) and goodput G (media the RLE blocks
+//!   say arrived and were not discarded), both from the sender's history
+//!   (§4.1 fn. 4) by send time over the last `rate_window`.
+//!
+//! It reads only what RTCP RR + XR carry (`needs_arrivals: false`): per
+//! sequence received, lost or discarded, and the OWD block's newest value.
 //!
 //! States (§4.3, Sub-algorithms 1a–1d, with §9.0's prose):
 //! - DOWN: a recent loss or discard undershoots again (no deactivation,
@@ -213,6 +217,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: crate::controller::Pushback::Off,
+    needs_arrivals: false,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {
@@ -350,7 +355,7 @@ pub struct Fbra {
     /// (time, highest of R, media rate and G) of each report over the
     /// history, for its maximum (§4.2 keeps all three).
     rates: VecDeque<(Time, f64)>,
-    /// (send or arrival time, bytes) of packets sent and media received in time.
+    /// (send time, bytes) of packets sent and of media received in time.
     sent_log: VecDeque<(Time, u64)>,
     good_log: VecDeque<(Time, u64)>,
     initial_goodput: Option<f64>,
@@ -416,30 +421,35 @@ impl Fbra {
         bps.clamp(self.cfg.min_rate.bps() as f64, self.cfg.max_rate.bps() as f64)
     }
 
-    /// The report's cues (§4.1) from per-packet records at `now`.
+    /// The report's cues (§4.1) at `now`, from what RTCP RR + XR carry:
+    /// per-sequence received, lost or discarded (RFC 3611 Loss RLE, RFC 7097
+    /// discard RLE), joined with the sender's own history (send time, size,
+    /// kind), and the interval's one-way delay (the OWD block). No arrival
+    /// time is read: under TWCC or RFC 8888 the same outcomes drive it.
     pub fn read(&mut self, now: Time, fb: &Feedback) -> Report {
-        let video: Vec<_> = fb.packets.iter().filter(|p| p.kind != PacketKind::Audio).collect();
+        // §4.1: the RLE blocks tell "when exactly the loss and discard events
+        // took place in the reporting interval": in sequence order.
+        let mut video: Vec<_> = fb.packets.iter().filter(|p| p.kind != PacketKind::Audio).collect();
+        video.sort_by_key(|p| p.seq);
         let split = ((1.0 - self.cfg.recent) * video.len() as f64).floor() as usize;
         let mut r = Report::default();
         for (i, p) in video.iter().enumerate() {
             let recent = i >= split;
+            // §9.2 [SPEC]: R and G from the sender's history; keyed by send
+            // time, the one time the sender knows of every packet.
             self.sent_log.push_back((p.send_time, p.size.bytes()));
-            match p.arrival {
-                None => {
-                    r.loss = true;
-                    r.recent_loss |= recent;
-                }
-                Some(_) if p.late => {
-                    r.discard = true;
-                    r.recent_discard |= recent;
-                }
-                Some(at) if p.kind == PacketKind::Media || p.kind == PacketKind::Rtx => {
-                    self.good_log.push_back((at, p.size.bytes()))
-                }
-                Some(_) => {}
+            if !p.received() {
+                r.loss = true;
+                r.recent_loss |= recent;
+            } else if p.late {
+                r.discard = true;
+                r.recent_discard |= recent;
+            } else if p.kind == PacketKind::Media || p.kind == PacketKind::Rtx {
+                // §4.1 fn. 4: goodput from "the history of sent, lost and
+                // discarded packets": media received in time.
+                self.good_log.push_back((p.send_time, p.size.bytes()));
             }
         }
-        let newest = video.iter().rev().find_map(|p| Some(p.arrival? - p.send_time));
         let w = self.cfg.rate_window;
         let edge = |log: &mut VecDeque<(Time, u64)>, newest: Time| {
             while log.front().is_some_and(|&(t, _)| newest.saturating_since(t) > w) {
@@ -447,13 +457,15 @@ impl Fbra {
             }
             log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / w.as_secs_f64()
         };
+        // Both over the window ending at the newest send the report covers,
+        // so a report of losses only keeps the goodput of the window.
         if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
             r.sent = edge(&mut self.sent_log, last_send);
+            r.goodput = edge(&mut self.good_log, last_send);
         }
-        // The receiver's goodput over the window ending when it sent the
-        // report (§9 [SPEC]: bytes received over the interval), so a report
-        // that carries no arrival, common at low rates, does not read as zero.
-        r.goodput = edge(&mut self.good_log, fb.report_time);
+        // §4.1: "the receiving endpoint reports the observed OWD in the
+        // reporting interval" (its ref. [37]); the newest packet's, as [3P].
+        let newest = fb.stats.owd_newest;
         // The OWD history keeps loss-free reports only (§4.1, §9.6); seeded
         // with the first sample.
         while self.owd.front().is_some_and(|&(t, _)| now.saturating_since(t) > self.cfg.history) {

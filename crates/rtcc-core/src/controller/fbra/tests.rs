@@ -213,20 +213,33 @@ fn up_is_more_sensitive_than_probe() {
     assert_eq!(f.state, State::Down);
 }
 
+/// A packet as RR + XR report it: received (Loss RLE) or lost, no arrival
+/// time; `owd` only says whether it arrived here.
 fn packet(seq: u64, send: i64, owd: Option<i64>) -> PacketResult {
     PacketResult {
         seq,
         kind: PacketKind::Media,
         size: DataSize::from_bytes(1000),
         send_time: ms(send),
-        arrival: owd.map(|d| ms(send + d)),
+        arrival: None,
+        received_untimed: owd.is_some(),
         pos: FramePos { frame: seq as u32, index: 0, count: 1 },
         ..Default::default()
     }
 }
 
-fn feedback(at: i64, packets: Vec<PacketResult>) -> Feedback {
-    Feedback { report_time: ms(at), received_at: ms(at + 50), packets, stats: ReportStats::default(), estimate: None }
+/// An RR + XR report of `packets` (seq, send, OWD if received): the OWD
+/// block's newest value is the last received packet's.
+fn feedback_owd(at: i64, packets: &[(u64, i64, Option<i64>)]) -> Feedback {
+    let newest = packets.iter().rev().find_map(|p| p.2).map(Duration::from_millis);
+    Feedback {
+        report_time: ms(at),
+        received_at: ms(at + 50),
+        packets: packets.iter().map(|&(s, t, d)| packet(s, t, d)).collect(),
+        stats: ReportStats { owd_newest: newest, ..Default::default() },
+        format: crate::feedback::ReportFormat::RtcpXr,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -235,28 +248,69 @@ fn watermarks_are_percentiles_of_loss_free_reports_and_losses_are_recent_in_the_
     // Five loss-free reports with newest OWDs 50..90 ms.
     for (i, d) in [50, 60, 70, 80, 90].into_iter().enumerate() {
         let t = 100 * i as i64;
-        f.read(ms(t + 100), &feedback(t, vec![packet(i as u64, t, Some(d))]));
+        f.read(ms(t + 100), &feedback_owd(t, &[(i as u64, t, Some(d))]));
     }
     // 40th percentile of {50..90} by nearest rank: index round(0.4 × 4) = 2 → 70 ms;
     // 80th: index round(3.2) = 3 → 80 ms.
     assert_eq!(f.watermarks, Some((Duration::from_millis(70), Duration::from_millis(80))));
     // A report whose oldest packet is lost: a loss, not recent; its OWD
     // (newest packet, 140 ms) is not added to the history.
-    let r = f.read(ms(700), &feedback(600, vec![packet(10, 600, None), packet(11, 610, Some(140))]));
+    let r = f.read(ms(700), &feedback_owd(600, &[(10, 600, None), (11, 610, Some(140))]));
     assert!(r.loss && !r.recent_loss);
     assert!((r.c_hi - 140.0 / 80.0).abs() < 1e-9, "{}", r.c_hi);
     assert_eq!(f.owd.len(), 5);
-    let r = f.read(ms(800), &feedback(700, vec![packet(12, 700, Some(60)), packet(13, 710, None)]));
+    let r = f.read(ms(800), &feedback_owd(700, &[(12, 700, Some(60)), (13, 710, None)]));
     assert!(r.recent_loss);
+    // Recency is by sequence (the RLE's order, §4.1), not by where a packet
+    // sits in the report: the newest sequence lost, listed first, is recent.
+    let r = f.read(
+        ms(900),
+        &feedback_owd(800, &[(17, 830, None), (14, 800, Some(60)), (15, 810, Some(60)), (16, 820, Some(60))]),
+    );
+    assert!(r.recent_loss);
+    let r = f.read(
+        ms(1000),
+        &feedback_owd(900, &[(19, 910, Some(60)), (20, 920, Some(60)), (18, 900, None), (21, 930, Some(60))]),
+    );
+    assert!(r.loss && !r.recent_loss);
+}
+
+#[test]
+fn discards_are_read_from_the_discard_rle_and_leave_the_goodput() {
+    let mut f = fbra(&[]);
+    let mut fb = feedback_owd(100, &[(0, 0, Some(20)), (1, 10, Some(20)), (2, 20, Some(20)), (3, 30, Some(20))]);
+    fb.packets[3].late = true;
+    let r = f.read(ms(150), &fb);
+    assert!(r.discard && r.recent_discard && !r.loss);
+    // Three 1000 B packets in time over the 500 ms window; four sent.
+    assert!((r.goodput - 3.0 * 8000.0 / 0.5).abs() < 1e-6, "{}", r.goodput);
+    assert!((r.sent - 4.0 * 8000.0 / 0.5).abs() < 1e-6, "{}", r.sent);
+}
+
+#[test]
+fn arrival_times_are_not_read() {
+    // The same report with and without arrival times gives the same cues:
+    // FBRA runs on what RR + XR carry.
+    let xr = feedback_owd(100, &[(0, 0, Some(20)), (1, 10, None), (2, 20, Some(25)), (3, 30, Some(30))]);
+    let mut timed = xr.clone();
+    for p in &mut timed.packets {
+        if p.received_untimed {
+            p.arrival = Some(p.send_time + Duration::from_millis(1 + p.seq as i64 * 97));
+            p.received_untimed = false;
+        }
+    }
+    let (mut a, mut b) = (fbra(&[]), fbra(&[]));
+    assert_eq!(a.read(ms(150), &xr), b.read(ms(150), &timed));
+    assert_eq!(a.watermarks, b.watermarks);
 }
 
 #[test]
 fn an_early_report_goes_down_and_silence_halves_the_rate() {
     let mut f = fbra(&[]);
-    f.on_feedback(ms(100), &feedback(100, vec![packet(0, 60, Some(40))]));
+    f.on_feedback(ms(100), &feedback_owd(100, &[(0, 60, Some(40))]));
     assert_eq!(f.state, State::Stay);
     // 30 ms after the last: under half of the 100 ms interval.
-    f.on_feedback(ms(130), &feedback(130, vec![packet(1, 90, Some(40))]));
+    f.on_feedback(ms(130), &feedback_owd(130, &[(1, 90, Some(40))]));
     assert_eq!(f.state, State::Down);
     // No report for 5 intervals: half the rate.
     let rate = f.rate();
@@ -279,16 +333,17 @@ fn bad_parameters_name_the_field() {
 }
 
 #[test]
-fn a_report_without_arrivals_keeps_the_goodput_of_the_window() {
+fn a_report_of_losses_only_keeps_the_goodput_of_the_window() {
     let mut f = fbra(&[]);
-    // Ten 1000 B packets arrive 50 ms apart over 0..450 ms (+20 ms OWD).
+    // Ten 1000 B packets sent 50 ms apart over 0..450 ms, each received.
     for i in 0..10 {
         let t = 50 * i;
-        f.read(ms(t + 70), &feedback(t + 20, vec![packet(i as u64, t, Some(20))]));
+        f.read(ms(t + 70), &feedback_owd(t + 20, &[(i as u64, t, Some(20))]));
     }
-    // A report at 480 ms carrying only a lost packet: the receiver's goodput
-    // over 0..480 ms is still 10 × 8000 bits / 0.5 s, not zero.
-    let r = f.read(ms(530), &feedback(480, vec![packet(10, 460, None)]));
+    // A report at 480 ms carrying only a lost packet sent at 460 ms: the
+    // goodput over the window of sends 0..460 ms is still 10 × 8000 bits /
+    // 0.5 s, not zero (§4.1 fn. 4: from the sender's history).
+    let r = f.read(ms(530), &feedback_owd(480, &[(10, 460, None)]));
     assert!(r.loss);
     assert!((r.goodput - 160e3).abs() < 1e-6, "{}", r.goodput);
 }

@@ -328,6 +328,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 pub const INFO_NADAR: ControllerInfo = ControllerInfo {
@@ -338,6 +339,7 @@ pub const INFO_NADAR: ControllerInfo = ControllerInfo {
     create: create_nadar,
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -163,6 +163,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: crate::controller::Pushback::Off,
+    needs_arrivals: true,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

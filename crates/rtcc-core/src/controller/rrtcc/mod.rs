@@ -127,6 +127,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: Some(create_receiver),
     pushback: crate::controller::Pushback::Off,
+    needs_arrivals: true,
 };
 
 // send_side_bandwidth_estimation.{h,cc} (r4855). Loss is RTCP's fraction

@@ -25,6 +25,7 @@ pub(crate) fn media(seq: u64, frame: u32, index: u16, count: u16, sent_us: i64, 
         probe_cluster: -1,
         pos: FramePos { frame, index, count },
         late: false,
+        ..Default::default()
     }
 }
 

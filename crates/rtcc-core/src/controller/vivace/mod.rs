@@ -223,6 +223,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     create,
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
+    needs_arrivals: true,
 };
 
 /// kInitialRttMs: RTT before any sample; initial MI timeout = 2 × this.
