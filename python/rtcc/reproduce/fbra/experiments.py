@@ -61,8 +61,13 @@ HOST_JITTER_MS = (0.1, 1.0)
 BIN_S = 1.0
 
 SCHEMES: dict[str, dict[str, Any]] = {
+    # §4.1: the receiver measures the OWD "without the need for clock
+    # synchronization" (Sync & Sense, its ref. [36]), an absolute OWD whose
+    # ratios to the watermarks FBRA reads; the simulator's agreeing clocks
+    # give it. Relative to the minimum (the default) those ratios lose
+    # their scale.
     "fbra": {"controller": {"name": "fbra", "report_interval": REPORT},
-             "fec": {"group": 8, "per_frame": False}},
+             "fec": {"group": 8, "per_frame": False}, "clocks_agree": True},
     # RRTCC and C-NADU read per-packet arrival times, which RR + XR do not
     # carry (the scenario refuses them under rtcp-xr): RFC 8888, the RTCP
     # feedback that carries them (1/1024 s).
