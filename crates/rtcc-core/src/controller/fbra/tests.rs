@@ -340,9 +340,9 @@ fn a_report_of_losses_only_keeps_the_goodput_of_the_window() {
         let t = 50 * i;
         f.read(ms(t + 70), &feedback_owd(t + 20, &[(i as u64, t, Some(20))]));
     }
-    // A report at 480 ms (heard at 530 ms) carrying only a lost packet: the
-    // goodput of the reports heard over the last 500 ms is still 10 × 8000
-    // bits / 0.5 s, not zero (§4.1 fn. 4: from the sender's history).
+    // A report at 480 ms carrying only a lost packet sent at 460 ms: the
+    // goodput over the window of sends 0..460 ms is still 10 × 8000 bits /
+    // 0.5 s, not zero (§4.1 fn. 4: from the sender's history).
     let r = f.read(ms(530), &feedback_owd(480, &[(10, 460, None)]));
     assert!(r.loss);
     assert!((r.goodput - 160e3).abs() < 1e-6, "{}", r.goodput);
