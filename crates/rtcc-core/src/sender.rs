@@ -151,10 +151,13 @@ pub struct SenderConfig {
     /// (key frame requests and skips reach the outside encoder through
     /// `EncodeRequest` and `handle_capture`'s `None`).
     pub external_frames: bool,
-    /// The two ends' clocks are known to agree: the controller's one-way
-    /// delay is receiver clock minus sender clock as measured. Otherwise
-    /// (the default, as between two hosts) only differences mean anything,
-    /// and it is given relative to the smallest seen on the flow.
+    /// The controller's one-way delay is absolute (the default): receiver
+    /// clock minus sender clock as measured, which the simulator's one clock
+    /// gives and which FBRA gets without synchronised clocks from Sync &
+    /// Sense (fbra.txt §4.1, its ref. [36]). `false` models a receiver that
+    /// reports raw differences of unsynchronised clocks: only differences
+    /// mean anything, and the delay is given relative to the smallest seen
+    /// on the flow.
     pub clocks_agree: bool,
 }
 
@@ -183,7 +186,7 @@ impl Default for SenderConfig {
             pacer: PacerConfig::default(),
             timing: SenderTiming::OFF,
             external_frames: false,
-            clocks_agree: false,
+            clocks_agree: true,
         }
     }
 }

@@ -226,9 +226,8 @@ pub struct FlowFile {
     pub max_delay: Option<Quantity>,
     pub early_reports: Option<bool>,
     pub report_format: Option<String>,
-    /// The two ends' clocks are known to agree (default false): the
-    /// controller's one-way delay is then absolute, else relative to the
-    /// smallest seen (`SenderConfig::clocks_agree`).
+    /// The controller's one-way delay is absolute (default true), else
+    /// relative to the smallest seen (`SenderConfig::clocks_agree`).
     pub clocks_agree: Option<bool>,
     pub playout: Option<Spec>,
     pub fec: Option<Toggle>,
@@ -955,7 +954,7 @@ fn flow_spec(
         // window to the pacer); a flow's `cwnd_pushback` overrides on/off.
         cwnd_pushback: f.cwnd_pushback.unwrap_or(pushback != Pushback::Off),
         pushback_pacer: pushback == Pushback::WithPacer,
-        clocks_agree: f.clocks_agree.unwrap_or(false),
+        clocks_agree: f.clocks_agree.unwrap_or(true),
         pacer: PacerConfig {
             queue_time_limit,
             burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {

@@ -162,7 +162,10 @@ fn rtcp_xr_refuses_a_controller_that_reads_arrival_times() {
     };
     for name in ["\"gcc\"", "\"c-nadu\"", "\"rrtcc\"", "\"copa+dumbo\""] {
         let e = with(name).unwrap_err();
-        assert!(e.starts_with("call.toml: flow[1].report_format: 'rtcp-xr' carries no per-packet arrival times"), "{e}");
+        assert!(
+            e.starts_with("call.toml: flow[1].report_format: 'rtcp-xr' carries no per-packet arrival times"),
+            "{e}"
+        );
         assert!(e.contains(&format!("controller '{}' reads them", name.trim_matches('"'))), "{e}");
     }
     assert_eq!(with("\"fixed\""), Ok(()));

@@ -44,9 +44,10 @@
 //! - losses and discards (late packets, RFC 7097), "recent" when in the
 //!   newer half of the report's packets (§4.1: events early in the interval
 //!   are taken as transient; the split is a choice, `recent`);
-//! - the sending rate R (media + FEC) and goodput G (media the RLE blocks
-//!   say arrived and were not discarded), both from the sender's history
-//!   (§4.1 fn. 4) by send time over the last `rate_window`.
+//! - the sending rate R (media + FEC) by send time and goodput G (media the
+//!   RLE blocks say arrived and were not discarded, booked at the report's
+//!   arrival), both from the sender's history (§4.1 fn. 4) over the last
+//!   `rate_window`.
 //!
 //! It reads only what RTCP RR + XR carry (`needs_arrivals: false`): per
 //! sequence received, lost or discarded, and the OWD block's newest value.
@@ -355,7 +356,8 @@ pub struct Fbra {
     /// (time, highest of R, media rate and G) of each report over the
     /// history, for its maximum (§4.2 keeps all three).
     rates: VecDeque<(Time, f64)>,
-    /// (send time, bytes) of packets sent and of media received in time.
+    /// (send time, bytes) of packets sent; (report arrival, bytes) of media
+    /// received in time.
     sent_log: VecDeque<(Time, u64)>,
     good_log: VecDeque<(Time, u64)>,
     initial_goodput: Option<f64>,
@@ -446,23 +448,29 @@ impl Fbra {
                 r.recent_discard |= recent;
             } else if p.kind == PacketKind::Media || p.kind == PacketKind::Rtx {
                 // §4.1 fn. 4: goodput from "the history of sent, lost and
-                // discarded packets": media received in time.
-                self.good_log.push_back((p.send_time, p.size.bytes()));
+                // discarded packets in the last reporting interval": media a
+                // report says arrived in time arrived in the interval before
+                // it, so it is booked at the report's arrival (the sender's
+                // clock), not its send time (which gives the sending rate of
+                // what got through, above the goodput while a queue builds).
+                self.good_log.push_back((fb.received_at, p.size.bytes()));
             }
         }
         let w = self.cfg.rate_window;
+        // The window is (newest - w, newest]: an entry exactly w old is out,
+        // or reports booked every w/5 would count six intervals in five.
         let edge = |log: &mut VecDeque<(Time, u64)>, newest: Time| {
-            while log.front().is_some_and(|&(t, _)| newest.saturating_since(t) > w) {
+            while log.front().is_some_and(|&(t, _)| newest.saturating_since(t) >= w) {
                 log.pop_front();
             }
             log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / w.as_secs_f64()
         };
-        // Both over the window ending at the newest send the report covers,
-        // so a report of losses only keeps the goodput of the window.
         if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
             r.sent = edge(&mut self.sent_log, last_send);
-            r.goodput = edge(&mut self.good_log, last_send);
         }
+        // Over the window ending now, so a report of losses only keeps the
+        // goodput of the window.
+        r.goodput = edge(&mut self.good_log, fb.received_at);
         // §4.1: "the receiving endpoint reports the observed OWD in the
         // reporting interval" (its ref. [37]); the newest packet's, as [3P].
         let newest = fb.stats.owd_newest;

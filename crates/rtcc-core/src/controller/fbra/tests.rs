@@ -340,10 +340,26 @@ fn a_report_of_losses_only_keeps_the_goodput_of_the_window() {
         let t = 50 * i;
         f.read(ms(t + 70), &feedback_owd(t + 20, &[(i as u64, t, Some(20))]));
     }
-    // A report at 480 ms carrying only a lost packet sent at 460 ms: the
-    // goodput over the window of sends 0..460 ms is still 10 × 8000 bits /
-    // 0.5 s, not zero (§4.1 fn. 4: from the sender's history).
+    // A report at 480 ms (heard at 530 ms) carrying only a lost packet: the
+    // goodput of the reports heard over the last 500 ms is still 10 × 8000
+    // bits / 0.5 s, not zero (§4.1 fn. 4: from the sender's history).
     let r = f.read(ms(530), &feedback_owd(480, &[(10, 460, None)]));
     assert!(r.loss);
     assert!((r.goodput - 160e3).abs() < 1e-6, "{}", r.goodput);
+}
+
+#[test]
+fn goodput_counts_the_reports_of_one_window_not_one_more() {
+    let mut f = fbra(&[]);
+    // A report every 100 ms, each saying ten 1000 B packets arrived in time:
+    // 80 kbit per 100 ms is 800 kbps. The 500 ms window ending at a report
+    // holds five reports; the one exactly 500 ms old is out (it would read
+    // 960 kbps).
+    let mut r = Report::default();
+    for k in 0..12i64 {
+        let t = 100 * k;
+        let pk: Vec<_> = (0..10).map(|j| ((10 * k + j) as u64, t + 10 * j, Some(20))).collect();
+        r = f.read(ms(t + 150), &feedback_owd(t + 100, &pk));
+    }
+    assert!((r.goodput - 800e3).abs() < 1e-6, "{}", r.goodput);
 }
