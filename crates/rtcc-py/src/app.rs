@@ -55,6 +55,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: rtcc_core::controller::Pushback::Off,
     needs_arrivals: true,
+    report_format: rtcc_core::feedback::ReportFormat::Twcc,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -26,6 +26,7 @@ const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: Pushback::InFlight,
     needs_arrivals: true,
+    report_format: rtcc_core::feedback::ReportFormat::Twcc,
 };
 
 struct Aimd {

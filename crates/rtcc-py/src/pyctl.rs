@@ -213,6 +213,7 @@ pub fn pyctl_register(
         receiver: None,
         pushback: Pushback::Off,
         needs_arrivals: true,
+        report_format: rtcc_core::feedback::ReportFormat::Twcc,
     };
     ENTRIES
         .lock()

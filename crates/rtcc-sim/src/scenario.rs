@@ -875,9 +875,11 @@ fn flow_spec(
         Some(d) => return Err(e("keyframe_wait", format!("{d} is outside 1ms..10s"))),
     };
     let playout = parse_playout(f.playout.as_ref(), exact).map_err(|(k, r)| e(&k, r))?;
-    // Transport-wide CC is what libwebrtc sends; FBRA §4.1 reports by RTCP RR + XR.
+    // Unnamed, the controller's own: transport-wide CC as libwebrtc sends
+    // it, RTCP RR + XR for FBRA (§4.1).
     let report_format = match f.report_format.as_deref() {
-        None | Some("twcc") => ReportFormat::Twcc,
+        None => controller::report_format_of(&controller).unwrap_or(ReportFormat::Twcc),
+        Some("twcc") => ReportFormat::Twcc,
         Some("rfc8888") => ReportFormat::Rfc8888,
         Some("rtcp-xr") => ReportFormat::RtcpXr,
         Some(other) => return Err(e("report_format", format!("'{other}' is not one of twcc, rfc8888, rtcp-xr"))),

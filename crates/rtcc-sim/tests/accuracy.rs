@@ -59,6 +59,7 @@ const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: rtcc_core::controller::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: rtcc_core::feedback::ReportFormat::Twcc,
 };
 
 fn register() {

@@ -2,6 +2,7 @@
 //! bare-number rule (a number is seconds, bits per second or bytes), and every
 //! refusal reads `file: field: reason`.
 
+use rtcc_core::feedback::ReportFormat;
 use rtcc_core::units::{DataRate, Duration, Time};
 use rtcc_sim::{Scenario, ScenarioError};
 
@@ -170,4 +171,22 @@ fn rtcp_xr_refuses_a_controller_that_reads_arrival_times() {
     }
     assert_eq!(with("\"fixed\""), Ok(()));
     assert_eq!(with("{ name = \"fbra\", report_interval = \"50ms\" }"), Ok(()));
+}
+
+/// A flow that names no report format gets its controller's: FBRA's RTCP
+/// RR + XR (its discards travel only in the discard RLE), libwebrtc's
+/// transport-wide CC for the rest, wrappers included.
+#[test]
+fn an_unnamed_report_format_is_the_controllers_own() {
+    let format = |controller: &str, line: &str| {
+        let text = format!(
+            "duration = \"20s\"\n[link]\ncapacity = \"3Mbps\"\ndelay = \"25ms\"\n[[flow]]\ncontroller = \"{controller}\"\n{line}"
+        );
+        Scenario::parse(&text, "call.toml").unwrap().flows[0].receiver.report_format
+    };
+    assert_eq!(format("fbra", ""), ReportFormat::RtcpXr);
+    assert_eq!(format("fbra", "report_format = \"twcc\"\n"), ReportFormat::Twcc);
+    for name in ["gcc", "rrtcc", "c-nadu", "fixed", "copa+dumbo"] {
+        assert_eq!(format(name, ""), ReportFormat::Twcc, "{name}");
+    }
 }

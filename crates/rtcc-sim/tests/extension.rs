@@ -54,6 +54,7 @@ const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: rtcc_core::controller::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: rtcc_core::feedback::ReportFormat::Twcc,
 };
 
 fn col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
@@ -180,6 +181,7 @@ fn a_receiver_side_estimate_rides_in_every_report() {
         receiver: Some(create_remb_receiver),
         pushback: rtcc_core::controller::Pushback::InFlight,
         needs_arrivals: true,
+        report_format: rtcc_core::feedback::ReportFormat::Twcc,
     })
     .unwrap();
     let text = r#"duration = "10s"

@@ -122,6 +122,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: super::Pushback::Off,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -171,6 +171,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).

@@ -34,6 +34,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: super::Pushback::InFlight,
     needs_arrivals: false,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 pub struct Fixed {

@@ -87,6 +87,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: super::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// libwebrtc goog_cc_factory.cc `GetProcessInterval()`: kUpdateIntervalMs = 25.
@@ -187,6 +188,7 @@ pub const INFO_PROBING: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: super::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 fn create_probing(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -349,6 +349,10 @@ pub struct ControllerInfo {
     /// received, lost or discarded, the RR block, the interval's one-way
     /// delay, REMB).
     pub needs_arrivals: bool,
+    /// The feedback it was designed for: a flow that names no
+    /// `report_format` gets this one (FBRA's RR + XR, fbra.txt §4.1: TWCC
+    /// carries no discards; everyone else libwebrtc's transport-wide CC).
+    pub report_format: crate::feedback::ReportFormat,
 }
 
 /// One step of libwebrtc's CongestionWindowPushbackController
@@ -571,6 +575,18 @@ pub fn needs_arrivals_of(name: &str) -> Option<bool> {
             Some(true)
         }
         None => Some(lookup(name)?.needs_arrivals),
+    }
+}
+
+/// The report format a name was designed for (a wrapper: transport-wide
+/// CC, as its Copa or RoCC inner reads arrival times).
+pub fn report_format_of(name: &str) -> Option<crate::feedback::ReportFormat> {
+    match split_wrapped(name) {
+        Some((_, inner)) => {
+            lookup(inner)?;
+            Some(crate::feedback::ReportFormat::Twcc)
+        }
+        None => Some(lookup(name)?.report_format),
     }
 }
 

@@ -106,6 +106,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// Span of the hold-time maximum: several WebRTC report intervals (50–250 ms).

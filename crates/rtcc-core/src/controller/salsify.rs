@@ -134,6 +134,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: super::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// Inter-send gap avg/5, at least 0.5 ms and at most 2 ms (§8.4, §8.5;

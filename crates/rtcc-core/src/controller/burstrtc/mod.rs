@@ -240,6 +240,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::Off,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

@@ -274,6 +274,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // (libwebrtc's WebRTC-AddPacingToCongestionWindowPushback trial).
     pushback: crate::controller::Pushback::WithPacer,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// Lowest rate whatever min_rate says: MIMD from zero stays at zero.

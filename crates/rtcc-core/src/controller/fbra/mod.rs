@@ -219,6 +219,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::Off,
     needs_arrivals: false,
+    report_format: crate::feedback::ReportFormat::RtcpXr,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

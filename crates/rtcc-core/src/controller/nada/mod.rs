@@ -329,6 +329,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 pub const INFO_NADAR: ControllerInfo = ControllerInfo {
@@ -340,6 +341,7 @@ pub const INFO_NADAR: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 fn create(p: &Params, ctx: &ControllerContext) -> Result<Box<dyn Controller>, ConfigError> {

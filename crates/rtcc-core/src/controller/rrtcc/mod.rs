@@ -128,6 +128,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: Some(create_receiver),
     pushback: crate::controller::Pushback::Off,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 // send_side_bandwidth_estimation.{h,cc} (r4855). Loss is RTCP's fraction

@@ -224,6 +224,7 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::InFlight,
     needs_arrivals: true,
+    report_format: crate::feedback::ReportFormat::Twcc,
 };
 
 /// kInitialRttMs: RTT before any sample; initial MI timeout = 2 × this.
