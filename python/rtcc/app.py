@@ -11,7 +11,9 @@ A policy is an object with any of these methods; each gets the :class:`Session` 
     on_timer(session)                  at the time given to session.set_timer
 
 ``report`` is a dict: ``report_time_s``, ``received``, ``lost``, ``fraction_lost``,
-``jitter_s`` (RFC 3550), ``late_discards``, ``fec_recovered``, ``owd_min_s``/``owd_mean_s``/
+``jitter_s`` (RFC 3550) and ``late_discards`` (RFC 7097; both None unless the flow's
+``report_format`` is ``rtcp-xr``), ``fec_recovered`` (None: no report format carries it),
+``owd_min_s``/``owd_mean_s``/
 ``owd_max_s``, ``rtt_s``, ``estimate_bps`` (a receiver-side estimate, if any) and
 ``packets``: ``(seq, kind, size, send_s, arrival_s or None, frame or None, late)`` per
 packet. ``frame`` is a dict with ``frame``, ``size``, ``packets``, ``key``, ``capture_s``;

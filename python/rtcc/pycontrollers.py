@@ -145,9 +145,11 @@ class Feedback:
     (receiver clock; NaN = lost), ``size`` (bytes), ``frame`` (-1 = none), ``kind``
     (codes of :data:`KINDS`), ``late`` (arrived too late for its frame). Scalars:
     ``report_time_s``, ``rtt_s`` (newest packet, without the receiver's hold; NaN if
-    none), ``received``, ``lost``, ``jitter_s`` (RFC 3550), ``owd_min_s``/``owd_mean_s``/
-    ``owd_max_s``, ``estimate_bps`` (receiver-side, NaN if none), ``late_discards``,
-    ``fec_recovered``.
+    none), ``received``, ``lost``, ``jitter_s`` (RFC 3550; NaN unless the report is
+    ``rtcp-xr``), ``owd_min_s``/``owd_mean_s``/``owd_max_s``, ``estimate_bps``
+    (receiver-side, NaN if none), ``late_discards`` (RFC 7097; None unless ``rtcp-xr``),
+    ``fec_recovered`` (None: no report format carries it). ``late`` is set only by
+    ``rtcp-xr``'s discard RLE.
     """
 
     __slots__ = (

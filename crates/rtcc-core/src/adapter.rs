@@ -30,7 +30,7 @@ pub struct WireReport {
     /// Kept from the report (a simulator-side record: TWCC and RR + XR carry
     /// no report time); `Feedback::hold` reads it against arrivals only.
     pub report_time: Time,
-    /// In the order the wire lists them: by run, each in sequence order.
+    /// In sequence order, each sequence once.
     pub packets: Vec<(u64, Outcome)>,
     /// Received and lost counted from `packets`; under `RtcpXr` also the RR's
     /// jitter, the discards and the OWD block's values (as the receiver
@@ -62,6 +62,37 @@ fn unwrap(s: u16, newest_sent: u64) -> u64 {
     unwrap_bits(u64::from(s), 16, newest_sent)
 }
 
+/// At most one outcome per 16-bit sequence: what a report about packets the
+/// sender sent can hold. Bytes that claim more (a 20-byte Loss RLE block
+/// spans 65,535 sequences) are cut here, not expanded.
+const MAX_OUTCOMES: usize = 1 << 16;
+
+/// Whether `seq` is one the sender can have sent and a 16-bit field name:
+/// at most `newest_sent`, at most 2^16 - 1 below it.
+fn in_window(seq: u64, newest_sent: u64) -> bool {
+    seq <= newest_sent && newest_sent - seq < 1 << 16
+}
+
+/// The sequences an RLE block reports on (RFC 3611 §4.1): from `begin_seq`,
+/// only those that are 0 mod 2^T, one per outcome.
+fn rle_seqs(begin_seq: u16, thinning: u8, newest_sent: u64) -> impl Iterator<Item = u64> {
+    let step = 1u64 << (thinning & 0xf);
+    let begin = unwrap(begin_seq, newest_sent);
+    // The low 16 bits survive unwrapping and 2^16 is a multiple of step.
+    let first = begin + (step - u64::from(begin_seq) % step) % step;
+    (0..).map(move |i| first + i * step)
+}
+
+/// Better outcomes first: a sequence reported twice (overlapping blocks,
+/// a reordered packet) counts as received if any report says so.
+fn rank(o: &Outcome) -> u8 {
+    match o {
+        Outcome::Arrived(_) => 0,
+        Outcome::Received { .. } => 1,
+        Outcome::Lost => 2,
+    }
+}
+
 /// `report` as decoded from its bytes. Arrival times are absolute on the
 /// receiver's clock: TWCC's reference time × 64 ms plus the deltas (as
 /// libwebrtc anchors them), RFC 8888's report time minus each offset;
@@ -70,7 +101,9 @@ fn unwrap(s: u16, newest_sent: u64) -> u64 {
 /// discard RLE blocks, the RR block and the OWD block; no arrival times.
 /// NACK sequences are taken as the report lists them (the 16-bit media
 /// sequences on the wire would need the media history to unwrap). Bytes
-/// that do not parse leave an empty report (a lost report).
+/// that do not parse leave an empty report (a lost report); sequences the
+/// sender cannot have sent are dropped, each sequence is reported once, in
+/// sequence order, and at most [`MAX_OUTCOMES`] of them.
 pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
     let mut out = WireReport {
         format: report.format,
@@ -84,14 +117,15 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
     for p in compound.packets {
         match p {
             RtcpPacket::TransportFeedback(f) => {
-                for (s, at) in f.arrivals() {
+                for (s, at) in f.arrivals().into_iter().take(MAX_OUTCOMES.saturating_sub(out.packets.len())) {
                     let outcome = at.map_or(Outcome::Lost, |t| Outcome::Arrived(Time::from_micros(t)));
                     out.packets.push((unwrap(s, newest_sent), outcome));
                 }
             }
             RtcpPacket::CongestionControlFeedback(f) => {
                 for b in &f.blocks {
-                    for (i, r) in b.reports.iter().enumerate() {
+                    let room = MAX_OUTCOMES.saturating_sub(out.packets.len());
+                    for (i, r) in b.reports.iter().enumerate().take(room) {
                         let seq = unwrap(b.begin_seq.wrapping_add(i as u16), newest_sent);
                         // RFC 8888 §3.1: over range (held > 8 s) is received at
                         // the largest offset the field holds; unavailable, at
@@ -124,20 +158,28 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
                     match block {
                         // RFC 3611 §4.1: one outcome per 2^T-th sequence from begin_seq.
                         XrBlock::LossRle(b) => {
-                            let begin = unwrap(b.begin_seq, newest_sent);
-                            for (i, received) in b.outcomes().into_iter().enumerate() {
-                                let seq = begin + ((i as u64) << (b.thinning & 0xf));
+                            let seqs = rle_seqs(b.begin_seq, b.thinning, newest_sent);
+                            for (seq, received) in seqs.zip(b.outcomes()) {
+                                if seq > newest_sent || out.packets.len() >= MAX_OUTCOMES {
+                                    break;
+                                }
                                 let outcome =
                                     if received { Outcome::Received { discarded: false } } else { Outcome::Lost };
                                 out.packets.push((seq, outcome));
                             }
                         }
+                        // RFC 7097 §3: E = 1 marks packets discarded for
+                        // arriving too early, not late: not a congestion cue.
+                        XrBlock::DiscardRle { early: true, .. } => {}
                         // RFC 7097 §3: the same layout, 1 = discarded.
                         XrBlock::DiscardRle { block: b, .. } => {
-                            let begin = unwrap(b.begin_seq, newest_sent);
-                            for (i, d) in b.outcomes().into_iter().enumerate() {
+                            let seqs = rle_seqs(b.begin_seq, b.thinning, newest_sent);
+                            for (seq, d) in seqs.zip(b.outcomes()) {
+                                if seq > newest_sent || discarded.len() >= MAX_OUTCOMES {
+                                    break;
+                                }
                                 if d {
-                                    discarded.push(begin + ((i as u64) << (b.thinning & 0xf)));
+                                    discarded.push(seq);
                                 }
                             }
                         }
@@ -157,6 +199,10 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
             _ => {}
         }
     }
+    // Sequence order, each once (sorted input stays O(n)).
+    out.packets.retain(|&(s, _)| in_window(s, newest_sent));
+    out.packets.sort_by(|a, b| a.0.cmp(&b.0).then(rank(&a.1).cmp(&rank(&b.1))));
+    out.packets.dedup_by_key(|p| p.0);
     if !discarded.is_empty() {
         discarded.sort_unstable();
         for (seq, o) in &mut out.packets {

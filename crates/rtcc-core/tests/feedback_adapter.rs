@@ -102,12 +102,17 @@ fn a_datagram_that_does_not_parse_is_an_empty_report() {
     for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
         let mut r = report(format, 0..20, 6_000);
         r.seal();
+        let full = adapt(&r, 19);
+        assert_eq!(full.packets.len(), 20);
         for cut in 1..r.datagram.len() {
             let mut bad = r.clone();
             bad.datagram.truncate(cut);
+            // A cut inside a packet leaves nothing; one at a packet boundary
+            // (after the RR, say) leaves what the packets before it carry,
+            // never an outcome the whole report does not give.
             let got = adapt(&bad, 19);
-            // A cut at a packet boundary leaves the packets before it.
-            assert!(got.packets.len() <= 20, "{format:?} {cut}");
+            assert!(got.packets.iter().all(|p| full.packets.contains(p)), "{format:?} {cut}: {got:?}");
+            assert!(got.rr.is_none() || got.rr == full.rr, "{format:?} {cut}");
         }
         let mut bad = r.clone();
         bad.datagram = vec![0xff; 3];
@@ -189,4 +194,56 @@ fn the_receiver_seals_each_report_into_the_datagram_the_sender_parses() {
     }
     assert!(reports.iter().any(|r| !r.report.nacks.is_empty() && !r.report.arrivals.is_empty()));
     assert!(reports.iter().any(|r| !r.report.nacks.is_empty() && r.report.arrivals.is_empty()));
+}
+
+/// An RR + XR datagram the receiver did not write: `blocks` as given.
+fn xr_report(blocks: Vec<rtcc_wire::rtcp::XrBlock>) -> ReceiverReport {
+    use rtcc_wire::Wire;
+    let xr = rtcc_wire::rtcp::Xr { ssrc: 1, blocks };
+    ReceiverReport { format: ReportFormat::RtcpXr, datagram: xr.to_bytes(), ..Default::default() }
+}
+
+fn rle(
+    begin_seq: u16,
+    end_seq: u16,
+    thinning: u8,
+    chunks: Vec<rtcc_wire::rtcp::RleChunk>,
+) -> rtcc_wire::rtcp::RleBlock {
+    rtcc_wire::rtcp::RleBlock { thinning, ssrc: 2, begin_seq, end_seq, chunks }
+}
+
+#[test]
+fn hostile_rle_blocks_give_each_sent_sequence_once() {
+    use rtcc_wire::rtcp::{RleChunk, XrBlock};
+    let run = |ones| RleChunk::Run { ones, length: 16_383 };
+    // Eight 20-byte blocks each claiming 65,535 sequences from 0 (a
+    // 65,535 x 8 expansion were it taken as given): lost in four, received
+    // in four; the sender has sent 0..=100.
+    let mut blocks = Vec::new();
+    for i in 0..8 {
+        blocks.push(XrBlock::LossRle(rle(0, 65_535, 0, vec![run(i % 2 == 1); 4])));
+    }
+    let got = adapt(&xr_report(blocks), 100);
+    assert_eq!(got.packets.len(), 101);
+    for (i, &(s, o)) in got.packets.iter().enumerate() {
+        assert_eq!((s, o), (i as u64, Outcome::Received { discarded: false }));
+    }
+    assert_eq!((got.stats.received, got.stats.lost), (101, 0));
+}
+
+#[test]
+fn rle_thinning_reports_multiples_of_two_to_the_t_and_early_discards_are_not_late() {
+    use rtcc_wire::rtcp::{RleChunk, XrBlock};
+    // T = 1 from 5: sequences 6, 8, 10, 12 (RFC 3611 §4.1: those 0 mod 2^T).
+    let loss = XrBlock::LossRle(rle(5, 13, 1, vec![RleChunk::Run { ones: true, length: 4 }]));
+    let early =
+        XrBlock::DiscardRle { early: true, block: rle(5, 13, 1, vec![RleChunk::Run { ones: true, length: 4 }]) };
+    let late = XrBlock::DiscardRle { early: false, block: rle(8, 9, 0, vec![RleChunk::Run { ones: true, length: 1 }]) };
+    let got = adapt(&xr_report(vec![loss, early, late]), 1_000);
+    let seqs: Vec<u64> = got.packets.iter().map(|p| p.0).collect();
+    assert_eq!(seqs, [6, 8, 10, 12]);
+    let discarded: Vec<u64> =
+        got.packets.iter().filter(|p| p.1 == Outcome::Received { discarded: true }).map(|p| p.0).collect();
+    assert_eq!(discarded, [8]);
+    assert_eq!(got.stats.late_discards, 1);
 }

@@ -26,7 +26,7 @@ use rtcc_core::controller::{
     self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameInfo, FrameSchedule,
     Param, Params, SentPacket,
 };
-use rtcc_core::feedback::Feedback;
+use rtcc_core::feedback::{Feedback, ReportFormat};
 use rtcc_core::packet::{PacketKind, NO_FRAME};
 use rtcc_core::units::{DataRate, Duration, Time};
 
@@ -419,9 +419,12 @@ impl Controller for PyController {
             let _ = r.set_item("lost", st.lost);
             let _ =
                 r.set_item("fraction_lost", if expected > 0 { f64::from(st.lost) / f64::from(expected) } else { 0.0 });
-            let _ = r.set_item("jitter_s", st.jitter.as_secs_f64());
-            let _ = r.set_item("late_discards", st.late_discards);
-            let _ = r.set_item("fec_recovered", st.fec_recovered);
+            // Only RR + XR carry jitter (RR block) and discards (RFC 7097);
+            // no format carries FEC recoveries: None where absent.
+            let xr = fb.format == ReportFormat::RtcpXr;
+            let _ = r.set_item("jitter_s", xr.then(|| st.jitter.as_secs_f64()));
+            let _ = r.set_item("late_discards", xr.then_some(st.late_discards));
+            let _ = r.set_item("fec_recovered", None::<u32>);
             let _ = r.set_item("owd_min_s", secs(st.owd_min));
             let _ = r.set_item("owd_mean_s", secs(st.owd_mean));
             let _ = r.set_item("owd_max_s", secs(st.owd_max));

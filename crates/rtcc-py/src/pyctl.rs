@@ -28,7 +28,7 @@ use rtcc_core::controller::{
     self, ConfigError, Controller, ControllerContext, ControllerInfo, Decision, FecPlan, FrameInfo, FrameSchedule,
     Param, ParamInfo, Params, Pushback, SenderState, SentPacket,
 };
-use rtcc_core::feedback::Feedback;
+use rtcc_core::feedback::{Feedback, ReportFormat};
 use rtcc_core::packet::NO_FRAME;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
@@ -544,13 +544,15 @@ impl Controller for PyCtl {
                 secs(fb.rtt_sample()),
                 st.received,
                 st.lost,
-                st.jitter.as_secs_f64(),
+                // Only RR + XR carry jitter and discards; no format carries
+                // FEC recoveries: NaN / None where absent.
+                if fb.format == ReportFormat::RtcpXr { st.jitter.as_secs_f64() } else { f64::NAN },
                 secs(st.owd_min),
                 secs(st.owd_mean),
                 secs(st.owd_max),
                 fb.estimate.map_or(f64::NAN, |e| e.bps() as f64),
-                st.late_discards,
-                st.fec_recovered,
+                (fb.format == ReportFormat::RtcpXr).then_some(st.late_discards),
+                None::<u32>,
             );
             let columns = (
                 le_bytes(py, &seq, u64::to_le_bytes),

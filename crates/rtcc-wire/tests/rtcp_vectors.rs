@@ -279,10 +279,30 @@ fn xr_owd_block() {
     // Saturates rather than wrapping past ±32,768 s.
     assert_eq!(OwdBlock::units_from_micros(i64::MAX), i32::MAX);
     assert_eq!(OwdBlock::units_from_micros(i64::MIN), i32::MIN);
-    // A block of another length is refused, not read short or long.
+    // A BT 250 block of another length (another implementation's use of an
+    // unassigned type) is kept as unknown, not read short or long, and the
+    // blocks beside it still parse.
     let mut short = bytes.clone();
     short[11] = 4;
     short[3] = 6;
     short.truncate(short.len() - 4);
-    assert!(Xr::decode(&short).is_err());
+    match &Xr::decode(&short).unwrap().blocks[..] {
+        [XrBlock::Unknown { bt: 250, body, .. }] => assert_eq!(body.len(), 16),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A 40-byte transport-wide feedback packet names 65,535 packets lost (nine
+/// run chunks): one decodes; a datagram of two, naming more than the 16-bit
+/// sequence space, is refused instead of expanded.
+#[test]
+fn compound_refuses_more_transport_wide_statuses_than_one_sequence_space() {
+    let one = hex("8fcd0009 00000001 00000002 0000ffff 00000000
+         1fff1fff 1fff1fff 1fff1fff 1fff1fff 1fff0000");
+    let c = Compound::decode(&one).unwrap();
+    let RtcpPacket::TransportFeedback(f) = &c.packets[0] else { panic!("{c:?}") };
+    assert_eq!(f.packets.len(), 65_535);
+    let two = [one.clone(), one].concat();
+    let e = Compound::decode(&two).unwrap_err().to_string();
+    assert!(e.contains("packet status count") && e.contains("65536"), "{e}");
 }

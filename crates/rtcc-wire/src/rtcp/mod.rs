@@ -334,14 +334,34 @@ impl Wire for Compound {
         WireError::need("RTCP compound packet", buf, 4)?;
         let mut packets = Vec::new();
         let mut rest = buf;
+        // Transport-wide feedback statuses expand (a 2-byte run chunk names
+        // 8,191 packets): a datagram naming more than one 16-bit sequence
+        // space's worth is refused rather than expanded without bound.
+        let mut statuses = 0usize;
         while !rest.is_empty() {
             let s = split("RTCP compound packet", rest)?;
-            packets.push(RtcpPacket::decode_split(&s)?);
+            let p = RtcpPacket::decode_split(&s)?;
+            if let RtcpPacket::TransportFeedback(f) = &p {
+                statuses += f.packets.len();
+                if statuses > MAX_STATUSES {
+                    return Err(WireError::invalid(
+                        "RTCP compound packet",
+                        "packet status count",
+                        format!("over {MAX_STATUSES} transport-wide statuses in one datagram"),
+                    ));
+                }
+            }
+            packets.push(p);
             rest = s.rest;
         }
         Ok(Compound { packets })
     }
 }
+
+/// The most transport-wide feedback statuses one compound may carry: every
+/// 16-bit transport sequence once (draft-holmer-rmcat-transport-wide-cc-
+/// extensions-01 §3.1: each feedback packet's count is 16 bits too).
+pub const MAX_STATUSES: usize = 1 << 16;
 
 /// Kept under its first name; the entry point is [`crate::fuzzing::round_trip`].
 #[doc(hidden)]

@@ -62,7 +62,7 @@ impl RleBlock {
     /// received, or discarded) with no thinning: a run of 15 or more equal
     /// outcomes is a run-length chunk, anything shorter goes in 15-bit
     /// vectors, zero-filled past the end (greedy, as RFC 3611 §4.1.1's
-    /// example and rtcc-core's `rle_chunks` count it).
+    /// example counts it).
     pub fn from_outcomes(ssrc: u32, begin_seq: u16, outcomes: &[bool]) -> Self {
         let mut chunks = Vec::new();
         let mut rest = outcomes;
@@ -323,7 +323,10 @@ impl Body for Xr {
                 BT_DISCARD_RLE => {
                     XrBlock::DiscardRle { early: ts & 0x10 != 0, block: RleBlock::decode(ts & 0xf, body)? }
                 }
-                BT_OWD => XrBlock::Owd(OwdBlock::decode(body)?),
+                // BT 250 is unassigned: another implementation's block of that
+                // type and another length stays an unknown block, so the RR
+                // and RLE blocks beside it still count.
+                BT_OWD if body.len() == OwdBlock::SIZE - 4 => XrBlock::Owd(OwdBlock::decode(body)?),
                 _ => XrBlock::Unknown { bt, type_specific: ts, body: body.to_vec() },
             });
             rest = &rest[len..];

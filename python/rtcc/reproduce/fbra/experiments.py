@@ -64,8 +64,7 @@ SCHEMES: dict[str, dict[str, Any]] = {
     # §4.1: the receiver measures the OWD "without the need for clock
     # synchronization" (Sync & Sense, its ref. [36]), an absolute OWD whose
     # ratios to the watermarks FBRA reads; the simulator's agreeing clocks
-    # give it. Relative to the minimum (the default) those ratios lose
-    # their scale.
+    # give it (the default, said here as the set-up depends on it).
     "fbra": {"controller": {"name": "fbra", "report_interval": REPORT},
              "fec": {"group": 8, "per_frame": False}, "clocks_agree": True},
     # RRTCC and C-NADU read per-packet arrival times, which RR + XR do not
