@@ -299,16 +299,3 @@ def test_bench_flows_runs_in_rounds_and_keeps_each_counts_best(monkeypatch):
     assert [r["cost_ratio"] for r in rows] == [1.0, 1.75, 1.75]
     assert rows[0]["heap_per_flow_kb"] == 2.0
 
-
-def test_rtcp_xr_refuses_a_controller_that_reads_arrivals(capsys, tmp_path: Path):
-    # RR + XR carry no per-packet arrival times; gcc reads them.
-    bad = tmp_path / "xr.toml"
-    bad.write_text('duration = "2s"\n[link]\ncapacity = "1Mbps"\n[[flow]]\ncontroller = "gcc"\n'
-                   'report_format = "rtcp-xr"\n')  # fmt: skip
-    code, _, err = run(capsys, "run", bad, "--out", tmp_path / "o")
-    assert_one_line_error(code, err, str(bad), "flow[0].report_format", "arrival times", "'gcc'")
-    assert not (tmp_path / "o").exists()
-    ok = tmp_path / "fbra.toml"
-    ok.write_text(bad.read_text().replace('"gcc"', '"fbra"'))
-    code, _, err = run(capsys, "validate", ok)
-    assert code == 0, err
