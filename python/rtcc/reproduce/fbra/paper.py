@@ -103,16 +103,16 @@ FINDINGS = (
     "400 ms cut-off discards late packets long before the queue overflows, so the network "
     "drops almost nothing and the paper's loss rate can only be lost or discarded packets "
     "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50, 100 and 240 ms "
-    "(paired over 30 seeds: -2.3 +- 0.6, -1.8 +- 0.7 and -2.1 +- 1.0 points, 95 %), as the "
+    "(paired over 30 seeds: -2.3 +- 0.6, -1.8 +- 0.8 and -2.3 +- 1.0 points, 95 %), as the "
     "paper says; c-nadu's is not the lowest here (about 3.0 % at 50 ms, paper 0.34 %).",
     "Table 1: fbra's goodput is 15 % below rrtcc's at 50 ms and 16 % at 100 ms (paper: "
-    "1.5 % below and equal) and 31 % below at 240 ms. Its OWD watermarks are percentiles "
+    "1.5 % below and equal) and 32 % below at 240 ms. Its OWD watermarks are percentiles "
     "of its own last 2 s, so a queue that grows slowly raises them with it; fbra probes "
     "into it until packets pass the cut-off, undershoots below the goodput and climbs "
-    "again probe by probe. FEC is about 7 % of the media rate, FRCC 87-96 %, about 130 "
+    "again probe by probe. FEC is about 7 % of the media rate, FRCC 88-96 %, about 130 "
     "probes a minute.",
     "TCP fair share: with the calibrated web load (300-1000 kB objects) every scheme "
-    "leaves TCP more than its share: Table 3 at 50 ms, fbra 215 %, rrtcc 329 %, c-nadu "
+    "leaves TCP more than its share: Table 3 at 50 ms, fbra 214 %, rrtcc 329 %, c-nadu "
     "314 % (paper 134.9, 77.9, 152.7), falling with the bottleneck delay for every scheme "
     "as in the paper. With RFC 8868's 30-50 kB objects TCP got 92 / 118 / 134 %.",
     "FFRE: on Table 1's link fbra's parity rebuilds almost no lost frame (frame FFRE under "
@@ -123,20 +123,20 @@ FINDINGS = (
     "240 ms. The paper's FFRE values were lost; its text says burst losses defeat parity.",
     "Tables 2-3 with the calibrated web load: every scheme's lost-or-discarded rate is in "
     "the paper's band (fbra 1.1-3.1 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.8 %), but rrtcc keeps "
-    "34-39 kbps and c-nadu 88-302 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.56-1.2 "
+    "34-39 kbps and c-nadu 88-302 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.54-1.2 "
     "Mbps (paper 0.26-1.2). rtcc's rrtcc backs off on the queue the web flows keep, so "
     "the paper's high-rate, high-loss regime for RRTCC is not reached by any web load "
     "(paper.NOTES's grid). With 30-50 kB objects fbra took 3.9 of 5 Mbps. Moving Table 3 "
     "from 6 to 5 Mbps alone (50 ms, 30-50 kB, 2 seeds) cut each video flow's goodput by "
     "8-22 % and changed no loss rate by more than 0.3 points.",
-    "Two fbra flows do not share (Table 3 at 50 ms: 1,204 and 55 kbps; paper 571 and "
+    "Two fbra flows do not share (Table 3 at 50 ms: 1,211 and 57 kbps; paper 571 and "
     "520). Both cameras here capture at the same instants for the whole run; with the "
     "capture phase drawn per flow (the realistic timing model, not yet the default) two "
     "fbra flows alone on a link reach Jain 0.85-0.87 over 5-20 seeds, so the split "
     "follows the shared phase, not fbra's multiplicative rules alone. "
     "rrtcc and c-nadu share (35 / 32 and 200 / 190 kbps).",
     "Loss (beyond the paper): under 5 % Gilbert-Elliott loss on 2 Mbps fbra keeps "
-    "186-224 kbps, 9-11 % of the link and 12-17 % of its loss-free goodput (1,106-1,847 "
+    "184-219 kbps, 9-11 % of the link and 11-17 % of its loss-free goodput (1,088-1,847 "
     "kbps), while 92-93 % of its probes still end in UP; rrtcc keeps 75-76 % of its "
     "loss-free goodput, c-nadu 3-47 %.",
 )

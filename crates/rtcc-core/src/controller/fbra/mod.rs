@@ -44,10 +44,11 @@
 //! - losses and discards (late packets, RFC 7097), "recent" when in the
 //!   newer half of the report's packets (§4.1: events early in the interval
 //!   are taken as transient; the split is a choice, `recent`);
-//! - the sending rate R (media + FEC) by send time and goodput G (media the
-//!   RLE blocks say arrived and were not discarded, booked at the report's
-//!   arrival), both from the sender's history (§4.1 fn. 4) over the last
-//!   `rate_window`.
+//! - the sending rate R (media + FEC) by send time over the last
+//!   `rate_window`, and goodput G (media the RLE blocks say arrived and were
+//!   not discarded, booked at the report's arrival) over the reports of the
+//!   last `rate_window`, divided by the span of arrivals they cover; both
+//!   from the sender's history (§4.1 fn. 4).
 //!
 //! It reads only what RTCP RR + XR carry (`needs_arrivals: false`): per
 //! sequence received, lost or discarded, and the OWD block's newest value.
@@ -361,6 +362,9 @@ pub struct Fbra {
     /// received in time.
     sent_log: VecDeque<(Time, u64)>,
     good_log: VecDeque<(Time, u64)>,
+    /// Arrival of the newest report dropped from `good_log`: where the
+    /// arrivals the kept reports cover begin.
+    good_from: Option<Time>,
     initial_goodput: Option<f64>,
     /// Deactivated until this time; the goodput reported meanwhile.
     disabled_until: Option<Time>,
@@ -397,6 +401,7 @@ impl Fbra {
             rates: VecDeque::new(),
             sent_log: VecDeque::new(),
             good_log: VecDeque::new(),
+            good_from: None,
             initial_goodput: None,
             disabled_until: None,
             goodput_while_disabled: None,
@@ -436,6 +441,7 @@ impl Fbra {
         video.sort_by_key(|p| p.seq);
         let split = ((1.0 - self.cfg.recent) * video.len() as f64).floor() as usize;
         let mut r = Report::default();
+        let mut good = 0u64;
         for (i, p) in video.iter().enumerate() {
             let recent = i >= split;
             // §9.2 [SPEC]: R and G from the sender's history; keyed by send
@@ -454,9 +460,11 @@ impl Fbra {
                 // it, so it is booked at the report's arrival (the sender's
                 // clock), not its send time (which gives the sending rate of
                 // what got through, above the goodput while a queue builds).
-                self.good_log.push_back((fb.received_at, p.size.bytes()));
+                good += p.size.bytes();
             }
         }
+        // One entry per report, a report of losses only included.
+        self.good_log.push_back((fb.received_at, good));
         let w = self.cfg.rate_window;
         // The window is (newest - w, newest]: an entry exactly w old is out,
         // or reports booked every w/5 would count six intervals in five.
@@ -469,9 +477,20 @@ impl Fbra {
         if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
             r.sent = edge(&mut self.sent_log, last_send);
         }
-        // Over the window ending now, so a report of losses only keeps the
-        // goodput of the window.
-        r.goodput = edge(&mut self.good_log, fb.received_at);
+        // Over the reports heard in the window ending now, divided by the
+        // span of arrivals they cover: from the newest report dropped (each
+        // report covers what arrived since the one before) to now. A report
+        // off the regular schedule (a PLI, NACK or early one) adds its own
+        // short interval; over a fixed w it would read 500 + d ms of
+        // arrivals as 500. A report of losses only keeps the window's
+        // goodput.
+        let now_rx = fb.received_at;
+        while let Some(&(t, _)) = self.good_log.front().filter(|&&(t, _)| now_rx.saturating_since(t) >= w) {
+            self.good_from = Some(t);
+            self.good_log.pop_front();
+        }
+        let span = self.good_from.map_or(w, |f| now_rx.saturating_since(f)).max(Duration::from_millis(1));
+        r.goodput = self.good_log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / span.as_secs_f64();
         // §4.1: "the receiving endpoint reports the observed OWD in the
         // reporting interval" (its ref. [37]); the newest packet's, as [3P].
         let newest = fb.stats.owd_newest;

@@ -363,3 +363,26 @@ fn goodput_counts_the_reports_of_one_window_not_one_more() {
     }
     assert!((r.goodput - 800e3).abs() < 1e-6, "{}", r.goodput);
 }
+
+#[test]
+fn a_report_off_the_schedule_reads_goodput_over_the_arrivals_it_covers() {
+    let mut f = fbra(&[]);
+    // 800 kbps: ten 1000 B packets per regular 100 ms report, then a PLI-like
+    // report 50 ms after the last regular one carrying the five that arrived
+    // since. The kept reports cover 550 ms of arrivals: still 800 kbps (a
+    // fixed 500 ms divisor would read 880).
+    let mut seq = 0u64;
+    let mut packets = |t: i64, n: i64| {
+        let v: Vec<_> = (0..n).map(|j| (seq + j as u64, t + 10 * j, Some(20))).collect();
+        seq += n as u64;
+        v
+    };
+    for k in 0..12i64 {
+        let t = 100 * k;
+        let pk = packets(t, 10);
+        f.read(ms(t + 150), &feedback_owd(t + 100, &pk));
+    }
+    let pk = packets(1200, 5);
+    let r = f.read(ms(1_200 + 100), &feedback_owd(1_250, &pk));
+    assert!((r.goodput - 800e3).abs() < 1e-6, "{}", r.goodput);
+}
