@@ -23,7 +23,9 @@ pub struct ReportStats {
     /// Media packets that arrived after their frame was decoded past or
     /// given up (late discards); their sequences are in `ReceiverReport::late`.
     pub late_discards: u32,
-    /// Media packets rebuilt from FEC parity.
+    /// Media packets rebuilt from FEC parity: the receiver's own count. No
+    /// report format carries it (RFC 5725's post-repair block is not sent),
+    /// so a controller's `Feedback` always reads 0.
     pub fec_recovered: u32,
     /// One-way delay (arrival on the receiver's clock − send time on the
     /// sender's) of the packets received: smallest, mean, largest; `None`
