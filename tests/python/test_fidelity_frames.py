@@ -11,10 +11,10 @@ import pytest
 from conftest import requires_native
 
 
-def _fixed(pacing_factor: float) -> dict:
+def _fixed(pacing_factor: float, model_timing: str) -> dict:
     # 1 Mbps at 25 fps over a 10 Mbps link: a frame is 5 kB, 4 packets, no queue at the link.
     return {
-        "name": "wait", "duration": "6s", "seed": 1,
+        "name": "wait", "duration": "6s", "seed": 1, "model_timing": model_timing,
         "link": {"capacity": "10Mbps", "delay": "20ms", "queue": "unlimited"},
         "flow": [{
             "name": "call", "encoder": "ideal", "fps": 25,
@@ -26,11 +26,12 @@ def _fixed(pacing_factor: float) -> dict:
 @requires_native
 def test_sender_wait_is_the_pacer_time_inside_frame_delay() -> None:
     """Paced at the target, a frame's last packet leaves about one frame interval (40 ms)
-    after capture; at 2.5x the target, 2.5 times sooner. Frame delay holds the wait plus
-    the network's one-way delay."""
+    after capture; at 2.5x the target, 2.5 times sooner (exact timing: encoded at once).
+    Frame delay holds the wait plus the network's one-way delay. Under the default
+    realistic timing the wait also holds the encode time (14.2 ms mean) and hand-over."""
     import rtcc
 
-    flows = {k: rtcc.simulate(_fixed(k), record_packets=False).summary["flows"][0]
+    flows = {k: rtcc.simulate(_fixed(k, "exact"), record_packets=False).summary["flows"][0]
              for k in (1.0, 2.5)}  # fmt: skip
     slow, fast = flows[1.0], flows[2.5]
     for f in (slow, fast):
@@ -40,6 +41,13 @@ def test_sender_wait_is_the_pacer_time_inside_frame_delay() -> None:
     # The last of 4 packets leaves 3/4 of the frame's pacing time after the first.
     assert 25 < slow["sender_wait_ms_mean"] < 40
     assert slow["sender_wait_ms_mean"] / fast["sender_wait_ms_mean"] == pytest.approx(2.5, rel=0.2)
+
+    real = rtcc.simulate(_fixed(2.5, "realistic"), record_packets=False)
+    f, frames = real.summary["flows"][0], real.frames
+    assert f["frame_delay_ms_mean"] == pytest.approx(f["sender_wait_ms_mean"] + f["owd_ms_mean"], abs=3)
+    # Capture to first packet: encode (14.2 ms) + hand-over (0.5 ms) + up to a 1 ms tick.
+    assert ((frames.first_sent_s - frames.capture_s) * 1000).mean() == pytest.approx(15.2, abs=1.5)
+    assert f["sender_wait_ms_mean"] == pytest.approx(fast["sender_wait_ms_mean"] + 15.2, abs=2.5)
 
 
 @requires_native

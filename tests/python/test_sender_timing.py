@@ -1,6 +1,6 @@
 """The flow field `timing` (video) and `host_jitter` (TCP): off reproduces the exact
 grid for every seed, on draws from the seed, and bad values are refused by name; the
-exact models are the defaults and `model_timing = "realistic"` turns the others on."""
+realistic models are the defaults and `model_timing = "exact"` turns them off."""
 
 import pytest
 
@@ -39,17 +39,17 @@ EXACT = {"timing": False, "pacer_keepalive": "off",
          "playout": {"kind": "webrtc", "max_video_delay": "off"}}
 
 
-def test_the_defaults_are_exact_and_model_timing_realistic_turns_the_models_on():
+def test_the_defaults_are_realistic_and_model_timing_exact_turns_the_models_off():
     default = _summary({})
-    assert default == _summary(EXACT)
-    assert default == _summary({}, model_timing="exact")
-    realistic = _summary({}, model_timing="realistic")
-    assert realistic == _summary(REALISTIC)
-    assert realistic != default
+    assert default == _summary(REALISTIC)
+    assert default == _summary({}, model_timing="realistic")
+    exact = _summary({}, model_timing="exact")
+    assert exact == _summary(EXACT)
+    assert exact != default
     # A flow's own value wins over the scenario's switch.
     assert _summary({"timing": True}, model_timing="exact") == _summary(
         {"pacer_keepalive": "off", "playout": {"kind": "webrtc", "max_video_delay": "off"}}, model_timing="realistic")
-    assert _summary(REALISTIC, model_timing="exact") == realistic
+    assert _summary(REALISTIC, model_timing="exact") == default
 
 
 def test_a_bad_model_timing_is_refused_by_name():

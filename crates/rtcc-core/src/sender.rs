@@ -39,9 +39,10 @@ pub enum RateCap {
 }
 
 /// How a real sender's clocks and threads move frames and packets off the
-/// ideal grid `start + k·interval`. With every field off (`OFF`, the
-/// default) captures and pacer wake-ups are exact, so two flows keep one
-/// phase for the whole run; each field on draws from the flow's `seed`.
+/// ideal grid `start + k·interval`. With every field off (`OFF`, this
+/// type's default; a scenario's default is rtcc-sim's realistic values)
+/// captures and pacer wake-ups are exact, so two flows keep one phase for
+/// the whole run; each field on draws from the flow's `seed`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderTiming {
     /// First capture uniformly within one frame interval of the start (each

@@ -398,13 +398,13 @@ pub const MAX_FLOWS: usize = 1000;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ModelTiming {
     /// As a WebRTC sender and receiver run: `timing = true`,
-    /// `pacer_keepalive = "500ms"`, `max_video_delay = "10s"`.
+    /// `pacer_keepalive = "500ms"`, `max_video_delay = "10s"`. The default:
+    /// what a user gets without reading the docs is what a real sender has.
+    #[default]
     Realistic,
     /// Every model off: frames on the exact grid, a silent window-limited
-    /// pacer, no playout timing bound. The default until the timing model's
-    /// 1 ms pacer tick keeps the pacing rate (it loses up to a tick per
-    /// packet today).
-    #[default]
+    /// pacer, no playout timing bound (the papers' equations exactly; two
+    /// flows keep one capture phase for a whole run).
     Exact,
 }
 
@@ -487,8 +487,8 @@ impl Scenario {
         file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let reverse_link = file.link.reverse_capacity.is_some();
         let model_timing = match file.model_timing.as_deref() {
-            Some("realistic") => ModelTiming::Realistic,
-            None | Some("exact") => ModelTiming::Exact,
+            None | Some("realistic") => ModelTiming::Realistic,
+            Some("exact") => ModelTiming::Exact,
             Some(o) => return Err(err("model_timing", format!("'{o}' is not one of realistic, exact"))),
         };
         let headers = flow_lines(text);

@@ -1,7 +1,8 @@
 //! A video flow's `timing` field: how its camera, encoder thread and pacer
 //! move frames and packets off the exact grid (`rtcc_core::sender::SenderTiming`).
-//! Absent or `true`: the realistic values declared here (absent under the
-//! scenario's `model_timing = "exact"`: the exact grid); `false`: the exact
+//! Absent (the scenario's `model_timing = "realistic"`, its default) or
+//! `true`: the realistic values declared here (absent under `model_timing =
+//! "exact"`: the exact grid); `false`: the exact
 //! grid (every flow captures at `start + k·interval`, so two flows keep one
 //! phase for a whole run); a table: the realistic values with its own in
 //! their place (`{ drift_ppm = 0 }`).
