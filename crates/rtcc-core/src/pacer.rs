@@ -273,7 +273,10 @@ impl Pacer {
             return 0.0;
         }
         let Some(head) = self.front().filter(|h| !h.burst) else { return 0.0 };
-        let paid_off = self.updated + Duration::from_micros((self.debt.max(0.0) / per_s * 1e6) as i64);
+        // Signed: a debt already below zero is credit granted at `updated`, so
+        // the head has been due since before it; a wake-up in between (a rate
+        // update, a spurious timer) must not forfeit what it had earned.
+        let paid_off = self.updated + Duration::from_micros((self.debt / per_s * 1e6).round() as i64);
         let due_since = paid_off.max(head.enqueued).max(now - self.cfg.catch_up);
         per_s * now.saturating_since(due_since).as_secs_f64()
     }
@@ -666,6 +669,34 @@ mod tests {
         let lost = run(Duration::ZERO);
         assert!(caught_up.abs_diff(exact) <= 1, "with catch-up: {caught_up} packets, exact {exact}");
         assert!(lost <= 1000 / 7 + 1, "without catch-up: {lost} packets (7 ms apart)");
+    }
+
+    #[test]
+    fn a_wake_up_that_changes_nothing_changes_no_send_time() {
+        // The same grid, once with an extra rate update (same rates) between
+        // ticks: the catch-up credit is what it was, so every packet leaves at
+        // the same instant.
+        let tick = Duration::from_millis(1);
+        let run = |extra: bool| {
+            let mut p = Pacer::new(PacerConfig { catch_up: tick, ..PacerConfig::default() });
+            let rate = DataRate::from_kbps(1300);
+            p.set_rates(Time::ZERO, rate, DataRate::ZERO, None);
+            for _ in 0..100 {
+                p.enqueue(media(1000));
+            }
+            let mut sent = vec![];
+            while let Some(t) = p.poll_timeout(DataSize::ZERO) {
+                let now = Time::from_micros((t.as_micros() + 999) / 1000 * 1000);
+                if extra {
+                    p.set_rates(now - Duration::from_micros(370), rate, DataRate::ZERO, None);
+                }
+                while p.poll_send(now, DataSize::ZERO).is_some() {
+                    sent.push(now);
+                }
+            }
+            sent
+        };
+        assert_eq!(run(true), run(false));
     }
 
     #[test]
