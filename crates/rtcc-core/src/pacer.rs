@@ -44,10 +44,11 @@ pub struct PacerConfig {
     /// PacingController books a late send at the time it was due, not when
     /// the thread woke (ProcessPackets: UpdateTimeAndGetElapsed(target_send_time);
     /// the loop goes on while NextSendTime() <= now), so waking on a coarse
-    /// timer does not lower the pacing rate. While a paced packet waits, the
-    /// media debt may run below zero by up to this much time at the pacing
-    /// rate, and the packets due meanwhile leave at once. Zero: wake-ups are
-    /// exact (no timing model), nothing to catch up.
+    /// timer does not lower the pacing rate; its prober times a cluster from
+    /// the cluster's start. While a paced packet, padding or a probe waits,
+    /// its debts may run below zero by up to this much time at their rates,
+    /// and what was due meanwhile leaves at once. Zero: wake-ups are exact
+    /// (no timing model), nothing to catch up.
     pub catch_up: Duration,
 }
 
@@ -111,6 +112,8 @@ struct ActiveProbe {
     cluster: ProbeCluster,
     sent_bytes: DataSize,
     sent_packets: u32,
+    /// When its first packet left: no catch-up before it.
+    started: Time,
 }
 
 pub struct Pacer {
@@ -255,30 +258,68 @@ impl Pacer {
         if dt > 0.0 {
             let rate = self.effective_rate(now);
             let per_s = rate.bps() as f64 / 8.0;
-            self.debt = (self.debt - per_s * dt).max(-self.credit(now, per_s));
-            self.padding_debt = (self.padding_debt - self.padding_rate.bps() as f64 / 8.0 * dt).max(0.0);
-            if let Some(p) = &self.probe {
-                self.probe_debt = (self.probe_debt - p.cluster.rate.bps() as f64 / 8.0 * dt).max(0.0);
+            let pad_per_s = self.padding_rate.bps() as f64 / 8.0;
+            let probe_per_s = self.probe.as_ref().map_or(0.0, |p| p.cluster.rate.bps() as f64 / 8.0);
+            // Each floor is taken before any debt moves: it reads the debts
+            // as they stood at `updated`.
+            let (media, padding, probe) = self.credit(now, per_s, pad_per_s, probe_per_s);
+            self.debt = (self.debt - per_s * dt).max(-media);
+            self.padding_debt = (self.padding_debt - pad_per_s * dt).max(-padding);
+            if self.probe.is_some() {
+                self.probe_debt = (self.probe_debt - probe_per_s * dt).max(-probe);
             }
             self.updated = now;
         }
     }
 
-    /// Bytes a late wake-up may catch up (`PacerConfig::catch_up`): the time
-    /// a paced packet has been due since the debt ran out, at most `catch_up`,
-    /// at `per_s` bytes per second. Nothing while the queue is empty or its
-    /// head leaves unpaced: idle time earns no credit.
-    fn credit(&self, now: Time, per_s: f64) -> f64 {
-        if !self.cfg.catch_up.is_positive() || per_s <= 0.0 {
-            return 0.0;
+    /// When a debt at `per_s` bytes per second is (or was) paid off; signed:
+    /// a debt already below zero is credit granted at `updated`, so what it
+    /// held back has been due since before then, and a wake-up in between (a
+    /// rate update, a spurious timer) does not forfeit what it had earned.
+    fn paid_off(&self, debt: f64, per_s: f64) -> Time {
+        self.updated + Duration::from_micros((debt / per_s * 1e6).round() as i64)
+    }
+
+    /// Bytes a late wake-up may catch up (`PacerConfig::catch_up`), as
+    /// (media, padding, probe) debt below zero: libwebrtc's PacingController
+    /// books what it sends on a late wake-up at the time it was due
+    /// (ProcessPackets: `UpdateTimeAndGetElapsed(target_send_time)`), and its
+    /// prober times a cluster from the cluster's start, so neither a paced
+    /// packet, padding nor a probe loses the lateness. Here: the time the
+    /// next packet has been due, at most `catch_up`, at each debt's rate.
+    /// Nothing for what is not next to leave, and nothing while there is
+    /// nothing to send: idle time earns no credit.
+    fn credit(&self, now: Time, per_s: f64, pad_per_s: f64, probe_per_s: f64) -> (f64, f64, f64) {
+        if !self.cfg.catch_up.is_positive() {
+            return (0.0, 0.0, 0.0);
         }
-        let Some(head) = self.front().filter(|h| !h.burst) else { return 0.0 };
-        // Signed: a debt already below zero is credit granted at `updated`, so
-        // the head has been due since before it; a wake-up in between (a rate
-        // update, a spurious timer) must not forfeit what it had earned.
-        let paid_off = self.updated + Duration::from_micros((self.debt / per_s * 1e6).round() as i64);
-        let due_since = paid_off.max(head.enqueued).max(now - self.cfg.catch_up);
-        per_s * now.saturating_since(due_since).as_secs_f64()
+        let earliest = now - self.cfg.catch_up;
+        let since = |due: Time| now.saturating_since(due.max(earliest)).as_secs_f64();
+        if let Some(p) = &self.probe {
+            if probe_per_s <= 0.0 {
+                return (0.0, 0.0, 0.0);
+            }
+            let due = self.paid_off(self.probe_debt, probe_per_s).max(p.started);
+            return (0.0, 0.0, probe_per_s * since(due));
+        }
+        if !self.probes.is_empty() {
+            return (0.0, 0.0, 0.0);
+        }
+        if let Some(head) = self.front() {
+            if head.burst || per_s <= 0.0 {
+                return (0.0, 0.0, 0.0);
+            }
+            let due = self.paid_off(self.debt, per_s).max(head.enqueued);
+            return (per_s * since(due), 0.0, 0.0);
+        }
+        // Padding waits for both debts, the media one at the pacing rate.
+        let pace_per_s = self.pacing_rate.bps() as f64 / 8.0;
+        if pad_per_s <= 0.0 || pace_per_s <= 0.0 || !self.sent_media {
+            return (0.0, 0.0, 0.0);
+        }
+        let due = self.paid_off(self.padding_debt, pad_per_s).max(self.paid_off(self.debt, pace_per_s));
+        let s = since(due);
+        (pace_per_s * s, pad_per_s * s, 0.0)
     }
 
     fn allowance(&self, rate: DataRate) -> f64 {
@@ -328,10 +369,10 @@ impl Pacer {
         Some(self.updated + Duration::from_micros(us))
     }
 
-    fn start_probe_if_any(&mut self) {
+    fn start_probe_if_any(&mut self, now: Time) {
         if self.probe.is_none() {
             if let Some(c) = self.probes.pop_front() {
-                self.probe = Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0 });
+                self.probe = Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0, started: now });
                 self.probe_debt = 0.0;
             }
         }
@@ -408,7 +449,7 @@ impl Pacer {
     }
 
     fn send(&mut self, now: Time, in_flight: DataSize) -> Option<(Queued, i32)> {
-        self.start_probe_if_any();
+        self.start_probe_if_any(now);
         if let Some(p) = self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size)
                 || self.ready_at(self.probe_debt, p.cluster.rate)? > now
@@ -697,6 +738,53 @@ mod tests {
             sent
         };
         assert_eq!(run(true), run(false));
+    }
+
+    #[test]
+    fn padding_and_probes_on_a_coarse_grid_keep_their_rates_with_catch_up() {
+        // 1000 B of padding at 1.3 Mbps (one every 6.15 ms) and a 9.6 Mbps
+        // probe of 1200 B packets (one every 1 ms, so each late wake-up would
+        // push the next): on a 1 ms grid both lose rate without catch-up.
+        let tick = Duration::from_millis(1);
+        let padding = |catch_up: Duration| {
+            let mut p = Pacer::new(PacerConfig { catch_up, padding_size: DataSize::from_bytes(1000), ..PacerConfig::default() });
+            p.set_rates(Time::ZERO, DataRate::from_mbps(10), DataRate::from_kbps(1300), None);
+            p.enqueue(media(1000));
+            drain_on_grid(&mut p, tick, Time::from_millis(1000))
+        };
+        // The media packet, then 1 s of padding.
+        let exact = 1 + 1_300_000 / 8 / 1000;
+        assert!(padding(tick).abs_diff(exact) <= 1, "padding with catch-up: {} packets, exact {exact}", padding(tick));
+        assert!(padding(Duration::ZERO) <= 1 + 1000 / 7 + 1, "padding without catch-up: {}", padding(Duration::ZERO));
+        let probe = |catch_up: Duration| {
+            let mut p = Pacer::new(PacerConfig { catch_up, ..PacerConfig::default() });
+            p.set_rates(Time::ZERO, DataRate::from_kbps(300), DataRate::ZERO, None);
+            p.add_probe(ProbeCluster {
+                id: 1,
+                rate: DataRate::from_kbps(9600),
+                min_bytes: DataSize::from_bytes(60_000),
+                min_packets: 50,
+            });
+            // Wake-ups 0.4 ms after each grid instant: every probe is late.
+            let mut last = Time::ZERO;
+            while let Some(t) = p.poll_timeout(DataSize::ZERO) {
+                let now = Time::from_micros((t.as_micros() + 999) / 1000 * 1000 + 400);
+                if now > Time::from_millis(1000) {
+                    break;
+                }
+                while let Some((q, _)) = p.poll_send(now, DataSize::ZERO) {
+                    if q.kind == PacketKind::Probe {
+                        last = now;
+                    }
+                }
+            }
+            last
+        };
+        // 50 packets 1 ms apart, the first at 0.4 ms: the last is due at
+        // 49.4 ms and leaves on the next wake-up, one tick late, with no
+        // lateness carried from the 48 before it.
+        assert_eq!(probe(tick), Time::from_micros(50_400));
+        assert!(probe(Duration::ZERO) >= Time::from_millis(90), "probe without catch-up ends at {:?}", probe(Duration::ZERO));
     }
 
     #[test]
