@@ -405,8 +405,11 @@ impl Simulation {
             // A bin boundary alone only samples: stepping the components at
             // times they did not ask for would make results depend on the
             // bin width.
-            if due <= t {
-                self.step(t);
+            if due <= t && self.step(t) {
+                // Paused inside the instant: the rest of its events (and the
+                // bin sample) run when the caller resumes.
+                self.paused = true;
+                break;
             }
             if self.next_bin <= t && self.next_bin <= self.end {
                 self.sample_bin();
@@ -512,7 +515,11 @@ impl Simulation {
     /// order. After 1000 serves per component at one instant (something
     /// stays due without progress), whatever is still due is moved on by
     /// 1 µs, so nothing can stall the clock.
-    fn step(&mut self, t: Time) {
+    /// Serves every event due by `t`; true when the pause flag rose on an
+    /// event, which stops the step right after it: an agent's decision then
+    /// applies to the events of the same instant that follow the report (a
+    /// pacer tick at the report's arrival), as a controller's own would.
+    fn step(&mut self, t: Time) -> bool {
         let mut serves = 0u32;
         while let Some(key) = self.head() {
             if key.time() > t {
@@ -538,7 +545,11 @@ impl Simulation {
                 Stage::ReverseLink => self.serve_reverse_link(t),
             }
             self.arm(stage, flow);
+            if self.pause_flag.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                return true;
+            }
         }
+        false
     }
 
     /// Start loading the state of the flow the schedule serves after the
