@@ -35,14 +35,12 @@ def pair_jain(controller: str, seed: int, **top: str) -> float:
     return _jain([f["goodput_kbps"] for f in flows])
 
 
-# Measured (seeds 1-5): burstrtc mean 0.769 (0.616-0.999), fbra 0.817. Before the pacer
-# caught up its 1 ms tick's late wake-ups (PacerConfig::catch_up, as libwebrtc's pacer does)
-# burstrtc passed here (mean >= 0.9, same seeds): the pacer change alone moved it below, by
-# a mechanism not yet found.
-# Under exact timing with the second flow started k ms later, burstrtc's Jain is 0.51-0.67
-# for k in 0-10 ms and 30 ms, 1.0 for 16-23 ms (fbra 0.55 -> 0.96 -> 0.85): the share
-# follows the two cameras' capture-phase offset, which realistic timing draws per seed and a
-# ±100 ppm drift barely moves in 60 s.
+# Measured (seeds 1-5, realistic timing, the default): burstrtc mean 0.766 (0.616-1.0),
+# fbra 0.842 (0.712-0.982). A burstrtc flow whose captures fall 0-9 ms after the other's
+# keeps 344-669 kbps: its small paced parts cross the bottleneck while the other's frame
+# drains, one packet between two halves eq. 4's R, and eq. 6 reads background equal to
+# the capacity (seed 1: R/S 0.48, B 3.85 Mbps against the other's 2.64). At 15-24 ms apart
+# the two share (Jain 0.98-1.0). A +-100 ppm drift moves the offset by at most 6 ms in 60 s.
 # strict: once both share whatever the offset the test fails, and the mark goes.
 PHASE_LOCKOUT = "a flow whose frames land within about 10 ms of the other's loses the link"
 
