@@ -103,40 +103,40 @@ FINDINGS = (
     "400 ms cut-off discards late packets long before the queue overflows, so the network "
     "drops almost nothing and the paper's loss rate can only be lost or discarded packets "
     "(loss_discard_rate); rtcc compares that. fbra's is below rrtcc's at 50, 100 and 240 ms "
-    "(paired over 30 seeds: -2.3 +- 0.6, -1.8 +- 0.8 and -2.3 +- 1.0 points, 95 %), as the "
+    "(paired over 30 seeds: -2.0 +- 0.7, -1.5 +- 0.6 and -1.1 +- 1.0 points, 95 %), as the "
     "paper says; c-nadu's is not the lowest here (about 3.0 % at 50 ms, paper 0.34 %).",
-    "Table 1: fbra's goodput is 15 % below rrtcc's at 50 ms and 16 % at 100 ms (paper: "
-    "1.5 % below and equal) and 32 % below at 240 ms. Its OWD watermarks are percentiles "
+    "Table 1: fbra's goodput is 15 % below rrtcc's at 50 ms and at 100 ms (paper: "
+    "1.5 % below and equal) and 31 % below at 240 ms. Its OWD watermarks are percentiles "
     "of its own last 2 s, so a queue that grows slowly raises them with it; fbra probes "
     "into it until packets pass the cut-off, undershoots below the goodput and climbs "
-    "again probe by probe. FEC is about 7 % of the media rate, FRCC 88-96 %, about 130 "
+    "again probe by probe. FEC is about 7 % of the media rate, FRCC 87-95 %, about 130 "
     "probes a minute.",
     "TCP fair share: with the calibrated web load (300-1000 kB objects) every scheme "
-    "leaves TCP more than its share: Table 3 at 50 ms, fbra 214 %, rrtcc 329 %, c-nadu "
+    "leaves TCP more than its share: Table 3 at 50 ms, fbra 228 %, rrtcc 327 %, c-nadu "
     "314 % (paper 134.9, 77.9, 152.7), falling with the bottleneck delay for every scheme "
     "as in the paper. With RFC 8868's 30-50 kB objects TCP got 92 / 118 / 134 %.",
     "FFRE: on Table 1's link fbra's parity rebuilds almost no lost frame (frame FFRE under "
     "1 %) though every parity that arrived with one packet missing rebuilt it (packet FFRE "
     "100 % at 50 ms): its frames are lost to the 400 ms cut-off, a whole stretch of packets "
     "late at once, and the parity that covers them is as late. Against the web flows, "
-    "where losses are queue drops, frame FFRE is 23-37 % at 50 and 100 ms and 17-19 % at "
+    "where losses are queue drops, frame FFRE is 25-41 % at 50 and 100 ms and 15-19 % at "
     "240 ms. The paper's FFRE values were lost; its text says burst losses defeat parity.",
     "Tables 2-3 with the calibrated web load: every scheme's lost-or-discarded rate is in "
-    "the paper's band (fbra 1.1-3.1 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.8 %), but rrtcc keeps "
-    "34-39 kbps and c-nadu 88-302 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.54-1.2 "
+    "the paper's band (fbra 1.2-3.3 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.7 %), but rrtcc keeps "
+    "34-37 kbps and c-nadu 87-294 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.57-1.06 "
     "Mbps (paper 0.26-1.2). rtcc's rrtcc backs off on the queue the web flows keep, so "
     "the paper's high-rate, high-loss regime for RRTCC is not reached by any web load "
     "(paper.NOTES's grid). With 30-50 kB objects fbra took 3.9 of 5 Mbps. Moving Table 3 "
     "from 6 to 5 Mbps alone (50 ms, 30-50 kB, 2 seeds) cut each video flow's goodput by "
     "8-22 % and changed no loss rate by more than 0.3 points.",
-    "Two fbra flows do not share (Table 3 at 50 ms: 1,211 and 57 kbps; paper 571 and "
-    "520). Both cameras here capture at the same instants for the whole run; with the "
-    "capture phase drawn per flow (the realistic timing model, not yet the default) two "
-    "fbra flows alone on a link reach Jain 0.85-0.87 over 5-20 seeds, so the split "
-    "follows the shared phase, not fbra's multiplicative rules alone. "
-    "rrtcc and c-nadu share (35 / 32 and 200 / 190 kbps).",
+    "Two fbra flows share (Table 3 at 50 ms: 573 and 590 kbps, Jain 0.97, 0.85-1.0 over "
+    "30 seeds; paper 571 and 520) with each camera's capture phase drawn from its flow's "
+    "seed (realistic sender timing, the default). With both cameras capturing at the same "
+    "instants for the whole run (model_timing = \"exact\") they split 1,211 / 57 kbps "
+    "(Jain 0.55): the split followed the shared phase, not fbra's multiplicative rules. "
+    "rrtcc and c-nadu share (35 / 35 and 193 / 194 kbps).",
     "Loss (beyond the paper): under 5 % Gilbert-Elliott loss on 2 Mbps fbra keeps "
-    "184-219 kbps, 9-11 % of the link and 11-17 % of its loss-free goodput (1,088-1,847 "
-    "kbps), while 92-93 % of its probes still end in UP; rrtcc keeps 75-76 % of its "
-    "loss-free goodput, c-nadu 3-47 %.",
+    "183-227 kbps, 9-11 % of the link and 11-18 % of its loss-free goodput (1,008-1,797 "
+    "kbps), while 91-92 % of its probes still end in UP; rrtcc keeps 76-77 % of its "
+    "loss-free goodput, c-nadu 4-46 %.",
 )
