@@ -77,8 +77,12 @@ CELLULAR_RATIOS = {
 }
 
 NOTES = [
-    "Frame latency, Dumbo − GCC, on the 7 .down traces (120 s, seed 1): +43 ms here "
-    "(Dumbo 648 ms, GCC 605 ms; thesis −100 ms). Each candidate was run: WebRTC playout "
+    "Frame latency, Dumbo − GCC, on the 7 .down traces (120 s, seed 1): +33 ms here "
+    "(Dumbo 623 ms, GCC 589 ms; thesis −100 ms) with realistic sender timing. The row is "
+    "volatile: +96 ms under exact timing, −88 ms with realistic timing before the pacer "
+    "caught up padding and probes, as GCC's own mean moved (540, 708, 589 ms) while "
+    "Dumbo's stayed at 579-685 ms. Each candidate below was run under exact timing, when "
+    "the row read +43 ms (Dumbo 648, GCC 605): WebRTC playout "
     "turned to immediate keeps the sign (+38 ms: the jitter buffer adds about as much to "
     "GCC as to Dumbo); scoring only encoded frames flips it (−87 ms; −81 ms with immediate "
     "playout), as does end-to-end frame delay (capture → received: −81 ms). What moves the "
