@@ -31,6 +31,14 @@ impl Call {
         }
     }
 
+    /// `model_timing = "exact"`: every camera on the exact grid, frames
+    /// encoded at once, exact pacer wake-ups, for tests of arithmetic that
+    /// realistic timing would blur.
+    pub fn exact(mut self) -> Call {
+        self.top += "model_timing = \"exact\"\n";
+        self
+    }
+
     pub fn seed(mut self, seed: u64) -> Call {
         self.top += &format!("seed = {seed}\n");
         self
