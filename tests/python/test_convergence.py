@@ -149,6 +149,9 @@ def test_bin_series_from_a_run_on_a_pulse_link():
     scenario = {
         "name": "pulse-fixed",
         "duration": "20s",
+        # Exact timing: the latencies below are the link's arithmetic (realistic timing
+        # adds the encode time, 14.2 ms on average).
+        "model_timing": "exact",
         "link": {
             "capacity": {"kind": "pulse", "high": "3Mbps", "low": "1Mbps", "every": "5s"},
             "delay": "25ms",
