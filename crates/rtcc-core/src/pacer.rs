@@ -112,8 +112,10 @@ struct ActiveProbe {
     cluster: ProbeCluster,
     sent_bytes: DataSize,
     sent_packets: u32,
-    /// When its first packet left: no catch-up before it.
-    started: Time,
+    /// When its first packet left (libwebrtc's prober starts a cluster's
+    /// clock there): no catch-up before it, nor while a window holds it back
+    /// before its first packet.
+    started: Option<Time>,
 }
 
 pub struct Pacer {
@@ -168,6 +170,10 @@ impl Pacer {
         self.pacing_rate = pacing;
         self.padding_rate = padding;
         self.cwnd = cwnd;
+        // Credit is at most `catch_up` at the rate it is spent at.
+        let cap = |rate: DataRate| (rate * self.cfg.catch_up).bytes() as f64;
+        self.debt = self.debt.max(-cap(self.effective_rate(now)));
+        self.padding_debt = self.padding_debt.max(-cap(padding));
     }
 
     pub fn pacing_rate(&self) -> DataRate {
@@ -181,6 +187,12 @@ impl Pacer {
     }
 
     pub fn enqueue(&mut self, item: Queued) {
+        if self.front().is_none() {
+            // Credit left from before (padding's, or a head that has left at
+            // this instant) was not earned by this packet.
+            self.debt = self.debt.max(0.0);
+            self.padding_debt = self.padding_debt.max(0.0);
+        }
         self.queued_bytes += item.size;
         self.enqueued_sum += item.enqueued.as_micros();
         let q = if matches!(item.kind, PacketKind::Audio | PacketKind::Rtx) { 0 } else { 1 };
@@ -288,7 +300,9 @@ impl Pacer {
     /// packet, padding nor a probe loses the lateness. Here: the time the
     /// next packet has been due, at most `catch_up`, at each debt's rate.
     /// Nothing for what is not next to leave, and nothing while there is
-    /// nothing to send: idle time earns no credit.
+    /// nothing to send: idle time earns no credit. Time a head waits for the
+    /// congestion window counts as waiting (one tick at most), as a wake-up
+    /// on the tick after the acknowledgement would be that late.
     fn credit(&self, now: Time, per_s: f64, pad_per_s: f64, probe_per_s: f64) -> (f64, f64, f64) {
         if !self.cfg.catch_up.is_positive() {
             return (0.0, 0.0, 0.0);
@@ -299,7 +313,8 @@ impl Pacer {
             if probe_per_s <= 0.0 {
                 return (0.0, 0.0, 0.0);
             }
-            let due = self.paid_off(self.probe_debt, probe_per_s).max(p.started);
+            let Some(started) = p.started else { return (0.0, 0.0, 0.0) };
+            let due = self.paid_off(self.probe_debt, probe_per_s).max(started);
             return (0.0, 0.0, probe_per_s * since(due));
         }
         if !self.probes.is_empty() {
@@ -369,10 +384,10 @@ impl Pacer {
         Some(self.updated + Duration::from_micros(us))
     }
 
-    fn start_probe_if_any(&mut self, now: Time) {
+    fn start_probe_if_any(&mut self) {
         if self.probe.is_none() {
             if let Some(c) = self.probes.pop_front() {
-                self.probe = Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0, started: now });
+                self.probe = Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0, started: None });
                 self.probe_debt = 0.0;
             }
         }
@@ -449,7 +464,7 @@ impl Pacer {
     }
 
     fn send(&mut self, now: Time, in_flight: DataSize) -> Option<(Queued, i32)> {
-        self.start_probe_if_any(now);
+        self.start_probe_if_any();
         if let Some(p) = self.probe {
             if !self.cwnd_allows(in_flight, self.cfg.padding_size)
                 || self.ready_at(self.probe_debt, p.cluster.rate)? > now
@@ -469,6 +484,7 @@ impl Pacer {
             let ap = self.probe.as_mut()?;
             ap.sent_bytes += item.size;
             ap.sent_packets += 1;
+            ap.started.get_or_insert(now);
             let id = ap.cluster.id;
             if ap.sent_bytes >= ap.cluster.min_bytes && ap.sent_packets >= ap.cluster.min_packets {
                 self.probe = None;
@@ -785,6 +801,35 @@ mod tests {
         // lateness carried from the 48 before it.
         assert_eq!(probe(tick), Time::from_micros(50_400));
         assert!(probe(Duration::ZERO) >= Time::from_millis(90), "probe without catch-up ends at {:?}", probe(Duration::ZERO));
+    }
+
+    #[test]
+    fn credit_is_earned_only_by_what_waits() {
+        let tick = Duration::from_millis(1);
+        let ms = |x: f64| Time::from_micros((x * 1000.0) as i64);
+        // A probe the window holds back before its first packet earns nothing:
+        // when the window opens 3 ms later, one packet leaves, the next 1 ms on.
+        let mut p = Pacer::new(PacerConfig { catch_up: tick, ..PacerConfig::default() });
+        p.set_rates(Time::ZERO, DataRate::from_kbps(300), DataRate::ZERO, Some(DataSize::from_bytes(10_000)));
+        p.add_probe(ProbeCluster { id: 1, rate: DataRate::from_kbps(9600), min_bytes: DataSize::from_bytes(6000), min_packets: 5 });
+        assert!(p.poll_send(Time::ZERO, DataSize::from_bytes(9_500)).is_none());
+        assert!(p.poll_send(ms(3.0), DataSize::ZERO).is_some());
+        assert!(p.poll_send(ms(3.0), DataSize::ZERO).is_none());
+        assert_eq!(p.poll_timeout(DataSize::ZERO), Some(ms(4.0)));
+        // Padding's credit (a late wake-up at 10.9 ms for padding due at 10 ms)
+        // is not spent by media enqueued at that instant: its next packet is
+        // due a whole packet time after the first.
+        let mut p = Pacer::new(PacerConfig { catch_up: tick, padding_size: DataSize::from_bytes(1250), ..PacerConfig::default() });
+        let mbps = DataRate::from_mbps(1);
+        p.set_rates(Time::ZERO, mbps, mbps, None);
+        p.enqueue(media(1250));
+        assert!(p.poll_send(Time::ZERO, DataSize::ZERO).is_some());
+        p.set_rates(ms(10.9), mbps, mbps, None);
+        for _ in 0..2 {
+            p.enqueue(Queued { enqueued: ms(10.9), ..media(1250) });
+        }
+        assert!(p.poll_send(ms(10.9), DataSize::ZERO).is_some());
+        assert_eq!(p.poll_timeout(DataSize::ZERO), Some(ms(20.9)));
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub struct Simulation {
     /// Saved-video streams written (`--save-video`): path and frame rate.
     pub saved_videos: Vec<(std::path::PathBuf, f64)>,
     spins: u32,
+    /// The last pause stopped inside an instant, whose rest is not a spin.
+    resumed_in_step: bool,
     /// Whether to prefetch the next event's flow state (`prefetch_after`).
     prefetch: bool,
     /// Set when the run went over its packet budget.
@@ -258,6 +260,7 @@ impl Simulation {
             wall: std::time::Duration::ZERO,
             seed,
             spins: 0,
+            resumed_in_step: false,
             over_budget: None,
             over_rows: None,
             pause_rows: None,
@@ -387,7 +390,11 @@ impl Simulation {
         while !self.done {
             let due = self.next_deadline();
             let mut t = due.min(self.next_bin).min(self.end).max(self.now);
-            if t == self.now {
+            // The rest of an instant a pause interrupted is not a spin.
+            let resumed = std::mem::take(&mut self.resumed_in_step);
+            if t != self.now {
+                self.spins = 0;
+            } else if !resumed {
                 // A component that claims to be due but makes no progress
                 // must not stall the clock.
                 self.spins += 1;
@@ -395,8 +402,6 @@ impl Simulation {
                     t = self.now + Duration::from_micros(1);
                     self.spins = 0;
                 }
-            } else {
-                self.spins = 0;
             }
             if t > limit {
                 break;
@@ -409,6 +414,7 @@ impl Simulation {
                 // Paused inside the instant: the rest of its events (and the
                 // bin sample) run when the caller resumes.
                 self.paused = true;
+                self.resumed_in_step = true;
                 break;
             }
             if self.next_bin <= t && self.next_bin <= self.end {
@@ -511,11 +517,10 @@ impl Simulation {
         self.recorder.pending_rows()
     }
 
-    /// Serve every component due at or before `t`, in (time, stage, flow)
-    /// order. After 1000 serves per component at one instant (something
-    /// stays due without progress), whatever is still due is moved on by
-    /// 1 µs, so nothing can stall the clock.
-    /// Serves every event due by `t`; true when the pause flag rose on an
+    /// Serves every component due at or before `t`, in (time, stage, flow)
+    /// order. After 1000 serves per flow at one instant in one call
+    /// (something stays due without progress), whatever is still due is moved
+    /// on by 1 µs, so nothing can stall the clock. True when the pause flag rose on an
     /// event, which stops the step right after it: an agent's decision then
     /// applies to the events of the same instant that follow the report (a
     /// pacer tick at the report's arrival), as a controller's own would.
