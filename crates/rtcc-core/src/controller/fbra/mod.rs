@@ -468,14 +468,17 @@ impl Fbra {
         let w = self.cfg.rate_window;
         // The window is (newest - w, newest]: an entry exactly w old is out,
         // or reports booked every w/5 would count six intervals in five.
+        // Returns the bits kept and the time of the newest entry dropped.
         let edge = |log: &mut VecDeque<(Time, u64)>, newest: Time| {
-            while log.front().is_some_and(|&(t, _)| newest.saturating_since(t) >= w) {
+            let mut dropped = None;
+            while let Some(&(t, _)) = log.front().filter(|&&(t, _)| newest.saturating_since(t) >= w) {
+                dropped = Some(t);
                 log.pop_front();
             }
-            log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / w.as_secs_f64()
+            (log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64, dropped)
         };
         if let Some(last_send) = video.iter().map(|p| p.send_time).max() {
-            r.sent = edge(&mut self.sent_log, last_send);
+            r.sent = edge(&mut self.sent_log, last_send).0 / w.as_secs_f64();
         }
         // Over the reports heard in the window ending now, divided by the
         // span of arrivals they cover: from the newest report dropped (each
@@ -484,13 +487,10 @@ impl Fbra {
         // short interval; over a fixed w it would read 500 + d ms of
         // arrivals as 500. A report of losses only keeps the window's
         // goodput.
-        let now_rx = fb.received_at;
-        while let Some(&(t, _)) = self.good_log.front().filter(|&&(t, _)| now_rx.saturating_since(t) >= w) {
-            self.good_from = Some(t);
-            self.good_log.pop_front();
-        }
-        let span = self.good_from.map_or(w, |f| now_rx.saturating_since(f)).max(Duration::from_millis(1));
-        r.goodput = self.good_log.iter().map(|&(_, b)| b * 8).sum::<u64>() as f64 / span.as_secs_f64();
+        let (bits, dropped) = edge(&mut self.good_log, fb.received_at);
+        self.good_from = dropped.or(self.good_from);
+        let span = self.good_from.map_or(w, |f| fb.received_at.saturating_since(f)).max(Duration::from_millis(1));
+        r.goodput = bits / span.as_secs_f64();
         // §4.1: "the receiving endpoint reports the observed OWD in the
         // reporting interval" (its ref. [37]); the newest packet's, as [3P].
         let newest = fb.stats.owd_newest;
