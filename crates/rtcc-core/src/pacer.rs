@@ -387,7 +387,8 @@ impl Pacer {
     fn start_probe_if_any(&mut self) {
         if self.probe.is_none() {
             if let Some(c) = self.probes.pop_front() {
-                self.probe = Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0, started: None });
+                self.probe =
+                    Some(ActiveProbe { cluster: c, sent_bytes: DataSize::ZERO, sent_packets: 0, started: None });
                 self.probe_debt = 0.0;
             }
         }
@@ -763,7 +764,11 @@ mod tests {
         // push the next): on a 1 ms grid both lose rate without catch-up.
         let tick = Duration::from_millis(1);
         let padding = |catch_up: Duration| {
-            let mut p = Pacer::new(PacerConfig { catch_up, padding_size: DataSize::from_bytes(1000), ..PacerConfig::default() });
+            let mut p = Pacer::new(PacerConfig {
+                catch_up,
+                padding_size: DataSize::from_bytes(1000),
+                ..PacerConfig::default()
+            });
             p.set_rates(Time::ZERO, DataRate::from_mbps(10), DataRate::from_kbps(1300), None);
             p.enqueue(media(1000));
             drain_on_grid(&mut p, tick, Time::from_millis(1000))
@@ -800,7 +805,11 @@ mod tests {
         // 49.4 ms and leaves on the next wake-up, one tick late, with no
         // lateness carried from the 48 before it.
         assert_eq!(probe(tick), Time::from_micros(50_400));
-        assert!(probe(Duration::ZERO) >= Time::from_millis(90), "probe without catch-up ends at {:?}", probe(Duration::ZERO));
+        assert!(
+            probe(Duration::ZERO) >= Time::from_millis(90),
+            "probe without catch-up ends at {:?}",
+            probe(Duration::ZERO)
+        );
     }
 
     #[test]
@@ -811,7 +820,12 @@ mod tests {
         // when the window opens 3 ms later, one packet leaves, the next 1 ms on.
         let mut p = Pacer::new(PacerConfig { catch_up: tick, ..PacerConfig::default() });
         p.set_rates(Time::ZERO, DataRate::from_kbps(300), DataRate::ZERO, Some(DataSize::from_bytes(10_000)));
-        p.add_probe(ProbeCluster { id: 1, rate: DataRate::from_kbps(9600), min_bytes: DataSize::from_bytes(6000), min_packets: 5 });
+        p.add_probe(ProbeCluster {
+            id: 1,
+            rate: DataRate::from_kbps(9600),
+            min_bytes: DataSize::from_bytes(6000),
+            min_packets: 5,
+        });
         assert!(p.poll_send(Time::ZERO, DataSize::from_bytes(9_500)).is_none());
         assert!(p.poll_send(ms(3.0), DataSize::ZERO).is_some());
         assert!(p.poll_send(ms(3.0), DataSize::ZERO).is_none());
@@ -819,7 +833,11 @@ mod tests {
         // Padding's credit (a late wake-up at 10.9 ms for padding due at 10 ms)
         // is not spent by media enqueued at that instant: its next packet is
         // due a whole packet time after the first.
-        let mut p = Pacer::new(PacerConfig { catch_up: tick, padding_size: DataSize::from_bytes(1250), ..PacerConfig::default() });
+        let mut p = Pacer::new(PacerConfig {
+            catch_up: tick,
+            padding_size: DataSize::from_bytes(1250),
+            ..PacerConfig::default()
+        });
         let mbps = DataRate::from_mbps(1);
         p.set_rates(Time::ZERO, mbps, mbps, None);
         p.enqueue(media(1250));

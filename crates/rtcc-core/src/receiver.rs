@@ -324,6 +324,15 @@ impl Receiver {
         self.frame_ref(id).cloned().unwrap_or_default()
     }
 
+    /// The oldest uncollected frame (id `frame_base`) and the capture time
+    /// it is known by: its own RTP timestamp, or, when none of its packets
+    /// came, the first later frame's (a bound from above).
+    pub fn oldest_frame(&self) -> Option<(u32, &RecvFrame, Option<Time>)> {
+        let f = self.frames.front()?;
+        let capture = f.capture.or_else(|| self.frames.iter().find_map(|g| g.capture));
+        Some((self.frame_base, f, capture))
+    }
+
     fn frame_ref(&self, id: u32) -> Option<&RecvFrame> {
         self.frames.get(id.checked_sub(self.frame_base)? as usize)
     }

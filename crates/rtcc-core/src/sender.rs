@@ -208,6 +208,8 @@ pub struct SentFrame {
     pub first_sent: Option<Time>,
     pub last_sent: Option<Time>,
     pub skipped: bool,
+    /// Its media packets sent so far (retransmissions not counted).
+    pub media_sent: u16,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -520,6 +522,20 @@ impl Sender {
             }
         }
         self.run_frame = NO_FRAME;
+    }
+    /// The oldest capture's record if nothing more of it can be sent at
+    /// `now`: a skipped capture, a frame whose media packets have all left,
+    /// any frame once the sender has stopped, or any `settle` after its
+    /// capture. A driver hands these on as they come, apart from the
+    /// receiving end's records.
+    pub fn pop_final_frame(&mut self, now: Time, settle: Duration) -> Option<SentFrame> {
+        let f = self.oldest_frame()?;
+        let last = f.skipped || self.stopped || f.media_sent >= f.packets || now >= f.capture + settle;
+        if last {
+            self.pop_frame()
+        } else {
+            None
+        }
     }
     /// Hand the oldest capture's record to the driver (keeps memory flat).
     pub fn pop_frame(&mut self) -> Option<SentFrame> {
@@ -901,6 +917,7 @@ impl Sender {
             first_sent: None,
             last_sent: None,
             skipped: true,
+            media_sent: 0,
         });
     }
 
@@ -1006,6 +1023,7 @@ impl Sender {
             first_sent: None,
             last_sent: None,
             skipped: false,
+            media_sent: 0,
         });
         self.controller.on_frame_encoded(now, &info);
         self.notify_state(now);
@@ -1084,6 +1102,9 @@ impl Sender {
         self.counters.bytes[k] += size.bytes();
         self.counters.packets[k] += 1;
         if pkt.kind == PacketKind::Media {
+            if let Some(f) = pkt.frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
+                f.media_sent = f.media_sent.saturating_add(1);
+            }
             if pkt.frame != self.run_frame {
                 self.flush_run();
                 (self.run_frame, self.run_first) = (pkt.frame, now);
@@ -1530,5 +1551,40 @@ mod external_frames_tests {
         let frame = encoder().encode_frame(0, req.capture, req.target, req.resolution);
         s.handle_encoded_frame(Time::from_millis(30), req, frame);
         assert_eq!(s.pacer().average_age(Time::from_millis(30)), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_frame_record_is_final_once_its_media_have_all_left() {
+        // Paced at half the encoder's rate, so frames wait in the pacer.
+        let cfg = SenderConfig { frame_interval: INTERVAL, ..SenderConfig::default() };
+        let ctrl = Box::new(Fixed::new(DataRate::from_kbps(1000), 0.5, DataRate::ZERO));
+        let mut s = Sender::new(cfg, ctrl, encoder());
+        let (end, settle) = (Time::from_millis(1000), Duration::from_secs(30));
+        let (mut last_media, mut popped) = (std::collections::HashMap::new(), Vec::new());
+        let mut now = Time::ZERO;
+        while now < end {
+            s.handle_timeout(now);
+            while let Some(p) = s.poll_transmit(now) {
+                if p.kind == PacketKind::Media {
+                    last_media.insert(p.frame, (now, p.index + 1 == p.count));
+                }
+            }
+            while let Some(f) = s.pop_final_frame(now, settle) {
+                popped.push((now, f));
+            }
+            now = s.poll_timeout().unwrap_or(end).max(now + Duration::from_micros(1));
+        }
+        assert!(popped.len() > 10, "{}", popped.len());
+        for (at, f) in &popped {
+            assert!(!f.skipped && f.media_sent == f.packets, "{f:?}");
+            // Handed on at its last packet's send, with that send time.
+            let (t, last) = last_media[&f.frame];
+            assert!(last && f.last_sent == Some(t) && *at == t, "{f:?} at {at:?}, last media {t:?}");
+        }
+        // What is still queued stays, and is not final before `settle`.
+        let waiting = s.oldest_frame().expect("frames still queued");
+        assert!(waiting.media_sent < waiting.packets);
+        assert!(s.pop_final_frame(end, settle).is_none());
+        assert_eq!(s.pop_final_frame(waiting.capture + settle, settle).map(|f| f.frame), Some(waiting.frame));
     }
 }

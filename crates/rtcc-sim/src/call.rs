@@ -1,25 +1,35 @@
-//! A video call as a pair of endpoints: rtcc-core's `Sender` (encoder,
+//! A video call as two ends apart: rtcc-core's `Sender` (encoder,
 //! packetizer, FEC, pacer, controller) and `Receiver` (assembly, decode
-//! order, display, reports), built from a flow of the scenario.
+//! order, display, reports), built from a flow of the scenario. Each end
+//! tells the recorder its own record of a frame when that record is final;
+//! the recorder joins them by frame id.
 
 use rtcc_core::controller::{self, ControllerContext};
 use rtcc_core::encoder::{Encoder, FrameEncoder};
 use rtcc_core::packet::Packet;
-use rtcc_core::receiver::{Receiver, RecvFrame};
+use rtcc_core::receiver::Receiver;
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
 use rtcc_core::sender::{Sender, SenderConfig, SenderTiming};
 use rtcc_core::units::Time;
 use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
 
-use crate::endpoint::{Back, Endpoints};
-use crate::frames::FrameLog;
+use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
+use crate::frames::{self, FrameLog};
 use crate::recorder::{Event, ReceiverSample, Recorder, SenderSample};
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::video;
 
-pub struct VideoCall {
+/// Builds a video flow's two ends.
+pub struct VideoCall;
+
+/// A video flow's sending end.
+pub struct VideoSendEnd {
     sender: Sender,
+}
+
+/// A video flow's receiving end.
+pub struct VideoRecvEnd {
     receiver: Receiver,
 }
 
@@ -35,7 +45,7 @@ impl VideoCall {
         ctx: ControllerContext,
         rng: &mut Rng,
         saved_videos: &mut Vec<(std::path::PathBuf, f64)>,
-    ) -> Result<(VideoCall, FrameLog), ScenarioError> {
+    ) -> Result<(Ends, FrameLog), ScenarioError> {
         let cerr = |e: controller::ConfigError| ScenarioError {
             source_name: scenario.source.clone(),
             field: format!("flow[{i}].controller"),
@@ -97,12 +107,13 @@ impl VideoCall {
         let timing = SenderTiming { seed: Rng::new(ctx.seed).fork(0x0071_C10C).next_u64(), ..spec.sender.timing };
         let cfg = SenderConfig { max_resolution, timing, ..spec.sender };
         let rcfg = spec.receiver;
-        let call = VideoCall {
-            sender: Sender::new(cfg, ctrl, encoder),
-            receiver: match estimator {
-                Some(e) => Receiver::new(rcfg).with_estimator(e),
-                None => Receiver::new(rcfg),
-            },
+        let receiver = match estimator {
+            Some(e) => Receiver::new(rcfg).with_estimator(e),
+            None => Receiver::new(rcfg),
+        };
+        let call = Ends {
+            send: Box::new(VideoSendEnd { sender: Sender::new(cfg, ctrl, encoder) }),
+            recv: Box::new(VideoRecvEnd { receiver }),
         };
         let frames =
             FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.sender.stop);
@@ -110,11 +121,11 @@ impl VideoCall {
     }
 }
 
-impl Endpoints for VideoCall {
-    fn sender_timeout(&self) -> Option<Time> {
+impl SendEnd for VideoSendEnd {
+    fn poll_timeout(&self) -> Option<Time> {
         self.sender.poll_timeout()
     }
-    fn handle_sender_timeout(&mut self, now: Time) {
+    fn handle_timeout(&mut self, now: Time) {
         self.sender.handle_timeout(now);
     }
     fn refresh_decision(&mut self, now: Time) {
@@ -124,48 +135,19 @@ impl Endpoints for VideoCall {
         self.sender.poll_transmit(now)
     }
     fn handle_back(&mut self, now: Time, back: &Back) {
-        match back {
-            Back::Report(r) => self.sender.handle_report(now, r),
-            Back::Ack(_) => {}
+        if let Back::Report(r) = back {
+            self.sender.handle_report(now, r);
         }
     }
-
-    fn prefetch_sender(&self) {
+    fn prefetch(&self) {
         self.sender.prefetch();
     }
-    fn prefetch_receiver(&self) {
-        self.receiver.prefetch();
-    }
-    fn receiver_timeout(&self) -> Option<Time> {
-        self.receiver.poll_timeout()
-    }
-    fn handle_packet(&mut self, now: Time, packet: &Packet) {
-        self.receiver.handle_packet(now, packet);
-    }
-    fn poll_back(&mut self, now: Time) -> Option<Back> {
-        self.receiver.poll_report(now).map(Back::Report)
-    }
 
-    /// Frames whose fate is known at `now`: the sender's record, then the
-    /// receiver's (a skipped capture has only the sender's).
+    /// Captures whose sending is over: skipped, or every media packet sent.
     fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder) {
-        while let Some(s) = self.sender.oldest_frame() {
-            let (r, next) = if s.skipped {
-                (RecvFrame::default(), None)
-            } else {
-                let r = self.receiver.frame(s.frame);
-                let next = if r.display.is_none() { self.receiver.next_display_after(s.frame) } else { None };
-                (r, next)
-            };
-            if !at_end && !FrameLog::ready(&s, &r, next, now) {
-                break;
-            }
-            let Some(s) = self.sender.pop_frame() else { break };
+        let settle = if at_end { rtcc_core::units::Duration::ZERO } else { frames::SENDER_SETTLE };
+        while let Some(s) = self.sender.pop_final_frame(now, settle) {
             rec.record(flow, Event::FrameSent(&s));
-            if !s.skipped {
-                let r = self.receiver.pop_frame();
-                rec.record(flow, Event::FrameReceived { frame: s.frame, record: &r, next_display: next, at_end });
-            }
         }
     }
 
@@ -187,6 +169,42 @@ impl Endpoints for VideoCall {
     }
 
     fn record_end(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        rec.record(flow, Event::End { at, counters: self.sender.counters() });
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.sender.encoder().failure().map(str::to_string)
+    }
+}
+
+impl RecvEnd for VideoRecvEnd {
+    fn poll_timeout(&self) -> Option<Time> {
+        self.receiver.poll_timeout()
+    }
+    fn handle_packet(&mut self, now: Time, packet: &Packet) {
+        self.receiver.handle_packet(now, packet);
+    }
+    fn poll_back(&mut self, now: Time) -> Option<Back> {
+        self.receiver.poll_report(now).map(Back::Report)
+    }
+    fn prefetch(&self) {
+        self.receiver.prefetch();
+    }
+
+    /// Frames whose fate the receiver knows (`frames::received_ready`), with
+    /// the next displayed frame's display time for one not displayed.
+    fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder) {
+        while let Some((id, r, capture)) = self.receiver.oldest_frame() {
+            let next = if r.display.is_none() { self.receiver.next_display_after(id) } else { None };
+            if !at_end && !frames::received_ready(r, capture, next, now) {
+                break;
+            }
+            let r = self.receiver.pop_frame();
+            rec.record(flow, Event::FrameReceived { frame: id, record: &r, next_display: next, at_end });
+        }
+    }
+
+    fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
         let r = &self.receiver;
         let receiver = ReceiverSample {
             freeze: r.freeze(),
@@ -194,10 +212,6 @@ impl Endpoints for VideoCall {
             display_span: r.display_span(),
             repair: r.repair(),
         };
-        rec.record(flow, Event::End { at, counters: self.sender.counters(), receiver: &receiver });
-    }
-
-    fn failure(&self) -> Option<String> {
-        self.sender.encoder().failure().map(str::to_string)
+        rec.record(flow, Event::ReceiverEnd(&receiver));
     }
 }

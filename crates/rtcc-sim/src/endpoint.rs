@@ -1,9 +1,17 @@
-//! What the simulator drives: a flow's two endpoints, sans-IO. The sending
-//! end puts packets on the forward path and takes what comes back; the
-//! receiving end takes those packets and answers over the reverse path.
-//! Each end has a timer; every input carries `now`. The simulator knows
-//! nothing else of a flow, so a video call (`call.rs`) and any other kind
-//! of traffic — a TCP or UDP flow with its ACKs — are driven the same way.
+//! What the simulator drives: a flow's two ends, each sans-IO and apart.
+//! The sending end puts packets on the forward path and takes what comes
+//! back; the receiving end takes those packets and answers over the reverse
+//! path. Neither reads the other: all that passes between them is a
+//! `Packet` one way and a `Back` the other, as datagrams would. Each end
+//! has a timer; every input carries `now`.
+//!
+//! The drain-then-sleep contract, for any driver: after any input (a
+//! timeout, a packet, a `Back`), poll the end's output (`poll_transmit`,
+//! `poll_back`) until it returns `None`, then sleep until `poll_timeout`.
+//! A deadline at or before the last input's time means "due now". The
+//! simulator is one driver of this contract (`sim.rs`); a flow kind is a
+//! pair of ends built together (a video call, `call.rs`; a TCP, web-like or
+//! UDP flow, `traffic.rs`).
 
 use rtcc_core::feedback::ReceiverReport;
 use rtcc_core::packet::Packet;
@@ -19,6 +27,8 @@ pub enum Back {
     Report(ReceiverReport),
     /// A TCP receiver's ACK.
     Ack(tcp::Ack),
+    /// A web-like client's request for its next object.
+    Request(crate::traffic::Request),
 }
 
 impl Back {
@@ -27,43 +37,61 @@ impl Back {
         match self {
             Back::Report(r) => r.wire_size(),
             Back::Ack(a) => a.wire_size(),
+            Back::Request(r) => r.wire_size(),
         }
     }
 }
 
-/// A flow's two endpoints as the simulator drives them.
-pub trait Endpoints: Send {
-    /// When the sending end next wants to be woken.
-    fn sender_timeout(&self) -> Option<Time>;
-    fn handle_sender_timeout(&mut self, now: Time);
-    /// The sending end takes up a decision changed outside its controller's
-    /// calls (`Sender::refresh_decision`); nothing for ends without one.
+/// A flow's sending end as the simulator drives it.
+pub trait SendEnd: Send {
+    /// When it next wants to be woken.
+    fn poll_timeout(&self) -> Option<Time>;
+    fn handle_timeout(&mut self, now: Time);
+    /// It takes up a decision changed outside its controller's calls
+    /// (`Sender::refresh_decision`); nothing for ends without one.
     fn refresh_decision(&mut self, _now: Time) {}
     /// The next packet for the forward path, if one may leave at `now`.
     fn poll_transmit(&mut self, now: Time) -> Option<Packet>;
     /// Something the receiving end sent back arrived.
     fn handle_back(&mut self, now: Time, back: &Back);
 
-    /// When the receiving end next wants to be woken.
-    fn receiver_timeout(&self) -> Option<Time>;
-    fn handle_packet(&mut self, now: Time, packet: &Packet);
-    /// What the receiving end sends back at `now` (it is woken through this).
-    fn poll_back(&mut self, now: Time) -> Option<Back>;
-
-    /// Tell the recorder about frames (or other units) whose fate is known
-    /// at `now`; all of them `at_end`.
+    /// Tell the recorder what of its own record is final at `now` (all of
+    /// it `at_end`).
     fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder);
-    /// The sending end's state at the end of the bin ending at `at`.
+    /// Its state at the end of the bin ending at `at`.
     fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder);
-    /// The flow's totals when the run ends at `at`.
+    /// Its totals when the run ends at `at` (after the receiving end's).
     fn record_end(&self, flow: usize, at: Time, rec: &mut Recorder);
-    /// Start loading the state the sending end's next event touches: the
-    /// simulator calls this one event ahead (`rtcc_core::cache`).
-    fn prefetch_sender(&self) {}
-    /// As `prefetch_sender`, for the receiving end.
-    fn prefetch_receiver(&self) {}
+    /// Start loading the state its next event touches: the simulator calls
+    /// this one event ahead (`rtcc_core::cache`).
+    fn prefetch(&self) {}
     /// A failure that makes the flow's results untrustworthy.
     fn failure(&self) -> Option<String> {
         None
     }
+}
+
+/// A flow's receiving end as the simulator drives it.
+pub trait RecvEnd: Send {
+    /// When it next wants to be woken (it is woken through `poll_back`).
+    fn poll_timeout(&self) -> Option<Time>;
+    fn handle_packet(&mut self, now: Time, packet: &Packet);
+    /// What it sends back at `now`.
+    fn poll_back(&mut self, now: Time) -> Option<Back>;
+
+    /// As `SendEnd::record_settled`, for its own record.
+    fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder);
+    /// Its state at the end of the bin ending at `at` (before the sending
+    /// end's).
+    fn record_sample(&self, _flow: usize, _at: Time, _rec: &mut Recorder) {}
+    /// Its totals when the run ends at `at` (before the sending end's).
+    fn record_end(&self, flow: usize, at: Time, rec: &mut Recorder);
+    /// As `SendEnd::prefetch`.
+    fn prefetch(&self) {}
+}
+
+/// A flow's two ends, built together from its spec.
+pub struct Ends {
+    pub send: Box<dyn SendEnd>,
+    pub recv: Box<dyn RecvEnd>,
 }

@@ -169,16 +169,6 @@ impl FrameLog {
         self.view.next = Some(g);
     }
 
-    /// Whether a frame's fate is known at `now`: displayed and skipped
-    /// frames are final; one overtaken by a displayed frame may still
-    /// complete late, so it waits `LATE_WAIT`; any other waits `SETTLE`.
-    pub fn ready(sent: &SentFrame, received: &RecvFrame, next_display: Option<Time>, now: Time) -> bool {
-        sent.skipped
-            || received.display.is_some()
-            || (next_display.is_some() && now >= sent.capture + LATE_WAIT)
-            || now >= sent.capture + SETTLE
-    }
-
     /// Fold in one settled frame: the sender's record, the receiver's, and
     /// the next displayed frame's display time. `at_end`: the run ended
     /// before its fate was known.
@@ -407,5 +397,40 @@ impl FrameCols {
         t.push("ssim_db", Column::F64(self.ssim_db));
         t.push("ssim", Column::F64(self.ssim));
         t
+    }
+}
+
+/// How long after capture the sending end keeps a frame's record open
+/// (a frame still queued then is cut off).
+pub const SENDER_SETTLE: Duration = SETTLE;
+
+/// Whether the receiving end knows a frame's fate at `now`, by its own
+/// record only: a displayed frame is final; one overtaken by a displayed
+/// frame may still complete late, so it waits `LATE_WAIT` after its
+/// capture (`capture`, as the receiver knows it); any other waits `SETTLE`.
+pub fn received_ready(received: &RecvFrame, capture: Option<Time>, next_display: Option<Time>, now: Time) -> bool {
+    received.display.is_some()
+        || capture.is_some_and(|c| (next_display.is_some() && now >= c + LATE_WAIT) || now >= c + SETTLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receiving_end_settles_a_frame_by_its_own_record() {
+        let t = Time::from_secs_f64;
+        let shown = RecvFrame { display: Some(t(1.0)), ..RecvFrame::default() };
+        let waiting = RecvFrame { capture: Some(t(1.0)), ..RecvFrame::default() };
+        // Displayed: final at once, whatever its capture is known as.
+        assert!(received_ready(&shown, None, None, t(1.0)));
+        // Overtaken by a displayed frame: 10 s after its capture.
+        assert!(!received_ready(&waiting, Some(t(1.0)), Some(t(1.2)), t(10.9)));
+        assert!(received_ready(&waiting, Some(t(1.0)), Some(t(1.2)), t(11.0)));
+        // Not overtaken: 30 s.
+        assert!(!received_ready(&waiting, Some(t(1.0)), None, t(30.9)));
+        assert!(received_ready(&waiting, Some(t(1.0)), None, t(31.0)));
+        // No capture known (nothing of it came, nothing after it): it waits.
+        assert!(!received_ready(&RecvFrame::default(), None, Some(t(1.2)), t(1e6)));
     }
 }

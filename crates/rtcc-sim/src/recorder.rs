@@ -51,8 +51,6 @@ pub struct ReceiverSample {
 pub struct TrafficSample<'a> {
     /// Wire bytes sent, retransmissions included.
     pub sent_bytes: u64,
-    /// Payload bytes handed to the receiving application, in order.
-    pub delivered_bytes: u64,
     /// Segments sent again.
     pub retransmits: u64,
     /// Retransmission timeouts (RFC 6298) that fired.
@@ -62,8 +60,6 @@ pub struct TrafficSample<'a> {
     /// Smoothed RTT (RFC 6298).
     pub srtt: Option<Duration>,
     pub pacing: Option<DataRate>,
-    /// Web-like flows: downloads started and completed.
-    pub objects: Option<(u64, u64)>,
     /// Its state columns go into the time series.
     pub cc: Option<&'a dyn CongestionControl>,
 }
@@ -113,9 +109,15 @@ pub enum Event<'a> {
     ObjectDone { size: DataSize, fct: Duration },
     /// The bottleneck's queue at the end of the bin ending at `at`.
     Link { at: Time, queue_bytes: DataSize },
-    /// The call is over at `at`: the sender's final counters and the
-    /// receiver's totals.
-    End { at: Time, counters: &'a SendCounters, receiver: &'a ReceiverSample },
+    /// The receiving end's totals when the run ends (before `End`).
+    ReceiverEnd(&'a ReceiverSample),
+    /// The call is over at `at`: the sender's final counters.
+    End { at: Time, counters: &'a SendCounters },
+    /// A cross-traffic flow's receiving end at the end of a bin (before the
+    /// sending end's `Traffic`) and when the run ends (before
+    /// `TrafficEnd`): payload bytes handed to the application in order, and
+    /// a web-like client's downloads requested and completed.
+    TrafficReceived { delivered_bytes: u64, objects: Option<(u64, u64)> },
 }
 
 /// Who a flow is, for the summary.
@@ -666,10 +668,14 @@ impl Recorder {
             }
             Event::Sender { at, sample } => self.sender_sample(flow, at, sample),
             Event::Link { at, queue_bytes } => self.link_sample(at, queue_bytes),
-            Event::End { at, counters, receiver } => {
+            Event::ReceiverEnd(receiver) => self.flows[flow].receiver = *receiver,
+            Event::TrafficReceived { delivered_bytes, objects } => {
+                let t = &mut self.flows[flow].traffic;
+                (t.delivered_bytes, t.objects) = (delivered_bytes, objects);
+            }
+            Event::End { at, counters } => {
                 let f = &mut self.flows[flow];
                 f.counters = *counters;
-                f.receiver = *receiver;
                 f.join_frames(flow, true);
                 f.frames.finish(at);
             }
@@ -810,10 +816,8 @@ impl Recorder {
         let f = &mut self.flows[flow];
         let t = &mut f.traffic;
         t.sent_bytes = x.sent_bytes;
-        t.delivered_bytes = x.delivered_bytes;
         t.retransmits = x.retransmits;
         t.rtos = x.rtos;
-        t.objects = x.objects;
         let Some(t1) = t1 else { return };
         if self.record_timeseries {
             let b = f.stats.bin();
@@ -821,7 +825,7 @@ impl Recorder {
             s.push("t_s", t1.as_secs_f64());
             s.push("flow", flow as f64);
             s.push("send_kbps", kbps(x.sent_bytes - t.prev_sent));
-            s.push("goodput_kbps", kbps(x.delivered_bytes - t.prev_delivered));
+            s.push("goodput_kbps", kbps(t.delivered_bytes - t.prev_delivered));
             s.push("recv_kbps", kbps(b.recv_bytes));
             s.push("owd_ms", if b.owd_n > 0 { b.owd_sum_us / b.owd_n as f64 / 1e3 } else { f64::NAN });
             s.push("queue_ms", if b.queue_n > 0 { b.queue_sum_us / b.queue_n as f64 / 1e3 } else { f64::NAN });
@@ -836,7 +840,7 @@ impl Recorder {
             s.end_row();
         }
         t.prev_sent = x.sent_bytes;
-        t.prev_delivered = x.delivered_bytes;
+        t.prev_delivered = t.delivered_bytes;
         t.prev_retransmits = x.retransmits;
         f.stats.reset_bin();
     }
@@ -910,6 +914,7 @@ mod tests {
             first_sent: None,
             last_sent: None,
             skipped: false,
+            media_sent: 0,
         };
         // Frame 0: 3 sent, 2 left; frame 1: 2 sent, 1 left. Both in flight.
         assert!(f.in_flight(&sent(0, 3)) && f.in_flight(&sent(1, 2)));

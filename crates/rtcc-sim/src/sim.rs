@@ -1,5 +1,5 @@
-//! The simulation driver. Each flow is a pair of [`Endpoints`] (a video
-//! call, `call.rs`); the driver moves their packets through the bottleneck and
+//! The simulation driver. Each flow is two ends apart, a [`SendEnd`] and a
+//! [`RecvEnd`] (a video call, `call.rs`); the driver moves their packets through the bottleneck and
 //! the forward path, what they send back through the reverse bottleneck (if
 //! any) and the reverse path, and tells the [`Recorder`] what happened.
 //! Every component (the link, each flow's forward delivery, receiving end,
@@ -16,7 +16,7 @@ use rtcc_core::rng::Rng;
 use rtcc_core::units::{Duration, Time};
 
 use crate::call::VideoCall;
-use crate::endpoint::{Back, Endpoints};
+use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
 use crate::frames::FrameLog;
 use crate::link::Link;
 use crate::path::Path;
@@ -33,7 +33,8 @@ pub(crate) struct Flow {
     /// Each stage's deadline (deliveries, receiver, reports, sender); the
     /// schedule holds the earliest.
     due: [Time; 4],
-    ends: Box<dyn Endpoints>,
+    send: Box<dyn SendEnd>,
+    recv: Box<dyn RecvEnd>,
     /// Sequence of the last thing sent back.
     back_seq: u64,
     /// Its data runs from the receiving side: over the reverse bottleneck,
@@ -180,11 +181,8 @@ impl Simulation {
         let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
         for (i, spec) in scenario.flows.iter().enumerate() {
             let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
-            let (ends, frames): (Box<dyn Endpoints>, FrameLog) = match &spec.traffic {
-                None => {
-                    let (call, frames) = VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?;
-                    (Box::new(call), frames)
-                }
+            let (ends, frames): (Ends, FrameLog) = match &spec.traffic {
+                None => VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?,
                 Some(t) => {
                     // Its own stream, so cross traffic leaves the video flows' draws alone.
                     let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
@@ -211,7 +209,8 @@ impl Simulation {
             flows.push(Flow {
                 name: spec.name.clone(),
                 due: [Time::MAX; 4],
-                ends,
+                send: ends.send,
+                recv: ends.recv,
                 backs: Default::default(),
                 back_seq: 0,
                 reverse,
@@ -322,9 +321,9 @@ impl Simulation {
             Stage::Link => self.link.poll_timeout(),
             Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
             Stage::Deliver => self.data[self.flows[flow].reverse as usize].poll_timeout(flow),
-            Stage::Receiver => self.flows[flow].ends.receiver_timeout(),
+            Stage::Receiver => self.flows[flow].recv.poll_timeout(),
             Stage::Feedback => self.back[self.flows[flow].reverse as usize].poll_timeout(flow),
-            Stage::Sender => self.flows[flow].ends.sender_timeout(),
+            Stage::Sender => self.flows[flow].send.poll_timeout(),
         }
     }
 
@@ -377,7 +376,7 @@ impl Simulation {
     pub fn refresh_decisions(&mut self) {
         let now = self.now;
         for i in 0..self.flows.len() {
-            self.flows[i].ends.refresh_decision(now);
+            self.flows[i].send.refresh_decision(now);
             self.arm(Stage::Sender, i);
         }
     }
@@ -435,8 +434,10 @@ impl Simulation {
             if t >= self.end {
                 self.done = true;
                 for (i, f) in self.flows.iter_mut().enumerate() {
-                    f.ends.record_settled(i, t, true, &mut self.recorder);
-                    f.ends.record_end(i, t, &mut self.recorder);
+                    f.send.record_settled(i, t, true, &mut self.recorder);
+                    f.recv.record_settled(i, t, true, &mut self.recorder);
+                    f.recv.record_end(i, t, &mut self.recorder);
+                    f.send.record_end(i, t, &mut self.recorder);
                 }
             }
             if !self.done && pause_at.is_some_and(|p| self.recorder.packet_rows() >= p) {
@@ -486,7 +487,7 @@ impl Simulation {
     /// any: the run's quality numbers are not to be trusted then.
     pub fn failure(&self) -> Option<String> {
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            let e = f.ends.failure().or_else(|| self.recorder.flows[i].frames.failure().map(str::to_string))?;
+            let e = f.send.failure().or_else(|| self.recorder.flows[i].frames.failure().map(str::to_string))?;
             Some(format!("flow[{i}] ({}): {e}", f.name))
         })
     }
@@ -567,10 +568,10 @@ impl Simulation {
             _ => self.schedule.second(),
         };
         let Some(next) = next else { return };
-        let (i, ends) = (next.flow(), &self.flows[next.flow()].ends);
+        let (i, flow) = (next.flow(), &self.flows[next.flow()]);
         match next.stage() {
             Stage::Sender => {
-                ends.prefetch_sender();
+                flow.send.prefetch();
                 self.recorder.prefetch(i, false);
                 // The packet leaves the bottleneck a few events later, onto
                 // its path.
@@ -578,14 +579,14 @@ impl Simulation {
             }
             Stage::Feedback => {
                 self.back[self.flows[i].reverse as usize].prefetch(i);
-                ends.prefetch_sender();
+                flow.send.prefetch();
             }
             Stage::Deliver => {
                 self.data[self.flows[i].reverse as usize].prefetch(i);
-                ends.prefetch_receiver();
+                flow.recv.prefetch();
                 self.recorder.prefetch(i, true);
             }
-            Stage::Receiver => ends.prefetch_receiver(),
+            Stage::Receiver => flow.recv.prefetch(),
             Stage::Link | Stage::ReverseLink => {}
         }
     }
@@ -600,14 +601,14 @@ impl Simulation {
         while let Some((at, p)) = path.poll_arrival(i, t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketArrived { at, packet: &p });
-            f.ends.handle_packet(at, &p);
+            f.recv.handle_packet(at, &p);
         }
         self.arm(Stage::Receiver, i);
     }
 
     fn serve_receiver(&mut self, t: Time, i: usize) {
         self.events += 1;
-        let Some(back) = self.flows[i].ends.poll_back(t) else { return };
+        let Some(back) = self.flows[i].recv.poll_back(t) else { return };
         let f = &mut self.flows[i];
         f.back_seq += 1;
         let reverse = f.reverse;
@@ -730,22 +731,22 @@ impl Simulation {
         let path = &mut self.back[f.reverse as usize];
         while let Some((_, back)) = path.poll_arrival(i, t) {
             self.events += 1;
-            f.ends.handle_back(t, &back);
+            f.send.handle_back(t, &back);
         }
         self.arm(Stage::Sender, i);
     }
 
     fn serve_sender(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        if f.ends.sender_timeout().is_some_and(|x| x <= t) {
+        if f.send.poll_timeout().is_some_and(|x| x <= t) {
             self.events += 1;
-            f.ends.handle_sender_timeout(t);
+            f.send.handle_timeout(t);
         }
         let link = match f.reverse {
             true => self.rev_link.as_mut().expect("a reverse flow has a reverse bottleneck (checked in new)"),
             false => &mut self.link,
         };
-        while let Some(p) = f.ends.poll_transmit(t) {
+        while let Some(p) = f.send.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
             let (seq, frame) = (p.seq, frame_of(&p));
@@ -763,11 +764,13 @@ impl Simulation {
     fn sample_bin(&mut self) {
         let t1 = self.next_bin;
         for (i, f) in self.flows.iter_mut().enumerate() {
-            f.ends.record_settled(i, t1, false, &mut self.recorder);
+            f.send.record_settled(i, t1, false, &mut self.recorder);
+            f.recv.record_settled(i, t1, false, &mut self.recorder);
         }
         self.recorder.record(0, Event::Link { at: t1, queue_bytes: self.link.queue_bytes() });
         for (i, f) in self.flows.iter().enumerate() {
-            f.ends.record_sample(i, t1, &mut self.recorder);
+            f.recv.record_sample(i, t1, &mut self.recorder);
+            f.send.record_sample(i, t1, &mut self.recorder);
         }
     }
 }

@@ -1,6 +1,7 @@
-//! Cross traffic as endpoints: a TCP connection (bulk, or web-like
-//! downloads) and a UDP source, each a pair of rtcc-core state machines the
-//! simulator drives like a video call, over either direction of the link.
+//! Cross traffic as two ends apart: a TCP connection (bulk, or web-like
+//! downloads a client requests from its server) and a UDP source with its
+//! sink, each end an rtcc-core state machine the simulator drives like a
+//! video call's, over either direction of the link.
 
 use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT};
 use rtcc_core::rng::Rng;
@@ -10,7 +11,7 @@ use rtcc_core::tcp::{self, Ack, Segment, TcpConfig, TcpReceiver, TcpReceiverConf
 use rtcc_core::traffic::{Object, SizeDist, UdpConfig, UdpSender, WebConfig, WebSource};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
-use crate::endpoint::{Back, Endpoints};
+use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
 use crate::recorder::{Event, Recorder, TrafficSample};
 use crate::scenario::{duration_of, rate_of, size_of, Direction, Quantity};
 
@@ -266,23 +267,29 @@ impl TrafficSpec {
     }
 }
 
-/// Build flow `flow`'s endpoints, active from `start` to `stop`.
-pub fn build(
-    flow: u16,
-    spec: &TrafficSpec,
-    start: Time,
-    stop: Option<Time>,
-    mut rng: Rng,
-) -> Result<Box<dyn Endpoints>, String> {
+/// Build flow `flow`'s two ends, active from `start` to `stop`.
+pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut rng: Rng) -> Result<Ends, String> {
     Ok(match spec {
-        TrafficSpec::Tcp { cc, tcp } => Box::new(TcpFlow::new(flow, cc, tcp, None, start, stop, rng.next_u64())?),
+        TrafficSpec::Tcp { cc, tcp } => {
+            let seed = rng.next_u64();
+            Ends {
+                send: Box::new(TcpSendEnd::new(flow, cc, tcp, true, start, stop, seed)?),
+                recv: Box::new(TcpRecvEnd::new(None)),
+            }
+        }
         TrafficSpec::Web { cc, tcp, web } => {
             let mut rng = rng;
             let seed = rng.next_u64();
-            let web = Some(WebSource::new(web.clone(), start, stop, rng));
-            Box::new(TcpFlow::new(flow, cc, tcp, web, start, stop, seed)?)
+            let web = WebSource::new(web.clone(), start, stop, rng);
+            Ends {
+                send: Box::new(TcpSendEnd::new(flow, cc, tcp, false, start, stop, seed)?),
+                recv: Box::new(TcpRecvEnd::new(Some(web))),
+            }
         }
-        TrafficSpec::Udp(cfg) => Box::new(UdpFlow::new(flow, cfg.clone(), start, stop, rng)),
+        TrafficSpec::Udp(cfg) => Ends {
+            send: Box::new(UdpSendEnd { flow, tx: UdpSender::new(cfg.clone(), start, stop, rng), sent: 0 }),
+            recv: Box::new(UdpRecvEnd { delivered: 0 }),
+        },
     })
 }
 
@@ -290,12 +297,40 @@ pub fn build(
 /// 6 TB of payload), less a receive window's margin.
 const SEQ_LIMIT: u32 = u32::MAX - (1 << 20);
 
-/// A TCP connection: the sender at one end, the receiver at the other.
-/// `stop` ends it abruptly (as a reset would): nothing is sent after it.
-pub struct TcpFlow {
+/// A web-like client's request for its next object, sent over the path
+/// back to the server; the object starts when it arrives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Request {
+    /// The client's count of objects: a request sent again carries the
+    /// same id, and the server serves each id once.
+    pub id: u64,
+    /// Bytes of the object asked for.
+    pub size: DataSize,
+}
+
+/// An HTTP GET's bytes (request line, host and a few headers); chosen, as
+/// no web-traffic model rtcc follows (RFC 8868 §6.1) sizes it.
+const REQUEST_BYTES: u64 = 300;
+/// A request no data has answered is sent again after this, doubling each
+/// time: RFC 6298's initial RTO (§2.1, 1 s) and back-off (§5.5), as the
+/// client has no RTT sample of its own.
+const REQUEST_RTO: Duration = Duration::from_secs(1);
+const REQUEST_RTO_MAX: Duration = Duration::from_secs(60);
+
+impl Request {
+    /// One segment: TCP/IP header and the request.
+    pub fn wire_size(&self) -> DataSize {
+        tcp::HEADER + DataSize::from_bytes(REQUEST_BYTES)
+    }
+}
+
+/// A TCP connection's sending end (the server of a web-like flow): bulk
+/// data from `start`, or each object a request asks for. `stop` ends it
+/// abruptly (as a reset would): nothing is sent after it.
+pub struct TcpSendEnd {
     flow: u16,
     tx: TcpSender,
-    rx: TcpReceiver,
+    bulk: bool,
     start: Time,
     stop: Option<Time>,
     started: bool,
@@ -304,116 +339,89 @@ pub struct TcpFlow {
     /// and the recorder, whatever segment it carries.
     sent: u64,
     sent_bytes: u64,
-    web: Option<WebSource>,
-    /// The download under way: the segment after its last, and the object.
-    object: Option<(u32, Object)>,
-    /// When the client received all of it (the server has yet to learn).
-    received: Option<Time>,
-    /// Downloads completed since the recorder last heard, with when.
-    done: Vec<(Object, Time)>,
+    /// The newest request served (ids start at 1).
+    served: u64,
     rtts: Vec<Duration>,
-    /// An ACK arrived at this instant: the window may let segments out now
-    /// (the sender has no timer for that, only for pacing and the RTO).
-    poke: Option<Time>,
     /// The connection ran out of segment numbers (`SEQ_LIMIT`).
     exhausted: bool,
-    /// A segment arrived at this instant: an ACK may be due at once.
-    rx_poke: Option<Time>,
     /// With `TcpConfig::host_jitter`: its draws, and the ACKs that arrived
     /// and wait for the host, with when it processes each.
     jitter: Option<Rng>,
     acks: VecDeque<(Time, Ack)>,
 }
 
-impl TcpFlow {
+impl TcpSendEnd {
     fn new(
         flow: u16,
         cc: &str,
         cfg: &TcpConfig,
-        web: Option<WebSource>,
+        bulk: bool,
         start: Time,
         stop: Option<Time>,
         seed: u64,
-    ) -> Result<TcpFlow, String> {
+    ) -> Result<TcpSendEnd, String> {
         let cc = tcp::congestion_control_seeded(cc, &[], seed)?;
-        Ok(TcpFlow {
+        Ok(TcpSendEnd {
             flow,
             tx: TcpSender::new(cfg.clone(), cc),
-            rx: TcpReceiver::new(TcpReceiverConfig::default()),
+            bulk,
             start,
             stop,
             started: false,
             stopped: false,
             sent: 0,
             sent_bytes: 0,
-            web,
-            object: None,
-            received: None,
-            done: Vec::new(),
+            served: 0,
             rtts: Vec::new(),
-            poke: None,
             exhausted: false,
-            rx_poke: None,
             // A stream of its own, so the congestion control's draws stay as they were.
             jitter: cfg.host_jitter.is_positive().then(|| Rng::new(seed).fork(0x4057_0A1C)),
             acks: VecDeque::new(),
         })
     }
 
-    /// Data delivered in order, on the wire basis video goodput uses
-    /// (payload and headers of each segment, once).
-    fn delivered_wire(&self) -> u64 {
-        self.rx.delivered_bytes() + self.rx.delivered_segments() * tcp::HEADER.bytes()
-    }
-
-    /// The sender processes an ACK: RTT sample, window, web completion.
+    /// The sender processes an ACK: window, RTT sample.
     fn process_ack(&mut self, now: Time, ack: &Ack) {
         self.tx.handle_ack(now, ack);
         // The sender's own sample: ACKs of new data only (RFC 7323 §4.3).
         if let Some(rtt) = self.tx.last_rtt_sample() {
             self.rtts.push(rtt);
         }
-        self.poke = Some(now);
-        if let (Some((end, _)), Some(done)) = (self.object, self.received) {
-            if self.tx.cum_acked() >= end {
-                // The server learns of the completion here; the client's
-                // think time began when its last byte arrived.
-                self.object = None;
-                self.received = None;
-                if let Some(w) = &mut self.web {
-                    w.complete(done);
-                }
-                self.request(now);
-            }
-        }
     }
 
-    /// Ask for the next download if one is due and none is under way.
-    fn request(&mut self, now: Time) {
-        if self.object.is_some() {
-            return;
+    fn sample(&self, with_state: bool) -> TrafficSample<'_> {
+        let seg = self.tx.config().mss + tcp::HEADER;
+        let w = self.tx.window();
+        let mut sample = TrafficSample {
+            sent_bytes: self.sent_bytes,
+            retransmits: self.tx.stats().retransmits,
+            rtos: self.tx.stats().rtos,
+            cwnd: Some(DataSize::from_bytes(w.cwnd as u64 * seg.bytes())),
+            ..TrafficSample::default()
+        };
+        if with_state {
+            sample.in_flight = Some(DataSize::from_bytes(self.tx.in_flight() as u64 * seg.bytes()));
+            sample.srtt = self.tx.srtt();
+            sample.pacing = self.tx.pacing_rate();
+            sample.cc = Some(self.tx.cc());
         }
-        if let Some(o) = self.web.as_mut().and_then(|w| w.poll_object(now)) {
-            let end = self.tx.write(o.size.bytes());
-            self.object = Some((end, o));
-        }
+        sample
     }
 }
 
-impl Endpoints for TcpFlow {
-    fn sender_timeout(&self) -> Option<Time> {
+impl SendEnd for TcpSendEnd {
+    fn poll_timeout(&self) -> Option<Time> {
         if self.stopped {
             return None;
         }
         if !self.started {
             return Some(self.start);
         }
-        let web = if self.object.is_none() { self.web.as_ref().and_then(WebSource::poll_timeout) } else { None };
         let ack = self.acks.front().map(|a| a.0);
-        [self.tx.poll_timeout(), web, self.stop, self.poke, ack].into_iter().flatten().min()
+        [self.tx.poll_timeout(), self.stop, ack].into_iter().flatten().min()
     }
 
-    fn handle_sender_timeout(&mut self, now: Time) {
+    fn handle_timeout(&mut self, now: Time) {
         if self.stopped {
             return;
         }
@@ -426,7 +434,7 @@ impl Endpoints for TcpFlow {
                 return;
             }
             self.started = true;
-            if self.web.is_none() {
+            if self.bulk {
                 self.tx.set_unlimited();
             }
         }
@@ -437,17 +445,13 @@ impl Endpoints for TcpFlow {
         if self.tx.poll_timeout().is_some_and(|t| t <= now) {
             self.tx.handle_timeout(now);
         }
-        self.request(now);
     }
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         if !self.started || self.stopped {
             return None;
         }
-        let Some(s) = self.tx.poll_transmit(now) else {
-            self.poke = None;
-            return None;
-        };
+        let s = self.tx.poll_transmit(now)?;
         if s.seq >= SEQ_LIMIT {
             // Segment numbers are 32-bit: end the connection, and say so,
             // rather than let them wrap.
@@ -471,77 +475,38 @@ impl Endpoints for TcpFlow {
     }
 
     fn handle_back(&mut self, now: Time, back: &Back) {
-        let Back::Ack(ack) = back else { return };
         if self.stopped {
             return;
         }
-        if let Some(rng) = &mut self.jitter {
-            // Host scheduling (interrupt moderation, softirq, the socket's
-            // lock) delays each ACK; the host keeps their order.
-            let max = self.tx.config().host_jitter.as_micros() as f64;
-            let ready = now + Duration::from_micros((rng.uniform() * max) as i64);
-            let ready = self.acks.back().map_or(ready, |a| a.0.max(ready));
-            self.acks.push_back((ready, *ack));
-            return;
-        }
-        self.process_ack(now, ack);
-    }
-
-    fn receiver_timeout(&self) -> Option<Time> {
-        [self.rx.poll_timeout(), self.rx_poke].into_iter().flatten().min()
-    }
-
-    fn handle_packet(&mut self, now: Time, p: &Packet) {
-        self.rx_poke = Some(now);
-        let seg = Segment {
-            seq: p.media_seq,
-            len: p.size - tcp::HEADER,
-            retransmit: p.flags & FLAG_RETRANSMIT != 0,
-            ts: p.send_time,
-        };
-        self.rx.handle_segment(now, &seg);
-        if let Some((end, o)) = self.object {
-            if self.received.is_none() && self.rx.delivered_segments() >= end as u64 {
-                // Complete when the client has every byte, in order.
-                self.received = Some(now);
-                self.done.push((o, now));
+        match back {
+            Back::Request(r) if !self.bulk && self.started && r.id > self.served => {
+                self.served = r.id;
+                self.tx.write(now, r.size.bytes());
             }
+            Back::Ack(ack) => {
+                if let Some(rng) = &mut self.jitter {
+                    // Host scheduling (interrupt moderation, softirq, the
+                    // socket's lock) delays each ACK; the host keeps their order.
+                    let max = self.tx.config().host_jitter.as_micros() as f64;
+                    let ready = now + Duration::from_micros((rng.uniform() * max) as i64);
+                    let ready = self.acks.back().map_or(ready, |a| a.0.max(ready));
+                    self.acks.push_back((ready, *ack));
+                    return;
+                }
+                self.process_ack(now, ack);
+            }
+            _ => {}
         }
-    }
-
-    fn poll_back(&mut self, now: Time) -> Option<Back> {
-        let ack = self.rx.poll_ack(now);
-        if ack.is_none() {
-            self.rx_poke = None;
-        }
-        ack.map(Back::Ack)
     }
 
     fn record_settled(&mut self, flow: usize, _now: Time, _at_end: bool, rec: &mut Recorder) {
         for rtt in self.rtts.drain(..) {
             rec.record(flow, Event::Rtt(rtt));
         }
-        for (o, at) in self.done.drain(..) {
-            rec.record(flow, Event::ObjectDone { size: o.size, fct: at - o.start });
-        }
     }
 
     fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
-        let seg = self.tx.config().mss + tcp::HEADER;
-        let w = self.tx.window();
-        let sample = TrafficSample {
-            sent_bytes: self.sent_bytes,
-            delivered_bytes: self.delivered_wire(),
-            retransmits: self.tx.stats().retransmits,
-            rtos: self.tx.stats().rtos,
-            cwnd: Some(DataSize::from_bytes(w.cwnd as u64 * seg.bytes())),
-            in_flight: Some(DataSize::from_bytes(self.tx.in_flight() as u64 * seg.bytes())),
-            srtt: self.tx.srtt(),
-            pacing: self.tx.pacing_rate(),
-            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
-            cc: Some(self.tx.cc()),
-        };
-        rec.record(flow, Event::Traffic { at, sample: &sample });
+        rec.record(flow, Event::Traffic { at, sample: &self.sample(true) });
     }
 
     fn failure(&self) -> Option<String> {
@@ -549,45 +514,145 @@ impl Endpoints for TcpFlow {
     }
 
     fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
-        let seg = self.tx.config().mss + tcp::HEADER;
-        let sample = TrafficSample {
-            sent_bytes: self.sent_bytes,
-            delivered_bytes: self.delivered_wire(),
-            retransmits: self.tx.stats().retransmits,
-            rtos: self.tx.stats().rtos,
-            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
-            cwnd: Some(DataSize::from_bytes(self.tx.window().cwnd as u64 * seg.bytes())),
-            ..TrafficSample::default()
-        };
-        rec.record(flow, Event::TrafficEnd(&sample));
+        rec.record(flow, Event::TrafficEnd(&self.sample(false)));
     }
 }
 
-/// A UDP source and the sink that counts what arrives.
-pub struct UdpFlow {
+/// A TCP connection's receiving end (the client of a web-like flow, which
+/// requests one object at a time, the next a think time after the last
+/// one's last byte arrived).
+pub struct TcpRecvEnd {
+    rx: TcpReceiver,
+    web: Option<WebSource>,
+    /// The download under way: the in-order payload bytes at which it is
+    /// complete, and the object.
+    object: Option<(u64, Object)>,
+    /// Payload bytes asked for so far.
+    requested: u64,
+    /// The request waiting for its first byte: sent again at `.0`, with the
+    /// back-off that follows, and the in-order bytes when it was sent.
+    unanswered: Option<(Time, Duration, u64)>,
+    /// Downloads completed since the recorder last heard, with when.
+    done: Vec<(Object, Time)>,
+}
+
+impl TcpRecvEnd {
+    fn new(web: Option<WebSource>) -> TcpRecvEnd {
+        TcpRecvEnd {
+            rx: TcpReceiver::new(TcpReceiverConfig::default()),
+            web,
+            object: None,
+            requested: 0,
+            unanswered: None,
+            done: Vec::new(),
+        }
+    }
+
+    /// Data delivered in order, on the wire basis video goodput uses
+    /// (payload and headers of each segment, once).
+    fn delivered_wire(&self) -> u64 {
+        self.rx.delivered_bytes() + self.rx.delivered_segments() * tcp::HEADER.bytes()
+    }
+
+    fn received(&self) -> Event<'static> {
+        Event::TrafficReceived {
+            delivered_bytes: self.delivered_wire(),
+            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
+        }
+    }
+
+    fn request(&self) -> Option<Back> {
+        let (_, o) = self.object?;
+        let id = self.web.as_ref()?.started;
+        Some(Back::Request(Request { id, size: o.size }))
+    }
+}
+
+impl RecvEnd for TcpRecvEnd {
+    fn poll_timeout(&self) -> Option<Time> {
+        let web = match self.object {
+            None => self.web.as_ref().and_then(WebSource::poll_timeout),
+            Some(_) => self.unanswered.map(|u| u.0),
+        };
+        [self.rx.poll_timeout(), web].into_iter().flatten().min()
+    }
+
+    fn handle_packet(&mut self, now: Time, p: &Packet) {
+        let seg = Segment {
+            seq: p.media_seq,
+            len: p.size - tcp::HEADER,
+            retransmit: p.flags & FLAG_RETRANSMIT != 0,
+            ts: p.send_time,
+        };
+        self.rx.handle_segment(now, &seg);
+        if self.unanswered.is_some_and(|u| self.rx.delivered_bytes() > u.2) {
+            self.unanswered = None;
+        }
+        if let Some((end, o)) = self.object {
+            if self.rx.delivered_bytes() >= end {
+                // Complete when the client has every byte, in order; its
+                // think time starts now.
+                self.object = None;
+                self.unanswered = None;
+                self.done.push((o, now));
+                if let Some(w) = &mut self.web {
+                    w.complete(now);
+                }
+            }
+        }
+    }
+
+    fn poll_back(&mut self, now: Time) -> Option<Back> {
+        if let Some(ack) = self.rx.poll_ack(now) {
+            return Some(Back::Ack(ack));
+        }
+        if self.object.is_none() {
+            let o = self.web.as_mut().and_then(|w| w.poll_object(now))?;
+            self.requested += o.size.bytes();
+            self.object = Some((self.requested, o));
+            self.unanswered = Some((now + REQUEST_RTO, REQUEST_RTO, self.rx.delivered_bytes()));
+            return self.request();
+        }
+        // No byte answered it: send it again, backing off.
+        let (_, rto, bytes) = self.unanswered.filter(|u| now >= u.0)?;
+        let rto = (rto * 2).min(REQUEST_RTO_MAX);
+        self.unanswered = Some((now + rto, rto, bytes));
+        self.request()
+    }
+
+    fn record_settled(&mut self, flow: usize, _now: Time, _at_end: bool, rec: &mut Recorder) {
+        for (o, at) in self.done.drain(..) {
+            rec.record(flow, Event::ObjectDone { size: o.size, fct: at - o.start });
+        }
+    }
+
+    fn record_sample(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        rec.record(flow, self.received());
+    }
+
+    fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        rec.record(flow, self.received());
+    }
+}
+
+/// A UDP source.
+pub struct UdpSendEnd {
     flow: u16,
     tx: UdpSender,
     sent: u64,
-    delivered: u64,
 }
 
-impl UdpFlow {
-    fn new(flow: u16, cfg: UdpConfig, start: Time, stop: Option<Time>, rng: Rng) -> UdpFlow {
-        UdpFlow { flow, tx: UdpSender::new(cfg, start, stop, rng), sent: 0, delivered: 0 }
-    }
-}
-
-impl UdpFlow {
+impl UdpSendEnd {
     fn sample(&self) -> TrafficSample<'static> {
-        TrafficSample { sent_bytes: self.tx.bytes_sent, delivered_bytes: self.delivered, ..TrafficSample::default() }
+        TrafficSample { sent_bytes: self.tx.bytes_sent, ..TrafficSample::default() }
     }
 }
 
-impl Endpoints for UdpFlow {
-    fn sender_timeout(&self) -> Option<Time> {
+impl SendEnd for UdpSendEnd {
+    fn poll_timeout(&self) -> Option<Time> {
         self.tx.poll_timeout()
     }
-    fn handle_sender_timeout(&mut self, _now: Time) {}
+    fn handle_timeout(&mut self, _now: Time) {}
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         // An off period starting returns nothing but moves the next send on.
         let size = self.tx.poll_transmit(now)?;
@@ -603,7 +668,28 @@ impl Endpoints for UdpFlow {
         Some(p)
     }
     fn handle_back(&mut self, _now: Time, _back: &Back) {}
-    fn receiver_timeout(&self) -> Option<Time> {
+    fn record_settled(&mut self, _flow: usize, _now: Time, _at_end: bool, _rec: &mut Recorder) {}
+    fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
+        rec.record(flow, Event::Traffic { at, sample: &self.sample() });
+    }
+    fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        rec.record(flow, Event::TrafficEnd(&self.sample()));
+    }
+}
+
+/// The sink that counts what a UDP source's packets bring.
+pub struct UdpRecvEnd {
+    delivered: u64,
+}
+
+impl UdpRecvEnd {
+    fn received(&self) -> Event<'static> {
+        Event::TrafficReceived { delivered_bytes: self.delivered, objects: None }
+    }
+}
+
+impl RecvEnd for UdpRecvEnd {
+    fn poll_timeout(&self) -> Option<Time> {
         None
     }
     fn handle_packet(&mut self, _now: Time, p: &Packet) {
@@ -614,10 +700,10 @@ impl Endpoints for UdpFlow {
         None
     }
     fn record_settled(&mut self, _flow: usize, _now: Time, _at_end: bool, _rec: &mut Recorder) {}
-    fn record_sample(&self, flow: usize, at: Time, rec: &mut Recorder) {
-        rec.record(flow, Event::Traffic { at, sample: &self.sample() });
+    fn record_sample(&self, flow: usize, _at: Time, rec: &mut Recorder) {
+        rec.record(flow, self.received());
     }
     fn record_end(&self, flow: usize, _at: Time, rec: &mut Recorder) {
-        rec.record(flow, Event::TrafficEnd(&self.sample()));
+        rec.record(flow, self.received());
     }
 }

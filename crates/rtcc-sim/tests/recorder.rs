@@ -120,6 +120,7 @@ fn outputs_come_from_events_alone() {
             first_sent: Some(sent),
             last_sent: Some(sent),
             skipped: false,
+            media_sent: 1,
         };
         let r = RecvFrame {
             complete: Some(at),
@@ -161,7 +162,8 @@ fn outputs_come_from_events_alone() {
         rec.record(0, Event::FrameReceived { frame: *k, record: r, next_display: None, at_end: false });
     }
     let end = Time::from_millis(100 * N as i64);
-    rec.record(0, Event::End { at: end, counters: &counters, receiver: &ReceiverSample::default() });
+    rec.record(0, Event::ReceiverEnd(&ReceiverSample::default()));
+    rec.record(0, Event::End { at: end, counters: &counters });
     let out = rec.output(&RunInfo { scenario: "events".into(), seed: 1, end, wall: Default::default(), events: 30 });
     let f = &out.summary.flows[0];
     assert_eq!((f.frames_sent, f.frames_displayed, f.frames_lost, f.frames_skipped), (80, 79, 1, 1));

@@ -269,3 +269,29 @@ fn a_reverse_flow_built_in_code_without_a_reverse_link_is_refused() {
         Err(e) => assert_eq!(e.field, "flow[0].direction"),
     }
 }
+
+#[test]
+fn a_web_client_requests_each_object_over_the_path_back_and_asks_again_when_it_is_lost() {
+    // 50 ms each way: a one-segment object takes the request's trip and the
+    // data's, a round trip (the server learns of a request only when it arrives).
+    let web = "[[flow]]\nname = \"web\"\nkind = \"web\"\nobject_size = \"fixed\"\nobject_mean = \"1kB\"\n\
+               think_time = \"500ms\"\n";
+    let link = |extra: &str| {
+        format!(
+            "duration = \"60s\"\n[link]\ncapacity = \"10Mbps\"\ndelay = \"50ms\"\nqueue = \"50kB\"\n{extra}\n\
+             [record]\npackets = false\n{web}"
+        )
+    };
+    let out = run(&link(""));
+    let w = &out.summary.flows[0];
+    assert!(w.objects_completed > 50, "{w:?}");
+    let p50 = w.fct_ms_p50.unwrap();
+    assert!((100.0..105.0).contains(&p50), "{p50}");
+    // Requests lost on the way back are sent again after RFC 6298's 1 s:
+    // downloads go on, and the slowest wait a back-off.
+    let out = run(&link("reverse_loss = 0.3"));
+    let w = &out.summary.flows[0];
+    assert!(w.objects_completed > 20, "{w:?}");
+    assert!(w.fct_ms_p95.unwrap() >= 1_000.0, "{w:?}");
+    assert!(w.fct_ms_p50.unwrap() < 1_000.0, "{w:?}");
+}

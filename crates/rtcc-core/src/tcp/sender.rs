@@ -151,6 +151,8 @@ pub struct TcpSender {
 
     peer_rwnd: u32,
     pace_next: Time,
+    /// The latest input's time: a send the window allows is due then.
+    last_input: Time,
     last_send: Option<Time>,
     rate: RateState,
     /// Linux `tcp_cwnd_validate` state for `tcp_is_cwnd_limited`.
@@ -189,6 +191,7 @@ impl TcpSender {
             rto_at: None,
             peer_rwnd: cfg.initial_rwnd,
             pace_next: Time::ZERO,
+            last_input: Time::ZERO,
             last_send: None,
             rate: RateState::default(),
             is_cwnd_limited: false,
@@ -202,11 +205,12 @@ impl TcpSender {
 
     // ---- application side ----
 
-    /// Append `bytes` of application data, cut at the MSS (the last
-    /// segment may be short). Returns the segment number one past the
+    /// Append `bytes` of application data at `now`, cut at the MSS (the
+    /// last segment may be short). Returns the segment number one past the
     /// write's last segment: the write is delivered once `cum_acked()`
     /// reaches it.
-    pub fn write(&mut self, bytes: u64) -> u32 {
+    pub fn write(&mut self, now: Time, bytes: u64) -> u32 {
+        self.last_input = self.last_input.max(now);
         if bytes == 0 || self.unlimited {
             return self.write_end;
         }
@@ -306,12 +310,16 @@ impl TcpSender {
 
     // ---- timers ----
 
-    /// The earliest instant something is due: the RTO, or the pacing
-    /// release of a segment the window already allows.
+    /// The earliest instant something is due: the RTO, or a segment the
+    /// window already allows — at its pacing release, or unpaced at the
+    /// latest input's time (due now: an ACK or a write opened the way).
     pub fn poll_timeout(&self) -> Option<Time> {
         let sendable = (self.has_unsent() && self.packets_out() < self.peer_rwnd || self.wants_rtx())
             && self.in_flight() < self.w.cwnd;
-        let pace = (sendable && self.cc.pacing_rate().is_some()).then_some(self.pace_next);
+        let pace = sendable.then(|| match self.cc.pacing_rate() {
+            Some(_) => self.pace_next,
+            None => self.last_input,
+        });
         match (self.rto_deadline, pace) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -319,6 +327,7 @@ impl TcpSender {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        self.last_input = self.last_input.max(now);
         if self.rto_deadline.is_some_and(|d| now >= d) {
             if self.packets_out() == 0 {
                 self.rto_deadline = None;
@@ -508,6 +517,7 @@ impl TcpSender {
     // ---- acknowledgements ----
 
     pub fn handle_ack(&mut self, now: Time, ack: &Ack) {
+        self.last_input = self.last_input.max(now);
         self.peer_rwnd = ack.rwnd;
         // An old ACK (reordered) or one for data never sent.
         if ack.cum < self.snd_una || ack.cum > self.snd_nxt {

@@ -109,7 +109,7 @@ impl Net {
     }
 
     fn write(&mut self, bytes: u64) -> u32 {
-        self.tx.write(bytes)
+        self.tx.write(self.now, bytes)
     }
 
     fn pump(&mut self) {
@@ -166,6 +166,9 @@ impl Net {
                 self.tx.check_scoreboard();
                 obs(&Obs { now, before: b, tx: &self.tx });
             }
+            // Drain what the ACKs let out before sleeping (an unpaced
+            // sender is due now after one).
+            self.pump();
             if self.tx.poll_timeout().is_some_and(|t| t <= now) {
                 let b = before(&self.tx);
                 self.tx.handle_timeout(now);
@@ -234,7 +237,7 @@ fn scripted(sack: bool, mbps: u64, drops: &'static [u32]) -> (Net, Vec<(Time, Ca
     let cfg = TcpConfig { sack, ..TcpConfig::default() };
     let mut net = Net::new("reno", cfg, DataRate::from_mbps(mbps), ms(20), DataSize::from_bytes(4_000_000));
     net.drop_first(drops);
-    let end = net.tx.write(700_000);
+    let end = net.tx.write(Time::ZERO, 700_000);
     let mut states = Vec::new();
     net.run(at(5.0), &mut |o| {
         if o.tx.state() != o.before.1 {
@@ -527,9 +530,9 @@ fn tcp_rate_samples_flag_app_limited() {
 fn tcp_write_reports_its_last_segment() {
     let (cc, _) = probe(None, None);
     let mut tx = TcpSender::new(TcpConfig::default(), cc);
-    assert_eq!(tx.write(1448), 1);
-    assert_eq!(tx.write(1449), 3);
-    assert_eq!(tx.write(0), 3);
+    assert_eq!(tx.write(Time::ZERO, 1448), 1);
+    assert_eq!(tx.write(Time::ZERO, 1449), 3);
+    assert_eq!(tx.write(Time::ZERO, 0), 3);
     assert_eq!(tx.unsent_bytes(), 2897);
     let lens: Vec<u64> = std::iter::from_fn(|| tx.poll_transmit(Time::ZERO)).map(|s| s.len.bytes()).collect();
     assert_eq!(lens, [1448, 1448, 1]);
@@ -748,4 +751,29 @@ fn tcp_lost_retransmission_is_recovered_without_rto() {
     // second one a reordering window later; an RTO would take ≥ 200 ms.
     assert!(took < ms(120), "{took}");
     assert_eq!(net.rx.duplicate_segments(), 0);
+}
+
+#[test]
+fn an_unpaced_sender_is_due_when_an_ack_or_a_write_opens_the_window() {
+    let cc = congestion_control("cubic", &[]).expect("cubic");
+    let mut tx = TcpSender::new(TcpConfig { initial_window: 4, ..TcpConfig::default() }, cc);
+    assert_eq!(tx.poll_timeout(), None, "nothing written");
+    // A write is due at once.
+    let t0 = Time::from_millis(5);
+    tx.write(t0, 20 * 1448);
+    assert_eq!(tx.poll_timeout(), Some(t0));
+    let mut sent = 0;
+    while tx.poll_transmit(t0).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 4, "the initial window");
+    // Window full: only the RTO is due.
+    let rto = tx.poll_timeout().expect("an RTO armed");
+    assert!(rto > t0 + Duration::from_millis(100), "{rto:?}");
+    // An ACK opens it: due at the ACK's time, not at the RTO.
+    let t1 = Time::from_millis(60);
+    tx.handle_ack(t1, &Ack { cum: 2, ts_echo: t0, rwnd: 1000, ..Ack::default() });
+    assert_eq!(tx.poll_timeout(), Some(t1));
+    while tx.poll_transmit(t1).is_some() {}
+    assert!(tx.poll_timeout().is_some_and(|t| t > t1), "drained: nothing due now");
 }

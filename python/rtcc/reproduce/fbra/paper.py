@@ -122,19 +122,19 @@ FINDINGS = (
     "where losses are queue drops, frame FFRE is 25-41 % at 50 and 100 ms and 15-19 % at "
     "240 ms. The paper's FFRE values were lost; its text says burst losses defeat parity.",
     "Tables 2-3 with the calibrated web load: every scheme's lost-or-discarded rate is in "
-    "the paper's band (fbra 1.2-3.3 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.7 %), but rrtcc keeps "
-    "34-37 kbps and c-nadu 87-294 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.57-1.06 "
+    "the paper's band (fbra 1.2-3.4 %, rrtcc 0.4-0.8 %, c-nadu 0.5-0.7 %), but rrtcc keeps "
+    "35-39 kbps and c-nadu 90-305 kbps where the paper's took 1.6-3.8 Mbps; fbra 0.60-1.14 "
     "Mbps (paper 0.26-1.2). rtcc's rrtcc backs off on the queue the web flows keep, so "
     "the paper's high-rate, high-loss regime for RRTCC is not reached by any web load "
     "(paper.NOTES's grid). With 30-50 kB objects fbra took 3.9 of 5 Mbps. Moving Table 3 "
     "from 6 to 5 Mbps alone (50 ms, 30-50 kB, 2 seeds) cut each video flow's goodput by "
     "8-22 % and changed no loss rate by more than 0.3 points.",
-    "Two fbra flows share (Table 3 at 50 ms: 573 and 590 kbps, Jain 0.97, 0.85-1.0 over "
+    "Two fbra flows share (Table 3 at 50 ms: 598 and 600 kbps, Jain 0.96, 0.81-1.0 over "
     "30 seeds; paper 571 and 520) with each camera's capture phase drawn from its flow's "
     "seed (realistic sender timing, the default). With both cameras capturing at the same "
     "instants for the whole run (model_timing = \"exact\") they split 1,211 / 57 kbps "
     "(Jain 0.55): the split followed the shared phase, not fbra's multiplicative rules. "
-    "rrtcc and c-nadu share (35 / 35 and 193 / 194 kbps).",
+    "rrtcc and c-nadu share (35 / 35 and 202 / 205 kbps).",
     "Loss (beyond the paper): under 5 % Gilbert-Elliott loss on 2 Mbps fbra keeps "
     "183-227 kbps, 9-11 % of the link and 11-18 % of its loss-free goodput (1,008-1,797 "
     "kbps), while 91-92 % of its probes still end in UP; rrtcc keeps 76-77 % of its "
