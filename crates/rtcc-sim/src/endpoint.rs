@@ -18,6 +18,7 @@ use rtcc_core::packet::Packet;
 use rtcc_core::tcp;
 use rtcc_core::units::{DataSize, Time};
 
+use crate::queue::Item;
 use crate::recorder::Recorder;
 
 /// What a receiving end sends back.
@@ -41,6 +42,33 @@ impl Back {
         }
     }
 }
+
+/// What crosses a bottleneck in the simulator, whole: a sending end's
+/// packet, or what a receiving end sent back (a report, an ACK, a request)
+/// with the flow it belongs to and its bytes on the wire.
+#[derive(Clone, Debug)]
+pub enum Datagram {
+    Data(Packet),
+    Back { flow: u16, size: DataSize, back: Box<Back> },
+}
+
+impl Item for Datagram {
+    fn size(&self) -> DataSize {
+        match self {
+            Datagram::Data(p) => p.size,
+            Datagram::Back { size, .. } => *size,
+        }
+    }
+    fn flow(&self) -> u16 {
+        match self {
+            Datagram::Data(p) => p.flow,
+            Datagram::Back { flow, .. } => *flow,
+        }
+    }
+}
+
+// A bottleneck's queue holds these by value: no larger than a packet.
+const _: () = assert!(std::mem::size_of::<Datagram>() == std::mem::size_of::<Packet>());
 
 /// A flow's sending end as the simulator drives it.
 pub trait SendEnd: Send {

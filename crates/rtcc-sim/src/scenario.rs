@@ -484,7 +484,7 @@ impl Scenario {
         file.link
             .build(&base_dir)
             .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
-        file.link.build_reverse(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
+        file.link.build_reverse::<rtcc_core::packet::Packet>(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let reverse_link = file.link.reverse_capacity.is_some();
         let model_timing = match file.model_timing.as_deref() {
             None | Some("realistic") => ModelTiming::Realistic,
@@ -568,19 +568,22 @@ impl Scenario {
         })
     }
 
-    pub fn build_link(&self, rng: &mut rtcc_core::rng::Rng) -> Result<(Link, PathSpec), ScenarioError> {
+    pub fn build_link<T: crate::queue::Item>(
+        &self,
+        rng: &mut rtcc_core::rng::Rng,
+    ) -> Result<(Link<T>, PathSpec), ScenarioError> {
         let err = |e: crate::link::FieldError| ScenarioError {
             source_name: self.source.clone(),
             field: format!("link.{}", e.field.trim_start_matches("link.")),
             reason: e.reason,
         };
-        let mut link = self.link.build(&self.base_dir).map_err(err)?;
+        let mut link = self.link.build_named(&self.base_dir, "link").map_err(err)?;
         link.set_rng(rng);
         Ok((link, self.link.path_spec("link").map_err(err)?))
     }
 
     /// The reverse bottleneck (`link.reverse_capacity`), if any.
-    pub fn build_reverse_link(&self) -> Result<Option<Link>, ScenarioError> {
+    pub fn build_reverse_link<T: crate::queue::Item>(&self) -> Result<Option<Link<T>>, ScenarioError> {
         self.link.build_reverse(&self.base_dir, "link").map_err(|e| ScenarioError {
             source_name: self.source.clone(),
             field: e.field,

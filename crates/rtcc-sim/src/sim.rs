@@ -13,13 +13,14 @@
 use rtcc_core::controller;
 use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{Duration, Time};
+use rtcc_core::units::{DataSize, Duration, Time};
 
 use crate::call::VideoCall;
-use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
+use crate::endpoint::{Back, Datagram, Ends, RecvEnd, SendEnd};
 use crate::frames::FrameLog;
 use crate::link::Link;
 use crate::path::Path;
+use crate::queue::Item;
 use crate::recorder::{Event, FlowLabel, Recorder};
 use crate::scenario::Direction;
 use crate::scenario::{Scenario, ScenarioError};
@@ -35,14 +36,9 @@ pub(crate) struct Flow {
     due: [Time; 4],
     send: Box<dyn SendEnd>,
     recv: Box<dyn RecvEnd>,
-    /// Sequence of the last thing sent back.
-    back_seq: u64,
     /// Its data runs from the receiving side: over the reverse bottleneck,
     /// with what it sends back over the forward one.
     reverse: bool,
-    /// What the receiving end sent back, queued at the reverse bottleneck,
-    /// by packet sequence.
-    backs: std::collections::VecDeque<(u64, Back)>,
     name: String,
 }
 
@@ -117,7 +113,7 @@ pub struct Simulation {
     pub(crate) scenario: Scenario,
     pub(crate) now: Time,
     pub(crate) end: Time,
-    pub(crate) link: Link,
+    pub(crate) link: Link<Datagram>,
     /// Beyond the bottleneck to the receivers, and back to the senders,
     /// indexed by the flow's `reverse`: [forward path, reverse path] for
     /// data, [reverse path, forward path] for what is sent back.
@@ -129,10 +125,9 @@ pub struct Simulation {
     /// heap rather than sifted through it.
     link_due: Option<Key>,
     /// The reverse bottleneck (`link.reverse_capacity`) and its next
-    /// departure. What a flow sends back crosses it as a packet of its wire
-    /// size; the message itself waits in the flow's `backs` under the
-    /// packet's sequence number.
-    rev_link: Option<Link>,
+    /// departure. What a flow sends back crosses it whole, as one datagram
+    /// of its wire size.
+    rev_link: Option<Link<Datagram>>,
     rev_due: Option<Key>,
     pub(crate) flows: Vec<Flow>,
     pub(crate) events: u64,
@@ -211,8 +206,6 @@ impl Simulation {
                 due: [Time::MAX; 4],
                 send: ends.send,
                 recv: ends.recv,
-                backs: Default::default(),
-                back_seq: 0,
                 reverse,
             });
             recorder.add_flow(
@@ -609,10 +602,9 @@ impl Simulation {
     fn serve_receiver(&mut self, t: Time, i: usize) {
         self.events += 1;
         let Some(back) = self.flows[i].recv.poll_back(t) else { return };
-        let f = &mut self.flows[i];
-        f.back_seq += 1;
-        let reverse = f.reverse;
-        let bytes = back.wire_size().bytes();
+        let reverse = self.flows[i].reverse;
+        let size = back.wire_size();
+        let bytes = size.bytes();
         let (path, link) = match reverse {
             // A reverse flow answers over the forward bottleneck.
             true => (&mut self.back[1], Some(&mut self.link)),
@@ -628,19 +620,7 @@ impl Simulation {
             self.arm(Stage::Feedback, i);
             return;
         };
-        let p = Packet {
-            flow: i as u16,
-            kind: PacketKind::Feedback,
-            seq: f.back_seq,
-            size: rtcc_core::units::DataSize::from_bytes(bytes),
-            send_time: t,
-            ..Packet::default()
-        };
-        let seq = p.seq;
-        let queued = link.enqueue(t, p);
-        if queued {
-            f.backs.push_back((seq, back));
-        }
+        let queued = link.enqueue(t, Datagram::Back { flow: i as u16, size, back: Box::new(back) });
         self.recorder.record(i, Event::ReportSent { lost: !queued, bytes });
         if !queued {
             self.recorder.record(i, Event::BackDropped { reverse: !reverse });
@@ -665,37 +645,32 @@ impl Simulation {
             let link = if reverse { self.rev_link.as_mut() } else { Some(&mut self.link) };
             let Some(d) = link.and_then(|l| l.poll_departure(t)) else { break };
             self.events += 1;
-            let i = d.packet.flow as usize;
-            if d.packet.kind == PacketKind::Feedback {
-                self.recorder.record(i, Event::BackDeparted { size: d.packet.size, reverse });
-                self.back_departed(i, d.packet.seq, d.departed, d.lost);
-                continue;
-            }
+            let packet = match d.packet {
+                Datagram::Back { flow, size, back } => {
+                    self.back_departed(flow as usize, *back, size, d.departed, d.lost, reverse);
+                    continue;
+                }
+                Datagram::Data(p) => p,
+            };
+            let i = packet.flow as usize;
             let (queued, sojourn) = (d.service_start - d.enqueued, d.departed - d.enqueued);
             let lost = d.lost || self.data[r].lose(d.departed);
-            self.recorder.record(i, Event::PacketDeparted { packet: &d.packet, queued, sojourn, lost, reverse });
+            self.recorder.record(i, Event::PacketDeparted { packet: &packet, queued, sojourn, lost, reverse });
             if lost {
                 self.data[r].discard();
             } else {
-                self.data[r].send(d.departed, i, d.packet);
+                self.data[r].send(d.departed, i, packet);
                 self.arm(Stage::Deliver, i);
             }
         }
         self.link_drops(reverse);
     }
 
-    /// Something flow `i` sent back (packet `seq`) left a bottleneck at
-    /// `at`: on over its path back, unless lost after the bottleneck.
-    fn back_departed(&mut self, i: usize, seq: u64, at: Time, lost: bool) {
-        let f = &mut self.flows[i];
-        // What an AQM dropped ahead of this one has left already.
-        while f.backs.front().is_some_and(|r| r.0 < seq) {
-            f.backs.pop_front();
-        }
-        if f.backs.front().is_none_or(|r| r.0 != seq) {
-            return;
-        }
-        let (_, back) = f.backs.pop_front().expect("front exists");
+    /// Something flow `i` sent back left a bottleneck (`reverse`: the
+    /// reverse one) at `at`: on over its path back, unless lost after it.
+    fn back_departed(&mut self, i: usize, back: Back, size: DataSize, at: Time, lost: bool, reverse: bool) {
+        self.recorder.record(i, Event::BackDeparted { size, reverse });
+        let f = &self.flows[i];
         if lost {
             self.recorder.record(i, Event::ReportLost);
             return;
@@ -714,14 +689,14 @@ impl Simulation {
                 true => self.rev_link.as_mut().and_then(Link::poll_drop),
                 false => self.link.poll_drop(),
             };
-            let Some((p, _)) = drop else { break };
-            let i = p.flow as usize;
-            if p.kind == PacketKind::Feedback {
-                self.flows[i].backs.retain(|r| r.0 != p.seq);
-                self.recorder.record(i, Event::ReportLost);
-                self.recorder.record(i, Event::BackDropped { reverse });
-            } else {
-                self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: frame_of(&p) });
+            let Some((d, _)) = drop else { break };
+            let i = d.flow() as usize;
+            match d {
+                Datagram::Back { .. } => {
+                    self.recorder.record(i, Event::ReportLost);
+                    self.recorder.record(i, Event::BackDropped { reverse });
+                }
+                Datagram::Data(p) => self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: frame_of(&p) }),
             }
         }
     }
@@ -750,7 +725,7 @@ impl Simulation {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
             let (seq, frame) = (p.seq, frame_of(&p));
-            if !link.enqueue(t, p) {
+            if !link.enqueue(t, Datagram::Data(p)) {
                 self.recorder.record(i, Event::PacketDropped { seq, frame });
             }
         }

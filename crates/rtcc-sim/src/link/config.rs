@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Link;
 use crate::loss::LossModel;
 use crate::path::PathSpec;
-use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit, MIN_QUEUE_BYTES};
+use crate::queue::{CodelParams, FqCodelConfig, Item, QueueDiscipline, QueueLimit, MIN_QUEUE_BYTES};
 use crate::trace::{self, Capacity, Trace, TraceFormat, TraceOptions};
 
 /// A refused config value: `field` is a dotted path such as
@@ -555,7 +555,7 @@ impl LinkConfig {
     }
 
     /// As [`build`](Self::build), naming fields under `prefix`.
-    pub fn build_named(&self, base_dir: &Path, prefix: &str) -> Result<Link, FieldError> {
+    pub fn build_named<T: Item>(&self, base_dir: &Path, prefix: &str) -> Result<Link<T>, FieldError> {
         let f = |k: &str| format!("{prefix}.{k}");
         let capacity = build_capacity(&self.capacity, base_dir, &f("capacity"))?;
         self.path_spec(prefix)?;
@@ -587,7 +587,7 @@ impl LinkConfig {
     /// The reverse bottleneck, if `reverse_capacity` is set: its capacity
     /// and queue only (the reverse path's delay and loss are `reverse_delay`
     /// and `reverse_loss`, applied around it).
-    pub fn build_reverse(&self, base_dir: &Path, prefix: &str) -> Result<Option<Link>, FieldError> {
+    pub fn build_reverse<T: Item>(&self, base_dir: &Path, prefix: &str) -> Result<Option<Link<T>>, FieldError> {
         let Some(cap) = &self.reverse_capacity else { return Ok(None) };
         let f = |k: &str| format!("{prefix}.{k}");
         let capacity = build_capacity(cap, base_dir, &f("reverse_capacity"))?;

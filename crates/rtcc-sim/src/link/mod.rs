@@ -18,7 +18,7 @@ use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Time};
 
 use crate::loss::LossModel;
-use crate::queue::{Queue, Queued};
+use crate::queue::{Item, Queue, Queued};
 
 pub use self::config::{
     CapacitySpec, CapacityTable, FieldError, LinkConfig, LossSpec, LossTable, QueueSpec, QueueTable, UnitValue,
@@ -27,10 +27,10 @@ pub use self::server::Server;
 pub use crate::queue::{CodelParams, FqCodelConfig, QueueDiscipline, QueueLimit};
 pub use crate::trace::{Capacity, MahimahiTrace, Schedule, TraceCapacity, TraceError, TRACE_RATE_WINDOW};
 
-/// A packet that has crossed the bottleneck.
+/// A packet (or another datagram) that has crossed the bottleneck.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Departure {
-    pub packet: Packet,
+pub struct Departure<T = Packet> {
+    pub packet: T,
     pub enqueued: Time,
     pub service_start: Time,
     /// When its last byte left the bottleneck (before propagation delay).
@@ -43,21 +43,21 @@ pub struct Departure {
 /// with `poll_departure(now)` until `None`, then `poll_drop()` until `None`,
 /// before `enqueue(now, ..)`, and wake at `poll_timeout()`.
 #[derive(Clone, Debug)]
-pub struct Link {
-    queue: Queue,
+pub struct Link<T: Item = Packet> {
+    queue: Queue<T>,
     server: Server,
     /// (service start, departure) of the packet in service.
     head: Option<(Time, Time)>,
     /// Packets the AQM dropped, not yet polled. Preallocated: CoDel drops
     /// at most a few per dequeue, FQ-CoDel at most a batch per enqueue.
-    drops: VecDeque<Queued>,
+    drops: VecDeque<Queued<T>>,
     last_departure: Time,
     /// Random loss of packets leaving the bottleneck (they used capacity).
     loss: LossModel,
     loss_rng: Rng,
 }
 
-impl Link {
+impl<T: Item> Link<T> {
     pub fn new(capacity: Capacity, queue: impl Into<QueueDiscipline>, loss: LossModel, mut rng: Rng) -> Self {
         Link {
             queue: Queue::new(queue.into()),
@@ -80,7 +80,7 @@ impl Link {
     /// arrival (tail drop; FQ-CoDel over its limit when the arriving packet
     /// is the one dropped). Other packets FQ-CoDel drops to make room come
     /// out of [`poll_drop`](Self::poll_drop).
-    pub fn enqueue(&mut self, now: Time, packet: Packet) -> bool {
+    pub fn enqueue(&mut self, now: Time, packet: T) -> bool {
         let capacity = self.server.capacity();
         if !self.queue.enqueue(now, packet, || capacity.rate_at(now), &mut self.drops) {
             return false;
@@ -98,7 +98,7 @@ impl Link {
     fn start_service(&mut self, at: Time) {
         self.head = self.queue.start(at, &mut self.drops).map(|(p, enqueued)| {
             let start = (*enqueued).max(at);
-            (start, self.server.finish_time(start, p.size))
+            (start, self.server.finish_time(start, p.size()))
         });
     }
 
@@ -108,7 +108,7 @@ impl Link {
     }
 
     /// The packet whose last byte left at or before `now`, if any.
-    pub fn poll_departure(&mut self, now: Time) -> Option<Departure> {
+    pub fn poll_departure(&mut self, now: Time) -> Option<Departure<T>> {
         let (service_start, departed) = self.head.filter(|h| h.1 <= now)?;
         let (packet, enqueued) = self.queue.finish().expect("a packet in service is queued");
         self.last_departure = departed;
@@ -121,7 +121,7 @@ impl Link {
     /// drop at dequeue (when a packet would start service), FQ-CoDel also
     /// from its fattest flow when over its limit. Poll after
     /// `poll_departure` and after `enqueue`; drop-tail never yields any.
-    pub fn poll_drop(&mut self) -> Option<(Packet, Time)> {
+    pub fn poll_drop(&mut self) -> Option<(T, Time)> {
         self.drops.pop_front()
     }
 

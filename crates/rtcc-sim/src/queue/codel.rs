@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
-use super::buffer::{QueueLimit, Queued};
+use super::buffer::{Item, QueueLimit, Queued};
 
 /// RFC 8289 §5 constants: `TARGET = MS2TIME(5)`, the acceptable standing
 /// queue delay (chosen in §4 as 5–10 % of INTERVAL).
@@ -76,12 +76,12 @@ impl CodelState {
     /// RFC 8289 §5 `dodequeue()`: takes the head and says whether the
     /// sojourn time has been at or above target for at least an interval.
     /// `pop` returns the head and the bytes still queued after it.
-    fn dodequeue(
+    fn dodequeue<T: Item>(
         &mut self,
         now: Time,
         p: &CodelParams,
-        pop: &mut impl FnMut() -> Option<(Queued, DataSize)>,
-    ) -> (Option<Queued>, bool) {
+        pop: &mut impl FnMut() -> Option<(Queued<T>, DataSize)>,
+    ) -> (Option<Queued<T>>, bool) {
         let Some((item, backlog)) = pop() else {
             self.first_above_time = None;
             return (None, false);
@@ -104,13 +104,13 @@ impl CodelState {
 
     /// RFC 8289 §5 `dequeue()`: the packet to send at `now`, or `None` if
     /// the queue ran empty. Packets dropped on the way go to `drop`.
-    pub fn dequeue(
+    pub fn dequeue<T: Item>(
         &mut self,
         now: Time,
         p: &CodelParams,
-        mut pop: impl FnMut() -> Option<(Queued, DataSize)>,
-        mut drop: impl FnMut(Queued),
-    ) -> Option<Queued> {
+        mut pop: impl FnMut() -> Option<(Queued<T>, DataSize)>,
+        mut drop: impl FnMut(Queued<T>),
+    ) -> Option<Queued<T>> {
         let (mut item, ok_to_drop) = self.dodequeue(now, p, &mut pop);
         if self.dropping {
             if !ok_to_drop {
@@ -152,17 +152,17 @@ impl CodelState {
 
 /// CoDel on a single FIFO with a tail-drop limit as a backstop.
 #[derive(Clone, Debug)]
-pub struct Codel {
+pub struct Codel<T: Item = Packet> {
     params: CodelParams,
     limit: QueueLimit,
-    fifo: VecDeque<Queued>,
+    fifo: VecDeque<Queued<T>>,
     /// Bytes waiting in `fifo` (the packet in service excluded).
     bytes: DataSize,
-    serving: Option<Queued>,
+    serving: Option<Queued<T>>,
     state: CodelState,
 }
 
-impl Codel {
+impl<T: Item> Codel<T> {
     pub fn new(params: CodelParams, limit: QueueLimit) -> Self {
         let cap = match limit {
             QueueLimit::Packets(n) => n.saturating_add(1).min(65_536),
@@ -192,26 +192,26 @@ impl Codel {
 
     /// RFC 8289 §5 `enqueue()`: timestamp and append; only the limit
     /// refuses (tail drop). `rate` is asked for only by a time limit.
-    pub fn enqueue(&mut self, now: Time, packet: Packet, rate: impl FnOnce() -> DataRate) -> bool {
+    pub fn enqueue(&mut self, now: Time, packet: T, rate: impl FnOnce() -> DataRate) -> bool {
         let rate = if self.limit.needs_rate() { rate() } else { DataRate::ZERO };
-        if !self.limit.admits(self.bytes(), self.len(), packet.size, rate) {
+        if !self.limit.admits(self.bytes(), self.len(), packet.size(), rate) {
             return false;
         }
-        self.bytes += packet.size;
+        self.bytes += packet.size();
         self.fifo.push_back((packet, now));
         true
     }
 
     /// Picks the packet that starts service at `now`, running the CoDel
     /// dequeue; drops go to `drops`. It stays counted until `finish`.
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued<T>>) -> Option<&Queued<T>> {
         if self.serving.is_some() {
             return self.serving.as_ref();
         }
         let Codel { params, fifo, bytes, state, .. } = self;
         let pop = || {
             let item = fifo.pop_front()?;
-            *bytes -= item.0.size;
+            *bytes -= item.0.size();
             Some((item, *bytes))
         };
         self.serving = state.dequeue(now, params, pop, |d| drops.push_back(d));
@@ -219,7 +219,7 @@ impl Codel {
     }
 
     /// Removes the packet in service (it has left the link).
-    pub fn finish(&mut self) -> Option<Queued> {
+    pub fn finish(&mut self) -> Option<Queued<T>> {
         self.serving.take()
     }
 
@@ -234,7 +234,7 @@ impl Codel {
 
     /// Bytes buffered, the packet in service included.
     pub fn bytes(&self) -> DataSize {
-        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size)
+        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size())
     }
 }
 

@@ -5,17 +5,17 @@ use std::collections::VecDeque;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataRate, DataSize, Time};
 
-use super::buffer::QueueLimit;
+use super::buffer::{Item, QueueLimit};
 
 /// FIFO buffer with tail drop. Packets are stored with their enqueue time.
 #[derive(Clone, Debug)]
-pub struct DropTail {
+pub struct DropTail<T: Item = Packet> {
     limit: QueueLimit,
-    packets: VecDeque<(Packet, Time)>,
+    packets: VecDeque<(T, Time)>,
     bytes: DataSize,
 }
 
-impl DropTail {
+impl<T: Item> DropTail<T> {
     pub fn new(limit: QueueLimit) -> Self {
         // Sized up front so that steady state never reallocates; an unlimited
         // queue grows only when it really holds more.
@@ -37,23 +37,23 @@ impl DropTail {
 
     /// Appends `packet` unless the limit refuses it (tail drop); `rate` is
     /// asked for only by the time limit.
-    pub fn enqueue(&mut self, now: Time, packet: Packet, rate: impl FnOnce() -> DataRate) -> bool {
+    pub fn enqueue(&mut self, now: Time, packet: T, rate: impl FnOnce() -> DataRate) -> bool {
         let rate = if self.limit.needs_rate() { rate() } else { DataRate::ZERO };
-        if !self.admits(packet.size, rate) {
+        if !self.admits(packet.size(), rate) {
             return false;
         }
-        self.bytes += packet.size;
+        self.bytes += packet.size();
         self.packets.push_back((packet, now));
         true
     }
 
-    pub fn front(&self) -> Option<&(Packet, Time)> {
+    pub fn front(&self) -> Option<&(T, Time)> {
         self.packets.front()
     }
 
-    pub fn pop_front(&mut self) -> Option<(Packet, Time)> {
+    pub fn pop_front(&mut self) -> Option<(T, Time)> {
         let out = self.packets.pop_front()?;
-        self.bytes -= out.0.size;
+        self.bytes -= out.0.size();
         Some(out)
     }
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataSize, Time};
 
-use super::buffer::Queued;
+use super::buffer::{Item, Queued};
 use super::codel::{CodelParams, CodelState};
 
 /// RFC 8290 §5.2.4: 1514 bytes, the Ethernet MTU plus the 14 B hardware
@@ -50,8 +50,8 @@ impl Default for FqCodelConfig {
 
 /// One flow's queue with its DRR deficit and CoDel state.
 #[derive(Clone, Debug)]
-struct FlowQueue {
-    fifo: VecDeque<Queued>,
+struct FlowQueue<T: Item> {
+    fifo: VecDeque<Queued<T>>,
     bytes: DataSize,
     deficit: i64,
     codel: CodelState,
@@ -59,7 +59,7 @@ struct FlowQueue {
     listed: bool,
 }
 
-impl FlowQueue {
+impl<T: Item> FlowQueue<T> {
     fn new() -> Self {
         FlowQueue {
             fifo: VecDeque::with_capacity(64),
@@ -77,18 +77,18 @@ impl FlowQueue {
 /// model. A flow's queue is created the first time it sends and kept, so
 /// the steady state does not allocate.
 #[derive(Clone, Debug)]
-pub struct FqCodel {
+pub struct FqCodel<T: Item = Packet> {
     config: FqCodelConfig,
-    flows: Vec<FlowQueue>,
+    flows: Vec<FlowQueue<T>>,
     new_flows: VecDeque<u16>,
     old_flows: VecDeque<u16>,
     /// Packets and bytes waiting in flow queues (the one in service excluded).
     packets: usize,
     bytes: DataSize,
-    serving: Option<Queued>,
+    serving: Option<Queued<T>>,
 }
 
-impl FqCodel {
+impl<T: Item> FqCodel<T> {
     pub fn new(config: FqCodelConfig) -> Self {
         FqCodel {
             config,
@@ -111,13 +111,13 @@ impl FqCodel {
     /// bytes or `drop_batch` packets are gone (Linux `fq_codel_drop`). Those
     /// drops go to `drops`, except the arriving packet itself: then this
     /// returns `false`, as for a tail drop.
-    pub fn enqueue(&mut self, now: Time, packet: Packet, drops: &mut VecDeque<Queued>) -> bool {
-        let i = usize::from(packet.flow);
+    pub fn enqueue(&mut self, now: Time, packet: T, drops: &mut VecDeque<Queued<T>>) -> bool {
+        let i = usize::from(packet.flow());
         if i >= self.flows.len() {
             self.flows.resize_with(i + 1, FlowQueue::new);
         }
         let f = &mut self.flows[i];
-        let (size, flow) = (packet.size, packet.flow);
+        let (size, flow) = (packet.size(), packet.flow());
         f.fifo.push_back((packet, now));
         f.bytes += size;
         if !f.listed {
@@ -138,10 +138,10 @@ impl FqCodel {
         let threshold = f.bytes.bytes() / 2;
         let (mut n, mut len) = (0, 0);
         while let Some(item) = f.fifo.pop_front() {
-            f.bytes -= item.0.size;
+            f.bytes -= item.0.size();
             self.packets -= 1;
-            self.bytes -= item.0.size;
-            len += item.0.size.bytes();
+            self.bytes -= item.0.size();
+            len += item.0.size().bytes();
             drops.push_back(item);
             n += 1;
             if n >= self.config.drop_batch || len >= threshold {
@@ -160,7 +160,7 @@ impl FqCodel {
     /// The flow with the most bytes queued (lowest id on a tie, as Linux's
     /// scan); falls back to packets for zero-size packets.
     fn fattest(&self) -> usize {
-        let key = |f: &FlowQueue| (f.bytes, f.fifo.len());
+        let key = |f: &FlowQueue<T>| (f.bytes, f.fifo.len());
         let mut best = 0;
         for (i, f) in self.flows.iter().enumerate() {
             if key(f) > key(&self.flows[best]) {
@@ -179,7 +179,7 @@ impl FqCodel {
     /// one from the old list is removed. (Linux removes the new flow at once
     /// when the old list is empty; the outcome differs only if another new
     /// flow is served before the flow sends again.)
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued<T>>) -> Option<&Queued<T>> {
         if self.serving.is_some() {
             return self.serving.as_ref();
         }
@@ -206,16 +206,16 @@ impl FqCodel {
             }
             let pop = || {
                 let item = f.fifo.pop_front()?;
-                f.bytes -= item.0.size;
+                f.bytes -= item.0.size();
                 *packets -= 1;
-                *bytes -= item.0.size;
+                *bytes -= item.0.size();
                 // The non-starvation check sees the whole backlog, as in
                 // Linux (`codel_dequeue` gets the qdisc backlog): the link
                 // idles only when every flow is drained.
                 Some((item, *bytes))
             };
             if let Some(item) = f.codel.dequeue(now, &config.codel, pop, |d| drops.push_back(d)) {
-                f.deficit -= item.0.size.bytes() as i64;
+                f.deficit -= item.0.size().bytes() as i64;
                 return Some(self.serving.insert(item));
             }
             if from_new {
@@ -229,7 +229,7 @@ impl FqCodel {
     }
 
     /// Removes the packet in service (it has left the link).
-    pub fn finish(&mut self) -> Option<Queued> {
+    pub fn finish(&mut self) -> Option<Queued<T>> {
         self.serving.take()
     }
 
@@ -244,7 +244,7 @@ impl FqCodel {
 
     /// Bytes buffered, the packet in service included.
     pub fn bytes(&self) -> DataSize {
-        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size)
+        self.bytes + self.serving.as_ref().map_or(DataSize::ZERO, |s| s.0.size())
     }
 
     /// Packets and bytes waiting in `flow`'s queue.

@@ -34,7 +34,7 @@ use std::fmt;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataRate, DataSize, Time};
 
-pub use self::buffer::{QueueLimit, Queued, MIN_QUEUE_BYTES};
+pub use self::buffer::{Item, QueueLimit, Queued, MIN_QUEUE_BYTES};
 pub use self::codel::{
     control_law, Codel, CodelParams, CodelState, CODEL_INTERVAL, CODEL_LIMIT, CODEL_MTU, CODEL_TARGET,
 };
@@ -113,13 +113,13 @@ impl fmt::Display for QueueDiscipline {
 /// an AQM drops) and removes it with [`finish`](Queue::finish) when it has
 /// left; until then the packet counts in `len`, `bytes` and the limit.
 #[derive(Clone, Debug)]
-pub enum Queue {
-    DropTail(DropTail),
-    Codel(Codel),
-    FqCodel(FqCodel),
+pub enum Queue<T: Item = Packet> {
+    DropTail(DropTail<T>),
+    Codel(Codel<T>),
+    FqCodel(FqCodel<T>),
 }
 
-impl Queue {
+impl<T: Item> Queue<T> {
     pub fn new(discipline: QueueDiscipline) -> Self {
         match discipline {
             QueueDiscipline::DropTail(l) => Queue::DropTail(DropTail::new(l)),
@@ -142,9 +142,9 @@ impl Queue {
     pub fn enqueue(
         &mut self,
         now: Time,
-        packet: Packet,
+        packet: T,
         rate: impl FnOnce() -> DataRate,
-        drops: &mut VecDeque<Queued>,
+        drops: &mut VecDeque<Queued<T>>,
     ) -> bool {
         match self {
             Queue::DropTail(q) => q.enqueue(now, packet, rate),
@@ -155,7 +155,7 @@ impl Queue {
 
     /// The packet whose service starts at `now`, with its enqueue time;
     /// packets an AQM drops on the way go to `drops`.
-    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued>) -> Option<&Queued> {
+    pub fn start(&mut self, now: Time, drops: &mut VecDeque<Queued<T>>) -> Option<&Queued<T>> {
         match self {
             Queue::DropTail(q) => q.front(),
             Queue::Codel(q) => q.start(now, drops),
@@ -164,7 +164,7 @@ impl Queue {
     }
 
     /// Removes the packet in service.
-    pub fn finish(&mut self) -> Option<Queued> {
+    pub fn finish(&mut self) -> Option<Queued<T>> {
         match self {
             Queue::DropTail(q) => q.pop_front(),
             Queue::Codel(q) => q.finish(),
