@@ -100,8 +100,9 @@ pub enum PacketKind {
     Rtx = 4,
     /// Audio.
     Audio = 5,
-    /// A receiver report on the reverse path (its size is the RTCP it
-    /// would take; not counted among the sender's kinds in `ALL`).
+    /// What a receiving end sends back (not counted among the sender's
+    /// kinds in `ALL`). No packet carries it: a report crosses a bottleneck
+    /// whole, as the simulator's own datagram; the code keeps its number.
     Feedback = 6,
     /// A TCP segment or UDP datagram of cross traffic (not in `ALL`).
     Data = 7,

@@ -82,8 +82,11 @@ impl Default for ReceiverConfig {
 /// libwebrtc NackRequester kMaxNackPackets: a longer list is given up and a
 /// key frame requested instead.
 const MAX_NACK_PACKETS: usize = 1000;
-/// Largest forward jump of frame ids accepted (a minute of frames at 60 fps).
+/// Largest forward jump of frame ids accepted (a minute of frames at 60 fps),
+/// plus `MAX_FRAME_RATE` ids per second since the newest frame first came:
+/// after an outage the ids have moved on with the clock.
 const MAX_FRAME_JUMP: usize = 3600;
+const MAX_FRAME_RATE: f64 = 240.0;
 /// Media sequence numbers remembered for duplicate detection.
 const SEEN_BITS: u32 = 1 << 14;
 /// Collected frames remembered as shown or not: 4096 frames, over two
@@ -205,6 +208,8 @@ pub struct Receiver {
     seen_high: u64,
     high: Option<u32>,
     frame_base: u32,
+    /// When the newest frame id so far first came.
+    newest_at: Time,
     pli_pending: bool,
     /// `cfg.nack`, likewise.
     nack: bool,
@@ -264,6 +269,7 @@ impl Receiver {
             last_key_packet: None,
             frames: VecDeque::with_capacity(64),
             frame_base: 0,
+            newest_at: Time::ZERO,
             collected_shown: vec![0; (COLLECTED_BITS / 64) as usize],
             last_decoded: None,
             newest_complete: None,
@@ -573,12 +579,15 @@ impl Receiver {
         }
         let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return true };
         let f = f as usize;
-        // A frame id far beyond any frame in flight is corrupt, not new.
-        if f > self.frames.len() + MAX_FRAME_JUMP {
+        // A frame id far beyond any frame in flight (and beyond what the
+        // time since the newest one explains) is corrupt, not new.
+        let slack = ((now - self.newest_at).as_secs_f64().max(0.0) * MAX_FRAME_RATE) as usize;
+        if f > self.frames.len() + MAX_FRAME_JUMP + slack {
             return true;
         }
         if self.frames.len() <= f {
             self.frames.resize(f + 1, RecvFrame::default());
+            self.newest_at = now;
         }
         let fr = &mut self.frames[f];
         fr.count = pkt.count;
@@ -864,6 +873,29 @@ mod tests {
             flags: if frame == 0 { FLAG_KEY } else { 0 },
             ..Packet::default()
         }
+    }
+
+    /// After two minutes in which nothing arrives (the sender kept
+    /// encoding, so frame ids moved on by 3,600), the next key frame is
+    /// shown; a frame id no elapsed time explains is still refused.
+    #[test]
+    fn frames_after_a_long_outage_are_shown_and_an_unexplained_jump_is_not() {
+        let mut r = Receiver::new(immediate());
+        for f in 0..3u32 {
+            r.handle_packet(Time::from_millis(i64::from(f) * 33), &pkt(u64::from(f), f, 0, 1));
+        }
+        while r.oldest_frame().is_some() {
+            r.pop_frame();
+        }
+        let at = Time::from_secs_f64(120.1);
+        let (f, seq) = (3 + 30 * 120 + 3, 5000);
+        r.handle_packet(at, &Packet { flags: FLAG_KEY, ..pkt(seq, f, 0, 1) });
+        assert_eq!(r.frame(f).display, Some(at));
+        // A thousand seconds' worth of ids at once, 33 ms later: corrupt.
+        let g = f + 240_000;
+        r.handle_packet(at + Duration::from_millis(33), &Packet { flags: FLAG_KEY, ..pkt(seq + 1, g, 0, 1) });
+        assert_eq!(r.frame(g).display, None);
+        assert!(r.oldest_frame().is_some_and(|(id, ..)| id <= f));
     }
 
     /// Late discards are the receiver's own judgement: collecting frame

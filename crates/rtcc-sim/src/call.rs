@@ -143,9 +143,11 @@ impl SendEnd for VideoSendEnd {
         self.sender.prefetch();
     }
 
-    /// Captures whose sending is over: skipped, or every media packet sent.
+    /// Captures whose sending is over: skipped, every media packet sent,
+    /// the sender stopped, or `frames::SETTLE` after capture (a frame still
+    /// queued then is cut off).
     fn record_settled(&mut self, flow: usize, now: Time, at_end: bool, rec: &mut Recorder) {
-        let settle = if at_end { rtcc_core::units::Duration::ZERO } else { frames::SENDER_SETTLE };
+        let settle = if at_end { rtcc_core::units::Duration::ZERO } else { frames::SETTLE };
         while let Some(s) = self.sender.pop_final_frame(now, settle) {
             rec.record(flow, Event::FrameSent(&s));
         }

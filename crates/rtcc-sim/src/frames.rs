@@ -19,7 +19,7 @@ pub const STATUS_IN_FLIGHT: u8 = 4;
 
 /// How long after capture a frame that is neither displayed nor overtaken by
 /// a displayed frame is waited for before it is settled as lost.
-const SETTLE: Duration = Duration::from_secs(30);
+pub(crate) const SETTLE: Duration = Duration::from_secs(30);
 /// How long a frame overtaken by a displayed one may still complete (and
 /// count as a late discard rather than lost).
 const LATE_WAIT: Duration = Duration::from_secs(10);
@@ -399,10 +399,6 @@ impl FrameCols {
         t
     }
 }
-
-/// How long after capture the sending end keeps a frame's record open
-/// (a frame still queued then is cut off).
-pub const SENDER_SETTLE: Duration = SETTLE;
 
 /// Whether the receiving end knows a frame's fate at `now`, by its own
 /// record only: a displayed frame is final; one overtaken by a displayed

@@ -205,6 +205,9 @@ pub(crate) struct FlowRec {
     /// settled: a receiver record at or below it comes too late to join.
     received_high: Option<u32>,
     settled: Option<u32>,
+    /// The end of the latest bin sampled: a sender record with no receiver
+    /// record `frames::SETTLE` after its capture is settled without one.
+    clock: Time,
     /// FFRE's parts (FBRA §5): protected frames that had a packet rebuilt
     /// from parity and completed, and protected frames never completed.
     pub fec_frames_recovered: u64,
@@ -375,15 +378,19 @@ impl FlowRec {
     /// capture has only the sender's). Records may come in any order; a
     /// frame the receiver has reported past without a record of its own is
     /// settled without one (lost) once the receiver is `REORDER_FRAMES`
-    /// beyond it. `at_end`, settle the rest as the run
-    /// left them.
+    /// beyond it, and one the receiver never reported once it is
+    /// `frames::SETTLE` old (it heard nothing of it, nor of any later
+    /// frame). `at_end`, settle the rest as the run left them.
     fn join_frames(&mut self, flow: usize, at_end: bool) {
         while let Some(s) = self.sent.front() {
             let r = if s.skipped {
                 None
             } else if let Some(r) = self.received.remove(&s.frame) {
                 Some(r)
-            } else if at_end || self.received_high.is_some_and(|h| h > s.frame + REORDER_FRAMES) {
+            } else if at_end
+                || self.received_high.is_some_and(|h| h > s.frame + REORDER_FRAMES)
+                || self.clock >= s.capture + crate::frames::SETTLE
+            {
                 None
             } else {
                 break;
@@ -541,6 +548,7 @@ impl Recorder {
             sent: VecDeque::new(),
             received: BTreeMap::new(),
             received_high: None,
+            clock: Time::ZERO,
             settled: None,
             frame_packets: VecDeque::new(),
             protected: VecDeque::new(),
@@ -691,6 +699,8 @@ impl Recorder {
         let record = self.record_timeseries;
         let cap = self.link.capacity.bytes_between(t1 - bin, t1);
         let f = &mut self.flows[flow];
+        f.clock = t1;
+        f.join_frames(flow, false);
         let active = t1 > f.label.start && f.label.stop.is_none_or(|s| t1 <= s);
         if active {
             f.target_sum += x.target.kbps_f64();

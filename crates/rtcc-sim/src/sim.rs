@@ -28,7 +28,8 @@ use crate::schedule::{Schedule, SlotKey};
 use crate::traffic;
 
 /// Laid out from a cache line's start (`repr(C)`): what every event reads
-/// (deadlines, the endpoints, the direction) fills the first line.
+/// (deadlines, the two ends) fills the first line; the direction is in
+/// `Simulation::reverse`.
 #[repr(C, align(64))]
 pub(crate) struct Flow {
     /// Each stage's deadline (deliveries, receiver, reports, sender); the
@@ -36,9 +37,6 @@ pub(crate) struct Flow {
     due: [Time; 4],
     send: Box<dyn SendEnd>,
     recv: Box<dyn RecvEnd>,
-    /// Its data runs from the receiving side: over the reverse bottleneck,
-    /// with what it sends back over the forward one.
-    reverse: bool,
     name: String,
 }
 
@@ -130,6 +128,9 @@ pub struct Simulation {
     rev_link: Option<Link<Datagram>>,
     rev_due: Option<Key>,
     pub(crate) flows: Vec<Flow>,
+    /// Each flow's direction: its data runs from the receiving side, over
+    /// the reverse bottleneck, with what it sends back over the forward one.
+    reverse: Vec<bool>,
     pub(crate) events: u64,
     pub(crate) next_bin: Time,
     /// Everything measured goes here, as events.
@@ -170,6 +171,7 @@ impl Simulation {
             Recorder::new(link.capacity().clone(), scenario.bin, scenario.record_packets, scenario.record_timeseries);
         recorder.set_row_limit(scenario.max_packet_rows);
         let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut reverses = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
         // Controller seeds come from a stream of their own, so they leave
         // every other random draw of the run as it was.
@@ -201,13 +203,8 @@ impl Simulation {
                     reason: "a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity".into(),
                 });
             }
-            flows.push(Flow {
-                name: spec.name.clone(),
-                due: [Time::MAX; 4],
-                send: ends.send,
-                recv: ends.recv,
-                reverse,
-            });
+            flows.push(Flow { name: spec.name.clone(), due: [Time::MAX; 4], send: ends.send, recv: ends.recv });
+            reverses.push(reverse);
             recorder.add_flow(
                 FlowLabel {
                     name: spec.name.clone(),
@@ -224,11 +221,11 @@ impl Simulation {
         }
         let (mut fwd, mut rev) = paths.build(&mut link_rng);
         let (mut fwd_back, mut rev_data) = paths.build_crossed(&mut link_rng);
-        for (spec, f) in scenario.flows.iter().zip(&flows) {
-            fwd.add_flow(spec.access_delay, !f.reverse);
-            rev.add_flow(spec.access_delay, !f.reverse);
-            fwd_back.add_flow(spec.access_delay, f.reverse);
-            rev_data.add_flow(spec.access_delay, f.reverse);
+        for (spec, &reverse) in scenario.flows.iter().zip(&reverses) {
+            fwd.add_flow(spec.access_delay, !reverse);
+            rev.add_flow(spec.access_delay, !reverse);
+            fwd_back.add_flow(spec.access_delay, reverse);
+            rev_data.add_flow(spec.access_delay, reverse);
         }
         if let Some(r) = &rev_link {
             recorder.set_reverse(r.capacity().clone());
@@ -248,6 +245,7 @@ impl Simulation {
             now: Time::ZERO,
             link,
             flows,
+            reverse: reverses,
             events: 0,
             wall: std::time::Duration::ZERO,
             seed,
@@ -313,9 +311,9 @@ impl Simulation {
         match stage {
             Stage::Link => self.link.poll_timeout(),
             Stage::ReverseLink => self.rev_link.as_ref().and_then(|l| l.poll_timeout()),
-            Stage::Deliver => self.data[self.flows[flow].reverse as usize].poll_timeout(flow),
+            Stage::Deliver => self.data[self.reverse[flow] as usize].poll_timeout(flow),
             Stage::Receiver => self.flows[flow].recv.poll_timeout(),
-            Stage::Feedback => self.back[self.flows[flow].reverse as usize].poll_timeout(flow),
+            Stage::Feedback => self.back[self.reverse[flow] as usize].poll_timeout(flow),
             Stage::Sender => self.flows[flow].send.poll_timeout(),
         }
     }
@@ -568,14 +566,14 @@ impl Simulation {
                 self.recorder.prefetch(i, false);
                 // The packet leaves the bottleneck a few events later, onto
                 // its path.
-                self.data[self.flows[i].reverse as usize].prefetch_line(i);
+                self.data[self.reverse[i] as usize].prefetch_line(i);
             }
             Stage::Feedback => {
-                self.back[self.flows[i].reverse as usize].prefetch(i);
+                self.back[self.reverse[i] as usize].prefetch(i);
                 flow.send.prefetch();
             }
             Stage::Deliver => {
-                self.data[self.flows[i].reverse as usize].prefetch(i);
+                self.data[self.reverse[i] as usize].prefetch(i);
                 flow.recv.prefetch();
                 self.recorder.prefetch(i, true);
             }
@@ -590,7 +588,7 @@ impl Simulation {
 
     fn serve_deliveries(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        let path = &mut self.data[f.reverse as usize];
+        let path = &mut self.data[self.reverse[i] as usize];
         while let Some((at, p)) = path.poll_arrival(i, t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketArrived { at, packet: &p });
@@ -602,7 +600,7 @@ impl Simulation {
     fn serve_receiver(&mut self, t: Time, i: usize) {
         self.events += 1;
         let Some(back) = self.flows[i].recv.poll_back(t) else { return };
-        let reverse = self.flows[i].reverse;
+        let reverse = self.reverse[i];
         let size = back.wire_size();
         let bytes = size.bytes();
         let (path, link) = match reverse {
@@ -670,12 +668,11 @@ impl Simulation {
     /// reverse one) at `at`: on over its path back, unless lost after it.
     fn back_departed(&mut self, i: usize, back: Back, size: DataSize, at: Time, lost: bool, reverse: bool) {
         self.recorder.record(i, Event::BackDeparted { size, reverse });
-        let f = &self.flows[i];
         if lost {
             self.recorder.record(i, Event::ReportLost);
             return;
         }
-        let path = &mut self.back[f.reverse as usize];
+        let path = &mut self.back[self.reverse[i] as usize];
         path.send(at, i, back);
         self.arm(Stage::Feedback, i);
     }
@@ -703,7 +700,7 @@ impl Simulation {
 
     fn serve_feedback(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
-        let path = &mut self.back[f.reverse as usize];
+        let path = &mut self.back[self.reverse[i] as usize];
         while let Some((_, back)) = path.poll_arrival(i, t) {
             self.events += 1;
             f.send.handle_back(t, &back);
@@ -717,7 +714,7 @@ impl Simulation {
             self.events += 1;
             f.send.handle_timeout(t);
         }
-        let link = match f.reverse {
+        let link = match self.reverse[i] {
             true => self.rev_link.as_mut().expect("a reverse flow has a reverse bottleneck (checked in new)"),
             false => &mut self.link,
         };
@@ -729,7 +726,7 @@ impl Simulation {
                 self.recorder.record(i, Event::PacketDropped { seq, frame });
             }
         }
-        let reverse = f.reverse;
+        let reverse = self.reverse[i];
         self.link_drops(reverse);
         self.arm(if reverse { Stage::ReverseLink } else { Stage::Link }, 0);
     }

@@ -274,7 +274,7 @@ pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut
             let seed = rng.next_u64();
             Ends {
                 send: Box::new(TcpSendEnd::new(flow, cc, tcp, true, start, stop, seed)?),
-                recv: Box::new(TcpRecvEnd::new(None)),
+                recv: Box::new(TcpRecvEnd::new(None, stop)),
             }
         }
         TrafficSpec::Web { cc, tcp, web } => {
@@ -283,7 +283,7 @@ pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut
             let web = WebSource::new(web.clone(), start, stop, rng);
             Ends {
                 send: Box::new(TcpSendEnd::new(flow, cc, tcp, false, start, stop, seed)?),
-                recv: Box::new(TcpRecvEnd::new(Some(web))),
+                recv: Box::new(TcpRecvEnd::new(Some(web), stop)),
             }
         }
         TrafficSpec::Udp(cfg) => Ends {
@@ -435,7 +435,7 @@ impl SendEnd for TcpSendEnd {
             }
             self.started = true;
             if self.bulk {
-                self.tx.set_unlimited();
+                self.tx.set_unlimited(now);
             }
         }
         while let Some(&(_, ack)) = self.acks.front().filter(|a| a.0 <= now) {
@@ -479,7 +479,10 @@ impl SendEnd for TcpSendEnd {
             return;
         }
         match back {
-            Back::Request(r) if !self.bulk && self.started && r.id > self.served => {
+            // A request can arrive at the very instant the server starts,
+            // before its own wake-up.
+            Back::Request(r) if !self.bulk && now >= self.start && r.id > self.served => {
+                self.started = true;
                 self.served = r.id;
                 self.tx.write(now, r.size.bytes());
             }
@@ -524,6 +527,8 @@ impl SendEnd for TcpSendEnd {
 pub struct TcpRecvEnd {
     rx: TcpReceiver,
     web: Option<WebSource>,
+    /// The flow's end: no request is sent, nor sent again, from then on.
+    stop: Option<Time>,
     /// The download under way: the in-order payload bytes at which it is
     /// complete, and the object.
     object: Option<(u64, Object)>,
@@ -537,10 +542,11 @@ pub struct TcpRecvEnd {
 }
 
 impl TcpRecvEnd {
-    fn new(web: Option<WebSource>) -> TcpRecvEnd {
+    fn new(web: Option<WebSource>, stop: Option<Time>) -> TcpRecvEnd {
         TcpRecvEnd {
             rx: TcpReceiver::new(TcpReceiverConfig::default()),
             web,
+            stop,
             object: None,
             requested: 0,
             unanswered: None,
@@ -572,7 +578,7 @@ impl RecvEnd for TcpRecvEnd {
     fn poll_timeout(&self) -> Option<Time> {
         let web = match self.object {
             None => self.web.as_ref().and_then(WebSource::poll_timeout),
-            Some(_) => self.unanswered.map(|u| u.0),
+            Some(_) => self.unanswered.map(|u| u.0).filter(|&t| self.stop.is_none_or(|s| t < s)),
         };
         [self.rx.poll_timeout(), web].into_iter().flatten().min()
     }
@@ -614,7 +620,7 @@ impl RecvEnd for TcpRecvEnd {
             return self.request();
         }
         // No byte answered it: send it again, backing off.
-        let (_, rto, bytes) = self.unanswered.filter(|u| now >= u.0)?;
+        let (_, rto, bytes) = self.unanswered.filter(|u| now >= u.0 && self.stop.is_none_or(|s| now < s))?;
         let rto = (rto * 2).min(REQUEST_RTO_MAX);
         self.unanswered = Some((now + rto, rto, bytes));
         self.request()

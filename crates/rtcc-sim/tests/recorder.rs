@@ -326,3 +326,20 @@ start = "4s"
     assert_eq!(link, rows_of(&whole.link, None));
     assert_eq!(rest.summary.flows, whole.summary.flows, "taking rows leaves the summary as it is");
 }
+
+/// A flow that stops with frames still in its pacer: the receiver never
+/// hears of them, and each is settled as lost 30 s after its capture (the
+/// run goes on 50 s past the stop), so every capture is counted.
+#[test]
+fn frames_the_receiver_never_heard_of_are_lost_once_30_s_old() {
+    let out = run("duration = \"70s\"\n[link]\ncapacity = \"2Mbps\"\ndelay = \"30ms\"\nqueue = \"100ms\"\n\
+                   [[flow]]\ncontroller = \"gcc\"\n\
+                   [[flow]]\ncontroller = \"copa\"\nstart = \"2s\"\nstop = \"20s\"\n\
+                   [[flow]]\ncontroller = \"fixed\"\nstop = \"30s\"\n");
+    let f = &out.summary.flows[1];
+    // 18 s of a 30 fps camera.
+    assert_eq!(f.frames_sent + f.frames_skipped, 540, "{f:?}");
+    assert_eq!(f.frames_displayed + f.frames_lost + f.frames_late, f.frames_sent, "{f:?}");
+    // Copa's sender queue held a tail back when it stopped.
+    assert!(f.frames_lost > 200, "{f:?}");
+}

@@ -225,7 +225,8 @@ impl TcpSender {
 
     /// Bulk transfer: from now on there is always data to send (after any
     /// pending writes), in full segments.
-    pub fn set_unlimited(&mut self) {
+    pub fn set_unlimited(&mut self, now: Time) {
+        self.last_input = self.last_input.max(now);
         self.unlimited = true;
     }
 

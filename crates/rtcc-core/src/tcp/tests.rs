@@ -193,7 +193,7 @@ fn bdp(rate: DataRate, rtt: Duration) -> DataSize {
 fn tcp_slow_start_doubles_per_rtt() {
     let rate = DataRate::from_mbps(100);
     let mut net = Net::new("reno", TcpConfig::default(), rate, ms(50), DataSize::from_bytes(50_000_000));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     let mut cwnds = Vec::new();
     for k in 0..6 {
         net.run(at(0.1 * k as f64 + 0.05), &mut |_| {});
@@ -209,7 +209,7 @@ fn utilisation(cc: &str) -> (f64, u64, u64) {
     let rate = DataRate::from_mbps(10);
     let limit = bdp(rate, ms(40));
     let mut net = Net::new(cc, TcpConfig::default(), rate, ms(20), limit);
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.measure = (at(5.0), at(35.0));
     net.run(at(35.0), &mut |_| {});
     let u = net.measured.bits() as f64 / (rate.bps() as f64 * 30.0);
@@ -286,7 +286,7 @@ fn tcp_three_losses_sack_one_rtt_newreno_three() {
 fn tcp_rto_backs_off_when_acks_vanish() {
     let rate = DataRate::from_mbps(10);
     let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.drop_ack = Box::new(|t| t >= at(2.0) && t < at(5.0));
     let mut rtos = Vec::new();
     let mut last_ack = Time::ZERO;
@@ -318,7 +318,7 @@ fn tcp_rto_backs_off_when_acks_vanish() {
 fn mathis_ratio(p: f64, seconds: f64) -> f64 {
     let rate = DataRate::from_mbps(1000);
     let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), DataSize::from_bytes(100_000_000));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.loss = p;
     net.rng = Rng::new(0x5eed ^ (p * 1e4) as u64);
     net.run(at(seconds), &mut |_| {});
@@ -349,7 +349,7 @@ fn tcp_cubic_window_follows_cubic_curve() {
     let rate = DataRate::from_mbps(1000);
     let cubic = congestion_control("cubic", &[("hystart", 0.0)]).unwrap();
     let mut net = Net::with(cubic, TcpConfig::default(), rate, ms(50), DataSize::from_bytes(100_000_000));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.drop_first(&[300]);
     let mut w_max = 0.0;
     let mut exit = None;
@@ -388,7 +388,7 @@ fn tcp_runs_are_deterministic() {
     let run = || {
         let rate = DataRate::from_mbps(20);
         let mut net = Net::new("cubic", TcpConfig::default(), rate, ms(15), bdp(rate, ms(30)));
-        net.tx.set_unlimited();
+        net.tx.set_unlimited(Time::ZERO);
         net.loss = 0.01;
         net.run(at(10.0), &mut |_| {});
         (net.fingerprint, *net.tx.stats(), net.rx.delivered_bytes(), net.tx.window())
@@ -441,7 +441,7 @@ fn tcp_sender_paces_at_the_cc_rate() {
     // 1500 wire bytes at 12 Mbit/s: one segment per millisecond.
     let (cc, _) = probe(Some(100), Some(DataRate::from_mbps(12)));
     let mut tx = TcpSender::new(TcpConfig { initial_window: 100, ..TcpConfig::default() }, cc);
-    tx.set_unlimited();
+    tx.set_unlimited(Time::ZERO);
     let mut sent = Vec::new();
     let mut now = Time::ZERO;
     while sent.len() < 20 {
@@ -485,7 +485,7 @@ fn tcp_rate_samples_measure_the_bottleneck() {
     let (cc, log) = probe(Some(60), None);
     let rate = DataRate::from_mbps(10);
     let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(4_000_000));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.run(at(3.0), &mut |_| {});
     let seg = TcpConfig::default().mss + super::HEADER;
     let log = log.lock().unwrap();
@@ -576,7 +576,7 @@ fn tcp_hystart_leaves_slow_start_before_loss() {
     let run = |hystart: f64| {
         let cubic = congestion_control("cubic", &[("hystart", hystart)]).unwrap();
         let mut net = Net::with(cubic, TcpConfig::default(), rate, ms(20), DataSize::from_bytes(1_000_000));
-        net.tx.set_unlimited();
+        net.tx.set_unlimited(Time::ZERO);
         net.run(at(4.0), &mut |_| {});
         (net.tx.window(), net.tx.stats().fast_recoveries, net.queue_drops)
     };
@@ -636,7 +636,7 @@ fn tcp_app_limited_flow_does_not_grow_its_window() {
 fn tcp_spurious_rto_is_detected_by_timestamps() {
     let rate = DataRate::from_mbps(10);
     let mut net = Net::new("reno", TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     // The reverse path stalls for 600 ms, longer than the ~270 ms RTO; the
     // ACKs then arrive, echoing the original transmissions (RFC 3522).
     net.ack_hold = (at(2.0), at(2.6));
@@ -708,7 +708,7 @@ fn tcp_tx_start_after_an_rto_is_not_app_limited() {
     let cc = Box::new(TxStartLog { inner: super::Reno::new(), log: log.clone() });
     let rate = DataRate::from_mbps(10);
     let mut net = Net::with(cc, TcpConfig::default(), rate, ms(20), bdp(rate, ms(40)));
-    net.tx.set_unlimited();
+    net.tx.set_unlimited(Time::ZERO);
     net.drop_ack = Box::new(|t| t >= at(1.0) && t < at(2.0));
     net.run(at(3.0), &mut |_| {});
     assert!(net.tx.stats().rtos >= 1, "{:?}", net.tx.stats());

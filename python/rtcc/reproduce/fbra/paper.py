@@ -112,9 +112,10 @@ FINDINGS = (
     "again probe by probe. FEC is about 7 % of the media rate, FRCC 87-95 %, about 130 "
     "probes a minute.",
     "TCP fair share: with the calibrated web load (300-1000 kB objects) every scheme "
-    "leaves TCP more than its share: Table 3 at 50 ms, fbra 228 %, rrtcc 327 %, c-nadu "
-    "314 % (paper 134.9, 77.9, 152.7), falling with the bottleneck delay for every scheme "
-    "as in the paper. With RFC 8868's 30-50 kB objects TCP got 92 / 118 / 134 %.",
+    "leaves TCP more than its share: Table 3 at 50 ms, fbra 225 %, rrtcc 323 %, c-nadu "
+    "308 % (paper 134.9, 77.9, 152.7), falling with the bottleneck delay for every scheme "
+    "as in the paper. With RFC 8868's 30-50 kB objects TCP got 92 / 118 / 134 % (measured "
+    "before each web request crossed the path back).",
     "FFRE: on Table 1's link fbra's parity rebuilds almost no lost frame (frame FFRE under "
     "1 %) though every parity that arrived with one packet missing rebuilt it (packet FFRE "
     "100 % at 50 ms): its frames are lost to the 400 ms cut-off, a whole stretch of packets "
@@ -128,7 +129,9 @@ FINDINGS = (
     "the paper's high-rate, high-loss regime for RRTCC is not reached by any web load "
     "(paper.NOTES's grid). With 30-50 kB objects fbra took 3.9 of 5 Mbps. Moving Table 3 "
     "from 6 to 5 Mbps alone (50 ms, 30-50 kB, 2 seeds) cut each video flow's goodput by "
-    "8-22 % and changed no loss rate by more than 0.3 points.",
+    "8-22 % and changed no loss rate by more than 0.3 points (these two measured before "
+    "each web request crossed the path back, which lowered the calibrated web load by "
+    "about 2 %).",
     "Two fbra flows share (Table 3 at 50 ms: 598 and 600 kbps, Jain 0.96, 0.81-1.0 over "
     "30 seeds; paper 571 and 520) with each camera's capture phase drawn from its flow's "
     "seed (realistic sender timing, the default). With both cameras capturing at the same "
