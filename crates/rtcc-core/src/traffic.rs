@@ -195,6 +195,11 @@ impl WebSource {
         &self.cfg
     }
 
+    /// When the flow ends: nothing is requested from then on.
+    pub fn stop(&self) -> Option<Time> {
+        self.stop
+    }
+
     /// When the next download is requested (none while one is running).
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next.filter(|&t| self.stop.is_none_or(|s| t < s))

@@ -45,18 +45,18 @@ impl Back {
 
 /// What crosses a bottleneck in the simulator, whole: a sending end's
 /// packet, or what a receiving end sent back (a report, an ACK, a request)
-/// with the flow it belongs to and its bytes on the wire.
+/// with the flow it belongs to (its bytes are `Back::wire_size`).
 #[derive(Clone, Debug)]
 pub enum Datagram {
     Data(Packet),
-    Back { flow: u16, size: DataSize, back: Box<Back> },
+    Back { flow: u16, back: Box<Back> },
 }
 
 impl Item for Datagram {
     fn size(&self) -> DataSize {
         match self {
             Datagram::Data(p) => p.size,
-            Datagram::Back { size, .. } => *size,
+            Datagram::Back { back, .. } => back.wire_size(),
         }
     }
     fn flow(&self) -> u16 {

@@ -13,7 +13,7 @@
 use rtcc_core::controller;
 use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::rng::Rng;
-use rtcc_core::units::{DataSize, Duration, Time};
+use rtcc_core::units::{Duration, Time};
 
 use crate::call::VideoCall;
 use crate::endpoint::{Back, Datagram, Ends, RecvEnd, SendEnd};
@@ -618,7 +618,7 @@ impl Simulation {
             self.arm(Stage::Feedback, i);
             return;
         };
-        let queued = link.enqueue(t, Datagram::Back { flow: i as u16, size, back: Box::new(back) });
+        let queued = link.enqueue(t, Datagram::Back { flow: i as u16, back: Box::new(back) });
         self.recorder.record(i, Event::ReportSent { lost: !queued, bytes });
         if !queued {
             self.recorder.record(i, Event::BackDropped { reverse: !reverse });
@@ -644,8 +644,8 @@ impl Simulation {
             let Some(d) = link.and_then(|l| l.poll_departure(t)) else { break };
             self.events += 1;
             let packet = match d.packet {
-                Datagram::Back { flow, size, back } => {
-                    self.back_departed(flow as usize, *back, size, d.departed, d.lost, reverse);
+                Datagram::Back { flow, back } => {
+                    self.back_departed(flow as usize, *back, d.departed, d.lost, reverse);
                     continue;
                 }
                 Datagram::Data(p) => p,
@@ -666,8 +666,8 @@ impl Simulation {
 
     /// Something flow `i` sent back left a bottleneck (`reverse`: the
     /// reverse one) at `at`: on over its path back, unless lost after it.
-    fn back_departed(&mut self, i: usize, back: Back, size: DataSize, at: Time, lost: bool, reverse: bool) {
-        self.recorder.record(i, Event::BackDeparted { size, reverse });
+    fn back_departed(&mut self, i: usize, back: Back, at: Time, lost: bool, reverse: bool) {
+        self.recorder.record(i, Event::BackDeparted { size: back.wire_size(), reverse });
         if lost {
             self.recorder.record(i, Event::ReportLost);
             return;

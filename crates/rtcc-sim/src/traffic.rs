@@ -274,7 +274,7 @@ pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut
             let seed = rng.next_u64();
             Ends {
                 send: Box::new(TcpSendEnd::new(flow, cc, tcp, true, start, stop, seed)?),
-                recv: Box::new(TcpRecvEnd::new(None, stop)),
+                recv: Box::new(TcpRecvEnd::new(None)),
             }
         }
         TrafficSpec::Web { cc, tcp, web } => {
@@ -283,7 +283,7 @@ pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut
             let web = WebSource::new(web.clone(), start, stop, rng);
             Ends {
                 send: Box::new(TcpSendEnd::new(flow, cc, tcp, false, start, stop, seed)?),
-                recv: Box::new(TcpRecvEnd::new(Some(web), stop)),
+                recv: Box::new(TcpRecvEnd::new(Some(web))),
             }
         }
         TrafficSpec::Udp(cfg) => Ends {
@@ -527,8 +527,6 @@ impl SendEnd for TcpSendEnd {
 pub struct TcpRecvEnd {
     rx: TcpReceiver,
     web: Option<WebSource>,
-    /// The flow's end: no request is sent, nor sent again, from then on.
-    stop: Option<Time>,
     /// The download under way: the in-order payload bytes at which it is
     /// complete, and the object.
     object: Option<(u64, Object)>,
@@ -542,11 +540,10 @@ pub struct TcpRecvEnd {
 }
 
 impl TcpRecvEnd {
-    fn new(web: Option<WebSource>, stop: Option<Time>) -> TcpRecvEnd {
+    fn new(web: Option<WebSource>) -> TcpRecvEnd {
         TcpRecvEnd {
             rx: TcpReceiver::new(TcpReceiverConfig::default()),
             web,
-            stop,
             object: None,
             requested: 0,
             unanswered: None,
@@ -567,6 +564,11 @@ impl TcpRecvEnd {
         }
     }
 
+    /// Whether `t` is before the web flow's stop (nothing is asked for after it).
+    fn before_stop(&self, t: Time) -> bool {
+        self.web.as_ref().and_then(WebSource::stop).is_none_or(|s| t < s)
+    }
+
     fn request(&self) -> Option<Back> {
         let (_, o) = self.object?;
         let id = self.web.as_ref()?.started;
@@ -578,7 +580,7 @@ impl RecvEnd for TcpRecvEnd {
     fn poll_timeout(&self) -> Option<Time> {
         let web = match self.object {
             None => self.web.as_ref().and_then(WebSource::poll_timeout),
-            Some(_) => self.unanswered.map(|u| u.0).filter(|&t| self.stop.is_none_or(|s| t < s)),
+            Some(_) => self.unanswered.map(|u| u.0).filter(|&t| self.before_stop(t)),
         };
         [self.rx.poll_timeout(), web].into_iter().flatten().min()
     }
@@ -620,7 +622,7 @@ impl RecvEnd for TcpRecvEnd {
             return self.request();
         }
         // No byte answered it: send it again, backing off.
-        let (_, rto, bytes) = self.unanswered.filter(|u| now >= u.0 && self.stop.is_none_or(|s| now < s))?;
+        let (_, rto, bytes) = self.unanswered.filter(|u| now >= u.0 && self.before_stop(now))?;
         let rto = (rto * 2).min(REQUEST_RTO_MAX);
         self.unanswered = Some((now + rto, rto, bytes));
         self.request()
