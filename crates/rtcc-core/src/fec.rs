@@ -8,9 +8,11 @@
 //! - Header recovery. RFC 5109 §7.3 carries the XOR of the protected
 //!   packets' RTP header fields (marker, PT, timestamp) in the FEC header so a
 //!   lost packet comes back with its header. Here the parity `Packet`'s own
-//!   `frame`, `index`, `count` and `flags` fields hold the XOR of the protected
-//!   packets' fields, and the decoder XORs them with the received ones. So the
-//!   parity's `frame` is NOT a frame id; code must not read it as one.
+//!   `frame`, `flags` (marker, the descriptor's start-of-frame and key bits)
+//!   and `capture` fields hold the XOR of the protected packets' fields, and
+//!   the decoder XORs them with the received ones. So the parity's `frame` is
+//!   NOT a frame number; code must not read it as one. Sequence numbers are
+//!   the wire's 16 bits throughout, compared by signed distance.
 //! - Size. Shorter packets are zero-padded to the longest before the XOR
 //!   (RFC 5109 §8), so the parity payload is the largest protected packet,
 //!   plus the FEC header (10 B, §7.3) and the level-0 header (4 B with the
@@ -37,7 +39,7 @@
 //! the payloads of the last 4 × 48 only, as WebRTC.
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
-use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_PROTECTED};
+use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_MARKER, FLAG_PROTECTED};
 use crate::units::{DataSize, Time};
 use rtcc_wire::fec::UlpfecPacket;
 use rtcc_wire::rtp::RtpPacket;
@@ -62,7 +64,7 @@ const MAX_PENDING: usize = 64;
 /// rebuilding another: WebRTC's ULPFEC receiver keeps 4 × 48 media packets.
 /// Older slots keep their header only, so a parity that resolves later
 /// rebuilds the header without bytes.
-const BYTES_WINDOW: u32 = 4 * MAX_GROUP as u32;
+const BYTES_WINDOW: u16 = 4 * MAX_GROUP;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FecConfig {
@@ -124,14 +126,11 @@ fn clamp_group(n: u16) -> u16 {
 /// The group being built: XOR of the headers so far (RFC 5109 §8).
 #[derive(Clone, Debug, Default)]
 struct Group {
-    flow: u16,
-    base: u32,
+    base: u16,
     len: u16,
     /// N fixed when the group opened.
     n: u16,
-    frame: u32,
-    index: u16,
-    count: u16,
+    frame: u16,
     flags: u8,
     /// XOR of the capture timestamps (µs), as RFC 5109 §7 recovers TS.
     capture: i64,
@@ -149,9 +148,9 @@ const SSRC: u32 = 0;
 /// sees it (RFC 5109 §8): its media sequence, marker on a frame's last
 /// packet, 90 kHz timestamp from the capture time, payload type from the
 /// payload format.
-fn as_rtp(seq: u32, last: bool, capture: i64, payload: &Payload) -> Option<RtpPacket> {
+fn as_rtp(seq: u16, last: bool, capture: i64, payload: &Payload) -> Option<RtpPacket> {
     let ts = (i128::from(capture) * 90 / 1000) as u32;
-    let mut p = RtpPacket::new(payload.format().code(), seq as u16, ts, SSRC, payload.bytes().to_vec()).ok()?;
+    let mut p = RtpPacket::new(payload.format().code(), seq, ts, SSRC, payload.bytes().to_vec()).ok()?;
     p.marker = last;
     Some(p)
 }
@@ -181,11 +180,11 @@ impl FecEncoder {
     }
 
     /// A media packet was just sent (its `media_seq` assigned). Returns a
-    /// parity template when its group is complete: flow, kind, media_seq,
-    /// group, frame/index/count/flags (XORs) and size are set; `seq` and
-    /// `send_time` are left for the sender. With `per_frame`, the last packet
-    /// of a frame (`index + 1 == count`) also closes the group, so
-    /// `end_frame` is only needed when a frame ends some other way.
+    /// parity template when its group is complete: kind, media_seq, group,
+    /// frame/flags/capture (XORs) and size are set; `seq` and `send_time`
+    /// are left for the sender. With `per_frame`, the last packet of a frame
+    /// (its marker bit) also closes the group, so `end_frame` is only needed
+    /// when a frame ends some other way.
     ///
     /// Only `PacketKind::Media` is protected: retransmissions repeat a
     /// sequence number already covered, and audio has its own numbering.
@@ -196,28 +195,26 @@ impl FecEncoder {
         // A parity covers consecutive sequence numbers (RFC 5109 §7.3 SN base
         // + mask). After a jump (FEC paused and resumed) the open group can no
         // longer be described; its packets were sent long ago, so drop it.
-        if self.cur.len > 0 && p.media_seq != self.cur.base.wrapping_add(u32::from(self.cur.len)) {
+        if self.cur.len > 0 && p.media_seq != self.cur.base.wrapping_add(self.cur.len) {
             self.cur.len = 0;
         }
         if self.cur.len == 0 {
             self.cur =
-                Group { flow: p.flow, base: p.media_seq, n: self.next_n, rtp: Some(Vec::new()), ..Group::default() };
+                Group { base: p.media_seq, n: self.next_n, rtp: Some(Vec::new()), ..Group::default() };
         }
         let g = &mut self.cur;
         g.len += 1;
         g.frame ^= p.frame;
-        g.index ^= p.index;
-        g.count ^= p.count;
         g.flags ^= p.flags;
         g.capture ^= p.capture.as_micros();
         g.longest = g.longest.max(p.size);
-        let last = u32::from(p.index) + 1 == u32::from(p.count);
+        let last = p.flags & FLAG_MARKER != 0;
         let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, last, p.capture.as_micros(), b));
         match (&mut g.rtp, rtp) {
             (Some(v), Some(r)) => v.push(r),
             (slot, _) => *slot = None,
         }
-        let frame_done = self.cfg.per_frame && p.count > 0 && u32::from(p.index) + 1 >= u32::from(p.count);
+        let frame_done = self.cfg.per_frame && last;
         if g.len >= g.n || frame_done {
             Some(self.close())
         } else {
@@ -244,17 +241,11 @@ impl FecEncoder {
     fn close(&mut self) -> Packet {
         let g = std::mem::take(&mut self.cur);
         Packet {
-            flow: g.flow,
             kind: PacketKind::Fec,
-            seq: 0,
             // Zero padding to the longest packet (RFC 5109 §8) + headers.
             size: g.longest + self.cfg.overhead,
-            send_time: Time::ZERO,
             capture: Time::from_micros(g.capture),
             frame: g.frame,
-            index: g.index,
-            count: g.count,
-            probe_cluster: -1,
             media_seq: g.base,
             group: g.len,
             flags: g.flags,
@@ -263,6 +254,7 @@ impl FecEncoder {
                 .rtp
                 .and_then(|v| rtcc_wire::fec::protect(&v).ok())
                 .map(|f| Payload::with_format(PayloadFormat::Parity, f.to_bytes())),
+            ..Packet::default()
         }
     }
 }
@@ -289,13 +281,11 @@ pub struct FecStats {
 #[derive(Clone, Debug, Default)]
 struct Slot {
     /// Full sequence number this slot describes; a mismatch means empty.
-    seq: u32,
+    seq: u16,
     media: bool,
     /// A parity whose first protected packet is `seq` was received.
     parity: bool,
-    frame: u32,
-    index: u16,
-    count: u16,
+    frame: u16,
     flags: u8,
     capture: i64,
     /// Its RTP payload (real codecs), for rebuilding another of its group.
@@ -306,10 +296,8 @@ struct Slot {
 #[derive(Clone, Copy, Debug, Default)]
 struct Scan {
     missing: u16,
-    last_missing: u32,
-    frame: u32,
-    index: u16,
-    count: u16,
+    last_missing: u16,
+    frame: u16,
     flags: u8,
     capture: i64,
 }
@@ -330,7 +318,7 @@ struct Pending {
 #[cfg_attr(feature = "sim-layout", repr(C))]
 pub struct FecDecoder {
     /// Newest sequence number seen (media, or the last one a parity covers).
-    head: Option<u32>,
+    head: Option<u16>,
     overhead: DataSize,
     /// `ring[seq % WINDOW]`, tagged with the full sequence number; empty
     /// until the first protected packet or parity (a flow without FEC never
@@ -402,7 +390,7 @@ impl FecDecoder {
             return None;
         }
         slot.media = true;
-        (slot.frame, slot.index, slot.count, slot.flags) = (p.frame, p.index, p.count, p.flags);
+        (slot.frame, slot.flags) = (p.frame, p.flags);
         slot.capture = p.capture.as_micros();
         slot.payload.clone_from(&p.payload);
         self.forget_bytes(s);
@@ -410,9 +398,8 @@ impl FecDecoder {
     }
 
     /// A parity arrived. One protected packet missing → that packet, rebuilt
-    /// (kind Media, header and size recovered, flow copied, `seq = u64::MAX`
-    /// since it never had a transport sequence number, `send_time` of the
-    /// parity). Two or more missing → kept (bounded) in case retransmissions
+    /// (kind Media, header and size recovered, `seq` 0 since it never had a
+    /// transport sequence number, `send_time` of the parity). Two or more missing → kept (bounded) in case retransmissions
     /// fill the gaps. None missing → counted useless.
     pub fn on_parity(&mut self, p: &Packet) -> Option<Packet> {
         if p.kind != PacketKind::Fec || p.group == 0 || p.group > MAX_GROUP {
@@ -423,7 +410,7 @@ impl FecDecoder {
         if self.too_old(base) {
             return None;
         }
-        self.advance(base.wrapping_add(u32::from(p.group) - 1));
+        self.advance(base.wrapping_add(p.group - 1));
         let slot = self.slot_mut(base);
         if slot.parity {
             return None;
@@ -446,7 +433,7 @@ impl FecDecoder {
 
     /// Drop the payload `BYTES_WINDOW` behind `s`: a real codec's receiver
     /// holds a few groups' bytes, not the whole header window's.
-    fn forget_bytes(&mut self, s: u32) {
+    fn forget_bytes(&mut self, s: u16) {
         let old = s.wrapping_sub(BYTES_WINDOW);
         if let Some(slot) = self.ring.get_mut(old as usize & (WINDOW - 1)).filter(|slot| slot.seq == old) {
             slot.payload = None;
@@ -454,24 +441,24 @@ impl FecDecoder {
     }
 
     /// Sequence number `s` is older than the remembered window.
-    fn too_old(&self, s: u32) -> bool {
-        // Signed distance so u32 wrap-around is just one more step.
-        self.head.is_some_and(|h| i64::from(h.wrapping_sub(s) as i32) >= WINDOW as i64)
+    fn too_old(&self, s: u16) -> bool {
+        // Signed distance so the 16-bit wrap-around is just one more step.
+        self.head.is_some_and(|h| i64::from(h.wrapping_sub(s) as i16) >= WINDOW as i64)
     }
 
-    fn advance(&mut self, s: u32) {
-        if self.head.is_none_or(|h| (s.wrapping_sub(h) as i32) > 0) {
+    fn advance(&mut self, s: u16) {
+        if self.head.is_none_or(|h| (s.wrapping_sub(h) as i16) > 0) {
             self.head = Some(s);
         }
     }
 
-    fn slot(&self, s: u32) -> Option<&Slot> {
+    fn slot(&self, s: u16) -> Option<&Slot> {
         let slot = self.ring.get(s as usize & (WINDOW - 1))?;
         (slot.seq == s).then_some(slot)
     }
 
     /// The slot for `s`, cleared first if it still describes an older number.
-    fn slot_mut(&mut self, s: u32) -> &mut Slot {
+    fn slot_mut(&mut self, s: u16) -> &mut Slot {
         if self.ring.is_empty() {
             self.ring = vec![Slot::default(); WINDOW].into_boxed_slice();
         }
@@ -482,15 +469,13 @@ impl FecDecoder {
         slot
     }
 
-    fn scan(&self, base: u32, group: u16) -> Scan {
+    fn scan(&self, base: u16, group: u16) -> Scan {
         let mut sc = Scan::default();
-        for k in 0..u32::from(group) {
+        for k in 0..group {
             let s = base.wrapping_add(k);
             match self.slot(s) {
                 Some(slot) if slot.media => {
                     sc.frame ^= slot.frame;
-                    sc.index ^= slot.index;
-                    sc.count ^= slot.count;
                     sc.flags ^= slot.flags;
                     sc.capture ^= slot.capture;
                 }
@@ -507,15 +492,15 @@ impl FecDecoder {
     /// and the N − 1 received payloads (RFC 5109 §9.1), its format from the
     /// recovered payload type. `None` when the parity or one of them carries
     /// no bytes, or they do not rebuild a packet.
-    fn recover_bytes(&self, parity: &Packet, missing: u32) -> Option<Payload> {
+    fn recover_bytes(&self, parity: &Packet, missing: u16) -> Option<Payload> {
         let b = parity.payload.as_ref().filter(|b| b.format() == PayloadFormat::Parity)?;
         let fec = UlpfecPacket::decode(b.bytes()).ok()?;
-        let received = (0..u32::from(parity.group))
+        let received = (0..parity.group)
             .map(|k| parity.media_seq.wrapping_add(k))
             .filter(|&s| s != missing)
             .map(|s| {
                 let slot = self.slot(s)?;
-                as_rtp(s, u32::from(slot.index) + 1 == u32::from(slot.count), slot.capture, slot.payload.as_ref()?)
+                as_rtp(s, slot.flags & FLAG_MARKER != 0, slot.capture, slot.payload.as_ref()?)
             })
             .collect::<Option<Vec<RtpPacket>>>()?;
         let rec = rtcc_wire::fec::recover(&fec, SSRC, &received).ok()?;
@@ -528,25 +513,20 @@ impl FecDecoder {
         debug_assert_eq!(sc.missing, 1);
         let payload = self.recover_bytes(parity, sc.last_missing);
         let rec = Packet {
-            flow: parity.flow,
             kind: PacketKind::Media,
-            seq: u64::MAX,
             size: payload.as_ref().map_or(parity.size - self.overhead, |b| DataSize::from_bytes(b.len() as u64)),
             send_time: parity.send_time,
             frame: parity.frame ^ sc.frame,
-            index: parity.index ^ sc.index,
-            count: parity.count ^ sc.count,
-            probe_cluster: -1,
             media_seq: sc.last_missing,
-            group: 0,
             flags: parity.flags ^ sc.flags,
             capture: Time::from_micros(parity.capture.as_micros() ^ sc.capture),
             payload,
+            ..Packet::default()
         };
         // Remember it, so a late original or retransmission is a duplicate.
         let slot = self.slot_mut(rec.media_seq);
         slot.media = true;
-        (slot.frame, slot.index, slot.count, slot.flags) = (rec.frame, rec.index, rec.count, rec.flags);
+        (slot.frame, slot.flags) = (rec.frame, rec.flags);
         slot.capture = rec.capture.as_micros();
         slot.payload.clone_from(&rec.payload);
         self.stats.recovered += 1;
@@ -568,7 +548,7 @@ impl FecDecoder {
 
     /// Media `s` just arrived: settle the stored parity covering it, and drop
     /// parities whose packets fell out of the window.
-    fn resolve_pending(&mut self, s: u32) -> Option<Packet> {
+    fn resolve_pending(&mut self, s: u16) -> Option<Packet> {
         let mut i = 0;
         while i < self.pending.len() {
             let (base, group) = (self.pending[i].parity.media_seq, self.pending[i].parity.group);
@@ -578,7 +558,7 @@ impl FecDecoder {
                 self.stats.unrepaired += u64::from(gone.missing);
                 continue;
             }
-            if s.wrapping_sub(base) < u32::from(group) {
+            if s.wrapping_sub(base) < group {
                 let sc = self.scan(base, group);
                 match sc.missing {
                     0 => {
@@ -603,25 +583,24 @@ impl FecDecoder {
 mod tests {
     use super::*;
     use crate::controller::ParamValue;
-    use crate::packet::FLAG_KEY;
+    use crate::packet::{FLAG_FIRST, FLAG_FRAME, FLAG_KEY};
     use crate::rng::Rng;
-
-    const FLOW: u16 = 3;
 
     fn cfg(group: u16, per_frame: bool) -> FecConfig {
         FecConfig { group, overhead: DEFAULT_OVERHEAD, per_frame }
     }
 
+    /// Media packet `index` of `count` in `frame`, as the wire has it: 16-bit
+    /// numbers, the start-of-frame and marker bits.
     fn media(ms: u32, frame: u32, index: u16, count: u16, size: u64, flags: u8) -> Packet {
+        let first = if index == 0 { FLAG_FIRST } else { 0 };
+        let last = if index + 1 == count { FLAG_MARKER } else { 0 };
         Packet {
-            flow: FLOW,
             kind: PacketKind::Media,
             size: DataSize::from_bytes(size),
-            frame,
-            index,
-            count,
-            media_seq: ms,
-            flags: flags | FLAG_PROTECTED,
+            frame: frame as u16,
+            media_seq: ms as u16,
+            flags: flags | FLAG_PROTECTED | FLAG_FRAME | first | last,
             // The frame's RTP timestamp: a 30 fps capture clock.
             capture: Time::from_micros(i64::from(frame) * 33_333),
             ..Packet::default()
@@ -635,7 +614,7 @@ mod tests {
         let mut wire = Vec::new();
         let mut ms = start;
         let push = |wire: &mut Vec<Packet>, mut p: Packet| {
-            p.seq = wire.len() as u64;
+            p.seq = wire.len() as u16;
             p.send_time = Time::from_micros(100 * wire.len() as i64);
             wire.push(p);
         };
@@ -665,7 +644,7 @@ mod tests {
         out
     }
 
-    fn find(wire: &[Packet], kind: PacketKind, ms: u32) -> Packet {
+    fn find(wire: &[Packet], kind: PacketKind, ms: u16) -> Packet {
         wire.iter().find(|p| p.kind == kind && p.media_seq == ms).unwrap().clone()
     }
 
@@ -686,16 +665,13 @@ mod tests {
         // Group 1 = media 10..=19 (frames 2, 3, 4); its packet #3 is media 13,
         // packet 1 of key frame 3.
         let orig = find(&wire, PacketKind::Media, 13);
-        assert_eq!(
-            (orig.frame, orig.index, orig.count, orig.flags, orig.size.bytes()),
-            (3, 1, 4, FLAG_KEY | FLAG_PROTECTED, 1200)
-        );
+        assert_eq!((orig.frame, orig.flags, orig.size.bytes()), (3, FLAG_KEY | FLAG_PROTECTED | FLAG_FRAME, 1200));
         assert_eq!(orig.capture, Time::from_micros(99_999));
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 13);
         assert_eq!(rec.len(), 1);
         let parity = find(&wire, PacketKind::Fec, 10);
-        assert_eq!(rec[0], Packet { seq: u64::MAX, send_time: parity.send_time, ..orig });
+        assert_eq!(rec[0], Packet { seq: 0, send_time: parity.send_time, ..orig });
         assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
@@ -705,7 +681,7 @@ mod tests {
         // from the length-recovery field, this model gives the group's 1200 B.
         let wire = hundred(10);
         let rec = deliver(&mut FecDecoder::new(), &wire, |p| p.kind == PacketKind::Media && p.media_seq == 11);
-        assert_eq!((rec[0].frame, rec[0].index, rec[0].count), (2, 3, 4));
+        assert_eq!((rec[0].frame, rec[0].flags & (FLAG_FIRST | FLAG_MARKER)), (2, FLAG_MARKER));
         assert_eq!(rec[0].size, DataSize::from_bytes(1200));
     }
 
@@ -775,7 +751,7 @@ mod tests {
         assert_eq!(dec.on_parity(&find(&wire, PacketKind::Fec, 0)), None);
         assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 0, unrecoverable: 1, useless: 0, unrepaired: 2 });
         let rec = dec.on_media(&find(&wire, PacketKind::Media, 9)).unwrap();
-        assert_eq!((rec.media_seq, rec.frame, rec.index), (3, 0, 3));
+        assert_eq!((rec.media_seq, rec.frame, rec.flags & (FLAG_FIRST | FLAG_MARKER)), (3, 0, FLAG_MARKER));
         assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0, unrepaired: 0 });
         assert_eq!(dec.pending(), 0);
     }
@@ -789,7 +765,7 @@ mod tests {
         assert!(rec.is_empty());
         let rtx = Packet { kind: PacketKind::Rtx, seq: 500, ..find(&wire, PacketKind::Media, 6) };
         let rec = dec.on_media(&rtx).unwrap();
-        assert_eq!(rec, Packet { seq: u64::MAX, send_time: wire[10].send_time, ..find(&wire, PacketKind::Media, 2) });
+        assert_eq!(rec, Packet { seq: 0, send_time: wire[10].send_time, ..find(&wire, PacketKind::Media, 2) });
         assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0, unrepaired: 0 });
     }
 
@@ -797,13 +773,13 @@ mod tests {
     fn per_frame_closes_partial_groups() {
         let mut enc = FecEncoder::new(cfg(10, true));
         let wire = send(&mut enc, 0, &[(7, false), (23, false), (10, false)]);
-        let par: Vec<(u32, u16)> =
+        let par: Vec<(u16, u16)> =
             wire.iter().filter(|p| p.kind == PacketKind::Fec).map(|p| (p.media_seq, p.group)).collect();
         assert_eq!(par, [(0, 7), (7, 10), (17, 10), (27, 3), (30, 10)]);
-        // The 7-packet parity: index 0^1^…^6 = 7, count 7 XORed 7 times = 7,
-        // and so is the protected flag.
+        // The 7-packet parity: the protected and frame flags XORed 7 times
+        // stay, start and marker bits (once each) cancel out.
         let p = find(&wire, PacketKind::Fec, 0);
-        assert_eq!((p.flow, p.frame, p.index, p.count, p.flags), (FLOW, 0, 7, 7, FLAG_PROTECTED));
+        assert_eq!((p.frame, p.flags), (0, FLAG_PROTECTED | FLAG_FRAME | FLAG_FIRST | FLAG_MARKER));
         assert_eq!(p.size, DataSize::from_bytes(1214));
         // Sent right after the frame's last packet.
         assert_eq!(wire[7].kind, PacketKind::Fec);
@@ -820,7 +796,7 @@ mod tests {
         // Without per_frame, groups span frames; only flush closes early.
         let mut enc = FecEncoder::new(cfg(10, false));
         let wire = send(&mut enc, 0, &[(7, false), (7, false)]);
-        let par: Vec<(u32, u16)> =
+        let par: Vec<(u16, u16)> =
             wire.iter().filter(|p| p.kind == PacketKind::Fec).map(|p| (p.media_seq, p.group)).collect();
         assert_eq!(par, [(0, 10)]);
         assert_eq!(enc.end_frame(), None);
@@ -906,12 +882,12 @@ mod tests {
     #[test]
     fn media_seq_wraps() {
         let mut enc = FecEncoder::new(cfg(10, false));
-        let start = u32::MAX - 4;
+        let start = u32::from(u16::MAX) - 4;
         let wire = send(&mut enc, start, &[(4, false); 10]);
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 1);
         assert_eq!(rec.len(), 1);
-        assert_eq!((rec[0].media_seq, rec[0].frame, rec[0].index), (1, 1, 2));
+        assert_eq!((rec[0].media_seq, rec[0].frame, rec[0].flags & (FLAG_FIRST | FLAG_MARKER)), (1, 1, 0));
         assert_eq!(dec.stats(), FecStats { parities: 4, recovered: 1, unrecoverable: 0, useless: 3, unrepaired: 0 });
     }
 
@@ -975,12 +951,12 @@ mod tests {
             let flags = if frame.is_multiple_of(30) { FLAG_KEY } else { 0 };
             for i in 0..count {
                 let size = 600 + rng.next_u64() % 601;
-                let p = Packet { seq: wire.len() as u64, ..media(ms, frame, i, count, size, flags) };
+                let p = Packet { seq: wire.len() as u16, ..media(ms, frame, i, count, size, flags) };
                 ms += 1;
                 let parity = enc.on_media(&p);
                 wire.push(p);
                 if let Some(f) = parity {
-                    wire.push(Packet { seq: wire.len() as u64, ..f });
+                    wire.push(Packet { seq: wire.len() as u16, ..f });
                 }
             }
             frame += 1;
@@ -1019,7 +995,7 @@ mod tests {
             if lost[i] {
                 continue;
             }
-            let idx = &by_ms[par.media_seq as usize..(par.media_seq + u32::from(par.group)) as usize];
+            let idx = &by_ms[par.media_seq as usize..(par.media_seq + par.group) as usize];
             let gone: Vec<usize> = idx.iter().copied().filter(|&j| lost[j]).collect();
             match gone.len() {
                 0 => useless += 1,
@@ -1030,12 +1006,12 @@ mod tests {
                 }
             }
         }
-        let mut got: Vec<u32> = recovered.iter().map(|p| p.media_seq).collect();
+        let mut got: Vec<u16> = recovered.iter().map(|p| p.media_seq).collect();
         got.sort_unstable();
         assert_eq!(got, expect);
         for r in &recovered {
             let o = &wire[by_ms[r.media_seq as usize]];
-            assert_eq!((r.frame, r.index, r.count, r.flags, r.flow), (o.frame, o.index, o.count, o.flags, o.flow));
+            assert_eq!((r.frame, r.flags, r.capture), (o.frame, o.flags, o.capture));
             assert!(r.size >= o.size && r.size <= DataSize::from_bytes(1200));
         }
         let st = dec.stats();

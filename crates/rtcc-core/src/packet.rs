@@ -165,33 +165,50 @@ impl Default for FramePos {
     }
 }
 
+/// One datagram as its wire carries it. A video sender's packet holds what
+/// RTP (RFC 3550 §5.1) and the header extensions rtcc negotiates carry:
+/// the transport-wide sequence number and abs-send-time (libwebrtc's
+/// extensions), the RTP sequence number and timestamp, the marker bit, and
+/// the payload descriptor's frame number, start-of-frame and key-frame bits
+/// (RFC 7741 §4.2 picture ID, S and P bits; RFC 6184 FU-A S bit; libwebrtc's
+/// generic frame descriptor for a model encoder's frames), with its RTP
+/// payload's bytes where a real codec made them. A cross-traffic packet is a
+/// TCP segment or a UDP datagram. Nothing here is only the sender's (its
+/// frame's packet count, probe cluster, 64-bit sequence numbers stay in its
+/// send history) or only the simulator's (the flow index: `rtcc_sim`'s
+/// envelope carries it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Packet {
-    /// Flow (call) index in the scenario.
-    pub flow: u16,
+    /// What the receiver demultiplexes it as (RTP payload type and SSRC:
+    /// media, RTX, FEC, audio; padding-only packets; or TCP/UDP).
     pub kind: PacketKind,
-    /// Transport-wide sequence number, per flow, starting at 0.
-    pub seq: u64,
+    /// Datagram length, as a socket reads it.
     pub size: DataSize,
-    /// Sender clock when the packet left the pacer.
+    /// Sender clock when it left the pacer: abs-send-time on RTP packets,
+    /// TSval on TCP segments (RFC 7323 §3; in µs, as Linux's usec TS
+    /// option).
     pub send_time: Time,
     /// The RTP timestamp: capture time of the frame a media packet (or its
     /// retransmission, or its rebuild from parity) carries; unused otherwise.
     pub capture: Time,
-    /// Video frame this packet belongs to, or `NO_FRAME`.
-    pub frame: u32,
-    /// Index within the frame and packets in the frame.
-    pub index: u16,
-    pub count: u16,
-    /// Probe cluster id, or -1.
-    pub probe_cluster: i32,
-    /// RTP sequence number of the media stream (media and audio packets;
-    /// a retransmission carries the original's; FEC: first protected packet).
-    pub media_seq: u32,
-    /// FEC: number of consecutive media packets protected, from `media_seq`.
+    /// Transport-wide sequence number (16 bits, wraps;
+    /// draft-holmer-rmcat-transport-wide-cc-extensions-01 §2).
+    pub seq: u16,
+    /// RTP sequence number of the media stream (16 bits, wraps): media and
+    /// audio packets' own; a retransmission's original one (RFC 4588 §4,
+    /// OSN); a parity's first protected one (RFC 5109 §7.3, SN base).
+    pub media_seq: u16,
+    /// Frame number of its payload descriptor (16 bits, wraps) when
+    /// `FLAG_FRAME` is set; a parity's is the XOR of its group's.
+    pub frame: u16,
+    /// FEC: number of consecutive media packets protected, from `media_seq`
+    /// (the ULPFEC mask's length, RFC 5109 §7.4).
     pub group: u16,
-    /// `FLAG_KEY`: part of a key frame.
+    /// `FLAG_*` bits.
     pub flags: u8,
+    /// TCP: the segment's sequence number, counted in segments (the byte
+    /// sequence number over the MSS, RFC 9293 §3.4).
+    pub segment: u32,
     /// Its RTP payload's bytes, on media and retransmitted packets of a
     /// real codec's frame (descriptor and its share of the frame), and on a
     /// parity whose protected packets all have theirs (the XOR that rebuilds
@@ -199,33 +216,26 @@ pub struct Packet {
     pub payload: Option<Payload>,
 }
 
-// One cache line: with many flows every queue, path and store a packet
-// passes through holds it cold. (32-bit targets pack it smaller.)
-#[cfg(all(target_pointer_width = "64", feature = "sim-layout"))]
-const _: () = assert!(std::mem::size_of::<Packet>() == 64 && std::mem::size_of::<Option<Packet>>() == 64);
-
 impl Default for Packet {
     fn default() -> Self {
         Packet {
-            flow: 0,
             kind: PacketKind::Media,
-            seq: 0,
             size: DataSize::ZERO,
             send_time: Time::ZERO,
             capture: Time::ZERO,
-            frame: NO_FRAME,
-            index: 0,
-            count: 0,
-            probe_cluster: -1,
+            seq: 0,
             media_seq: 0,
+            frame: 0,
             group: 0,
             flags: 0,
+            segment: 0,
             payload: None,
         }
     }
 }
 
-/// Packet belongs to a key frame (VP8 payload descriptor's key-frame bit).
+/// Packet belongs to a key frame (RFC 7741 §4.3 P bit clear; RFC 6184 an
+/// IDR NAL unit; the generic descriptor's key-frame bit).
 pub const FLAG_KEY: u8 = 1;
 /// A TCP segment sent again (cross traffic).
 pub const FLAG_RETRANSMIT: u8 = 2;
@@ -234,14 +244,30 @@ pub const FLAG_RETRANSMIT: u8 = 2;
 /// of these only, as a FlexFEC receiver keeps the protected SSRC's packets
 /// (RFC 8627 §1.1.3), and a flow without FEC costs no decoder window.
 pub const FLAG_PROTECTED: u8 = 4;
+/// It carries a payload descriptor: a share of frame `frame` (media and
+/// retransmitted packets of a frame; not padding, audio or a bulk sender's
+/// frameless media).
+pub const FLAG_FRAME: u8 = 8;
+/// The descriptor's start-of-frame bit (RFC 7741 §4.2 S bit with partition
+/// index 0; RFC 6184 §5.8 FU-A S bit or a whole NAL unit; the generic
+/// descriptor's first-packet bit): the frame's first packet.
+pub const FLAG_FIRST: u8 = 16;
+/// The RTP marker bit: the frame's last packet (RFC 7741 §4.1, RFC 6184
+/// §5.1).
+pub const FLAG_MARKER: u8 = 32;
 
 impl Packet {
-    /// The frame this packet carries and where in it.
-    pub fn pos(&self) -> FramePos {
-        FramePos { frame: self.frame, index: self.index, count: self.count }
-    }
-
+    /// A share of a frame (media or its retransmission).
     pub fn is_frame_data(&self) -> bool {
-        self.frame != NO_FRAME && matches!(self.kind, PacketKind::Media | PacketKind::Rtx)
+        self.flags & FLAG_FRAME != 0 && matches!(self.kind, PacketKind::Media | PacketKind::Rtx)
     }
 }
+
+/// The value nearest `last` whose low 16 bits are `v`: a 16-bit wire field
+/// unwrapped against the newest value seen (RFC 3550 Appendix A.1, as
+/// libwebrtc's SeqNumUnwrapper), never below zero.
+pub fn unwrap16(v: u16, last: u64) -> u64 {
+    let delta = i64::from(v.wrapping_sub(last as u16) as i16);
+    last.checked_add_signed(delta).unwrap_or(u64::from(v))
+}
+

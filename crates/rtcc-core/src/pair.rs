@@ -39,7 +39,7 @@
 use std::collections::VecDeque;
 
 use crate::controller::fixed::Fixed;
-use crate::controller::Controller;
+use crate::controller::{Controller, SentPacket};
 use crate::encoder::{Encoder, EncoderConfig, FrameEncoder};
 use crate::estimator::ReceiverEstimator;
 use crate::feedback::ReceiverReport;
@@ -58,6 +58,8 @@ const MAX_STEPS_AT_ONE_INSTANT: u32 = 100_000;
 pub struct Transmitted {
     /// As sent; `send_time` is when it left the sender.
     pub packet: Packet,
+    /// The sender's record of it, as its controller was told.
+    pub sent: SentPacket,
     /// When it reaches (or reached) the receiver; `None` = dropped.
     pub arrival: Option<Time>,
 }
@@ -80,7 +82,7 @@ pub struct Displayed {
     pub key: bool,
 }
 
-type PacketFilter = Box<dyn FnMut(&Packet) -> bool>;
+type PacketFilter = Box<dyn FnMut(&Packet, &SentPacket) -> bool>;
 type ReportFilter = Box<dyn FnMut(&ReceiverReport) -> bool>;
 type CapacityFn = Box<dyn FnMut(Time) -> DataRate>;
 
@@ -135,8 +137,14 @@ impl PairBuilder {
     }
     /// Lose every packet for which `f` is true (called once per packet, in
     /// send order). Several drop rules add up: a packet is lost if any says so.
-    pub fn drop(mut self, f: impl FnMut(&Packet) -> bool + 'static) -> Self {
-        self.drops.push(Box::new(f));
+    pub fn drop(mut self, mut f: impl FnMut(&Packet) -> bool + 'static) -> Self {
+        self.drops.push(Box::new(move |p, _| f(p)));
+        self
+    }
+    /// As `drop`, judged by the sender's record of the packet (its full
+    /// sequence and its place in its frame, which the wire does not carry).
+    pub fn drop_sent(mut self, mut f: impl FnMut(&SentPacket) -> bool + 'static) -> Self {
+        self.drops.push(Box::new(move |_, s| f(s)));
         self
     }
     /// Lose each packet independently with probability `p`, from `seed`.
@@ -332,9 +340,10 @@ impl Pair {
     }
 
     fn transmit(&mut self, now: Time, p: Packet) {
+        let sent = *self.sender.newest_sent();
         let mut lost = false;
         for f in &mut self.drops {
-            lost |= f(&p);
+            lost |= f(&p, &sent);
         }
         let arrival = (!lost).then(|| {
             let leaves = match &mut self.capacity {
@@ -350,7 +359,7 @@ impl Pair {
         if arrival.is_some() {
             self.forward.push_back(self.sent.len());
         }
-        self.sent.push(Transmitted { packet: p, arrival });
+        self.sent.push(Transmitted { packet: p, sent, arrival });
     }
 
     /// Record frames the receiver displayed since the last look. The receiver
@@ -488,8 +497,8 @@ mod tests {
 
     /// Runs a second (30 frames) of `Bytes` and checks that every displayed
     /// frame holds exactly the bytes encoded for it.
-    fn bytes_arrive(cfg: SenderConfig, rcfg: ReceiverConfig, drop: impl FnMut(&Packet) -> bool + 'static) -> Pair {
-        let mut pair = Pair::builder().sender(cfg).receiver(rcfg).encoder(Box::new(Bytes)).drop(drop).build();
+    fn bytes_arrive(cfg: SenderConfig, rcfg: ReceiverConfig, drop: impl FnMut(&SentPacket) -> bool + 'static) -> Pair {
+        let mut pair = Pair::builder().sender(cfg).receiver(rcfg).encoder(Box::new(Bytes)).drop_sent(drop).build();
         pair.run_until(Time::from_millis(1000));
         assert_eq!(pair.displayed().len(), 30, "every frame shown");
         for d in pair.displayed() {
@@ -504,7 +513,7 @@ mod tests {
             let p = &t.packet;
             let b = p.payload.as_ref().expect("a real frame's packet carries bytes");
             assert_eq!(b.len() as u64, p.size.bytes(), "{p:?}");
-            let prev = shares.insert((p.frame, p.index), b.bytes().to_vec());
+            let prev = shares.insert((t.sent.pos.frame, t.sent.pos.index), b.bytes().to_vec());
             assert!(prev.is_none_or(|v| v == b.bytes()), "a retransmission repeats its original: {p:?}");
         }
         for f in 0..30 {
@@ -525,10 +534,10 @@ mod tests {
         let rcfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
         // The first packet of frame 4, and frame 5 whole: only retransmissions
         // bring them.
-        let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 4 && p.index == 0) || p.frame == 5);
+        let lost = |p: &SentPacket| p.kind == PacketKind::Media && ((p.pos.frame == 4 && p.pos.index == 0) || p.pos.frame == 5);
         let pair = bytes_arrive(cfg, rcfg, lost);
         let rtx: Vec<u32> =
-            pair.delivered().filter(|t| t.packet.kind == PacketKind::Rtx).map(|t| t.packet.frame).collect();
+            pair.delivered().filter(|t| t.packet.kind == PacketKind::Rtx).map(|t| t.sent.pos.frame).collect();
         assert_eq!(rtx, [4, 5]);
     }
 
@@ -538,7 +547,7 @@ mod tests {
         // Packet 1 of frame 6 (1000 B, in a group with a 1001 B packet: its
         // length comes from the length recovery field), and frame 7's only
         // packet (a group of one: the parity is its bytes).
-        let lost = |p: &Packet| p.kind == PacketKind::Media && ((p.frame == 6 && p.index == 1) || p.frame == 7);
+        let lost = |p: &SentPacket| p.kind == PacketKind::Media && ((p.pos.frame == 6 && p.pos.index == 1) || p.pos.frame == 7);
         let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
         assert_eq!(pair.receiver.repair().fec.recovered, 2);
         // Each parity carries an RFC 5109 FEC payload exactly as large as

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues};
-use crate::packet::{Packet, PacketKind, Payload, FLAG_KEY, NO_FRAME};
+use crate::packet::{unwrap16, Packet, PacketKind, Payload, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER};
 use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
 use crate::units::{DataSize, Duration, Time};
@@ -115,9 +115,14 @@ pub struct RecvFrame {
     pub capture: Option<Time>,
     /// Bytes of its packets.
     pub bytes: u64,
-    /// Media sequence of the frame's first packet.
-    pub first_seq: u32,
+    /// Media sequence of the frame's first packet (the one with the
+    /// descriptor's start-of-frame bit) and of its last (the RTP marker
+    /// bit), once they came.
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
     pub received: u16,
+    /// Its packets, once its first and last came: what RTP tells of a
+    /// frame's length.
     pub count: u16,
     pub key: bool,
     /// One of its packets came as a retransmission.
@@ -130,8 +135,8 @@ pub struct RecvFrame {
     /// depacketizer when the last one arrives; `None` if any came without
     /// bytes or they did not make a frame.
     pub payload: Option<Payload>,
-    /// Payloads by packet index while the frame is incomplete.
-    pub parts: Vec<Option<Payload>>,
+    /// Payloads by media sequence while the frame is incomplete.
+    pub parts: Vec<(u32, Payload)>,
     pub display: Option<Time>,
     /// The jitter buffer's playout delay its render time was given (WebRTC
     /// timing's current delay; `None` with `Playout::Immediate`).
@@ -418,16 +423,18 @@ impl Receiver {
         if self.next_report.is_none() {
             self.next_report = Some(now + self.cfg.interval);
         }
+        // The wire's 16-bit sequence, unwrapped against the newest one.
+        let seq = unwrap16(pkt.seq, self.next_seq.saturating_sub(1));
         // Gaps are reported as not received; transport-wide-cc does the same.
-        while self.next_seq < pkt.seq {
+        while self.next_seq < seq {
             self.arrivals.push((self.next_seq, None));
             self.stats.lost += 1;
             self.next_seq += 1;
         }
-        if pkt.seq >= self.next_seq {
-            self.next_seq = pkt.seq + 1;
+        if seq >= self.next_seq {
+            self.next_seq = seq + 1;
         }
-        self.arrivals.push((pkt.seq, Some(now)));
+        self.arrivals.push((seq, Some(now)));
         self.stats.received += 1;
         // RFC 3550 §6.4.1 interarrival jitter, J += (|D| - J) / 16.
         let transit = (now - pkt.send_time).as_micros();
@@ -447,10 +454,10 @@ impl Receiver {
         }
         self.received += 1;
         let too_old = self.max_delay.is_some_and(|m| owd > m);
-        if too_old || (pkt.is_frame_data() && self.behind_decoder(pkt.frame)) {
+        if too_old || (pkt.is_frame_data() && self.behind_decoder(self.frame_id(pkt))) {
             self.repair.discarded += 1;
             self.stats.late_discards += 1;
-            self.late.push(pkt.seq);
+            self.late.push(seq);
             if too_old {
                 let interval = self.cfg.interval;
                 if self.cfg.early_reports && self.last_early.is_none_or(|t| now.saturating_since(t) >= interval * 2) {
@@ -490,14 +497,26 @@ impl Receiver {
 
     fn on_recovered(&mut self, now: Time, r: &Packet) {
         self.stats.fec_recovered += 1;
-        let late = r.frame < self.frame_base || self.last_decoded.is_some_and(|d| r.frame <= d);
+        let frame = self.frame_id(r);
+        let late = frame < self.frame_base || self.last_decoded.is_some_and(|d| frame <= d);
         if late {
             self.repair.fec_recovered_late += 1;
         }
         self.on_media(now, r);
-        if let Some(f) = r.frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
+        if let Some(f) = frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
             f.fec = true;
         }
+    }
+
+    /// A packet's frame number, unwrapped against the newest frame so far.
+    fn frame_id(&self, pkt: &Packet) -> u32 {
+        let newest = (u64::from(self.frame_base) + self.frames.len() as u64).saturating_sub(1);
+        unwrap16(pkt.frame, newest) as u32
+    }
+
+    /// A packet's media sequence, unwrapped against the highest so far.
+    fn media_id(&self, pkt: &Packet) -> u32 {
+        unwrap16(pkt.media_seq, u64::from(self.high.unwrap_or(0))) as u32
     }
 
     fn seen_bit(&self, m: u32) -> (usize, u64) {
@@ -567,17 +586,19 @@ impl Receiver {
     /// A media packet (received, retransmitted or recovered). Returns false
     /// for a duplicate.
     fn on_media(&mut self, now: Time, pkt: &Packet) -> bool {
-        if !self.mark_seen(now, pkt.media_seq) {
+        let m = self.media_id(pkt);
+        if !self.mark_seen(now, m) {
             self.repair.duplicates += 1;
             return false;
         }
         if pkt.flags & FLAG_KEY != 0 {
             self.last_key_packet = Some(now);
         }
-        if pkt.frame == NO_FRAME {
+        if pkt.flags & FLAG_FRAME == 0 {
             return true;
         }
-        let Some(f) = pkt.frame.checked_sub(self.frame_base) else { return true };
+        let id = self.frame_id(pkt);
+        let Some(f) = id.checked_sub(self.frame_base) else { return true };
         let f = f as usize;
         // A frame id far beyond any frame in flight (and beyond what the
         // time since the newest one explains) is corrupt, not new.
@@ -590,30 +611,41 @@ impl Receiver {
             self.newest_at = now;
         }
         let fr = &mut self.frames[f];
-        fr.count = pkt.count;
         fr.key = pkt.flags & FLAG_KEY != 0;
-        fr.first_seq = pkt.media_seq.wrapping_sub(u32::from(pkt.index));
+        // The frame's extent, as a jitter buffer learns it from RTP alone
+        // (libwebrtc's PacketBuffer): its first packet by the descriptor's
+        // start bit, its last by the marker bit.
+        if pkt.flags & FLAG_FIRST != 0 {
+            fr.first_seq = Some(m);
+        }
+        if pkt.flags & FLAG_MARKER != 0 {
+            fr.last_seq = Some(m);
+        }
+        if let (Some(a), Some(b)) = (fr.first_seq, fr.last_seq) {
+            fr.count = u16::try_from(b.wrapping_sub(a).wrapping_add(1)).unwrap_or(u16::MAX);
+        }
         if fr.complete.is_some() {
             return true;
         }
-        if let Some(b) = &pkt.payload {
-            if fr.parts.len() != usize::from(pkt.count) {
-                fr.parts.resize(usize::from(pkt.count), None);
-            }
-            if let Some(slot) = fr.parts.get_mut(usize::from(pkt.index)) {
-                *slot = Some(b.clone());
-            }
+        match &pkt.payload {
+            Some(b) => fr.parts.push((m, b.clone())),
+            // A packet without bytes: no frame of bytes can be put together.
+            None if !fr.parts.is_empty() => fr.parts.push((m, Payload::new(Vec::new()))),
+            None => {}
         }
         fr.capture = Some(pkt.capture);
         fr.bytes += pkt.size.bytes();
         fr.retransmitted |= pkt.kind == PacketKind::Rtx;
         fr.received += 1;
-        if fr.received < fr.count {
+        if fr.count == 0 || fr.received < fr.count {
             return true;
         }
         if !fr.parts.is_empty() {
-            let parts = std::mem::take(&mut fr.parts);
-            fr.payload = parts.into_iter().collect::<Option<Vec<Payload>>>().and_then(|p| depacketize(&p));
+            let mut parts = std::mem::take(&mut fr.parts);
+            parts.sort_unstable_by_key(|&(m, _)| m);
+            let whole = parts.len() == usize::from(fr.count) && parts.iter().all(|(_, p)| !p.is_empty());
+            let parts: Vec<Payload> = parts.into_iter().map(|(_, p)| p).collect();
+            fr.payload = if whole { depacketize(&parts) } else { None };
             if fr.payload.is_none() {
                 // Every packet is in but their bytes make no frame (one
                 // rebuilt without bytes, or a depacketizer error): a real
@@ -627,11 +659,11 @@ impl Receiver {
         if let Some(t) = self.timing.as_mut() {
             t.on_complete(pkt.capture, now, fr.retransmitted);
         }
-        if self.last_decoded.is_some_and(|d| pkt.frame <= d) {
+        if self.last_decoded.is_some_and(|d| id <= d) {
             fr.status = FrameStatus::Late;
             return true;
         }
-        self.newest_complete = Some(self.newest_complete.map_or(pkt.frame, |n| n.max(pkt.frame)));
+        self.newest_complete = Some(self.newest_complete.map_or(id, |n| n.max(id)));
         self.try_decode(now);
         true
     }
@@ -698,8 +730,7 @@ impl Receiver {
         self.last_display_time = Some(shown);
         // Gaps older than a decoded key frame need no repair any more; those
         // of newer frames still do.
-        if self.frames[i].key {
-            let first = self.frames[i].first_seq;
+        if let Some(first) = self.frames[i].first_seq.filter(|_| self.frames[i].key) {
             self.missing.retain(|m| m.seq >= first);
         }
     }
@@ -827,7 +858,7 @@ mod tests {
 
     #[test]
     fn real_frames_are_their_packets_bytes_and_bytes_that_make_no_frame_are_never_decoded() {
-        use crate::packet::{PayloadFormat, FLAG_KEY};
+        use crate::packet::PayloadFormat;
         use crate::rtp_payload::packetize;
         // A VP8 key frame tag (RFC 6386 §9.1) and 2,990 more octets.
         let mut bytes = vec![0x10, 0x00, 0x00, 0x9d, 0x01, 0x2a, 64, 0, 64, 0];
@@ -838,7 +869,7 @@ mod tests {
         let send = |rx: &mut Receiver, f: u32, parts: &[Payload]| {
             for (i, b) in parts.iter().enumerate() {
                 let seq = u64::from(f) * 10 + i as u64;
-                let p = Packet { payload: Some(b.clone()), flags: FLAG_KEY, ..pkt(seq, f, i as u16, n) };
+                let p = Packet { payload: Some(b.clone()), ..key(pkt(seq, f, i as u16, n)) };
                 rx.handle_packet(Time::from_millis(i64::from(f) * 33 + i as i64), &p);
             }
         };
@@ -862,15 +893,22 @@ mod tests {
         ReceiverConfig { playout: Playout::Immediate, ..ReceiverConfig::default() }
     }
 
+    /// `p`, of a key frame.
+    fn key(p: Packet) -> Packet {
+        Packet { flags: p.flags | FLAG_KEY, ..p }
+    }
+
+    /// Packet `index` of `count` of `frame`, as the wire carries it.
     fn pkt(seq: u64, frame: u32, index: u16, count: u16) -> Packet {
+        let key = if frame == 0 { FLAG_KEY } else { 0 };
+        let first = if index == 0 { FLAG_FIRST } else { 0 };
+        let last = if index + 1 == count { FLAG_MARKER } else { 0 };
         Packet {
-            seq,
+            seq: seq as u16,
             size: DataSize::from_bytes(1000),
-            frame,
-            index,
-            count,
-            media_seq: seq as u32,
-            flags: if frame == 0 { FLAG_KEY } else { 0 },
+            frame: frame as u16,
+            media_seq: seq as u16,
+            flags: key | first | last | FLAG_FRAME,
             ..Packet::default()
         }
     }
@@ -889,13 +927,41 @@ mod tests {
         }
         let at = Time::from_secs_f64(120.1);
         let (f, seq) = (3 + 30 * 120 + 3, 5000);
-        r.handle_packet(at, &Packet { flags: FLAG_KEY, ..pkt(seq, f, 0, 1) });
+        r.handle_packet(at, &key(pkt(seq, f, 0, 1)));
         assert_eq!(r.frame(f).display, Some(at));
-        // A thousand seconds' worth of ids at once, 33 ms later: corrupt.
-        let g = f + 240_000;
-        r.handle_packet(at + Duration::from_millis(33), &Packet { flags: FLAG_KEY, ..pkt(seq + 1, g, 0, 1) });
+        // 20,000 ids at once (over 80 s of them at 240 a second), 33 ms
+        // later: corrupt.
+        let g = f + 20_000;
+        r.handle_packet(at + Duration::from_millis(33), &key(pkt(seq + 1, g, 0, 1)));
         assert_eq!(r.frame(g).display, None);
         assert!(r.oldest_frame().is_some_and(|(id, ..)| id <= f));
+    }
+
+    /// Transport and media sequences and frame numbers are 16 bits on the
+    /// wire: past 65,536 of each the receiver goes on unwrapping them, so
+    /// frames keep decoding in order and reports miss nothing.
+    #[test]
+    fn sequences_and_frame_numbers_unwrap_past_the_wrap() {
+        let mut r = Receiver::new(immediate());
+        let n = 70_000u32;
+        let mut arrivals = 0;
+        for f in 0..n {
+            let at = Time::from_millis(i64::from(f) * 33);
+            let p = pkt(u64::from(f), f, 0, 1);
+            r.handle_packet(at, &if f % 1000 == 0 { key(p) } else { p });
+            assert_eq!(r.frame(f).display, Some(at), "frame {f}");
+            while r.oldest_frame().is_some() {
+                r.pop_frame();
+            }
+            if f % 1000 == 999 {
+                let rep = r.poll_report(at).expect("a report");
+                assert!(rep.arrivals.iter().all(|&(s, t)| t.is_some() && s <= u64::from(f)), "at frame {f}");
+                arrivals += rep.arrivals.len();
+                assert_eq!(rep.stats.lost, 0);
+            }
+        }
+        assert_eq!(arrivals, 70_000);
+        assert_eq!(r.repair().duplicates, 0);
     }
 
     /// Late discards are the receiver's own judgement: collecting frame
@@ -908,7 +974,7 @@ mod tests {
             // (a key frame) overtakes it.
             r.handle_packet(Time::from_millis(10), &pkt(0, 0, 0, 1));
             r.handle_packet(Time::from_millis(40), &pkt(2, 1, 1, 2));
-            let key2 = Packet { flags: FLAG_KEY, ..pkt(3, 2, 0, 1) };
+            let key2 = key(pkt(3, 2, 0, 1));
             r.handle_packet(Time::from_millis(70), &key2);
             assert_eq!(r.frame(2).display, Some(Time::from_millis(70)));
             let _ = r.poll_report(Time::from_millis(1000));
@@ -972,7 +1038,7 @@ mod tests {
         let rep = r.poll_report(Time::from_millis(266)).unwrap();
         assert!(rep.pli);
         // A new key frame restarts decoding; frame 2 stays undecoded.
-        let key = Packet { flags: FLAG_KEY, ..pkt(3, 3, 0, 1) };
+        let key = key(pkt(3, 3, 0, 1));
         r.handle_packet(Time::from_millis(340), &key);
         assert_eq!(r.frame(3).display, Some(Time::from_millis(340)));
         assert_eq!(r.frame(2).display, None);
@@ -1002,12 +1068,12 @@ mod tests {
         let cfg = ReceiverConfig { nack: true, ..immediate() };
         let mut r = Receiver::new(cfg);
         // Key frame 0 = media 0..3 with media 1 lost; frame 1 = media 3..5 with media 4 lost.
-        r.handle_packet(Time::from_millis(0), &Packet { flags: FLAG_KEY, ..pkt(0, 0, 0, 3) });
-        r.handle_packet(Time::from_millis(2), &Packet { flags: FLAG_KEY, ..pkt(2, 0, 2, 3) });
+        r.handle_packet(Time::from_millis(0), &key(pkt(0, 0, 0, 3)));
+        r.handle_packet(Time::from_millis(2), &key(pkt(2, 0, 2, 3)));
         r.handle_packet(Time::from_millis(40), &pkt(3, 1, 0, 3));
         r.handle_packet(Time::from_millis(42), &Packet { media_seq: 5, ..pkt(5, 1, 2, 3) });
         // Retransmitted media 1 completes and decodes the key frame.
-        let rtx = Packet { kind: PacketKind::Rtx, flags: FLAG_KEY, media_seq: 1, ..pkt(6, 0, 1, 3) };
+        let rtx = Packet { kind: PacketKind::Rtx, media_seq: 1, ..key(pkt(6, 0, 1, 3)) };
         r.handle_packet(Time::from_millis(45), &rtx);
         assert!(r.frame(0).display.is_some());
         let rep = r.poll_report(Time::from_millis(50)).unwrap();

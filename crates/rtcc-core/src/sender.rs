@@ -15,7 +15,7 @@ use crate::encoder::{EncodedFrame, FrameEncoder};
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, ReportStats};
 use crate::pacer::{Pacer, PacerConfig, Queued};
-use crate::packet::{Packet, PacketKind, FLAG_KEY, FLAG_PROTECTED, NO_FRAME};
+use crate::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER, FLAG_PROTECTED, NO_FRAME};
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -280,6 +280,9 @@ pub struct Sender {
     run_last: Time,
     next_seq: u64,
     hist_base: u64,
+    /// The newest packet sent, as the controller was told (what a driver
+    /// may record beside the packet: its full sequence and place in a frame).
+    newest_sent: SentPacket,
     in_flight: DataSize,
     /// When the oldest entry of `history` (`media`) expires; `Time::MAX`
     /// when empty.
@@ -455,6 +458,7 @@ impl Sender {
             next_media_seq: 0,
             history: VecDeque::with_capacity(256),
             hist_base: 0,
+            newest_sent: SentPacket::default(),
             hist_expire: Time::MAX,
             media_expire: Time::MAX,
             settled_upto: 0,
@@ -989,7 +993,7 @@ impl Sender {
             // A group's parity, and the frame's last partial group's.
             let (full, last) = match self.fec.as_mut().filter(|_| protected) {
                 Some(fec) => {
-                    let p = fec.on_media(&to_packet(self.cfg.flow, item.clone()));
+                    let p = fec.on_media(&to_packet(item.clone()));
                     (p, if i + 1 == count { fec.end_frame() } else { None })
                 }
                 None => (None, None),
@@ -1066,6 +1070,11 @@ impl Sender {
         }
     }
 
+    /// The newest packet `poll_transmit` gave, as the controller saw it.
+    pub fn newest_sent(&self) -> &SentPacket {
+        &self.newest_sent
+    }
+
     /// The next packet to put on the wire at `now`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.book_buffer(now);
@@ -1085,10 +1094,14 @@ impl Sender {
         let seq = self.next_seq;
         self.next_seq += 1;
         let (kind, size) = (q.kind, q.size);
-        let pkt = Packet { seq, send_time: now, probe_cluster: probe, ..to_packet(self.cfg.flow, q) };
         // A parity's frame fields are XORs for recovery (RFC 5109 §8), not a
         // place in a frame.
-        let pos = if kind == PacketKind::Fec { FramePos::NONE } else { pkt.pos() };
+        let pos = match kind {
+            PacketKind::Fec => FramePos::NONE,
+            _ => FramePos { frame: q.frame, index: q.index, count: q.count },
+        };
+        // The wire carries the low 16 bits of the sequence number.
+        let pkt = Packet { seq: seq as u16, send_time: now, ..to_packet(q) };
         self.in_flight += size;
         if self.history.is_empty() {
             self.hist_base = seq;
@@ -1102,17 +1115,18 @@ impl Sender {
         self.counters.bytes[k] += size.bytes();
         self.counters.packets[k] += 1;
         if pkt.kind == PacketKind::Media {
-            if let Some(f) = pkt.frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
+            if let Some(f) = pos.frame.checked_sub(self.frame_base).and_then(|i| self.frames.get_mut(i as usize)) {
                 f.media_sent = f.media_sent.saturating_add(1);
             }
-            if pkt.frame != self.run_frame {
+            if pos.frame != self.run_frame {
                 self.flush_run();
-                (self.run_frame, self.run_first) = (pkt.frame, now);
+                (self.run_frame, self.run_first) = (pos.frame, now);
             }
             self.run_last = now;
         }
         let sent = SentPacket { seq, kind, size, send_time: now, probe_cluster: probe, in_flight: self.in_flight, pos };
         self.controller.on_packet_sent(now, &sent);
+        self.newest_sent = sent;
         self.notify_state(now);
         self.apply_decision(now);
         Some(pkt)
@@ -1291,15 +1305,16 @@ impl Sender {
     }
 }
 
-/// A parity packet from the FEC encoder, queued at `now`.
+/// A parity packet from the FEC encoder, queued at `now`: its frame number
+/// and flags are XORs (RFC 5109 §8), kept as they are.
 fn parity(p: Packet, now: Time) -> Queued {
     Queued {
         kind: PacketKind::Fec,
         size: p.size,
-        frame: p.frame,
-        index: p.index,
-        count: p.count,
-        media_seq: p.media_seq,
+        frame: u32::from(p.frame),
+        index: 0,
+        count: 0,
+        media_seq: u32::from(p.media_seq),
         group: p.group,
         flags: p.flags,
         capture: p.capture,
@@ -1309,17 +1324,28 @@ fn parity(p: Packet, now: Time) -> Queued {
     }
 }
 
-fn to_packet(flow: u16, q: Queued) -> Packet {
+/// What the wire carries of a queued packet (its transport-wide sequence
+/// and send time are set as it leaves): 16-bit RTP sequence and frame
+/// numbers, and the descriptor's start-of-frame and marker bits in place of
+/// its index and its frame's packet count.
+fn to_packet(q: Queued) -> Packet {
+    let flags = match q.kind {
+        PacketKind::Fec => q.flags,
+        _ if q.frame == NO_FRAME => q.flags,
+        _ => {
+            q.flags
+                | FLAG_FRAME
+                | if q.index == 0 { FLAG_FIRST } else { 0 }
+                | if q.index + 1 >= q.count { FLAG_MARKER } else { 0 }
+        }
+    };
     Packet {
-        flow,
         kind: q.kind,
         size: q.size,
-        frame: q.frame,
-        index: q.index,
-        count: q.count,
-        media_seq: q.media_seq,
+        frame: q.frame as u16,
+        media_seq: q.media_seq as u16,
         group: q.group,
-        flags: q.flags,
+        flags,
         capture: q.capture,
         payload: q.payload,
         ..Packet::default()
@@ -1566,7 +1592,7 @@ mod external_frames_tests {
             s.handle_timeout(now);
             while let Some(p) = s.poll_transmit(now) {
                 if p.kind == PacketKind::Media {
-                    last_media.insert(p.frame, (now, p.index + 1 == p.count));
+                    last_media.insert(u32::from(p.frame), (now, p.flags & FLAG_MARKER != 0));
                 }
             }
             while let Some(f) = s.pop_final_frame(now, settle) {

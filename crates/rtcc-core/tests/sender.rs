@@ -19,7 +19,7 @@ use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
 use rtcc_core::fec::FecConfig;
 use rtcc_core::feedback::{Feedback, ReceiverReport, ReportFormat};
 use rtcc_core::pacer::PacerConfig;
-use rtcc_core::packet::{Packet, PacketKind, FLAG_KEY, NO_FRAME};
+use rtcc_core::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_KEY, FLAG_MARKER, NO_FRAME};
 use rtcc_core::pair::Pair;
 use rtcc_core::receiver::ReceiverConfig;
 use rtcc_core::resolution::Resolution;
@@ -212,7 +212,7 @@ fn packetization_splits_each_frame_evenly_at_the_mtu() {
     let mut pair = silent(flow(100), &ctl, &enc);
     pair.run_until(ms(399));
     let media: Vec<&Packet> = pair.sent().iter().map(|t| &t.packet).collect();
-    let sizes = |f: u32| media.iter().filter(|p| p.frame == f).map(|p| p.size.bytes()).collect::<Vec<_>>();
+    let sizes = |f: u16| media.iter().filter(|p| p.frame == f).map(|p| p.size.bytes()).collect::<Vec<_>>();
     // ceil(5003 / 1200) = 5 packets of 5003 / 5 = 1000 B, the 3 B left over
     // going one each to the first three.
     assert_eq!(sizes(0), [1001, 1001, 1001, 1000, 1000]);
@@ -223,16 +223,22 @@ fn packetization_splits_each_frame_evenly_at_the_mtu() {
     assert_eq!(media.len(), 12);
     for (i, p) in media.iter().enumerate() {
         assert_eq!(p.kind, PacketKind::Media);
-        assert_eq!(p.seq, i as u64);
-        assert_eq!(p.media_seq, i as u32, "media sequence numbers run on across frames");
+        assert_eq!(p.seq, i as u16);
+        assert_eq!(p.media_seq, i as u16, "media sequence numbers run on across frames");
         assert_eq!(p.flags & FLAG_KEY != 0, p.frame == 0, "only the first frame is a key frame");
     }
-    let pos: Vec<(u32, u16, u16)> = media.iter().map(|p| (p.frame, p.index, p.count)).collect();
-    let mut expect = vec![];
+    // The wire marks each frame's first packet (the descriptor's start bit)
+    // and last (the marker bit); the sender's record has the rest.
+    let bits: Vec<(u16, bool, bool)> =
+        media.iter().map(|p| (p.frame, p.flags & FLAG_FIRST != 0, p.flags & FLAG_MARKER != 0)).collect();
+    let pos: Vec<(u32, u16, u16)> = pair.sent().iter().map(|t| (t.sent.pos.frame, t.sent.pos.index, t.sent.pos.count)).collect();
+    let (mut expect, mut expect_bits) = (vec![], vec![]);
     for (f, n) in [(0, 5), (1, 2), (2, 1), (3, 4)] {
         expect.extend((0..n).map(|i| (f, i, n)));
+        expect_bits.extend((0..n).map(|i| (f as u16, i == 0, i + 1 == n)));
     }
     assert_eq!(pos, expect);
+    assert_eq!(bits, expect_bits);
     // The controller hears of each frame once, whole.
     let log = ctl.log();
     let frames: Vec<(u32, u64, u16, bool)> =
@@ -457,7 +463,7 @@ fn an_fec_plan_sets_the_parity_count_per_frame() {
     // end) 1; group 5 one; group 0 none; group 1 one per packet.
     let (parities, pair) = parities_per_frame(None);
     assert_eq!(parities, [0, 3, 1, 0, 5, 5]);
-    let groups: Vec<(u32, u16)> = pair
+    let groups: Vec<(u16, u16)> = pair
         .sent()
         .iter()
         .filter(|t| t.packet.kind == PacketKind::Fec)
@@ -523,7 +529,7 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
     // media 2 has been forgotten.
     report_at(&mut pair, ms(250), &report(250, &[], &[2, 3]));
     pair.run_until(ms(399));
-    let rtx: Vec<(Time, u32)> = pair
+    let rtx: Vec<(Time, u16)> = pair
         .sent()
         .iter()
         .filter(|t| t.packet.kind == PacketKind::Rtx)
@@ -538,9 +544,9 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
     assert_eq!(pos, [at(0, 1), at(0, 1), at(0, 0), at(1, 0)]);
     assert!(sent.iter().all(|p| p.size == DataSize::from_bytes(1000)));
     // Retransmissions take transport sequence numbers, not media ones.
-    let media: Vec<u32> =
+    let media: Vec<u16> =
         pair.sent().iter().filter(|t| t.packet.kind == PacketKind::Media).map(|t| t.packet.media_seq).collect();
-    assert_eq!(media, (0..12).collect::<Vec<u32>>());
+    assert_eq!(media, (0..12).collect::<Vec<u16>>());
 
     // Without `nack` the sender keeps nothing to retransmit.
     let ctl = bursts(DataRate::from_mbps(100));
@@ -661,9 +667,15 @@ fn the_controller_sees_time_move_forward_and_results_match_what_was_sent() {
     assert_eq!(log.sent.len(), wire.len());
     for (s, t) in log.sent.iter().zip(wire) {
         let p = &t.packet;
+        assert_eq!(*s, t.sent);
+        assert_eq!((s.seq as u16, s.kind, s.size, s.send_time), (p.seq, p.kind, p.size, p.send_time));
         // Parities claim no place in a frame (see the next test).
-        let pos = if p.kind == PacketKind::Fec { FramePos::NONE } else { p.pos() };
-        assert_eq!((s.seq, s.kind, s.size, s.send_time, s.pos), (p.seq, p.kind, p.size, p.send_time, pos));
+        if p.kind == PacketKind::Fec {
+            assert_eq!(s.pos, FramePos::NONE);
+        } else if p.is_frame_data() {
+            let bits = (p.frame, p.flags & FLAG_FIRST != 0, p.flags & FLAG_MARKER != 0);
+            assert_eq!(bits, (s.pos.frame as u16, s.pos.index == 0, s.pos.is_last()));
+        }
     }
     // Every result names the packet it reports, with the receiver's arrival.
     let mut results = 0;

@@ -6,7 +6,7 @@
 
 use rtcc_core::controller::{self, ControllerContext};
 use rtcc_core::encoder::{Encoder, FrameEncoder};
-use rtcc_core::packet::Packet;
+use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::receiver::Receiver;
 use rtcc_core::resolution::Resolution;
 use rtcc_core::rng::Rng;
@@ -14,7 +14,7 @@ use rtcc_core::sender::{Sender, SenderConfig, SenderTiming};
 use rtcc_core::units::Time;
 use rtcc_video::real::{ContentSpec, RealEncoder, RealQuality};
 
-use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
+use crate::endpoint::{Back, Ends, Envelope, RecvEnd, SendEnd};
 use crate::frames::{self, FrameLog};
 use crate::recorder::{Event, ReceiverSample, Recorder, SenderSample};
 use crate::scenario::{FlowSpec, Scenario, ScenarioError};
@@ -25,6 +25,7 @@ pub struct VideoCall;
 
 /// A video flow's sending end.
 pub struct VideoSendEnd {
+    flow: u16,
     sender: Sender,
 }
 
@@ -106,13 +107,14 @@ impl VideoCall {
         // every other draw of the run as it was.
         let timing = SenderTiming { seed: Rng::new(ctx.seed).fork(0x0071_C10C).next_u64(), ..spec.sender.timing };
         let cfg = SenderConfig { max_resolution, timing, ..spec.sender };
+        let flow = cfg.flow;
         let rcfg = spec.receiver;
         let receiver = match estimator {
             Some(e) => Receiver::new(rcfg).with_estimator(e),
             None => Receiver::new(rcfg),
         };
         let call = Ends {
-            send: Box::new(VideoSendEnd { sender: Sender::new(cfg, ctrl, encoder) }),
+            send: Box::new(VideoSendEnd { flow, sender: Sender::new(cfg, ctrl, encoder) }),
             recv: Box::new(VideoRecvEnd { receiver }),
         };
         let frames =
@@ -131,8 +133,11 @@ impl SendEnd for VideoSendEnd {
     fn refresh_decision(&mut self, now: Time) {
         self.sender.refresh_decision(now);
     }
-    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.sender.poll_transmit(now)
+    fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
+        let packet = self.sender.poll_transmit(now)?;
+        let sent = self.sender.newest_sent();
+        let frame = if sent.kind == PacketKind::Fec { NO_FRAME } else { sent.pos.frame };
+        Some(Envelope { flow: self.flow, seq: sent.seq, frame, packet })
     }
     fn handle_back(&mut self, now: Time, back: &Back) {
         if let Back::Report(r) = back {

@@ -2,7 +2,8 @@
 //! The sending end puts packets on the forward path and takes what comes
 //! back; the receiving end takes those packets and answers over the reverse
 //! path. Neither reads the other: all that passes between them is a
-//! `Packet` one way and a `Back` the other, as datagrams would. Each end
+//! `Packet` one way (in the simulator's `Envelope`, whose other fields only
+//! the recorder reads) and a `Back` the other, as datagrams would. Each end
 //! has a timer; every input carries `now`.
 //!
 //! The drain-then-sleep contract, for any driver: after any input (a
@@ -43,19 +44,46 @@ impl Back {
     }
 }
 
+/// A packet as the simulator carries it: what the wire carries (`packet`,
+/// all the receiving end is given) and what only the simulator needs to
+/// route and account for it, none of which a wire could carry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Envelope {
+    /// The flow (its index in the scenario): routes it, and FQ-CoDel's
+    /// flow queue stands in for the 5-tuple hash.
+    pub flow: u16,
+    /// The sending end's own count of its packets, from 0 (the transport
+    /// sequence before the wire's 16-bit wrap; a TCP or UDP flow's packet
+    /// number): the recorder's row.
+    pub seq: u64,
+    /// The frame the sender's record counts it for, `NO_FRAME` for none (a
+    /// parity's frame field is its group's XOR).
+    pub frame: u32,
+    pub packet: Packet,
+}
+
+impl Item for Envelope {
+    fn size(&self) -> DataSize {
+        self.packet.size
+    }
+    fn flow(&self) -> u16 {
+        self.flow
+    }
+}
+
 /// What crosses a bottleneck in the simulator, whole: a sending end's
 /// packet, or what a receiving end sent back (a report, an ACK, a request)
 /// with the flow it belongs to (its bytes are `Back::wire_size`).
 #[derive(Clone, Debug)]
 pub enum Datagram {
-    Data(Packet),
+    Data(Envelope),
     Back { flow: u16, back: Box<Back> },
 }
 
 impl Item for Datagram {
     fn size(&self) -> DataSize {
         match self {
-            Datagram::Data(p) => p.size,
+            Datagram::Data(p) => p.packet.size,
             Datagram::Back { back, .. } => back.wire_size(),
         }
     }
@@ -67,8 +95,10 @@ impl Item for Datagram {
     }
 }
 
-// A bottleneck's queue holds these by value: no larger than a packet.
-const _: () = assert!(std::mem::size_of::<Datagram>() == std::mem::size_of::<Packet>());
+// With many flows every queue, path and store a packet passes through
+// holds it cold: one cache line. (32-bit targets pack it smaller.)
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Datagram>() == 64 && std::mem::size_of::<Envelope>() == 64);
 
 /// A flow's sending end as the simulator drives it.
 pub trait SendEnd: Send {
@@ -79,7 +109,7 @@ pub trait SendEnd: Send {
     /// (`Sender::refresh_decision`); nothing for ends without one.
     fn refresh_decision(&mut self, _now: Time) {}
     /// The next packet for the forward path, if one may leave at `now`.
-    fn poll_transmit(&mut self, now: Time) -> Option<Packet>;
+    fn poll_transmit(&mut self, now: Time) -> Option<Envelope>;
     /// Something the receiving end sent back arrived.
     fn handle_back(&mut self, now: Time, back: &Back);
 

@@ -5,7 +5,8 @@
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::{Packet, PacketKind};
+use crate::endpoint::Envelope;
+use rtcc_core::packet::PacketKind;
 use rtcc_core::units::{Duration, Time};
 
 /// Fixed-bin latency histogram: 0.1 ms bins below 2 s, 10 ms bins to 120 s,
@@ -300,15 +301,16 @@ impl FlowStats {
         s
     }
 
-    pub fn on_sent(&mut self, p: &Packet, record: bool) {
+    pub fn on_sent(&mut self, e: &Envelope, record: bool) {
         self.send.sent += 1;
         if record {
             (self.send.recorded, self.arrive.recorded) = (true, true);
-            debug_assert_eq!(self.packets_base + self.packets.len() as u64, p.seq);
+            debug_assert_eq!(self.packets_base + self.packets.len() as u64, e.seq);
+            let p = &e.packet;
             self.packets.push_back(PacketRec {
                 kind: p.kind,
                 size: p.size.bytes() as u32,
-                frame: p.frame,
+                frame: e.frame,
                 send_us: p.send_time.as_micros(),
                 arrival_us: -1,
                 queue_us: -1,
@@ -332,7 +334,7 @@ impl FlowStats {
     }
 
     /// Left the bottleneck after `queued` in its queue; `lost` = random loss.
-    pub fn on_departed(&mut self, p: &Packet, queued: Duration, sojourn: Duration, lost: bool) {
+    pub fn on_departed(&mut self, seq: u64, queued: Duration, sojourn: Duration, lost: bool) {
         let s = &mut self.send;
         s.queue.add(queued, &mut self.queue_bins);
         self.sojourn.add(sojourn, &mut self.sojourn_bins);
@@ -343,7 +345,7 @@ impl FlowStats {
         if !self.send.recorded {
             return;
         }
-        if let Some(r) = self.rec(p.seq) {
+        if let Some(r) = self.rec(seq) {
             r.queue_us = queued.as_micros();
             r.lost = lost;
         }
@@ -362,7 +364,8 @@ impl FlowStats {
         }
     }
 
-    pub fn on_arrived(&mut self, now: Time, p: &Packet) {
+    pub fn on_arrived(&mut self, now: Time, e: &Envelope) {
+        let p = &e.packet;
         let owd = now - p.send_time;
         let a = &mut self.arrive;
         let k = p.kind as u8;
@@ -377,7 +380,7 @@ impl FlowStats {
         if !a.recorded {
             return;
         }
-        if let Some(r) = self.rec(p.seq) {
+        if let Some(r) = self.rec(e.seq) {
             r.arrival_us = now.as_micros();
         }
     }
@@ -600,9 +603,8 @@ mod tests {
         assert!(p95 <= p99 && p99 <= max, "{p95} {p99} {max}");
         assert_eq!(h.quantile_ms(0.5), Some(5.05));
         let mut s = FlowStats::default();
-        let p = Packet::default();
         for us in [300, 1_000, 2_345] {
-            s.on_departed(&p, Duration::from_micros(us), Duration::from_micros(us + 50), false);
+            s.on_departed(0, Duration::from_micros(us), Duration::from_micros(us + 50), false);
         }
         let q = s.queue();
         assert_eq!(q.max_ms(), Some(2.35));
@@ -650,7 +652,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<ArriveLine>(), 64);
         let mut s = FlowStats::default();
         assert_eq!(s.last_arrival(), None);
-        let p = Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Packet::default() };
+        let packet = rtcc_core::packet::Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Default::default() };
+        let p = Envelope { flow: 0, seq: 0, frame: 0, packet };
         s.on_arrived(Time::from_micros(2_500), &p);
         assert_eq!(s.last_arrival(), Some(Time::from_micros(2_500)));
     }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use rtcc_core::controller::Controller;
-use rtcc_core::packet::{Packet, PacketKind, FLAG_PROTECTED, NO_FRAME};
+use rtcc_core::packet::{PacketKind, FLAG_PROTECTED, NO_FRAME};
 use rtcc_core::receiver::{FreezeStats, RecvFrame, RepairStats};
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
@@ -18,6 +18,7 @@ use rtcc_core::tcp::cc::CongestionControl;
 
 use crate::frames::FrameLog;
 use crate::metrics::{FlowStats, Histogram, Run, Series};
+use crate::endpoint::Envelope;
 use crate::trace::Capacity;
 
 /// The sender's state at a bin boundary.
@@ -67,14 +68,14 @@ pub struct TrafficSample<'a> {
 /// Something that happened, as the recorder is told it.
 pub enum Event<'a> {
     /// A packet left its sender.
-    PacketSent(&'a Packet),
+    PacketSent(&'a Envelope),
     /// The bottleneck dropped it (tail drop or AQM); `frame` as in the packet.
     PacketDropped { seq: u64, frame: u32 },
     /// It left the bottleneck after `queued` in the queue; `lost`: random
     /// loss after the bottleneck. `reverse`: the reverse bottleneck (a
     /// flow whose data runs from the receiving side).
     /// `sojourn`: arrival at the bottleneck to its last byte's departure.
-    PacketDeparted { packet: &'a Packet, queued: Duration, sojourn: Duration, lost: bool, reverse: bool },
+    PacketDeparted { packet: &'a Envelope, queued: Duration, sojourn: Duration, lost: bool, reverse: bool },
     /// Something sent back (report, ACK) left a bottleneck: the forward
     /// one for a reverse flow, else the reverse one.
     BackDeparted { size: DataSize, reverse: bool },
@@ -82,7 +83,7 @@ pub enum Event<'a> {
     /// when `reverse`): it counts among that link's drops.
     BackDropped { reverse: bool },
     /// It reached its receiver.
-    PacketArrived { at: Time, packet: &'a Packet },
+    PacketArrived { at: Time, packet: &'a Envelope },
     /// A report (or ACK) left the receiving end: its wire bytes, and whether
     /// the reverse path lost or dropped it at once.
     ReportSent { lost: bool, bytes: u64 },
@@ -180,7 +181,7 @@ pub(crate) struct FlowRec {
     /// Unsettled frames a sent parity covers (same indexing), and the
     /// (media sequence, frame) of recent media packets to find them by.
     protected: VecDeque<bool>,
-    media_frames: VecDeque<(u32, u32)>,
+    media_frames: VecDeque<(u16, u32)>,
     pub label: FlowLabel,
     pub frames: FrameLog,
     pub series: Series,
@@ -337,7 +338,7 @@ impl FlowRec {
 
     /// Remember which frame protected media packet `seq` carried (the last
     /// 4096), for the parities sent after it.
-    fn note_media(&mut self, seq: u32, frame: u32) {
+    fn note_media(&mut self, seq: u16, frame: u32) {
         if self.media_frames.len() >= 4096 {
             self.media_frames.pop_front();
         }
@@ -346,12 +347,12 @@ impl FlowRec {
 
     /// A parity covering `group` media packets from `base` was sent: their
     /// frames are protected.
-    fn protect(&mut self, base: u32, group: u16) {
+    fn protect(&mut self, base: u16, group: u16) {
         for &(seq, frame) in self.media_frames.iter().rev() {
             let k = seq.wrapping_sub(base);
-            if k >= u32::from(group) {
+            if k >= group {
                 // Older than the group's first packet: done.
-                if (k as i32) < 0 {
+                if (k as i16) < 0 {
                     break;
                 }
                 continue;
@@ -587,13 +588,13 @@ impl Recorder {
                 }
                 let f = &mut self.flows[flow];
                 f.stats.on_sent(p, record);
-                match p.kind {
-                    // A parity's frame field is an XOR of its group's.
-                    PacketKind::Fec => f.protect(p.media_seq, p.group),
+                let w = &p.packet;
+                match w.kind {
+                    PacketKind::Fec => f.protect(w.media_seq, w.group),
                     PacketKind::Media => {
                         // Only a protected packet can be in a parity's group.
-                        if p.flags & FLAG_PROTECTED != 0 {
-                            f.note_media(p.media_seq, p.frame);
+                        if w.flags & FLAG_PROTECTED != 0 {
+                            f.note_media(w.media_seq, p.frame);
                         }
                         f.frame_packet(p.frame, true);
                     }
@@ -617,16 +618,17 @@ impl Recorder {
                 let l = match (&mut self.reverse, reverse) {
                     (Some(r), true) => r,
                     _ => {
-                        self.link.bin_delivered += packet.size.bytes();
+                        self.link.bin_delivered += packet.packet.size.bytes();
                         &mut self.link
                     }
                 };
-                l.delivered_bytes += packet.size.bytes();
-                l.by_kind[f.stats.send.class as usize] += packet.size.bytes();
-                l.data_bytes += packet.size.bytes();
-                f.stats.send.data_bytes += packet.size.bytes();
-                f.stats.on_departed(packet, queued, sojourn, lost);
-                if lost && packet.kind != PacketKind::Fec {
+                let bytes = packet.packet.size.bytes();
+                l.delivered_bytes += bytes;
+                l.by_kind[f.stats.send.class as usize] += bytes;
+                l.data_bytes += bytes;
+                f.stats.send.data_bytes += bytes;
+                f.stats.on_departed(packet.seq, queued, sojourn, lost);
+                if lost && packet.packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
             }
@@ -655,7 +657,7 @@ impl Recorder {
             Event::PacketArrived { at, packet } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_arrived(at, packet);
-                if packet.kind != PacketKind::Fec {
+                if packet.packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
             }

@@ -484,7 +484,7 @@ impl Scenario {
         file.link
             .build(&base_dir)
             .map_err(|e| err(&format!("link.{}", e.field.trim_start_matches("link.")), e.reason))?;
-        file.link.build_reverse::<rtcc_core::packet::Packet>(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
+        file.link.build_reverse::<crate::endpoint::Envelope>(&base_dir, "link").map_err(|e| err(&e.field, e.reason))?;
         let reverse_link = file.link.reverse_capacity.is_some();
         let model_timing = match file.model_timing.as_deref() {
             None | Some("realistic") => ModelTiming::Realistic,

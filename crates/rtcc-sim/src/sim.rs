@@ -11,12 +11,11 @@
 //! give the same event order.
 
 use rtcc_core::controller;
-use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{Duration, Time};
 
 use crate::call::VideoCall;
-use crate::endpoint::{Back, Datagram, Ends, RecvEnd, SendEnd};
+use crate::endpoint::{Back, Datagram, Ends, Envelope, RecvEnd, SendEnd};
 use crate::frames::FrameLog;
 use crate::link::Link;
 use crate::path::Path;
@@ -115,7 +114,7 @@ pub struct Simulation {
     /// Beyond the bottleneck to the receivers, and back to the senders,
     /// indexed by the flow's `reverse`: [forward path, reverse path] for
     /// data, [reverse path, forward path] for what is sent back.
-    data: [Path<Packet>; 2],
+    data: [Path<Envelope>; 2],
     back: [Path<Back>; 2],
     /// Flows' next (time, stage), one entry each.
     schedule: Schedule<Key>,
@@ -589,10 +588,10 @@ impl Simulation {
     fn serve_deliveries(&mut self, t: Time, i: usize) {
         let f = &mut self.flows[i];
         let path = &mut self.data[self.reverse[i] as usize];
-        while let Some((at, p)) = path.poll_arrival(i, t) {
+        while let Some((at, e)) = path.poll_arrival(i, t) {
             self.events += 1;
-            self.recorder.record(i, Event::PacketArrived { at, packet: &p });
-            f.recv.handle_packet(at, &p);
+            self.recorder.record(i, Event::PacketArrived { at, packet: &e });
+            f.recv.handle_packet(at, &e.packet);
         }
         self.arm(Stage::Receiver, i);
     }
@@ -693,7 +692,7 @@ impl Simulation {
                     self.recorder.record(i, Event::ReportLost);
                     self.recorder.record(i, Event::BackDropped { reverse });
                 }
-                Datagram::Data(p) => self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: frame_of(&p) }),
+                Datagram::Data(p) => self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame }),
             }
         }
     }
@@ -721,7 +720,7 @@ impl Simulation {
         while let Some(p) = f.send.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
-            let (seq, frame) = (p.seq, frame_of(&p));
+            let (seq, frame) = (p.seq, p.frame);
             if !link.enqueue(t, Datagram::Data(p)) {
                 self.recorder.record(i, Event::PacketDropped { seq, frame });
             }
@@ -744,15 +743,6 @@ impl Simulation {
             f.recv.record_sample(i, t1, &mut self.recorder);
             f.send.record_sample(i, t1, &mut self.recorder);
         }
-    }
-}
-
-/// The frame a packet counts for in the recorder's per-frame tallies: none
-/// for a parity, whose frame field is the XOR of its group's.
-fn frame_of(p: &Packet) -> u32 {
-    match p.kind {
-        PacketKind::Fec => NO_FRAME,
-        _ => p.frame,
     }
 }
 

@@ -3,7 +3,7 @@
 //! sink, each end an rtcc-core state machine the simulator drives like a
 //! video call's, over either direction of the link.
 
-use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT};
+use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT, NO_FRAME};
 use rtcc_core::rng::Rng;
 use std::collections::VecDeque;
 
@@ -11,7 +11,7 @@ use rtcc_core::tcp::{self, Ack, Segment, TcpConfig, TcpReceiver, TcpReceiverConf
 use rtcc_core::traffic::{Object, SizeDist, UdpConfig, UdpSender, WebConfig, WebSource};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
-use crate::endpoint::{Back, Ends, RecvEnd, SendEnd};
+use crate::endpoint::{Back, Ends, Envelope, RecvEnd, SendEnd};
 use crate::recorder::{Event, Recorder, TrafficSample};
 use crate::scenario::{duration_of, rate_of, size_of, Direction, Quantity};
 
@@ -447,7 +447,7 @@ impl SendEnd for TcpSendEnd {
         }
     }
 
-    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+    fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
         if !self.started || self.stopped {
             return None;
         }
@@ -459,19 +459,18 @@ impl SendEnd for TcpSendEnd {
             self.exhausted = true;
             return None;
         }
-        let p = Packet {
-            flow: self.flow,
+        let packet = Packet {
             kind: PacketKind::Data,
-            seq: self.sent,
             size: s.wire_size(),
             send_time: s.ts,
-            media_seq: s.seq,
+            segment: s.seq,
             flags: if s.retransmit { FLAG_RETRANSMIT } else { 0 },
             ..Packet::default()
         };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, packet };
         self.sent += 1;
-        self.sent_bytes += p.size.bytes();
-        Some(p)
+        self.sent_bytes += e.packet.size.bytes();
+        Some(e)
     }
 
     fn handle_back(&mut self, now: Time, back: &Back) {
@@ -587,7 +586,7 @@ impl RecvEnd for TcpRecvEnd {
 
     fn handle_packet(&mut self, now: Time, p: &Packet) {
         let seg = Segment {
-            seq: p.media_seq,
+            seq: p.segment,
             len: p.size - tcp::HEADER,
             retransmit: p.flags & FLAG_RETRANSMIT != 0,
             ts: p.send_time,
@@ -661,19 +660,13 @@ impl SendEnd for UdpSendEnd {
         self.tx.poll_timeout()
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+    fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
         // An off period starting returns nothing but moves the next send on.
         let size = self.tx.poll_transmit(now)?;
-        let p = Packet {
-            flow: self.flow,
-            kind: PacketKind::Data,
-            seq: self.sent,
-            size,
-            send_time: now,
-            ..Packet::default()
-        };
+        let packet = Packet { kind: PacketKind::Data, size, send_time: now, ..Packet::default() };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, packet };
         self.sent += 1;
-        Some(p)
+        Some(e)
     }
     fn handle_back(&mut self, _now: Time, _back: &Back) {}
     fn record_settled(&mut self, _flow: usize, _now: Time, _at_end: bool, _rec: &mut Recorder) {}

@@ -3,7 +3,8 @@
 //! capacity to drain the queue.
 
 use rtcc_core::controller::{ControllerContext, Params};
-use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
+use rtcc_core::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_MARKER, NO_FRAME};
+use rtcc_sim::endpoint::Envelope;
 use rtcc_core::receiver::{FrameStatus, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::sender::{SendCounters, SentFrame};
@@ -83,15 +84,16 @@ fn outputs_come_from_events_alone() {
     let mut received = Vec::new();
     for k in 0..N {
         let sent = Time::from_millis(100 * k as i64);
-        let p = Packet {
+        let packet = Packet {
             kind: PacketKind::Media,
-            seq: k as u64,
+            seq: k as u16,
             size: DataSize::from_bytes(1000),
             send_time: sent,
-            frame: k,
-            count: 1,
+            frame: k as u16,
+            flags: FLAG_FRAME | FLAG_FIRST | FLAG_MARKER,
             ..Packet::default()
         };
+        let p = Envelope { flow: 0, seq: k as u64, frame: k, packet };
         rec.record(0, Event::PacketSent(&p));
         rec.record(
             0,

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataRate, Duration, Time};
 
@@ -70,7 +70,7 @@ impl Cbr {
 struct Run {
     delivered: Vec<Departure>,
     /// (packet, enqueued, dropped at).
-    dropped: Vec<(Packet, Time, Time)>,
+    dropped: Vec<(Envelope, Time, Time)>,
     tail_dropped: usize,
 }
 
@@ -92,7 +92,7 @@ impl Run {
             .delivered
             .iter()
             .filter(|d| d.packet.flow == flow && d.departed >= from && d.departed < to)
-            .map(|d| d.packet.size.bytes())
+            .map(|d| d.packet.packet.size.bytes())
             .sum();
         bytes as f64 * 8.0 / (to - from).as_secs_f64() / 1e6
     }

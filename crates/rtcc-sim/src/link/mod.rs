@@ -13,7 +13,7 @@ mod server;
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Time};
 
@@ -29,7 +29,7 @@ pub use crate::trace::{Capacity, MahimahiTrace, Schedule, TraceCapacity, TraceEr
 
 /// A packet (or another datagram) that has crossed the bottleneck.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Departure<T = Packet> {
+pub struct Departure<T = Envelope> {
     pub packet: T,
     pub enqueued: Time,
     pub service_start: Time,
@@ -43,7 +43,7 @@ pub struct Departure<T = Packet> {
 /// with `poll_departure(now)` until `None`, then `poll_drop()` until `None`,
 /// before `enqueue(now, ..)`, and wake at `poll_timeout()`.
 #[derive(Clone, Debug)]
-pub struct Link<T: Item = Packet> {
+pub struct Link<T: Item = Envelope> {
     queue: Queue<T>,
     server: Server,
     /// (service start, departure) of the packet in service.
@@ -163,19 +163,14 @@ mod tests {
     use super::*;
     use rtcc_core::units::Duration;
 
-    fn pkt(seq: u64, size: u64) -> Packet {
-        Packet {
-            flow: 0,
+    fn pkt(seq: u64, size: u64) -> Envelope {
+        let packet = rtcc_core::packet::Packet {
             kind: PacketKind::Media,
-            seq,
             size: DataSize::from_bytes(size),
             send_time: Time::ZERO,
-            frame: NO_FRAME,
-            index: 0,
-            count: 1,
-            probe_cluster: -1,
-            ..Packet::default()
-        }
+            ..Default::default()
+        };
+        Envelope { flow: 0, seq, frame: NO_FRAME, packet }
     }
     use crate::queue::fixtures::{b, ms};
 
@@ -303,7 +298,7 @@ mod tests {
     #[test]
     fn fq_codel_overflow_through_the_link() {
         let mut l = on_1mbps(FqCodelConfig { limit: 3, ..FqCodelConfig::default() }.into());
-        let p = |flow: u16, seq: u64, size: u64| Packet { flow, ..pkt(seq, size) };
+        let p = |flow: u16, seq: u64, size: u64| Envelope { flow, ..pkt(seq, size) };
         // Flow 0: one in service, two waiting: 3 packets, at the limit.
         for i in 0..3 {
             assert!(l.enqueue(Time::ZERO, p(0, i, 1000)));

@@ -2,28 +2,19 @@
 
 use std::fmt;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 /// What a bottleneck buffer holds: a datagram of some wire size from some
-/// flow (FQ-CoDel queues by it). `Packet` is one; the simulator's
-/// datagrams carry what a receiving end sends back too.
+/// flow (FQ-CoDel queues by it). A packet's `Envelope` is one; the
+/// simulator's datagrams carry what a receiving end sends back too.
 pub trait Item: Clone + fmt::Debug {
     fn size(&self) -> DataSize;
     fn flow(&self) -> u16;
 }
 
-impl Item for Packet {
-    fn size(&self) -> DataSize {
-        self.size
-    }
-    fn flow(&self) -> u16 {
-        self.flow
-    }
-}
-
 /// A buffered item and the time it was enqueued.
-pub type Queued<T = Packet> = (T, Time);
+pub type Queued<T = Envelope> = (T, Time);
 
 /// Smallest byte (or time) limit a buffer may have: one MTU-sized packet,
 /// 1500 B (Ethernet's MTU). A drop-tail buffer admits a packet only if it

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use super::buffer::{Item, QueueLimit, Queued};
@@ -152,7 +152,7 @@ impl CodelState {
 
 /// CoDel on a single FIFO with a tail-drop limit as a backstop.
 #[derive(Clone, Debug)]
-pub struct Codel<T: Item = Packet> {
+pub struct Codel<T: Item = Envelope> {
     params: CodelParams,
     limit: QueueLimit,
     fifo: VecDeque<Queued<T>>,

@@ -2,14 +2,14 @@
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::units::{DataRate, DataSize, Time};
 
 use super::buffer::{Item, QueueLimit};
 
 /// FIFO buffer with tail drop. Packets are stored with their enqueue time.
 #[derive(Clone, Debug)]
-pub struct DropTail<T: Item = Packet> {
+pub struct DropTail<T: Item = Envelope> {
     limit: QueueLimit,
     packets: VecDeque<(T, Time)>,
     bytes: DataSize,
@@ -76,9 +76,9 @@ mod tests {
 
     use super::*;
 
-    /// One packet of `size` bytes, a frame's only one.
-    fn pkt(size: u64) -> Packet {
-        Packet { count: 1, ..crate::queue::fixtures::pkt(0, 0, size) }
+    /// One packet of `size` bytes.
+    fn pkt(size: u64) -> Envelope {
+        crate::queue::fixtures::pkt(0, 0, size)
     }
 
     #[test]
@@ -101,7 +101,7 @@ mod tests {
         assert!(q.enqueue(Time::ZERO, pkt(1500), || DataRate::ZERO));
         assert!(q.enqueue(Time::ZERO, pkt(1500), || DataRate::ZERO));
         assert!(!q.enqueue(Time::ZERO, pkt(10), || DataRate::ZERO));
-        assert_eq!(q.pop_front().map(|p| p.0.size.bytes()), Some(1500));
+        assert_eq!(q.pop_front().map(|p| p.0.packet.size.bytes()), Some(1500));
         assert!(q.enqueue(Time::ZERO, pkt(10), || DataRate::ZERO));
     }
 
@@ -131,7 +131,7 @@ mod tests {
         for i in 0..3 {
             q.enqueue(Time::from_millis(i), pkt(100 + i as u64), || DataRate::ZERO);
         }
-        let order: Vec<(u64, Time)> = std::iter::from_fn(|| q.pop_front()).map(|(p, t)| (p.size.bytes(), t)).collect();
+        let order: Vec<(u64, Time)> = std::iter::from_fn(|| q.pop_front()).map(|(p, t)| (p.packet.size.bytes(), t)).collect();
         assert_eq!(order, vec![(100, Time::ZERO), (101, Time::from_millis(1)), (102, Time::from_millis(2))]);
         assert!(q.is_empty());
         assert_eq!(q.bytes(), DataSize::ZERO);

@@ -1,5 +1,6 @@
 //! What the queue and AQM tests share: instants and plain packets.
 
+use crate::endpoint::Envelope;
 use rtcc_core::packet::Packet;
 use rtcc_core::units::{DataSize, Time};
 
@@ -16,6 +17,7 @@ pub(crate) fn us(x: i64) -> Time {
 }
 
 /// `size` bytes of `flow` with sequence `seq`; the rest as `Packet::default()`.
-pub(crate) fn pkt(flow: u16, seq: u64, size: u64) -> Packet {
-    Packet { flow, seq, size: DataSize::from_bytes(size), ..Packet::default() }
+pub(crate) fn pkt(flow: u16, seq: u64, size: u64) -> Envelope {
+    let packet = Packet { size: DataSize::from_bytes(size), ..Packet::default() };
+    Envelope { flow, seq, frame: rtcc_core::packet::NO_FRAME, packet }
 }

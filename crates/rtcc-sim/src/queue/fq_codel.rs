@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::units::{DataSize, Time};
 
 use super::buffer::{Item, Queued};
@@ -77,7 +77,7 @@ impl<T: Item> FlowQueue<T> {
 /// model. A flow's queue is created the first time it sends and kept, so
 /// the steady state does not allocate.
 #[derive(Clone, Debug)]
-pub struct FqCodel<T: Item = Packet> {
+pub struct FqCodel<T: Item = Envelope> {
     config: FqCodelConfig,
     flows: Vec<FlowQueue<T>>,
     new_flows: VecDeque<u16>,

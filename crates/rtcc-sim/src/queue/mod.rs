@@ -31,7 +31,7 @@ mod fq_codel;
 use std::collections::VecDeque;
 use std::fmt;
 
-use rtcc_core::packet::Packet;
+use crate::endpoint::Envelope;
 use rtcc_core::units::{DataRate, DataSize, Time};
 
 pub use self::buffer::{Item, QueueLimit, Queued, MIN_QUEUE_BYTES};
@@ -113,7 +113,7 @@ impl fmt::Display for QueueDiscipline {
 /// an AQM drops) and removes it with [`finish`](Queue::finish) when it has
 /// left; until then the packet counts in `len`, `bytes` and the limit.
 #[derive(Clone, Debug)]
-pub enum Queue<T: Item = Packet> {
+pub enum Queue<T: Item = Envelope> {
     DropTail(DropTail<T>),
     Codel(Codel<T>),
     FqCodel(FqCodel<T>),

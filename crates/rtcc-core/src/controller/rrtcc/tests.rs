@@ -306,7 +306,7 @@ fn feed(rx: &mut Receiver, frames: i64, delay: &dyn Fn(i64) -> i64) -> Vec<(i64,
                 next_report += 50;
             }
             let p = Packet {
-                seq: (3 * f + i) as u64,
+                seq: (3 * f + i) as u16,
                 size: DataSize::from_bytes(1000),
                 send_time: Time::from_micros(send),
                 ..Packet::default()
@@ -378,7 +378,7 @@ fn receiver_survives_random_arrivals() {
         }
         let kind = if rng.chance(0.1) { PacketKind::Audio } else { PacketKind::Media };
         let size = DataSize::from_bytes(20 + (rng.uniform() * 1400.0) as u64);
-        rx.on_packet(now, &Packet { seq, kind, size, send_time: sent, ..Packet::default() });
+        rx.on_packet(now, &Packet { seq: seq as u16, kind, size, send_time: sent, ..Packet::default() });
         if seq % 7 == 0 {
             if let Some(r) = rx.estimate(now) {
                 assert!(r >= kbps(30) && r <= DataRate::from_mbps(50), "{r}");
