@@ -9,7 +9,7 @@
 //!   packets' RTP header fields (marker, PT, timestamp) in the FEC header so a
 //!   lost packet comes back with its header. Here the parity `Packet`'s own
 //!   `frame`, `flags` (marker, the descriptor's start-of-frame and key bits)
-//!   and `capture` fields hold the XOR of the protected packets' fields, and
+//!   and `timestamp` fields hold the XOR of the protected packets' fields, and
 //!   the decoder XORs them with the received ones. So the parity's `frame` is
 //!   NOT a frame number; code must not read it as one. Sequence numbers are
 //!   the wire's 16 bits throughout, compared by signed distance.
@@ -40,7 +40,7 @@
 
 use crate::controller::{ConfigError, Param, ParamInfo, Params};
 use crate::packet::{Packet, PacketKind, Payload, PayloadFormat, FLAG_MARKER, FLAG_PROTECTED};
-use crate::units::{DataSize, Time};
+use crate::units::DataSize;
 use rtcc_wire::fec::UlpfecPacket;
 use rtcc_wire::rtp::RtpPacket;
 use rtcc_wire::Wire;
@@ -132,8 +132,8 @@ struct Group {
     n: u16,
     frame: u16,
     flags: u8,
-    /// XOR of the capture timestamps (µs), as RFC 5109 §7 recovers TS.
-    capture: i64,
+    /// XOR of the RTP timestamps, as RFC 5109 §7.3 recovers TS.
+    timestamp: u32,
     longest: DataSize,
     /// The protected packets as RTP, while every one so far carried its
     /// payload (real codecs); `None` once one did not (model encoders).
@@ -146,10 +146,8 @@ const SSRC: u32 = 0;
 
 /// The RTP packet a protected media packet's payload travels in, as ULPFEC
 /// sees it (RFC 5109 §8): its media sequence, marker on a frame's last
-/// packet, 90 kHz timestamp from the capture time, payload type from the
-/// payload format.
-fn as_rtp(seq: u16, last: bool, capture: i64, payload: &Payload) -> Option<RtpPacket> {
-    let ts = (i128::from(capture) * 90 / 1000) as u32;
+/// packet, its RTP timestamp, payload type from the payload format.
+fn as_rtp(seq: u16, last: bool, ts: u32, payload: &Payload) -> Option<RtpPacket> {
     let mut p = RtpPacket::new(payload.format().code(), seq, ts, SSRC, payload.bytes().to_vec()).ok()?;
     p.marker = last;
     Some(p)
@@ -181,7 +179,7 @@ impl FecEncoder {
 
     /// A media packet was just sent (its `media_seq` assigned). Returns a
     /// parity template when its group is complete: kind, media_seq, group,
-    /// frame/flags/capture (XORs) and size are set; `seq` and `send_time`
+    /// frame/flags/timestamp (XORs) and size are set; `seq` and the send time
     /// are left for the sender. With `per_frame`, the last packet of a frame
     /// (its marker bit) also closes the group, so `end_frame` is only needed
     /// when a frame ends some other way.
@@ -206,10 +204,10 @@ impl FecEncoder {
         g.len += 1;
         g.frame ^= p.frame;
         g.flags ^= p.flags;
-        g.capture ^= p.capture.as_micros();
+        g.timestamp ^= p.timestamp;
         g.longest = g.longest.max(p.size);
         let last = p.flags & FLAG_MARKER != 0;
-        let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, last, p.capture.as_micros(), b));
+        let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, last, p.timestamp, b));
         match (&mut g.rtp, rtp) {
             (Some(v), Some(r)) => v.push(r),
             (slot, _) => *slot = None,
@@ -244,7 +242,7 @@ impl FecEncoder {
             kind: PacketKind::Fec,
             // Zero padding to the longest packet (RFC 5109 §8) + headers.
             size: g.longest + self.cfg.overhead,
-            capture: Time::from_micros(g.capture),
+            timestamp: g.timestamp,
             frame: g.frame,
             media_seq: g.base,
             group: g.len,
@@ -287,7 +285,7 @@ struct Slot {
     parity: bool,
     frame: u16,
     flags: u8,
-    capture: i64,
+    timestamp: u32,
     /// Its RTP payload (real codecs), for rebuilding another of its group.
     payload: Option<Payload>,
 }
@@ -299,7 +297,7 @@ struct Scan {
     last_missing: u16,
     frame: u16,
     flags: u8,
-    capture: i64,
+    timestamp: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -391,7 +389,7 @@ impl FecDecoder {
         }
         slot.media = true;
         (slot.frame, slot.flags) = (p.frame, p.flags);
-        slot.capture = p.capture.as_micros();
+        slot.timestamp = p.timestamp;
         slot.payload.clone_from(&p.payload);
         self.forget_bytes(s);
         self.resolve_pending(s)
@@ -399,8 +397,9 @@ impl FecDecoder {
 
     /// A parity arrived. One protected packet missing → that packet, rebuilt
     /// (kind Media, header and size recovered, `seq` 0 since it never had a
-    /// transport sequence number, `send_time` of the parity). Two or more missing → kept (bounded) in case retransmissions
-    /// fill the gaps. None missing → counted useless.
+    /// transport sequence number, the parity's abs-send-time). Two or more
+    /// missing → kept (bounded) in case retransmissions fill the gaps. None
+    /// missing → counted useless.
     pub fn on_parity(&mut self, p: &Packet) -> Option<Packet> {
         if p.kind != PacketKind::Fec || p.group == 0 || p.group > MAX_GROUP {
             return None;
@@ -477,7 +476,7 @@ impl FecDecoder {
                 Some(slot) if slot.media => {
                     sc.frame ^= slot.frame;
                     sc.flags ^= slot.flags;
-                    sc.capture ^= slot.capture;
+                    sc.timestamp ^= slot.timestamp;
                 }
                 _ => {
                     sc.missing += 1;
@@ -500,7 +499,7 @@ impl FecDecoder {
             .filter(|&s| s != missing)
             .map(|s| {
                 let slot = self.slot(s)?;
-                as_rtp(s, slot.flags & FLAG_MARKER != 0, slot.capture, slot.payload.as_ref()?)
+                as_rtp(s, slot.flags & FLAG_MARKER != 0, slot.timestamp, slot.payload.as_ref()?)
             })
             .collect::<Option<Vec<RtpPacket>>>()?;
         let rec = rtcc_wire::fec::recover(&fec, SSRC, &received).ok()?;
@@ -515,11 +514,11 @@ impl FecDecoder {
         let rec = Packet {
             kind: PacketKind::Media,
             size: payload.as_ref().map_or(parity.size - self.overhead, |b| DataSize::from_bytes(b.len() as u64)),
-            send_time: parity.send_time,
+            abs_send_time: parity.abs_send_time,
             frame: parity.frame ^ sc.frame,
             media_seq: sc.last_missing,
             flags: parity.flags ^ sc.flags,
-            capture: Time::from_micros(parity.capture.as_micros() ^ sc.capture),
+            timestamp: parity.timestamp ^ sc.timestamp,
             payload,
             ..Packet::default()
         };
@@ -527,7 +526,7 @@ impl FecDecoder {
         let slot = self.slot_mut(rec.media_seq);
         slot.media = true;
         (slot.frame, slot.flags) = (rec.frame, rec.flags);
-        slot.capture = rec.capture.as_micros();
+        slot.timestamp = rec.timestamp;
         slot.payload.clone_from(&rec.payload);
         self.stats.recovered += 1;
         rec
@@ -585,6 +584,7 @@ mod tests {
     use crate::controller::ParamValue;
     use crate::packet::{FLAG_FIRST, FLAG_FRAME, FLAG_KEY};
     use crate::rng::Rng;
+    use crate::units::Time;
 
     fn cfg(group: u16, per_frame: bool) -> FecConfig {
         FecConfig { group, overhead: DEFAULT_OVERHEAD, per_frame }
@@ -602,7 +602,7 @@ mod tests {
             media_seq: ms as u16,
             flags: flags | FLAG_PROTECTED | FLAG_FRAME | first | last,
             // The frame's RTP timestamp: a 30 fps capture clock.
-            capture: Time::from_micros(i64::from(frame) * 33_333),
+            timestamp: crate::packet::rtp_timestamp(Time::from_micros(i64::from(frame) * 33_333)),
             ..Packet::default()
         }
     }
@@ -615,7 +615,7 @@ mod tests {
         let mut ms = start;
         let push = |wire: &mut Vec<Packet>, mut p: Packet| {
             p.seq = wire.len() as u16;
-            p.send_time = Time::from_micros(100 * wire.len() as i64);
+            p.abs_send_time = crate::packet::abs_send_time(Time::from_micros(100 * wire.len() as i64));
             wire.push(p);
         };
         for (f, &(count, key)) in frames.iter().enumerate() {
@@ -666,12 +666,12 @@ mod tests {
         // packet 1 of key frame 3.
         let orig = find(&wire, PacketKind::Media, 13);
         assert_eq!((orig.frame, orig.flags, orig.size.bytes()), (3, FLAG_KEY | FLAG_PROTECTED | FLAG_FRAME, 1200));
-        assert_eq!(orig.capture, Time::from_micros(99_999));
+        assert_eq!(orig.timestamp, 8999);
         let mut dec = FecDecoder::new();
         let rec = deliver(&mut dec, &wire, |p| p.kind == PacketKind::Media && p.media_seq == 13);
         assert_eq!(rec.len(), 1);
         let parity = find(&wire, PacketKind::Fec, 10);
-        assert_eq!(rec[0], Packet { seq: 0, send_time: parity.send_time, ..orig });
+        assert_eq!(rec[0], Packet { seq: 0, abs_send_time: parity.abs_send_time, ..orig });
         assert_eq!(dec.stats(), FecStats { parities: 10, recovered: 1, unrecoverable: 0, useless: 9, unrepaired: 0 });
     }
 
@@ -765,7 +765,7 @@ mod tests {
         assert!(rec.is_empty());
         let rtx = Packet { kind: PacketKind::Rtx, seq: 500, ..find(&wire, PacketKind::Media, 6) };
         let rec = dec.on_media(&rtx).unwrap();
-        assert_eq!(rec, Packet { seq: 0, send_time: wire[10].send_time, ..find(&wire, PacketKind::Media, 2) });
+        assert_eq!(rec, Packet { seq: 0, abs_send_time: wire[10].abs_send_time, ..find(&wire, PacketKind::Media, 2) });
         assert_eq!(dec.stats(), FecStats { parities: 1, recovered: 1, unrecoverable: 0, useless: 0, unrepaired: 0 });
     }
 
@@ -1011,7 +1011,7 @@ mod tests {
         assert_eq!(got, expect);
         for r in &recovered {
             let o = &wire[by_ms[r.media_seq as usize]];
-            assert_eq!((r.frame, r.flags, r.capture), (o.frame, o.flags, o.capture));
+            assert_eq!((r.frame, r.flags, r.timestamp), (o.frame, o.flags, o.timestamp));
             assert!(r.size >= o.size && r.size <= DataSize::from_bytes(1200));
         }
         let st = dec.stats();

@@ -184,13 +184,16 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Datagram length, as a socket reads it.
     pub size: DataSize,
-    /// Sender clock when it left the pacer: abs-send-time on RTP packets,
-    /// TSval on TCP segments (RFC 7323 §3; in µs, as Linux's usec TS
-    /// option).
-    pub send_time: Time,
-    /// The RTP timestamp: capture time of the frame a media packet (or its
-    /// retransmission, or its rebuild from parity) carries; unused otherwise.
-    pub capture: Time,
+    /// abs-send-time (24 bits, 6.18 fixed-point seconds, wraps every 64 s;
+    /// libwebrtc's http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time):
+    /// the sender's clock when it left the pacer ([`abs_send_time`]; read
+    /// back with [`abs_send_time_at`]).
+    pub abs_send_time: u32,
+    /// The RTP timestamp on the 90 kHz video clock ([`rtp_timestamp`]): the
+    /// capture time of the frame a media packet (or its retransmission, or
+    /// its rebuild from parity) carries; a parity's is its group's XOR
+    /// (RFC 5109 §7.3 TS recovery); unused otherwise.
+    pub timestamp: u32,
     /// Transport-wide sequence number (16 bits, wraps;
     /// draft-holmer-rmcat-transport-wide-cc-extensions-01 §2).
     pub seq: u16,
@@ -209,6 +212,9 @@ pub struct Packet {
     /// TCP: the segment's sequence number, counted in segments (the byte
     /// sequence number over the MSS, RFC 9293 §3.4).
     pub segment: u32,
+    /// TCP: the timestamp option's TSval (RFC 7323 §3), in µs as Linux's
+    /// usec TS option gives it (wraps every 71 minutes).
+    pub tsval: u32,
     /// Its RTP payload's bytes, on media and retransmitted packets of a
     /// real codec's frame (descriptor and its share of the frame), and on a
     /// parity whose protected packets all have theirs (the XOR that rebuilds
@@ -221,14 +227,15 @@ impl Default for Packet {
         Packet {
             kind: PacketKind::Media,
             size: DataSize::ZERO,
-            send_time: Time::ZERO,
-            capture: Time::ZERO,
+            abs_send_time: 0,
+            timestamp: 0,
             seq: 0,
             media_seq: 0,
             frame: 0,
             group: 0,
             flags: 0,
             segment: 0,
+            tsval: 0,
             payload: None,
         }
     }
@@ -237,8 +244,6 @@ impl Default for Packet {
 /// Packet belongs to a key frame (RFC 7741 §4.3 P bit clear; RFC 6184 an
 /// IDR NAL unit; the generic descriptor's key-frame bit).
 pub const FLAG_KEY: u8 = 1;
-/// A TCP segment sent again (cross traffic).
-pub const FLAG_RETRANSMIT: u8 = 2;
 /// A media packet of the FEC-protected stream: the sender fed it to its FEC
 /// encoder, so a parity may cover it. The receiver's decoder keeps headers
 /// of these only, as a FlexFEC receiver keeps the protected SSRC's packets
@@ -261,6 +266,47 @@ impl Packet {
     pub fn is_frame_data(&self) -> bool {
         self.flags & FLAG_FRAME != 0 && matches!(self.kind, PacketKind::Media | PacketKind::Rtx)
     }
+}
+
+/// RTP's video clock: 90 kHz (RFC 7741 §4.1, RFC 6184 §5.1).
+pub const RTP_VIDEO_HZ: i64 = 90_000;
+
+/// The RTP timestamp of sender clock time `t`: its 90 kHz tick, truncated
+/// to 32 bits (RFC 3550 §5.1). The clock's zero is the sender's, so a
+/// receiver reads capture times on the sender's clock, as an RTCP sender
+/// report's NTP/RTP pair would let it (RFC 3550 §6.4.1).
+pub fn rtp_timestamp(t: Time) -> u32 {
+    (t.as_micros() * RTP_VIDEO_HZ).div_euclid(1_000_000) as u32
+}
+
+/// The sender clock time of an unwrapped 90 kHz tick count: the first µs
+/// in that tick, so `rtp_timestamp(rtp_time(n)) == n`.
+pub fn rtp_time(ticks: i64) -> Time {
+    Time::from_micros((ticks * 1_000_000 + RTP_VIDEO_HZ - 1).div_euclid(RTP_VIDEO_HZ))
+}
+
+/// The nearest 32-bit wrap of `v` to `last` (RFC 3550 Appendix A.1's
+/// extension of a wrapping field).
+pub fn unwrap32(v: u32, last: i64) -> i64 {
+    last + i64::from(v.wrapping_sub(last as u32) as i32)
+}
+
+/// abs-send-time of sender clock time `t`: 6.18 fixed-point seconds, 24
+/// bits, rounded (as libwebrtc writes it).
+pub fn abs_send_time(t: Time) -> u32 {
+    rtcc_wire::rtp::AbsSendTime::from_micros(t.as_micros().max(0) as u64).0
+}
+
+/// The send time an abs-send-time value names, read at `now`: the latest
+/// such time at or before `now`, to the µs (the two ends share one clock;
+/// a receiver on another clock uses only differences). Values from the
+/// future by under a tick (the sender rounds up) read as `now`.
+pub fn abs_send_time_at(v: u32, now: Time) -> Time {
+    const UNITS: i64 = 1 << 18;
+    let now_units = (now.as_micros().max(0) * UNITS + 500_000) / 1_000_000;
+    let back = i64::from((now_units as u32).wrapping_sub(v) & 0x00ff_ffff);
+    let units = now_units - back;
+    Time::from_micros((units * 1_000_000 + UNITS / 2).div_euclid(UNITS)).min(now)
 }
 
 /// The value nearest `last` whose low 16 bits are `v`: a 16-bit wire field

@@ -406,7 +406,7 @@ mod tests {
         for (i, t) in sent.iter().enumerate() {
             let i = i as i64;
             assert_eq!(t.packet.size, DataSize::from_bytes(1200));
-            assert_eq!(t.packet.send_time, Time::from_millis(i));
+            assert_eq!(t.sent.send_time, Time::from_millis(i));
             // 1200 B at 960 kbps = 10 ms each, back to back from 0, then 25 ms.
             assert_eq!(t.arrival, Some(Time::from_millis(10 * (i + 1) + 25)), "packet {i}");
         }

@@ -12,7 +12,10 @@ use std::collections::VecDeque;
 use crate::estimator::ReceiverEstimator;
 use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues};
-use crate::packet::{unwrap16, Packet, PacketKind, Payload, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER};
+use crate::packet::{
+    abs_send_time_at, rtp_time, unwrap16, unwrap32, Packet, PacketKind, Payload, FLAG_FIRST, FLAG_FRAME, FLAG_KEY,
+    FLAG_MARKER,
+};
 use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
 use crate::units::{DataSize, Duration, Time};
@@ -212,6 +215,8 @@ pub struct Receiver {
     seen: Box<[u64]>,
     seen_high: u64,
     high: Option<u32>,
+    /// Newest RTP timestamp so far, unwrapped.
+    ts_high: Option<i64>,
     frame_base: u32,
     /// When the newest frame id so far first came.
     newest_at: Time,
@@ -266,6 +271,7 @@ impl Receiver {
             seen: vec![0; (SEEN_BITS / 64) as usize].into_boxed_slice(),
             seen_high: 0,
             high: None,
+            ts_high: None,
             missing: VecDeque::with_capacity(64),
             pli_pending: false,
             last_pli: None,
@@ -436,8 +442,10 @@ impl Receiver {
         }
         self.arrivals.push((seq, Some(now)));
         self.stats.received += 1;
-        // RFC 3550 §6.4.1 interarrival jitter, J += (|D| - J) / 16.
-        let transit = (now - pkt.send_time).as_micros();
+        // RFC 3550 §6.4.1 interarrival jitter, J += (|D| - J) / 16, over
+        // the abs-send-time (the send time, not the capture time, so a
+        // frame's burst is not read as jitter).
+        let transit = (now - abs_send_time_at(pkt.abs_send_time, now)).as_micros();
         if let Some(prev) = self.last_transit {
             let d = (transit - prev).abs() as f64;
             self.jitter_us += (d - self.jitter_us) / 16.0;
@@ -514,6 +522,14 @@ impl Receiver {
         unwrap16(pkt.frame, newest) as u32
     }
 
+    /// A packet's RTP timestamp as sender clock time, unwrapped against the
+    /// newest timestamp so far.
+    fn capture_of(&mut self, pkt: &Packet) -> Time {
+        let t = unwrap32(pkt.timestamp, self.ts_high.unwrap_or(i64::from(pkt.timestamp)));
+        self.ts_high = Some(self.ts_high.map_or(t, |h| h.max(t)));
+        rtp_time(t)
+    }
+
     /// A packet's media sequence, unwrapped against the highest so far.
     fn media_id(&self, pkt: &Packet) -> u32 {
         unwrap16(pkt.media_seq, u64::from(self.high.unwrap_or(0))) as u32
@@ -587,6 +603,7 @@ impl Receiver {
     /// for a duplicate.
     fn on_media(&mut self, now: Time, pkt: &Packet) -> bool {
         let m = self.media_id(pkt);
+        let capture = self.capture_of(pkt);
         if !self.mark_seen(now, m) {
             self.repair.duplicates += 1;
             return false;
@@ -633,7 +650,7 @@ impl Receiver {
             None if !fr.parts.is_empty() => fr.parts.push((m, Payload::new(Vec::new()))),
             None => {}
         }
-        fr.capture = Some(pkt.capture);
+        fr.capture = Some(capture);
         fr.bytes += pkt.size.bytes();
         fr.retransmitted |= pkt.kind == PacketKind::Rtx;
         fr.received += 1;
@@ -657,7 +674,7 @@ impl Receiver {
         }
         fr.complete = Some(now);
         if let Some(t) = self.timing.as_mut() {
-            t.on_complete(pkt.capture, now, fr.retransmitted);
+            t.on_complete(capture, now, fr.retransmitted);
         }
         if self.last_decoded.is_some_and(|d| id <= d) {
             fr.status = FrameStatus::Late;

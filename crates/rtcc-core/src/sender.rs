@@ -15,7 +15,10 @@ use crate::encoder::{EncodedFrame, FrameEncoder};
 use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, ReportStats};
 use crate::pacer::{Pacer, PacerConfig, Queued};
-use crate::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER, FLAG_PROTECTED, NO_FRAME};
+use crate::packet::{
+    abs_send_time, rtp_time, rtp_timestamp, Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER,
+    FLAG_PROTECTED, NO_FRAME,
+};
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::rng::Rng;
 use crate::units::{DataRate, DataSize, Duration, Time};
@@ -1101,7 +1104,7 @@ impl Sender {
             _ => FramePos { frame: q.frame, index: q.index, count: q.count },
         };
         // The wire carries the low 16 bits of the sequence number.
-        let pkt = Packet { seq: seq as u16, send_time: now, ..to_packet(q) };
+        let pkt = Packet { seq: seq as u16, abs_send_time: abs_send_time(now), ..to_packet(q) };
         self.in_flight += size;
         if self.history.is_empty() {
             self.hist_base = seq;
@@ -1305,8 +1308,9 @@ impl Sender {
     }
 }
 
-/// A parity packet from the FEC encoder, queued at `now`: its frame number
-/// and flags are XORs (RFC 5109 §8), kept as they are.
+/// A parity packet from the FEC encoder, queued at `now`: its frame number,
+/// flags and timestamp are XORs (RFC 5109 §8), kept as they are (`capture`
+/// holds the timestamp's ticks, which `to_packet` gives back unchanged).
 fn parity(p: Packet, now: Time) -> Queued {
     Queued {
         kind: PacketKind::Fec,
@@ -1317,7 +1321,7 @@ fn parity(p: Packet, now: Time) -> Queued {
         media_seq: u32::from(p.media_seq),
         group: p.group,
         flags: p.flags,
-        capture: p.capture,
+        capture: rtp_time(i64::from(p.timestamp)),
         enqueued: now,
         burst: false,
         payload: p.payload,
@@ -1346,7 +1350,7 @@ fn to_packet(q: Queued) -> Packet {
         media_seq: q.media_seq as u16,
         group: q.group,
         flags,
-        capture: q.capture,
+        timestamp: rtp_timestamp(q.capture),
         payload: q.payload,
         ..Packet::default()
     }
@@ -1372,8 +1376,8 @@ mod timing_tests {
         let end = Time::from_millis(secs * 1000);
         while let Some(now) = s.poll_timeout().filter(|&t| t < end) {
             s.handle_timeout(now);
-            while let Some(p) = s.poll_transmit(now) {
-                sends.push(p.send_time);
+            while s.poll_transmit(now).is_some() {
+                sends.push(s.newest_sent().send_time);
             }
         }
         while let Some(f) = s.pop_frame() {

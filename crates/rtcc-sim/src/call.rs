@@ -137,7 +137,7 @@ impl SendEnd for VideoSendEnd {
         let packet = self.sender.poll_transmit(now)?;
         let sent = self.sender.newest_sent();
         let frame = if sent.kind == PacketKind::Fec { NO_FRAME } else { sent.pos.frame };
-        Some(Envelope { flow: self.flow, seq: sent.seq, frame, packet })
+        Some(Envelope { flow: self.flow, seq: sent.seq, frame, sent: now, packet })
     }
     fn handle_back(&mut self, now: Time, back: &Back) {
         if let Back::Report(r) = back {

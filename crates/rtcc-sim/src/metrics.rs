@@ -311,7 +311,7 @@ impl FlowStats {
                 kind: p.kind,
                 size: p.size.bytes() as u32,
                 frame: e.frame,
-                send_us: p.send_time.as_micros(),
+                send_us: e.sent.as_micros(),
                 arrival_us: -1,
                 queue_us: -1,
                 dropped: false,
@@ -366,7 +366,7 @@ impl FlowStats {
 
     pub fn on_arrived(&mut self, now: Time, e: &Envelope) {
         let p = &e.packet;
-        let owd = now - p.send_time;
+        let owd = now - e.sent;
         let a = &mut self.arrive;
         let k = p.kind as u8;
         if k != a.recv_kind {
@@ -653,7 +653,7 @@ mod tests {
         let mut s = FlowStats::default();
         assert_eq!(s.last_arrival(), None);
         let packet = rtcc_core::packet::Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Default::default() };
-        let p = Envelope { flow: 0, seq: 0, frame: 0, packet };
+        let p = Envelope { flow: 0, seq: 0, frame: 0, sent: Time::ZERO, packet };
         s.on_arrived(Time::from_micros(2_500), &p);
         assert_eq!(s.last_arrival(), Some(Time::from_micros(2_500)));
     }

@@ -3,7 +3,7 @@
 //! sink, each end an rtcc-core state machine the simulator drives like a
 //! video call's, over either direction of the link.
 
-use rtcc_core::packet::{Packet, PacketKind, FLAG_RETRANSMIT, NO_FRAME};
+use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::rng::Rng;
 use std::collections::VecDeque;
 
@@ -462,12 +462,11 @@ impl SendEnd for TcpSendEnd {
         let packet = Packet {
             kind: PacketKind::Data,
             size: s.wire_size(),
-            send_time: s.ts,
             segment: s.seq,
-            flags: if s.retransmit { FLAG_RETRANSMIT } else { 0 },
+            tsval: s.ts.as_micros() as u32,
             ..Packet::default()
         };
-        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, packet };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, packet };
         self.sent += 1;
         self.sent_bytes += e.packet.size.bytes();
         Some(e)
@@ -588,8 +587,11 @@ impl RecvEnd for TcpRecvEnd {
         let seg = Segment {
             seq: p.segment,
             len: p.size - tcp::HEADER,
-            retransmit: p.flags & FLAG_RETRANSMIT != 0,
-            ts: p.send_time,
+            // Nothing on the wire says a segment is sent again.
+            retransmit: false,
+            // TSval is the sender's clock in µs, 32 bits: the latest such
+            // time at or before now (one clock for both ends).
+            ts: now - rtcc_core::units::Duration::from_micros(i64::from((now.as_micros() as u32).wrapping_sub(p.tsval))),
         };
         self.rx.handle_segment(now, &seg);
         if self.unanswered.is_some_and(|u| self.rx.delivered_bytes() > u.2) {
@@ -663,8 +665,8 @@ impl SendEnd for UdpSendEnd {
     fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
         // An off period starting returns nothing but moves the next send on.
         let size = self.tx.poll_transmit(now)?;
-        let packet = Packet { kind: PacketKind::Data, size, send_time: now, ..Packet::default() };
-        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, packet };
+        let packet = Packet { kind: PacketKind::Data, size, ..Packet::default() };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, packet };
         self.sent += 1;
         Some(e)
     }

@@ -88,12 +88,11 @@ fn outputs_come_from_events_alone() {
             kind: PacketKind::Media,
             seq: k as u16,
             size: DataSize::from_bytes(1000),
-            send_time: sent,
             frame: k as u16,
             flags: FLAG_FRAME | FLAG_FIRST | FLAG_MARKER,
             ..Packet::default()
         };
-        let p = Envelope { flow: 0, seq: k as u64, frame: k, packet };
+        let p = Envelope { flow: 0, seq: k as u64, frame: k, sent, packet };
         rec.record(0, Event::PacketSent(&p));
         rec.record(
             0,

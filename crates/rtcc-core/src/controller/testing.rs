@@ -65,7 +65,7 @@ pub(crate) fn closed_loop(
     }
     for t in pair.sent() {
         let Some(arrival) = t.arrival else { continue };
-        let send = t.packet.send_time;
+        let send = t.sent.send_time;
         if let Some(sl) = slots.get_mut(slot(arrival)) {
             sl.delivered += t.packet.size.bytes();
         }
@@ -100,13 +100,13 @@ pub(crate) fn fixed_link(c: Box<dyn Controller>, capacity: DataRate) -> (f64, f6
         .build();
     pair.run_until(Time::from_secs_f64(20.0));
     let (from, to) = (Time::from_millis(5_000), Time::from_millis(20_000));
-    let in_span = |t: &&Transmitted| t.packet.send_time >= from && t.packet.send_time < to;
+    let in_span = |t: &&Transmitted| t.sent.send_time >= from && t.sent.send_time < to;
     let delivered: u64 = pair.delivered().filter(in_span).map(|t| t.packet.size.bytes()).sum();
     let utilisation = delivered as f64 / (capacity * (to - from)).bytes() as f64;
     let owd: Vec<f64> = pair
         .delivered()
         .filter(in_span)
-        .filter_map(|t| Some((t.arrival? - t.packet.send_time).as_millis_f64()))
+        .filter_map(|t| Some((t.arrival? - t.sent.send_time).as_millis_f64()))
         .collect();
     (utilisation, owd.iter().sum::<f64>() / owd.len() as f64)
 }

@@ -167,10 +167,9 @@ mod tests {
         let packet = rtcc_core::packet::Packet {
             kind: PacketKind::Media,
             size: DataSize::from_bytes(size),
-            send_time: Time::ZERO,
             ..Default::default()
         };
-        Envelope { flow: 0, seq, frame: NO_FRAME, packet }
+        Envelope { flow: 0, seq, frame: NO_FRAME, sent: Time::ZERO, packet }
     }
     use crate::queue::fixtures::{b, ms};
 

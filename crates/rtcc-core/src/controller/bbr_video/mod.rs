@@ -421,7 +421,7 @@ pub(crate) mod tests {
             .encoder(Box::new(enc))
             .delay(link.owd)
             .capacity(move |t| link.rate(t))
-            .drop(move |p| {
+            .drop_sent(move |p| {
                 let (free, log) = &mut *q.borrow_mut();
                 let now = p.send_time;
                 let wait = (*free).max(now) - now;

@@ -202,8 +202,8 @@ fn closed_loop_lossy(name: &str, rmax: DataRate, loss: f64, from: i64, until: i6
     let mut queue: Vec<f64> = pair
         .sent()
         .iter()
-        .filter(|t| t.packet.send_time >= start && t.packet.send_time < end)
-        .filter_map(|t| Some((t.arrival? - t.packet.send_time - MS * 50 - t.packet.size / capacity).as_millis_f64()))
+        .filter(|t| t.sent.send_time >= start && t.sent.send_time < end)
+        .filter_map(|t| Some((t.arrival? - t.sent.send_time - MS * 50 - t.packet.size / capacity).as_millis_f64()))
         .collect();
     queue.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;

@@ -390,8 +390,10 @@ impl ReceiverEstimator for Receiver {
         self.expire(now_ms);
         let size = packet.size.bytes();
         self.incoming.update(size, now_ms);
-        // RTP timestamp + transmission offset: the send time on a 90 kHz clock.
-        let ts = (packet.send_time.as_micros() * 9).div_euclid(100);
+        // RTP timestamp + transmission offset: the send time on a 90 kHz
+        // clock, from the abs-send-time the packet carries.
+        let sent = crate::packet::abs_send_time_at(packet.abs_send_time, now);
+        let ts = (sent.as_micros() * 9).div_euclid(100);
         let d = self.detector.get_or_insert_with(Detector::default);
         let prior = d.hypothesis;
         d.update(size, ts, now_ms);

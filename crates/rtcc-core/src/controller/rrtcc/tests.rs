@@ -7,7 +7,7 @@ use super::*;
 use crate::controller::testing::{kbps, ms, MS};
 use crate::controller::ParamValue;
 use crate::feedback::PacketResult;
-use crate::packet::Packet;
+use crate::packet::{abs_send_time, Packet};
 use crate::pair::Pair;
 use crate::rng::Rng;
 use crate::units::DataSize;
@@ -308,7 +308,7 @@ fn feed(rx: &mut Receiver, frames: i64, delay: &dyn Fn(i64) -> i64) -> Vec<(i64,
             let p = Packet {
                 seq: (3 * f + i) as u16,
                 size: DataSize::from_bytes(1000),
-                send_time: Time::from_micros(send),
+                abs_send_time: abs_send_time(Time::from_micros(send)),
                 ..Packet::default()
             };
             rx.on_packet(arrival, &p);
@@ -353,7 +353,7 @@ fn a_silent_stream_starts_over() {
     let _ = feed(&mut rx, 60, &|_| 50);
     assert!(rx.remote_rate().valid() && rx.detector().unwrap().num_deltas > 50);
     // 3 s later (over kStreamTimeOutMs, 2 s): a new detector, no estimate.
-    let p = Packet { seq: 1000, size: DataSize::from_bytes(1000), send_time: ms(5000), ..Packet::default() };
+    let p = Packet { seq: 1000, size: DataSize::from_bytes(1000), abs_send_time: abs_send_time(ms(5000)), ..Packet::default() };
     rx.on_packet(ms(5050), &p);
     assert!(!rx.remote_rate().valid());
     assert_eq!(rx.detector().unwrap().num_deltas, 0);
@@ -378,7 +378,7 @@ fn receiver_survives_random_arrivals() {
         }
         let kind = if rng.chance(0.1) { PacketKind::Audio } else { PacketKind::Media };
         let size = DataSize::from_bytes(20 + (rng.uniform() * 1400.0) as u64);
-        rx.on_packet(now, &Packet { seq: seq as u16, kind, size, send_time: sent, ..Packet::default() });
+        rx.on_packet(now, &Packet { seq: seq as u16, kind, size, abs_send_time: abs_send_time(sent), ..Packet::default() });
         if seq % 7 == 0 {
             if let Some(r) = rx.estimate(now) {
                 assert!(r >= kbps(30) && r <= DataRate::from_mbps(50), "{r}");
@@ -508,9 +508,9 @@ fn closed_loop(params: Params, capacity: fn(Time) -> DataRate, loss: f64, secs: 
         if let Some(sec) = out.get_mut((a.as_micros() / 1_000_000) as usize) {
             sec.delivered += t.packet.size.bytes();
         }
-        let i = (t.packet.send_time.as_micros() / 1_000_000) as usize;
+        let i = (t.sent.send_time.as_micros() / 1_000_000) as usize;
         if let (Some(q), Some(sec)) = (queued.get_mut(i), out.get_mut(i)) {
-            let delay = ((a - t.packet.send_time) - MS * 50).as_micros() / 1000;
+            let delay = ((a - t.sent.send_time) - MS * 50).as_micros() / 1000;
             sec.queue_max_ms = sec.queue_max_ms.max(delay);
             *q = (q.0 + delay, q.1 + 1);
         }
