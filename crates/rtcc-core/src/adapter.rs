@@ -99,17 +99,16 @@ fn rank(o: &Outcome) -> u8 {
 /// controllers use them only as differences, and `Feedback::hold` against
 /// `report_time`. Under `RtcpXr`, outcomes per sequence from the Loss and
 /// discard RLE blocks, the RR block and the OWD block; no arrival times.
-/// NACK sequences are taken as the report lists them (the 16-bit media
-/// sequences on the wire would need the media history to unwrap). Bytes
+/// NACKs' 16-bit media sequences (RFC 4585 §6.2.1 PID and BLP) are
+/// unwrapped against `newest_media`, the newest media sequence sent. Bytes
 /// that do not parse leave an empty report (a lost report); sequences the
 /// sender cannot have sent are dropped, each sequence is reported once, in
 /// sequence order, and at most [`MAX_OUTCOMES`] of them.
-pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
+pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> WireReport {
     let mut out = WireReport {
         format: report.format,
         report_time: report.report_time,
         packets: Vec::with_capacity(report.arrivals.len()),
-        nacks: report.nacks.clone(),
         ..WireReport::default()
     };
     let Ok(compound) = Compound::decode(&report.bytes()) else { return out };
@@ -193,6 +192,11 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64) -> WireReport {
                         XrBlock::Unknown { .. } => {}
                     }
                 }
+            }
+            RtcpPacket::Nack(n) => {
+                let room = MAX_OUTCOMES.saturating_sub(out.nacks.len());
+                let seqs = n.pairs.iter().flat_map(|p| p.seqs());
+                out.nacks.extend(seqs.take(room).map(|s| unwrap_bits(u64::from(s), 16, u64::from(newest_media)) as u32));
             }
             RtcpPacket::Pli(_) => out.pli = true,
             RtcpPacket::Remb(r) => out.estimate = Some(DataRate::from_bps(r.bitrate.bps())),

@@ -1192,7 +1192,8 @@ impl Sender {
             return;
         }
         // What the report's bytes carry, not the receiver's full record.
-        let report = crate::adapter::adapt(report, self.next_seq.saturating_sub(1));
+        let newest_media = self.next_media_seq.wrapping_sub(1);
+        let report = crate::adapter::adapt(report, self.next_seq.saturating_sub(1), newest_media);
         if report.pli {
             self.request_key_frame();
         }
