@@ -196,7 +196,8 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
             RtcpPacket::Nack(n) => {
                 let room = MAX_OUTCOMES.saturating_sub(out.nacks.len());
                 let seqs = n.pairs.iter().flat_map(|p| p.seqs());
-                out.nacks.extend(seqs.take(room).map(|s| unwrap_bits(u64::from(s), 16, u64::from(newest_media)) as u32));
+                out.nacks
+                    .extend(seqs.take(room).map(|s| unwrap_bits(u64::from(s), 16, u64::from(newest_media)) as u32));
             }
             RtcpPacket::Pli(_) => out.pli = true,
             RtcpPacket::Remb(r) => out.estimate = Some(DataRate::from_bps(r.bitrate.bps())),

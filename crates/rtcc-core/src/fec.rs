@@ -197,8 +197,7 @@ impl FecEncoder {
             self.cur.len = 0;
         }
         if self.cur.len == 0 {
-            self.cur =
-                Group { base: p.media_seq, n: self.next_n, rtp: Some(Vec::new()), ..Group::default() };
+            self.cur = Group { base: p.media_seq, n: self.next_n, rtp: Some(Vec::new()), ..Group::default() };
         }
         let g = &mut self.cur;
         g.len += 1;

@@ -268,6 +268,10 @@ impl Packet {
     }
 }
 
+/// An RTX packet's payload starts with the original sequence number, two
+/// bytes more than the packet it repeats (RFC 4588 §4).
+pub const RTX_OSN: DataSize = DataSize::from_bytes(2);
+
 /// RTP's video clock: 90 kHz (RFC 7741 §4.1, RFC 6184 §5.1).
 pub const RTP_VIDEO_HZ: i64 = 90_000;
 
@@ -316,4 +320,3 @@ pub fn unwrap16(v: u16, last: u64) -> u64 {
     let delta = i64::from(v.wrapping_sub(last as u16) as i16);
     last.checked_add_signed(delta).unwrap_or(u64::from(v))
 }
-

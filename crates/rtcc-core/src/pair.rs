@@ -507,12 +507,15 @@ mod tests {
             assert_eq!(got, Some(&bytes_of(d.frame)[..]), "frame {}", d.frame);
         }
         // Every media packet and retransmission carries its own share of its
-        // frame, as large as the packet; in index order they make the frame.
+        // frame, as large as the packet (a retransmission two bytes more, its
+        // original sequence number, RFC 4588 §4); in index order they make
+        // the frame.
         let mut shares: std::collections::BTreeMap<(u32, u16), Vec<u8>> = Default::default();
         for t in pair.sent().iter().filter(|t| t.packet.is_frame_data()) {
             let p = &t.packet;
             let b = p.payload.as_ref().expect("a real frame's packet carries bytes");
-            assert_eq!(b.len() as u64, p.size.bytes(), "{p:?}");
+            let osn = if p.kind == PacketKind::Rtx { crate::packet::RTX_OSN } else { DataSize::ZERO };
+            assert_eq!(b.len() as u64 + osn.bytes(), p.size.bytes(), "{p:?}");
             let prev = shares.insert((t.sent.pos.frame, t.sent.pos.index), b.bytes().to_vec());
             assert!(prev.is_none_or(|v| v == b.bytes()), "a retransmission repeats its original: {p:?}");
         }
@@ -534,7 +537,9 @@ mod tests {
         let rcfg = ReceiverConfig { nack: true, ..ReceiverConfig::default() };
         // The first packet of frame 4, and frame 5 whole: only retransmissions
         // bring them.
-        let lost = |p: &SentPacket| p.kind == PacketKind::Media && ((p.pos.frame == 4 && p.pos.index == 0) || p.pos.frame == 5);
+        let lost = |p: &SentPacket| {
+            p.kind == PacketKind::Media && ((p.pos.frame == 4 && p.pos.index == 0) || p.pos.frame == 5)
+        };
         let pair = bytes_arrive(cfg, rcfg, lost);
         let rtx: Vec<u32> =
             pair.delivered().filter(|t| t.packet.kind == PacketKind::Rtx).map(|t| t.sent.pos.frame).collect();
@@ -547,7 +552,9 @@ mod tests {
         // Packet 1 of frame 6 (1000 B, in a group with a 1001 B packet: its
         // length comes from the length recovery field), and frame 7's only
         // packet (a group of one: the parity is its bytes).
-        let lost = |p: &SentPacket| p.kind == PacketKind::Media && ((p.pos.frame == 6 && p.pos.index == 1) || p.pos.frame == 7);
+        let lost = |p: &SentPacket| {
+            p.kind == PacketKind::Media && ((p.pos.frame == 6 && p.pos.index == 1) || p.pos.frame == 7)
+        };
         let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
         assert_eq!(pair.receiver.repair().fec.recovered, 2);
         // Each parity carries an RFC 5109 FEC payload exactly as large as

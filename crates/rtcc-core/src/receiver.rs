@@ -14,7 +14,7 @@ use crate::fec::{FecConfig, FecDecoder, FecStats};
 use crate::feedback::{ReceiverReport, ReportFormat, ReportStats, RrValues};
 use crate::packet::{
     abs_send_time_at, rtp_time, unwrap16, unwrap32, Packet, PacketKind, Payload, FLAG_FIRST, FLAG_FRAME, FLAG_KEY,
-    FLAG_MARKER,
+    FLAG_MARKER, RTX_OSN,
 };
 use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
@@ -651,8 +651,10 @@ impl Receiver {
             None => {}
         }
         fr.capture = Some(capture);
-        fr.bytes += pkt.size.bytes();
-        fr.retransmitted |= pkt.kind == PacketKind::Rtx;
+        // A retransmission restored (RFC 4588 §4): the original's bytes.
+        let rtx = pkt.kind == PacketKind::Rtx;
+        fr.bytes += if rtx { pkt.size.saturating_sub(RTX_OSN) } else { pkt.size }.bytes();
+        fr.retransmitted |= rtx;
         fr.received += 1;
         if fr.count == 0 || fr.received < fr.count {
             return true;

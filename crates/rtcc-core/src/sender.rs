@@ -17,7 +17,7 @@ use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, Repo
 use crate::pacer::{Pacer, PacerConfig, Queued};
 use crate::packet::{
     abs_send_time, rtp_time, rtp_timestamp, Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER,
-    FLAG_PROTECTED, NO_FRAME,
+    FLAG_PROTECTED, NO_FRAME, RTX_OSN,
 };
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::rng::Rng;
@@ -1173,7 +1173,10 @@ impl Sender {
             return;
         }
         m.last_rtx = Some(now);
-        let item = Queued { kind: PacketKind::Rtx, enqueued: now, burst: false, ..m.item.clone() };
+        // The original packet with its sequence number before the payload
+        // (RFC 4588 §4): two bytes larger.
+        let size = m.item.size + RTX_OSN;
+        let item = Queued { kind: PacketKind::Rtx, size, enqueued: now, burst: false, ..m.item.clone() };
         self.pacer.enqueue(item);
         self.notify_state(now);
     }

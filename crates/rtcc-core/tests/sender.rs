@@ -231,7 +231,8 @@ fn packetization_splits_each_frame_evenly_at_the_mtu() {
     // and last (the marker bit); the sender's record has the rest.
     let bits: Vec<(u16, bool, bool)> =
         media.iter().map(|p| (p.frame, p.flags & FLAG_FIRST != 0, p.flags & FLAG_MARKER != 0)).collect();
-    let pos: Vec<(u32, u16, u16)> = pair.sent().iter().map(|t| (t.sent.pos.frame, t.sent.pos.index, t.sent.pos.count)).collect();
+    let pos: Vec<(u32, u16, u16)> =
+        pair.sent().iter().map(|t| (t.sent.pos.frame, t.sent.pos.index, t.sent.pos.count)).collect();
     let (mut expect, mut expect_bits) = (vec![], vec![]);
     for (f, n) in [(0, 5), (1, 2), (2, 1), (3, 4)] {
         expect.extend((0..n).map(|i| (f, i, n)));
@@ -536,13 +537,15 @@ fn nacked_media_is_retransmitted_while_young_and_once_per_rtt() {
         .map(|t| (t.sent.send_time, t.packet.media_seq))
         .collect();
     assert_eq!(rtx, [(ms(50), 1), (ms(101), 1), (ms(150), 0), (ms(250), 3)]);
-    // A retransmission is the original packet again: same size and place in
-    // its frame, and the controller is told so.
+    // A retransmission is the original packet again: same place in its
+    // frame, and the controller is told so.
     let sent = ctl.sent(PacketKind::Rtx);
     let pos: Vec<FramePos> = sent.iter().map(|p| p.pos).collect();
     let at = |frame, index| FramePos { frame, index, count: 3 };
     assert_eq!(pos, [at(0, 1), at(0, 1), at(0, 0), at(1, 0)]);
-    assert!(sent.iter().all(|p| p.size == DataSize::from_bytes(1000)));
+    // Two bytes more than the original: its sequence number before the
+    // payload (RFC 4588 §4).
+    assert!(sent.iter().all(|p| p.size == DataSize::from_bytes(1002)));
     // Retransmissions take transport sequence numbers, not media ones.
     let media: Vec<u16> =
         pair.sent().iter().filter(|t| t.packet.kind == PacketKind::Media).map(|t| t.packet.media_seq).collect();

@@ -652,7 +652,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<ArriveLine>(), 64);
         let mut s = FlowStats::default();
         assert_eq!(s.last_arrival(), None);
-        let packet = rtcc_core::packet::Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Default::default() };
+        let packet =
+            rtcc_core::packet::Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Default::default() };
         let p = Envelope { flow: 0, seq: 0, frame: 0, sent: Time::ZERO, packet };
         s.on_arrived(Time::from_micros(2_500), &p);
         assert_eq!(s.last_arrival(), Some(Time::from_micros(2_500)));

@@ -16,9 +16,9 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use rtcc_core::tcp::cc::CongestionControl;
 
+use crate::endpoint::Envelope;
 use crate::frames::FrameLog;
 use crate::metrics::{FlowStats, Histogram, Run, Series};
-use crate::endpoint::Envelope;
 use crate::trace::Capacity;
 
 /// The sender's state at a bin boundary.

@@ -591,7 +591,8 @@ impl RecvEnd for TcpRecvEnd {
             retransmit: false,
             // TSval is the sender's clock in µs, 32 bits: the latest such
             // time at or before now (one clock for both ends).
-            ts: now - rtcc_core::units::Duration::from_micros(i64::from((now.as_micros() as u32).wrapping_sub(p.tsval))),
+            ts: now
+                - rtcc_core::units::Duration::from_micros(i64::from((now.as_micros() as u32).wrapping_sub(p.tsval))),
         };
         self.rx.handle_segment(now, &seg);
         if self.unanswered.is_some_and(|u| self.rx.delivered_bytes() > u.2) {

@@ -4,11 +4,11 @@
 
 use rtcc_core::controller::{ControllerContext, Params};
 use rtcc_core::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_MARKER, NO_FRAME};
-use rtcc_sim::endpoint::Envelope;
 use rtcc_core::receiver::{FrameStatus, RecvFrame};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::sender::{SendCounters, SentFrame};
 use rtcc_core::units::{DataRate, DataSize, Duration, Time};
+use rtcc_sim::endpoint::Envelope;
 use rtcc_sim::frames::FrameLog;
 use rtcc_sim::metrics::Column;
 use rtcc_sim::output::RunInfo;

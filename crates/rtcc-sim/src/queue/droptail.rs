@@ -131,7 +131,8 @@ mod tests {
         for i in 0..3 {
             q.enqueue(Time::from_millis(i), pkt(100 + i as u64), || DataRate::ZERO);
         }
-        let order: Vec<(u64, Time)> = std::iter::from_fn(|| q.pop_front()).map(|(p, t)| (p.packet.size.bytes(), t)).collect();
+        let order: Vec<(u64, Time)> =
+            std::iter::from_fn(|| q.pop_front()).map(|(p, t)| (p.packet.size.bytes(), t)).collect();
         assert_eq!(order, vec![(100, Time::ZERO), (101, Time::from_millis(1)), (102, Time::from_millis(2))]);
         assert!(q.is_empty());
         assert_eq!(q.bytes(), DataSize::ZERO);

@@ -353,7 +353,12 @@ fn a_silent_stream_starts_over() {
     let _ = feed(&mut rx, 60, &|_| 50);
     assert!(rx.remote_rate().valid() && rx.detector().unwrap().num_deltas > 50);
     // 3 s later (over kStreamTimeOutMs, 2 s): a new detector, no estimate.
-    let p = Packet { seq: 1000, size: DataSize::from_bytes(1000), abs_send_time: abs_send_time(ms(5000)), ..Packet::default() };
+    let p = Packet {
+        seq: 1000,
+        size: DataSize::from_bytes(1000),
+        abs_send_time: abs_send_time(ms(5000)),
+        ..Packet::default()
+    };
     rx.on_packet(ms(5050), &p);
     assert!(!rx.remote_rate().valid());
     assert_eq!(rx.detector().unwrap().num_deltas, 0);
@@ -378,7 +383,10 @@ fn receiver_survives_random_arrivals() {
         }
         let kind = if rng.chance(0.1) { PacketKind::Audio } else { PacketKind::Media };
         let size = DataSize::from_bytes(20 + (rng.uniform() * 1400.0) as u64);
-        rx.on_packet(now, &Packet { seq: seq as u16, kind, size, abs_send_time: abs_send_time(sent), ..Packet::default() });
+        rx.on_packet(
+            now,
+            &Packet { seq: seq as u16, kind, size, abs_send_time: abs_send_time(sent), ..Packet::default() },
+        );
         if seq % 7 == 0 {
             if let Some(r) = rx.estimate(now) {
                 assert!(r >= kbps(30) && r <= DataRate::from_mbps(50), "{r}");
