@@ -103,8 +103,14 @@ fn rank(o: &Outcome) -> u8 {
 /// unwrapped against `newest_media`, the newest media sequence sent. Bytes
 /// that do not parse leave an empty report (a lost report); sequences the
 /// sender cannot have sent are dropped, each sequence is reported once, in
-/// sequence order, and at most [`MAX_OUTCOMES`] of them.
-pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> WireReport {
+/// sequence order, and at most [`MAX_OUTCOMES`] of them. Transport
+/// sequences come back in the sender's numbering from 0: the wire's are
+/// `transport_base` higher.
+pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, transport_base: u16) -> WireReport {
+    // The wire numbers transport sequences from `transport_base` (RFC 3550
+    // §5.1's random start); read them in that numbering, then take it off.
+    let base = u64::from(transport_base);
+    let top = newest_sent + base;
     let mut out = WireReport {
         format: report.format,
         report_time: report.report_time,
@@ -118,14 +124,14 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
             RtcpPacket::TransportFeedback(f) => {
                 for (s, at) in f.arrivals().into_iter().take(MAX_OUTCOMES.saturating_sub(out.packets.len())) {
                     let outcome = at.map_or(Outcome::Lost, |t| Outcome::Arrived(Time::from_micros(t)));
-                    out.packets.push((unwrap(s, newest_sent), outcome));
+                    out.packets.push((unwrap(s, top), outcome));
                 }
             }
             RtcpPacket::CongestionControlFeedback(f) => {
                 for b in &f.blocks {
                     let room = MAX_OUTCOMES.saturating_sub(out.packets.len());
                     for (i, r) in b.reports.iter().enumerate().take(room) {
-                        let seq = unwrap(b.begin_seq.wrapping_add(i as u16), newest_sent);
+                        let seq = unwrap(b.begin_seq.wrapping_add(i as u16), top);
                         // RFC 8888 §3.1: over range (held > 8 s) is received at
                         // the largest offset the field holds; unavailable, at
                         // the report's time.
@@ -147,7 +153,7 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
                     out.rr = Some(RrValues {
                         fraction_lost: b.fraction_lost,
                         cumulative_lost: i64::from(b.cumulative_lost),
-                        highest_seq: unwrap_bits(u64::from(b.extended_highest_seq), 32, newest_sent),
+                        highest_seq: unwrap_bits(u64::from(b.extended_highest_seq), 32, top),
                         jitter: Duration::from_micros(i64::from(b.jitter) * 1_000_000 / VIDEO_CLOCK_HZ),
                     });
                 }
@@ -157,9 +163,9 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
                     match block {
                         // RFC 3611 §4.1: one outcome per 2^T-th sequence from begin_seq.
                         XrBlock::LossRle(b) => {
-                            let seqs = rle_seqs(b.begin_seq, b.thinning, newest_sent);
+                            let seqs = rle_seqs(b.begin_seq, b.thinning, top);
                             for (seq, received) in seqs.zip(b.outcomes()) {
-                                if seq > newest_sent || out.packets.len() >= MAX_OUTCOMES {
+                                if seq > top || out.packets.len() >= MAX_OUTCOMES {
                                     break;
                                 }
                                 let outcome =
@@ -172,9 +178,9 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
                         XrBlock::DiscardRle { early: true, .. } => {}
                         // RFC 7097 §3: the same layout, 1 = discarded.
                         XrBlock::DiscardRle { block: b, .. } => {
-                            let seqs = rle_seqs(b.begin_seq, b.thinning, newest_sent);
+                            let seqs = rle_seqs(b.begin_seq, b.thinning, top);
                             for (seq, d) in seqs.zip(b.outcomes()) {
-                                if seq > newest_sent || discarded.len() >= MAX_OUTCOMES {
+                                if seq > top || discarded.len() >= MAX_OUTCOMES {
                                     break;
                                 }
                                 if d {
@@ -203,6 +209,13 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32) -> Wi
             RtcpPacket::Remb(r) => out.estimate = Some(DataRate::from_bps(r.bitrate.bps())),
             _ => {}
         }
+    }
+    // Back to the sender's own numbering; what would fall before its first
+    // packet it never sent.
+    out.packets.retain_mut(|(s, _)| s.checked_sub(base).map(|v| *s = v).is_some());
+    discarded.retain_mut(|s| s.checked_sub(base).map(|v| *s = v).is_some());
+    if let Some(rr) = &mut out.rr {
+        rr.highest_seq = rr.highest_seq.saturating_sub(base);
     }
     // Sequence order, each once (sorted input stays O(n)).
     out.packets.retain(|&(s, _)| in_window(s, newest_sent));

@@ -193,6 +193,8 @@ pub struct Receiver {
     next_report: Option<Time>,
     /// Next transport sequence expected; gaps below it are reported lost.
     next_seq: u64,
+    /// The first transport sequence received (RFC 3550 A.3 base_seq).
+    seq_base: Option<u64>,
     /// Sum of one-way delays (µs) since the last report, for the mean.
     owd_sum_us: i64,
     jitter_us: f64,
@@ -267,6 +269,7 @@ impl Receiver {
             arrivals: Vec::with_capacity(256),
             fb_count: 0,
             next_seq: 0,
+            seq_base: None,
             stats: ReportStats::default(),
             seen: vec![0; (SEEN_BITS / 64) as usize].into_boxed_slice(),
             seen_high: 0,
@@ -429,8 +432,17 @@ impl Receiver {
         if self.next_report.is_none() {
             self.next_report = Some(now + self.cfg.interval);
         }
-        // The wire's 16-bit sequence, unwrapped against the newest one.
-        let seq = unwrap16(pkt.seq, self.next_seq.saturating_sub(1));
+        // The wire's 16-bit sequence, unwrapped against the newest one; the
+        // first one received starts the count (the sender's start is random,
+        // RFC 3550 §5.1, and what came before it is unknown).
+        let seq = match self.seq_base {
+            Some(_) => unwrap16(pkt.seq, self.next_seq.saturating_sub(1)),
+            None => {
+                let s = u64::from(pkt.seq);
+                (self.seq_base, self.next_seq) = (Some(s), s);
+                s
+            }
+        };
         // Gaps are reported as not received; transport-wide-cc does the same.
         while self.next_seq < seq {
             self.arrivals.push((self.next_seq, None));
@@ -773,10 +785,11 @@ impl Receiver {
         self.gap_n += 1;
     }
 
-    /// RFC 3550 A.3: expected (sequences from 0, the receiver's own base, to
-    /// the highest) minus received, in all and since the previous report.
+    /// RFC 3550 A.3: expected (sequences from the first received, base_seq,
+    /// to the highest) minus received, in all and since the previous report.
     fn rr_values(&mut self, jitter: Duration) -> RrValues {
-        let (expected, received) = (self.next_seq, self.received);
+        let expected = self.next_seq - self.seq_base.unwrap_or(0);
+        let received = self.received;
         let (prior_expected, prior_received) = self.rr_prior;
         self.rr_prior = (expected, received);
         let expected_interval = expected.saturating_sub(prior_expected) as i64;

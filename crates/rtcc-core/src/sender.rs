@@ -155,6 +155,12 @@ pub struct SenderConfig {
     /// (key frame requests and skips reach the outside encoder through
     /// `EncodeRequest` and `handle_capture`'s `None`).
     pub external_frames: bool,
+    /// The wire's first transport-wide and RTP sequence numbers (RFC 3550
+    /// §5.1: random, so that a stream's numbers say nothing of when it
+    /// began). The sender's own packet numbering (`SentPacket::seq`) starts
+    /// at 0 whatever they are.
+    pub transport_base: u16,
+    pub media_base: u16,
     /// The controller's one-way delay is absolute (the default): receiver
     /// clock minus sender clock as measured, which the simulator's one clock
     /// gives and which FBRA gets without synchronised clocks from Sync &
@@ -190,6 +196,8 @@ impl Default for SenderConfig {
             pacer: PacerConfig::default(),
             timing: SenderTiming::OFF,
             external_frames: false,
+            transport_base: 0,
+            media_base: 0,
             clocks_agree: true,
         }
     }
@@ -458,7 +466,7 @@ impl Sender {
             last_content: None,
             stall_counted: false,
             next_seq: 0,
-            next_media_seq: 0,
+            next_media_seq: u32::from(cfg.media_base),
             history: VecDeque::with_capacity(256),
             hist_base: 0,
             newest_sent: SentPacket::default(),
@@ -1104,7 +1112,8 @@ impl Sender {
             _ => FramePos { frame: q.frame, index: q.index, count: q.count },
         };
         // The wire carries the low 16 bits of the sequence number.
-        let pkt = Packet { seq: seq as u16, abs_send_time: abs_send_time(now), ..to_packet(q) };
+        let wire_seq = (seq as u16).wrapping_add(self.cfg.transport_base);
+        let pkt = Packet { seq: wire_seq, abs_send_time: abs_send_time(now), ..to_packet(q) };
         self.in_flight += size;
         if self.history.is_empty() {
             self.hist_base = seq;
@@ -1196,7 +1205,8 @@ impl Sender {
         }
         // What the report's bytes carry, not the receiver's full record.
         let newest_media = self.next_media_seq.wrapping_sub(1);
-        let report = crate::adapter::adapt(report, self.next_seq.saturating_sub(1), newest_media);
+        let report =
+            crate::adapter::adapt(report, self.next_seq.saturating_sub(1), newest_media, self.cfg.transport_base);
         if report.pli {
             self.request_key_frame();
         }

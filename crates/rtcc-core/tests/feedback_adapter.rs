@@ -14,7 +14,7 @@ fn report(format: ReportFormat, seqs: std::ops::Range<u64>, report_ms: i64) -> R
 #[test]
 fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
     let r = report(ReportFormat::Twcc, 0..200, 6_000);
-    let got = adapt(&r, 199, 0);
+    let got = adapt(&r, 199, 0, 0);
     assert_eq!(got.arrivals().len(), 200);
     for ((s, a), (s0, a0)) in got.arrivals().iter().zip(&r.arrivals) {
         assert_eq!(s, s0);
@@ -30,7 +30,7 @@ fn twcc_arrivals_are_250us_ticks_from_a_64ms_reference() {
 #[test]
 fn rfc8888_arrivals_are_1024ths_of_a_second_before_the_report() {
     let r = report(ReportFormat::Rfc8888, 0..200, 6_000);
-    let got = adapt(&r, 199, 0);
+    let got = adapt(&r, 199, 0, 0);
     assert_eq!(got.arrivals().len(), 200);
     let mut off_grid = 0;
     for ((_, a), (_, a0)) in got.arrivals().iter().zip(&r.arrivals) {
@@ -54,7 +54,7 @@ fn sequences_unwrap_across_65536_and_lost_reports() {
     for (i, len) in [300u64, 300, 300, 300, 70_000, 300].into_iter().enumerate() {
         let r = report(ReportFormat::Twcc, next..next + len, 6_000);
         if i != 2 && i != 4 {
-            let got = adapt(&r, next + len - 1, 0);
+            let got = adapt(&r, next + len - 1, 0, 0);
             let seqs: Vec<u64> = got.arrivals().iter().map(|a| a.0).collect();
             assert_eq!(seqs, (next..next + len).collect::<Vec<_>>(), "report {i}");
         }
@@ -75,7 +75,7 @@ fn rtcp_xr_gives_outcomes_and_report_values_but_no_arrival_time() {
     let mut r =
         ReceiverReport { late: vec![65_540, 65_541], stats, rr, ..report(ReportFormat::RtcpXr, 65_536..65_586, 6_000) };
     r.seal();
-    let got = adapt(&r, 65_590, 0);
+    let got = adapt(&r, 65_590, 0, 0);
     assert_eq!(got.packets.len(), 50);
     for (&(s, o), &(s0, a0)) in got.packets.iter().zip(&r.arrivals) {
         assert_eq!(s, s0);
@@ -102,7 +102,7 @@ fn a_datagram_that_does_not_parse_is_an_empty_report() {
     for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
         let mut r = report(format, 0..20, 6_000);
         r.seal();
-        let full = adapt(&r, 19, 0);
+        let full = adapt(&r, 19, 0, 0);
         assert_eq!(full.packets.len(), 20);
         for cut in 1..r.datagram.len() {
             let mut bad = r.clone();
@@ -110,13 +110,13 @@ fn a_datagram_that_does_not_parse_is_an_empty_report() {
             // A cut inside a packet leaves nothing; one at a packet boundary
             // (after the RR, say) leaves what the packets before it carry,
             // never an outcome the whole report does not give.
-            let got = adapt(&bad, 19, 0);
+            let got = adapt(&bad, 19, 0, 0);
             assert!(got.packets.iter().all(|p| full.packets.contains(p)), "{format:?} {cut}: {got:?}");
             assert!(got.rr.is_none() || got.rr == full.rr, "{format:?} {cut}");
         }
         let mut bad = r.clone();
         bad.datagram = vec![0xff; 3];
-        assert!(adapt(&bad, 19, 0).packets.is_empty());
+        assert!(adapt(&bad, 19, 0, 0).packets.is_empty());
     }
 }
 
@@ -124,7 +124,7 @@ fn a_datagram_that_does_not_parse_is_an_empty_report() {
 fn reordered_packet_reported_lost_then_arrived_is_reported_arrived() {
     let mut r = report(ReportFormat::Twcc, 0..10, 6_000);
     r.arrivals.push((3, Some(Time::from_millis(5_100))));
-    let got = adapt(&r, 9, 0);
+    let got = adapt(&r, 9, 0, 0);
     assert_eq!(got.arrivals().len(), 10);
     assert_eq!(got.arrivals()[3], (3, Some(Time::from_millis(5_100))));
 }
@@ -136,7 +136,7 @@ fn a_reordered_packet_does_not_turn_reported_arrivals_into_losses() {
     r.arrivals.insert(0, (5, Some(Time::from_millis(5_050))));
     for format in [ReportFormat::Twcc, ReportFormat::Rfc8888] {
         r.format = format;
-        let got = adapt(&r, 19, 0);
+        let got = adapt(&r, 19, 0, 0);
         let seqs: Vec<u64> = got.arrivals().iter().map(|a| a.0).collect();
         assert_eq!(seqs, [5].into_iter().chain(10..20).collect::<Vec<_>>(), "{format:?}");
     }
@@ -151,7 +151,7 @@ fn rfc8888_over_range_reads_as_held_8_seconds() {
         report_time: Time::from_millis(10_000),
         ..Default::default()
     };
-    let got = adapt(&r, 1, 0);
+    let got = adapt(&r, 1, 0, 0);
     assert_eq!(got.arrivals()[0].1, Some(Time::from_micros(10_000_000 - (0x1ffd * 1_000_000 + 512) / 1024)));
     assert_eq!(got.arrivals()[1].1, Some(Time::from_millis(9_500)));
 }
@@ -223,7 +223,7 @@ fn hostile_rle_blocks_give_each_sent_sequence_once() {
     for i in 0..8 {
         blocks.push(XrBlock::LossRle(rle(0, 65_535, 0, vec![run(i % 2 == 1); 4])));
     }
-    let got = adapt(&xr_report(blocks), 100, 0);
+    let got = adapt(&xr_report(blocks), 100, 0, 0);
     assert_eq!(got.packets.len(), 101);
     for (i, &(s, o)) in got.packets.iter().enumerate() {
         assert_eq!((s, o), (i as u64, Outcome::Received { discarded: false }));
@@ -239,7 +239,7 @@ fn rle_thinning_reports_multiples_of_two_to_the_t_and_early_discards_are_not_lat
     let early =
         XrBlock::DiscardRle { early: true, block: rle(5, 13, 1, vec![RleChunk::Run { ones: true, length: 4 }]) };
     let late = XrBlock::DiscardRle { early: false, block: rle(8, 9, 0, vec![RleChunk::Run { ones: true, length: 1 }]) };
-    let got = adapt(&xr_report(vec![loss, early, late]), 1_000, 0);
+    let got = adapt(&xr_report(vec![loss, early, late]), 1_000, 0, 0);
     let seqs: Vec<u64> = got.packets.iter().map(|p| p.0).collect();
     assert_eq!(seqs, [6, 8, 10, 12]);
     let discarded: Vec<u64> =
@@ -255,10 +255,28 @@ fn nacks_are_read_from_their_pid_and_blp_across_the_wrap() {
     let nacks: Vec<u32> = vec![65_530, 65_534, 65_535, 65_536, 65_537, 65_600];
     for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
         let r = ReceiverReport { nacks: nacks.clone(), ..report(format, 0..20, 1_000) };
-        assert_eq!(adapt(&r, 19, 65_610).nacks, nacks, "{format:?}");
+        assert_eq!(adapt(&r, 19, 65_610, 0).nacks, nacks, "{format:?}");
         // Against an older newest sequence, what it cannot have sent yet is
         // read 2^16 back (and the sender has no such packet to send again).
-        assert_eq!(adapt(&r, 19, 65_535).nacks[..3], [65_530, 65_534, 65_535]);
-        assert_eq!(adapt(&r, 19, 65_535).nacks[3], 0);
+        assert_eq!(adapt(&r, 19, 65_535, 0).nacks[..3], [65_530, 65_534, 65_535]);
+        assert_eq!(adapt(&r, 19, 65_535, 0).nacks[3], 0);
+    }
+}
+
+/// The wire's transport sequences start at a random base (RFC 3550 §5.1);
+/// the receiver reports them as they came, the adapter gives the sender's
+/// own numbering back, across the wrap.
+#[test]
+fn a_random_transport_base_is_taken_off() {
+    for base in [0u16, 1, 40_000, 65_535] {
+        for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
+            // The sender sent 0..=299; the receiver numbers them base + s.
+            let wire = u64::from(base);
+            let r = report(format, wire + 100..wire + 300, 6_000);
+            let got = adapt(&r, 299, 0, base);
+            let seqs: Vec<u64> = got.packets.iter().map(|p| p.0).collect();
+            assert_eq!(seqs, (100..300).collect::<Vec<u64>>(), "base {base}, {format:?}");
+            assert_eq!(got.stats.lost + got.stats.received, 200);
+        }
     }
 }

@@ -106,7 +106,11 @@ impl VideoCall {
         // The timing's draws: a stream of the flow's own seed, so they leave
         // every other draw of the run as it was.
         let timing = SenderTiming { seed: Rng::new(ctx.seed).fork(0x0071_C10C).next_u64(), ..spec.sender.timing };
-        let cfg = SenderConfig { max_resolution, timing, ..spec.sender };
+        // Where the wire's sequence numbers start (RFC 3550 §5.1: random),
+        // from another stream of the flow's seed.
+        let bases = Rng::new(ctx.seed).fork(0x5E0_BA5E).next_u64();
+        let (transport_base, media_base) = (bases as u16, (bases >> 16) as u16);
+        let cfg = SenderConfig { max_resolution, timing, transport_base, media_base, ..spec.sender };
         let flow = cfg.flow;
         let rcfg = spec.receiver;
         let receiver = match estimator {

@@ -28,7 +28,11 @@ fn sequence_numbers_wrap_twice_and_repair_goes_on() {
     let shown = f.frames_displayed as f64 / f.frames_sent as f64;
     assert!(shown > 0.995, "shown {shown} ({} of {})", f.frames_displayed, f.frames_sent);
     assert!(f.rtx_packets as f64 > 0.9 * 0.01 * f.packets_sent as f64, "{} retransmissions", f.rtx_packets);
-    assert_eq!(f.freeze_count, 0);
+    // A frame waits for two rounds of repair at most (a retransmission lost
+    // too: about 0.3 % of 28-packet frames); a NACK or a report misread at
+    // a wrap would leave frames waiting for good.
+    assert!(f.frames_lost <= 3, "{} frames lost", f.frames_lost);
+    assert!(f.frame_delay_ms_max.is_some_and(|d| d < 400.0), "{:?}", f.frame_delay_ms_max);
 }
 
 #[test]
@@ -39,6 +43,6 @@ fn a_controller_reads_reports_across_the_wrap() {
     let f = &out.summary.flows[0];
     assert!(f.packets_sent > 65_536, "only {} packets", f.packets_sent);
     assert!(f.utilization > 0.6, "utilization {}", f.utilization);
-    assert_eq!(f.loss_rate, 0.0);
+    assert!(f.loss_rate < 0.01, "loss {}", f.loss_rate);
     assert!(f.frame_delay_ms_p95.is_some_and(|d| d < 300.0), "{:?}", f.frame_delay_ms_p95);
 }
