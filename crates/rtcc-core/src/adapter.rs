@@ -153,7 +153,9 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
                     out.rr = Some(RrValues {
                         fraction_lost: b.fraction_lost,
                         cumulative_lost: i64::from(b.cumulative_lost),
-                        highest_seq: unwrap_bits(u64::from(b.extended_highest_seq), 32, top),
+                        // The receiver counts cycles from its own first
+                        // packet (RFC 3550 A.1): read only the low 16 bits.
+                        highest_seq: unwrap(b.extended_highest_seq as u16, top),
                         jitter: Duration::from_micros(i64::from(b.jitter) * 1_000_000 / VIDEO_CLOCK_HZ),
                     });
                 }

@@ -776,7 +776,7 @@ mod tests {
             wire.iter().filter(|p| p.kind == PacketKind::Fec).map(|p| (p.media_seq, p.group)).collect();
         assert_eq!(par, [(0, 7), (7, 10), (17, 10), (27, 3), (30, 10)]);
         // The 7-packet parity: the protected and frame flags XORed 7 times
-        // stay, start and marker bits (once each) cancel out.
+        // stay set, and so do the start and marker bits (each set once).
         let p = find(&wire, PacketKind::Fec, 0);
         assert_eq!((p.frame, p.flags), (0, FLAG_PROTECTED | FLAG_FRAME | FLAG_FIRST | FLAG_MARKER));
         assert_eq!(p.size, DataSize::from_bytes(1214));

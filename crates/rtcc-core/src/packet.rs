@@ -1,8 +1,10 @@
 //! What travels on the wire in the sans-IO model. `Packet` carries the header
-//! fields a real RTP stack would carry (transport-wide sequence number, frame
-//! id, position in frame) and, for real codecs, its own RTP payload: the
-//! codec's payload descriptor and its share of the frame (media and
-//! retransmissions), or the XOR of the packets it protects (FEC parity).
+//! fields a real RTP stack would carry (transport-wide sequence number,
+//! abs-send-time, RTP sequence number and timestamp, marker, the payload
+//! descriptor's frame number and start and key bits) and, for real codecs,
+//! its own RTP payload: the codec's payload descriptor and its share of the
+//! frame (media and retransmissions), or the XOR of the packets it protects
+//! (FEC parity).
 
 use std::sync::Arc;
 

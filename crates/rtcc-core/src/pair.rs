@@ -56,7 +56,7 @@ const MAX_STEPS_AT_ONE_INSTANT: u32 = 100_000;
 /// A packet the sender put on the wire, and its fate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transmitted {
-    /// As sent; `send_time` is when it left the sender.
+    /// As sent (its send time is `sent.send_time`).
     pub packet: Packet,
     /// The sender's record of it, as its controller was told.
     pub sent: SentPacket,

@@ -20,6 +20,12 @@ use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
 use crate::units::{DataSize, Duration, Time};
 
+/// A 16-bit sequence unwrapped against `last`: `None` for one that falls
+/// before zero (before the first one received, which starts the count).
+fn before_or_after(v: u16, last: u64) -> Option<u64> {
+    last.checked_add_signed(i64::from(v.wrapping_sub(last as u16) as i16))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReceiverConfig {
     pub flow: u16,
@@ -436,23 +442,29 @@ impl Receiver {
         // first one received starts the count (the sender's start is random,
         // RFC 3550 §5.1, and what came before it is unknown).
         let seq = match self.seq_base {
-            Some(_) => unwrap16(pkt.seq, self.next_seq.saturating_sub(1)),
+            Some(_) => before_or_after(pkt.seq, self.next_seq.saturating_sub(1)),
             None => {
                 let s = u64::from(pkt.seq);
                 (self.seq_base, self.next_seq) = (Some(s), s);
-                s
+                Some(s)
             }
         };
-        // Gaps are reported as not received; transport-wide-cc does the same.
-        while self.next_seq < seq {
-            self.arrivals.push((self.next_seq, None));
-            self.stats.lost += 1;
-            self.next_seq += 1;
+        // A packet from before the first one received (reordered, or just
+        // before a wrap) is left out of the feedback: nothing was reported
+        // of the sequences before the first.
+        if let Some(seq) = seq.filter(|&s| self.seq_base.is_some_and(|b| s >= b)) {
+            // Gaps are reported as not received; transport-wide-cc does the same.
+            while self.next_seq < seq {
+                self.arrivals.push((self.next_seq, None));
+                self.stats.lost += 1;
+                self.next_seq += 1;
+            }
+            if seq >= self.next_seq {
+                self.next_seq = seq + 1;
+            }
+            self.arrivals.push((seq, Some(now)));
         }
-        if seq >= self.next_seq {
-            self.next_seq = seq + 1;
-        }
-        self.arrivals.push((seq, Some(now)));
+        let reported = seq.filter(|&s| self.seq_base.is_some_and(|b| s >= b));
         self.stats.received += 1;
         // RFC 3550 §6.4.1 interarrival jitter, J += (|D| - J) / 16, over
         // the abs-send-time (the send time, not the capture time, so a
@@ -477,7 +489,7 @@ impl Receiver {
         if too_old || (pkt.is_frame_data() && self.behind_decoder(self.frame_id(pkt))) {
             self.repair.discarded += 1;
             self.stats.late_discards += 1;
-            self.late.push(seq);
+            self.late.extend(reported);
             if too_old {
                 let interval = self.cfg.interval;
                 if self.cfg.early_reports && self.last_early.is_none_or(|t| now.saturating_since(t) >= interval * 2) {
@@ -542,9 +554,13 @@ impl Receiver {
         rtp_time(t)
     }
 
-    /// A packet's media sequence, unwrapped against the highest so far.
+    /// A packet's media sequence, unwrapped against the highest so far. The
+    /// first one received is counted from 2^16, so that one from before it
+    /// (rebuilt from parity, retransmitted, reordered) is not read as 2^16
+    /// ahead; only the low 16 bits ever reach the wire.
     fn media_id(&self, pkt: &Packet) -> u32 {
-        unwrap16(pkt.media_seq, u64::from(self.high.unwrap_or(0))) as u32
+        let v = u64::from(pkt.media_seq);
+        unwrap16(pkt.media_seq, self.high.map_or(v + (1 << 16), u64::from)) as u32
     }
 
     fn seen_bit(&self, m: u32) -> (usize, u64) {
@@ -925,6 +941,11 @@ mod tests {
         ReceiverConfig { playout: Playout::Immediate, ..ReceiverConfig::default() }
     }
 
+    /// Media sequences as the wire carries them.
+    fn wire16(s: &[u32]) -> Vec<u16> {
+        s.iter().map(|&m| m as u16).collect()
+    }
+
     /// `p`, of a key frame.
     fn key(p: Packet) -> Packet {
         Packet { flags: p.flags | FLAG_KEY, ..p }
@@ -994,6 +1015,31 @@ mod tests {
         }
         assert_eq!(arrivals, 70_000);
         assert_eq!(r.repair().duplicates, 0);
+    }
+
+    /// Wire sequences start anywhere (RFC 3550 §5.1): a packet from just
+    /// before the first one received, across the wrap, belongs to the same
+    /// frame, not 2^16 ahead.
+    #[test]
+    fn a_packet_from_before_the_first_across_the_wrap_completes_its_frame() {
+        let mut r = Receiver::new(ReceiverConfig { nack: true, ..immediate() });
+        // Frame 0 is media 65535, 0, 1 (transport 65534, 65535, 0); its
+        // first packet comes last.
+        let p = |seq: u16, media: u16, flags: u8| Packet {
+            seq,
+            media_seq: media,
+            ..key(Packet { flags, ..pkt(0, 0, 1, 3) })
+        };
+        r.handle_packet(Time::from_millis(10), &p(65_535, 0, FLAG_FRAME));
+        r.handle_packet(Time::from_millis(11), &p(0, 1, FLAG_FRAME | FLAG_MARKER));
+        assert_eq!(r.frame(0).display, None);
+        r.handle_packet(Time::from_millis(12), &p(65_534, 65_535, FLAG_FRAME | FLAG_FIRST));
+        assert_eq!(r.frame(0).display, Some(Time::from_millis(12)));
+        let rep = r.poll_report(Time::from_millis(100)).expect("a report");
+        assert!(!rep.pli && rep.nacks.is_empty(), "{rep:?}");
+        // Three received, none lost; arrivals from the first one received on.
+        assert_eq!((rep.stats.received, rep.stats.lost), (3, 0));
+        assert_eq!(rep.arrivals.iter().map(|a| a.0 as u16).collect::<Vec<_>>(), [65_535, 0]);
     }
 
     /// Late discards are the receiver's own judgement: collecting frame
@@ -1086,12 +1132,12 @@ mod tests {
         r.handle_packet(Time::from_millis(10), &pkt(3, 1, 2, 3));
         assert_eq!(r.poll_timeout(), Some(Time::from_millis(15)));
         let rep = r.poll_report(Time::from_millis(15)).unwrap();
-        assert_eq!(rep.nacks, vec![1, 2]);
+        assert_eq!(wire16(&rep.nacks), [1, 2]);
         // Retried one nack_retry later unless repaired.
         let rtx = Packet { kind: PacketKind::Rtx, ..pkt(4, 1, 0, 3) };
         r.handle_packet(Time::from_millis(60), &Packet { media_seq: 1, ..rtx });
         let rep = r.poll_report(Time::from_millis(115)).unwrap();
-        assert_eq!(rep.nacks, vec![2]);
+        assert_eq!(wire16(&rep.nacks), [2]);
         assert_eq!(r.repair().nacks_sent, 3);
     }
 
@@ -1109,7 +1155,7 @@ mod tests {
         r.handle_packet(Time::from_millis(45), &rtx);
         assert!(r.frame(0).display.is_some());
         let rep = r.poll_report(Time::from_millis(50)).unwrap();
-        assert_eq!(rep.nacks, vec![4], "media 4 of the newer frame is still asked for");
+        assert_eq!(wire16(&rep.nacks), [4], "media 4 of the newer frame is still asked for");
     }
 
     /// The duplicate ring (with the live word of the highest sequence kept

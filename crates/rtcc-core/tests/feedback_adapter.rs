@@ -280,3 +280,16 @@ fn a_random_transport_base_is_taken_off() {
         }
     }
 }
+
+/// The RR's extended highest sequence counts cycles from the receiver's own
+/// first packet (RFC 3550 A.1); with a transport base near the wrap and the
+/// first packets lost, the receiver's cycles are not the sender's.
+#[test]
+fn the_rr_highest_sequence_is_read_from_its_low_16_bits() {
+    use rtcc_core::feedback::RrValues;
+    // The sender sent 0..=299 from wire 65,530; 0..=9 were lost, so the
+    // receiver's first was wire 4 and its highest, wire 293, is 293 to it.
+    let rr = RrValues { fraction_lost: 0, cumulative_lost: 0, highest_seq: 293, jitter: Duration::ZERO };
+    let r = ReceiverReport { rr, ..report(ReportFormat::RtcpXr, 65_540..65_830, 1_000) };
+    assert_eq!(adapt(&r, 299, 0, 65_530).rr.map(|v| v.highest_seq), Some(299));
+}

@@ -52,9 +52,10 @@ pub struct Envelope {
     /// The flow (its index in the scenario): routes it, and FQ-CoDel's
     /// flow queue stands in for the 5-tuple hash.
     pub flow: u16,
-    /// The sending end's own count of its packets, from 0 (the transport
-    /// sequence before the wire's 16-bit wrap; a TCP or UDP flow's packet
-    /// number): the recorder's row.
+    /// The sending end's own count of its packets, from 0 (a video sender's
+    /// `SentPacket::seq`, which the wire carries as the low 16 bits of it
+    /// plus the flow's transport base; a TCP or UDP flow's packet number):
+    /// the recorder's row.
     pub seq: u64,
     /// The frame the sender's record counts it for, `NO_FRAME` for none (a
     /// parity's frame field is its group's XOR).
