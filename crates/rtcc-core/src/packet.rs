@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use crate::feedback::VIDEO_CLOCK_HZ as RTP_VIDEO_HZ;
 use crate::units::{DataSize, Time};
 
 /// How a real codec's frame travels as RTP payloads.
@@ -274,9 +275,6 @@ impl Packet {
 /// bytes more than the packet it repeats (RFC 4588 §4).
 pub const RTX_OSN: DataSize = DataSize::from_bytes(2);
 
-/// RTP's video clock: 90 kHz (RFC 7741 §4.1, RFC 6184 §5.1).
-pub const RTP_VIDEO_HZ: i64 = 90_000;
-
 /// The RTP timestamp of sender clock time `t`: its 90 kHz tick, truncated
 /// to 32 bits (RFC 3550 §5.1). The clock's zero is the sender's, so a
 /// receiver reads capture times on the sender's clock, as an RTCP sender
@@ -317,8 +315,7 @@ pub fn abs_send_time_at(v: u32, now: Time) -> Time {
 
 /// The value nearest `last` whose low 16 bits are `v`: a 16-bit wire field
 /// unwrapped against the newest value seen (RFC 3550 Appendix A.1, as
-/// libwebrtc's SeqNumUnwrapper), never below zero.
-pub fn unwrap16(v: u16, last: u64) -> u64 {
-    let delta = i64::from(v.wrapping_sub(last as u16) as i16);
-    last.checked_add_signed(delta).unwrap_or(u64::from(v))
+/// libwebrtc's SeqNumUnwrapper); `None` when that falls below zero.
+pub fn unwrap16(v: u16, last: u64) -> Option<u64> {
+    last.checked_add_signed(i64::from(v.wrapping_sub(last as u16) as i16))
 }

@@ -20,12 +20,6 @@ use crate::playout::{Playout, Timing};
 use crate::rtp_payload::depacketize;
 use crate::units::{DataSize, Duration, Time};
 
-/// A 16-bit sequence unwrapped against `last`: `None` for one that falls
-/// before zero (before the first one received, which starts the count).
-fn before_or_after(v: u16, last: u64) -> Option<u64> {
-    last.checked_add_signed(i64::from(v.wrapping_sub(last as u16) as i16))
-}
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReceiverConfig {
     pub flow: u16,
@@ -442,7 +436,7 @@ impl Receiver {
         // first one received starts the count (the sender's start is random,
         // RFC 3550 §5.1, and what came before it is unknown).
         let seq = match self.seq_base {
-            Some(_) => before_or_after(pkt.seq, self.next_seq.saturating_sub(1)),
+            Some(_) => unwrap16(pkt.seq, self.next_seq.saturating_sub(1)),
             None => {
                 let s = u64::from(pkt.seq);
                 (self.seq_base, self.next_seq) = (Some(s), s);
@@ -452,7 +446,8 @@ impl Receiver {
         // A packet from before the first one received (reordered, or just
         // before a wrap) is left out of the feedback: nothing was reported
         // of the sequences before the first.
-        if let Some(seq) = seq.filter(|&s| self.seq_base.is_some_and(|b| s >= b)) {
+        let reported = seq.filter(|&s| self.seq_base.is_some_and(|b| s >= b));
+        if let Some(seq) = reported {
             // Gaps are reported as not received; transport-wide-cc does the same.
             while self.next_seq < seq {
                 self.arrivals.push((self.next_seq, None));
@@ -464,7 +459,6 @@ impl Receiver {
             }
             self.arrivals.push((seq, Some(now)));
         }
-        let reported = seq.filter(|&s| self.seq_base.is_some_and(|b| s >= b));
         self.stats.received += 1;
         // RFC 3550 §6.4.1 interarrival jitter, J += (|D| - J) / 16, over
         // the abs-send-time (the send time, not the capture time, so a
@@ -543,7 +537,8 @@ impl Receiver {
     /// A packet's frame number, unwrapped against the newest frame so far.
     fn frame_id(&self, pkt: &Packet) -> u32 {
         let newest = (u64::from(self.frame_base) + self.frames.len() as u64).saturating_sub(1);
-        unwrap16(pkt.frame, newest) as u32
+        // Frame numbers start at 0: none falls before it.
+        unwrap16(pkt.frame, newest).unwrap_or(u64::from(pkt.frame)) as u32
     }
 
     /// A packet's RTP timestamp as sender clock time, unwrapped against the
@@ -560,7 +555,7 @@ impl Receiver {
     /// ahead; only the low 16 bits ever reach the wire.
     fn media_id(&self, pkt: &Packet) -> u32 {
         let v = u64::from(pkt.media_seq);
-        unwrap16(pkt.media_seq, self.high.map_or(v + (1 << 16), u64::from)) as u32
+        unwrap16(pkt.media_seq, self.high.map_or(v + (1 << 16), u64::from)).unwrap_or(v) as u32
     }
 
     fn seen_bit(&self, m: u32) -> (usize, u64) {
