@@ -138,8 +138,9 @@ pub struct RecvFrame {
     /// depacketizer when the last one arrives; `None` if any came without
     /// bytes or they did not make a frame.
     pub payload: Option<Payload>,
-    /// Payloads by media sequence while the frame is incomplete.
-    pub parts: Vec<(u32, Payload)>,
+    /// Payloads by media sequence while the frame is incomplete (`None`: a
+    /// packet that came without bytes after one that had them).
+    pub parts: Vec<(u32, Option<Payload>)>,
     pub display: Option<Time>,
     /// The jitter buffer's playout delay its render time was given (WebRTC
     /// timing's current delay; `None` with `Playout::Immediate`).
@@ -667,11 +668,9 @@ impl Receiver {
         if fr.complete.is_some() {
             return true;
         }
-        match &pkt.payload {
-            Some(b) => fr.parts.push((m, b.clone())),
-            // A packet without bytes: no frame of bytes can be put together.
-            None if !fr.parts.is_empty() => fr.parts.push((m, Payload::new(Vec::new()))),
-            None => {}
+        // Model frames carry no bytes; once one packet did, every one counts.
+        if pkt.payload.is_some() || !fr.parts.is_empty() {
+            fr.parts.push((m, pkt.payload.clone()));
         }
         fr.capture = Some(capture);
         // A retransmission restored (RFC 4588 §4): the original's bytes.
@@ -685,9 +684,9 @@ impl Receiver {
         if !fr.parts.is_empty() {
             let mut parts = std::mem::take(&mut fr.parts);
             parts.sort_unstable_by_key(|&(m, _)| m);
-            let whole = parts.len() == usize::from(fr.count) && parts.iter().all(|(_, p)| !p.is_empty());
-            let parts: Vec<Payload> = parts.into_iter().map(|(_, p)| p).collect();
-            fr.payload = if whole { depacketize(&parts) } else { None };
+            let whole = parts.len() == usize::from(fr.count);
+            let bytes = parts.into_iter().map(|(_, p)| p).collect::<Option<Vec<Payload>>>();
+            fr.payload = bytes.filter(|_| whole).and_then(|b| depacketize(&b));
             if fr.payload.is_none() {
                 // Every packet is in but their bytes make no frame (one
                 // rebuilt without bytes, or a depacketizer error): a real
