@@ -76,8 +76,9 @@ pub struct Queued {
     pub media_seq: u32,
     pub group: u16,
     pub flags: u8,
-    /// `Packet::capture`.
-    pub capture: Time,
+    /// `Packet::timestamp`: the RTP timestamp of its frame's capture (a
+    /// parity's, its group's XOR).
+    pub timestamp: u32,
     pub enqueued: Time,
     /// Leave without waiting for the pacing rate (a frame burst,
     /// `FrameSchedule`); the window still applies and the bytes still count
@@ -99,7 +100,7 @@ impl Queued {
             media_seq: 0,
             group: 0,
             flags: 0,
-            capture: now,
+            timestamp: crate::packet::rtp_timestamp(now),
             enqueued: now,
             burst: false,
             payload: None,

@@ -16,8 +16,8 @@ use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, ReportStats};
 use crate::pacer::{Pacer, PacerConfig, Queued};
 use crate::packet::{
-    abs_send_time, rtp_time, rtp_timestamp, Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER,
-    FLAG_PROTECTED, NO_FRAME, RTX_OSN,
+    abs_send_time, rtp_timestamp, Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER, FLAG_PROTECTED,
+    NO_FRAME, RTX_OSN,
 };
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::rng::Rng;
@@ -987,7 +987,7 @@ impl Sender {
                 media_seq: self.next_media_seq,
                 group: 0,
                 flags,
-                capture,
+                timestamp: rtp_timestamp(capture),
                 // The pacer's queue time starts at the hand-over.
                 enqueued: if self.clock.is_some() || self.cfg.external_frames { now } else { capture },
                 burst: schedule.is_burst(i, count),
@@ -1323,8 +1323,7 @@ impl Sender {
 }
 
 /// A parity packet from the FEC encoder, queued at `now`: its frame number,
-/// flags and timestamp are XORs (RFC 5109 §8), kept as they are (`capture`
-/// holds the timestamp's ticks, which `to_packet` gives back unchanged).
+/// flags and timestamp are XORs (RFC 5109 §8), kept as they are.
 fn parity(p: Packet, now: Time) -> Queued {
     Queued {
         kind: PacketKind::Fec,
@@ -1335,7 +1334,7 @@ fn parity(p: Packet, now: Time) -> Queued {
         media_seq: u32::from(p.media_seq),
         group: p.group,
         flags: p.flags,
-        capture: rtp_time(i64::from(p.timestamp)),
+        timestamp: p.timestamp,
         enqueued: now,
         burst: false,
         payload: p.payload,
@@ -1364,7 +1363,7 @@ fn to_packet(q: Queued) -> Packet {
         media_seq: q.media_seq as u16,
         group: q.group,
         flags,
-        timestamp: rtp_timestamp(q.capture),
+        timestamp: q.timestamp,
         payload: q.payload,
         ..Packet::default()
     }
