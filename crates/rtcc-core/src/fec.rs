@@ -146,10 +146,13 @@ const SSRC: u32 = 0;
 
 /// The RTP packet a protected media packet's payload travels in, as ULPFEC
 /// sees it (RFC 5109 §8): its media sequence, marker on a frame's last
-/// packet, its RTP timestamp, payload type from the payload format.
-fn as_rtp(seq: u16, last: bool, ts: u32, payload: &Payload) -> Option<RtpPacket> {
+/// packet, its RTP timestamp, payload type from the payload format, and its
+/// Dependency Descriptor as the extension block (`datagram::protected_extension`),
+/// so the parity's bytes carry the frame number and bits a rebuilt packet needs.
+fn as_rtp(seq: u16, frame: u16, flags: u8, ts: u32, payload: &Payload) -> Option<RtpPacket> {
     let mut p = RtpPacket::new(payload.format().code(), seq, ts, SSRC, payload.bytes().to_vec()).ok()?;
-    p.marker = last;
+    p.marker = flags & FLAG_MARKER != 0;
+    p.extension = Some(crate::datagram::protected_extension(frame, flags));
     Some(p)
 }
 
@@ -206,7 +209,7 @@ impl FecEncoder {
         g.timestamp ^= p.timestamp;
         g.longest = g.longest.max(p.size);
         let last = p.flags & FLAG_MARKER != 0;
-        let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, last, p.timestamp, b));
+        let rtp = p.payload.as_ref().and_then(|b| as_rtp(p.media_seq, p.frame, p.flags, p.timestamp, b));
         match (&mut g.rtp, rtp) {
             (Some(v), Some(r)) => v.push(r),
             (slot, _) => *slot = None,
@@ -498,7 +501,7 @@ impl FecDecoder {
             .filter(|&s| s != missing)
             .map(|s| {
                 let slot = self.slot(s)?;
-                as_rtp(s, slot.flags & FLAG_MARKER != 0, slot.timestamp, slot.payload.as_ref()?)
+                as_rtp(s, slot.frame, slot.flags, slot.timestamp, slot.payload.as_ref()?)
             })
             .collect::<Option<Vec<RtpPacket>>>()?;
         let rec = rtcc_wire::fec::recover(&fec, SSRC, &received).ok()?;
@@ -704,9 +707,10 @@ mod tests {
         };
         let w = wire(&mut FecEncoder::new(cfg(10, true)));
         // An RFC 5109 FEC payload: FEC header 10, level header 4, then the
-        // longest payload's 9 octets; it parses, covering media 0..=2.
+        // XOR of the protected descriptor blocks (8) and of the payloads,
+        // the longest's 9 octets; it parses, covering media 0..=2.
         let parity = w[3].payload.as_ref().unwrap();
-        assert_eq!(parity.len(), 10 + 4 + 9);
+        assert_eq!(parity.len(), 10 + 4 + crate::datagram::PROTECTED_EXT_LEN + 9);
         assert_eq!(UlpfecPacket::decode(parity.bytes()).unwrap().protected(0), [0, 1, 2]);
         for lost in 0..3 {
             let rec = deliver(&mut FecDecoder::new(), &w, |p| p.kind == PacketKind::Media && p.media_seq == lost);

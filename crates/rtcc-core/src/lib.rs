@@ -6,6 +6,7 @@
 pub mod adapter;
 pub mod content;
 pub mod controller;
+pub mod datagram;
 pub mod encoder;
 pub use controller::estimator;
 pub mod bbr;

@@ -30,15 +30,15 @@ pub enum PayloadFormat {
 }
 
 impl PayloadFormat {
-    /// Its RTP payload type inside the simulator (one per format), which
-    /// ULPFEC's PT recovery field rebuilds for a lost packet.
+    /// Its RTP payload type (`datagram::PT_*`), which ULPFEC's PT recovery
+    /// field rebuilds for a lost packet.
     pub fn code(self) -> u8 {
-        self as u8
+        crate::datagram::payload_type(Some(self))
     }
     pub fn from_code(c: u8) -> Option<Self> {
         [PayloadFormat::Opaque, PayloadFormat::Vp8, PayloadFormat::H264, PayloadFormat::Parity]
-            .get(usize::from(c))
-            .copied()
+            .into_iter()
+            .find(|f| f.code() == c)
     }
 }
 

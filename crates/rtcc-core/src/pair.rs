@@ -557,12 +557,15 @@ mod tests {
         };
         let pair = bytes_arrive(cfg, ReceiverConfig::default(), lost);
         assert_eq!(pair.receiver.repair().fec.recovered, 2);
-        // Each parity carries an RFC 5109 FEC payload exactly as large as
-        // the parity is modelled (headers 14 B + the longest payload).
+        // Each parity carries an RFC 5109 FEC payload as large as the parity
+        // is modelled (headers 14 B + the longest payload) and the XOR of the
+        // protected packets' descriptor blocks, which the model counts as
+        // header (no packet's size holds its extension block).
         for t in pair.sent().iter().filter(|t| t.packet.kind == PacketKind::Fec) {
             let b = t.packet.payload.as_ref().expect("a parity over real packets carries their XOR");
             assert_eq!(b.format(), crate::packet::PayloadFormat::Parity);
-            assert_eq!(b.len() as u64, t.packet.size.bytes(), "{:?}", t.packet);
+            let ext = crate::datagram::PROTECTED_EXT_LEN as u64;
+            assert_eq!(b.len() as u64, t.packet.size.bytes() + ext, "{:?}", t.packet);
         }
     }
 

@@ -5,6 +5,7 @@
 //! the recorder joins them by frame id.
 
 use rtcc_core::controller::{self, ControllerContext};
+use rtcc_core::datagram::{Egress, Ingress, Session};
 use rtcc_core::encoder::{Encoder, FrameEncoder};
 use rtcc_core::packet::{Packet, PacketKind, NO_FRAME};
 use rtcc_core::receiver::Receiver;
@@ -27,6 +28,16 @@ pub struct VideoCall;
 pub struct VideoSendEnd {
     flow: u16,
     sender: Sender,
+    /// `[wire] datagrams`: each packet as its datagram and back.
+    wire: Option<Wire>,
+}
+
+/// The datagram path of `[wire] datagrams`: the sending side's encoder, the
+/// receiving side's parser, and the first packet either refused.
+struct Wire {
+    egress: Egress,
+    ingress: Ingress,
+    error: Option<String>,
 }
 
 /// A video flow's receiving end.
@@ -117,8 +128,26 @@ impl VideoCall {
             Some(e) => Receiver::new(rcfg).with_estimator(e),
             None => Receiver::new(rcfg),
         };
+        let wire = scenario.datagrams.then(|| {
+            // An FEC stream is negotiated for every video flow: a controller
+            // (FBRA) may start FEC at any time.
+            let session = Session {
+                protected: true,
+                fec_overhead: cfg.fec.map_or(rtcc_core::fec::DEFAULT_OVERHEAD, |f| f.overhead),
+                real_payloads: real.is_some(),
+                ..Session::for_flow(flow)
+            };
+            // The RTX and FEC streams' first numbers, from a stream of the
+            // flow's seed of their own.
+            let b = Rng::new(ctx.seed).fork(0x5E0_BA5F).next_u64();
+            Wire {
+                egress: Egress::new(session.clone(), b as u16, (b >> 16) as u16),
+                ingress: Ingress::new(session),
+                error: None,
+            }
+        });
         let call = Ends {
-            send: Box::new(VideoSendEnd { flow, sender: Sender::new(cfg, ctrl, encoder) }),
+            send: Box::new(VideoSendEnd { flow, sender: Sender::new(cfg, ctrl, encoder), wire }),
             recv: Box::new(VideoRecvEnd { receiver }),
         };
         let frames =
@@ -138,10 +167,19 @@ impl SendEnd for VideoSendEnd {
         self.sender.refresh_decision(now);
     }
     fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
-        let packet = self.sender.poll_transmit(now)?;
+        let mut packet = self.sender.poll_transmit(now)?;
+        if let Some(w) = &mut self.wire {
+            // What the receiving end gets is what the bytes say.
+            match w.egress.encode(&packet).and_then(|b| w.ingress.decode(&b)) {
+                Ok(p) => packet = p,
+                Err(e) => {
+                    w.error.get_or_insert_with(|| format!("a {} packet has no datagram: {e}", packet.kind.name()));
+                }
+            }
+        }
         let sent = self.sender.newest_sent();
         let frame = if sent.kind == PacketKind::Fec { NO_FRAME } else { sent.pos.frame };
-        Some(Envelope { flow: self.flow, seq: sent.seq, frame, sent: now, packet })
+        Some(Envelope { flow: self.flow, seq: sent.seq, frame, sent: now, kind: sent.kind, packet })
     }
     fn handle_back(&mut self, now: Time, back: &Back) {
         if let Back::Report(r) = back {
@@ -184,7 +222,8 @@ impl SendEnd for VideoSendEnd {
     }
 
     fn failure(&self) -> Option<String> {
-        self.sender.encoder().failure().map(str::to_string)
+        let wire = self.wire.as_ref().and_then(|w| w.error.clone());
+        self.sender.encoder().failure().map(str::to_string).or(wire)
     }
 }
 

@@ -15,7 +15,7 @@
 //! UDP flow, `traffic.rs`).
 
 use rtcc_core::feedback::ReceiverReport;
-use rtcc_core::packet::Packet;
+use rtcc_core::packet::{Packet, PacketKind};
 use rtcc_core::tcp;
 use rtcc_core::units::{DataSize, Time};
 
@@ -63,6 +63,9 @@ pub struct Envelope {
     /// When it was sent, on the simulator's clock, to the µs (the wire's
     /// abs-send-time and TSval are coarser): one-way delays in the results.
     pub sent: Time,
+    /// What the sender sent it as (the recorder's kind): a probe is padding
+    /// on the wire, but the sender's record says which.
+    pub kind: PacketKind,
     pub packet: Packet,
 }
 

@@ -308,7 +308,7 @@ impl FlowStats {
             debug_assert_eq!(self.packets_base + self.packets.len() as u64, e.seq);
             let p = &e.packet;
             self.packets.push_back(PacketRec {
-                kind: p.kind,
+                kind: e.kind,
                 size: p.size.bytes() as u32,
                 frame: e.frame,
                 send_us: e.sent.as_micros(),
@@ -654,7 +654,7 @@ mod tests {
         assert_eq!(s.last_arrival(), None);
         let packet =
             rtcc_core::packet::Packet { size: rtcc_core::units::DataSize::from_bytes(100), ..Default::default() };
-        let p = Envelope { flow: 0, seq: 0, frame: 0, sent: Time::ZERO, packet };
+        let p = Envelope { flow: 0, seq: 0, frame: 0, sent: Time::ZERO, kind: packet.kind, packet };
         s.on_arrived(Time::from_micros(2_500), &p);
         assert_eq!(s.last_arrival(), Some(Time::from_micros(2_500)));
     }

@@ -589,7 +589,7 @@ impl Recorder {
                 let f = &mut self.flows[flow];
                 f.stats.on_sent(p, record);
                 let w = &p.packet;
-                match w.kind {
+                match p.kind {
                     PacketKind::Fec => f.protect(w.media_seq, w.group),
                     PacketKind::Media => {
                         // Only a protected packet can be in a parity's group.
@@ -628,7 +628,7 @@ impl Recorder {
                 l.data_bytes += bytes;
                 f.stats.send.data_bytes += bytes;
                 f.stats.on_departed(packet.seq, queued, sojourn, lost);
-                if lost && packet.packet.kind != PacketKind::Fec {
+                if lost && packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
             }
@@ -657,7 +657,7 @@ impl Recorder {
             Event::PacketArrived { at, packet } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_arrived(at, packet);
-                if packet.packet.kind != PacketKind::Fec {
+                if packet.kind != PacketKind::Fec {
                     f.frame_packet(packet.frame, false);
                 }
             }

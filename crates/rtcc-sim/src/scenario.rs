@@ -172,6 +172,18 @@ pub struct ScenarioFile {
     pub record: RecordFile,
     #[serde(default)]
     pub limits: LimitsFile,
+    #[serde(default)]
+    pub wire: WireFile,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WireFile {
+    /// Every video packet crosses as its RTP datagram: the sending end's
+    /// packet is encoded to bytes (`rtcc_core::datagram`) and the receiving
+    /// end is handed what those bytes parse to (default false; a check of the
+    /// wire format, slower).
+    pub datagrams: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -434,6 +446,8 @@ pub struct Scenario {
     pub photo_dir: Option<PathBuf>,
     /// Write each real-video flow's received and side-by-side video here.
     pub video_dir: Option<PathBuf>,
+    /// `[wire] datagrams`.
+    pub datagrams: bool,
 }
 
 impl Scenario {
@@ -565,6 +579,7 @@ impl Scenario {
             max_packet_rows,
             photo_dir: None,
             video_dir: None,
+            datagrams: file.wire.datagrams.unwrap_or(false),
         })
     }
 

@@ -466,7 +466,7 @@ impl SendEnd for TcpSendEnd {
             tsval: s.ts.as_micros() as u32,
             ..Packet::default()
         };
-        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, packet };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, kind: packet.kind, packet };
         self.sent += 1;
         self.sent_bytes += e.packet.size.bytes();
         Some(e)
@@ -667,7 +667,7 @@ impl SendEnd for UdpSendEnd {
         // An off period starting returns nothing but moves the next send on.
         let size = self.tx.poll_transmit(now)?;
         let packet = Packet { kind: PacketKind::Data, size, ..Packet::default() };
-        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, packet };
+        let e = Envelope { flow: self.flow, seq: self.sent, frame: NO_FRAME, sent: now, kind: packet.kind, packet };
         self.sent += 1;
         Some(e)
     }

@@ -92,7 +92,7 @@ fn outputs_come_from_events_alone() {
             flags: FLAG_FRAME | FLAG_FIRST | FLAG_MARKER,
             ..Packet::default()
         };
-        let p = Envelope { flow: 0, seq: k as u64, frame: k, sent, packet };
+        let p = Envelope { flow: 0, seq: k as u64, frame: k, sent, kind: packet.kind, packet };
         rec.record(0, Event::PacketSent(&p));
         rec.record(
             0,

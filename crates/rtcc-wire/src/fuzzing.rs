@@ -52,6 +52,26 @@ pub fn depacketizers(mut data: &[u8]) -> usize {
     frames
 }
 
+/// `data` as a Dependency Descriptor, read alone and against the
+/// single-layer structure; what decodes and is well formed must re-encode
+/// to the same value (with the same known structure). Returns whether it
+/// decoded either way.
+pub fn dependency_descriptor(data: &[u8]) -> bool {
+    use crate::rtp::dd::{DependencyDescriptor, FrameDependencyStructure};
+    let known = FrameDependencyStructure::single_layer();
+    let mut any = false;
+    for k in [None, Some(&known)] {
+        let Ok(d) = DependencyDescriptor::decode_with(data, k) else { continue };
+        any = true;
+        if d.check().is_ok() {
+            let bytes = d.to_bytes_with(k);
+            assert_eq!(bytes.len(), d.wire_size_with(k), "wire size of {d:?}");
+            assert_eq!(DependencyDescriptor::decode_with(&bytes, k).as_ref(), Ok(&d), "re-encoding changed {d:?}");
+        }
+    }
+    any
+}
+
 /// xorshift64*: a fixed sequence per seed, so a failing input can be replayed.
 struct Rng(u64);
 

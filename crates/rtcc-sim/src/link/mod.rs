@@ -169,7 +169,7 @@ mod tests {
             size: DataSize::from_bytes(size),
             ..Default::default()
         };
-        Envelope { flow: 0, seq, frame: NO_FRAME, sent: Time::ZERO, packet }
+        Envelope { flow: 0, seq, frame: NO_FRAME, sent: Time::ZERO, kind: packet.kind, packet }
     }
     use crate::queue::fixtures::{b, ms};
 

@@ -19,5 +19,5 @@ pub(crate) fn us(x: i64) -> Time {
 /// `size` bytes of `flow` with sequence `seq`; the rest as `Packet::default()`.
 pub(crate) fn pkt(flow: u16, seq: u64, size: u64) -> Envelope {
     let packet = Packet { size: DataSize::from_bytes(size), ..Packet::default() };
-    Envelope { flow, seq, frame: rtcc_core::packet::NO_FRAME, sent: Time::ZERO, packet }
+    Envelope { flow, seq, frame: rtcc_core::packet::NO_FRAME, sent: Time::ZERO, kind: packet.kind, packet }
 }

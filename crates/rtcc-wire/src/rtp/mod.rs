@@ -12,6 +12,7 @@
 
 use crate::{Wire, WireError};
 
+pub mod dd;
 mod ext;
 pub mod rtx;
 

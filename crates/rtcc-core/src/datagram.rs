@@ -1,0 +1,671 @@
+//! A [`Packet`] as the RTP datagram it stands for, and back: what a real
+//! socket carries between a sending end and a receiving end.
+//!
+//! One flow is one [`Session`]: a media stream, its RTX stream (RFC 4588
+//! §4), an FEC stream of its own and an audio stream, each an SSRC; payload
+//! types and header extension ids fixed as rtcc negotiates them. Every
+//! packet carries the transport-wide sequence number
+//! (draft-holmer-rmcat-transport-wide-cc-extensions-01 §2) and abs-send-time;
+//! every packet of a frame the Dependency Descriptor (AV1 RTP specification,
+//! Appendix A) with the frame number, start and end bits and a template (key
+//! or delta frame); the first packet of a key frame carries the template
+//! structure.
+//!
+//! Per kind:
+//! - media: the codec's RTP payload (VP8, H.264, opaque test bytes), or for a
+//!   model encoder's frame `size` zero octets under the model payload type;
+//! - retransmission: the original's payload after its sequence number (OSN)
+//!   on the RTX stream, which numbers its own packets;
+//! - padding and probes: padding-only packets on the RTX stream, as
+//!   libwebrtc sends them (RFC 3550 §5.1 padding); the P field holds at most
+//!   255 octets, so a larger one carries the rest as zero padding inside the
+//!   header extension block (RFC 8285 §4.2 allows it after the last
+//!   element). A receiver cannot tell a probe from padding: both decode as
+//!   `Padding`;
+//! - FEC: an RFC 5109 FEC packet (§7.3 header, §7.4 level 0) on the FEC
+//!   stream. The packets it protects are taken with their Dependency
+//!   Descriptor as an 8-octet extension block, so the parity's level-0
+//!   payload starts with the XOR of those blocks: the frame number, start,
+//!   end and key bits a rebuilt packet recovers. A model encoder's parity
+//!   carries zeros for the rest and no length recovery;
+//! - audio: `size` zero octets on the audio stream.
+//!
+//! `size` is what the simulator counts: the RTP payload (a parity's: its
+//! protected length plus the FEC header overhead the flow sets), or the
+//! padding octets; the datagram adds the fixed header and the extension
+//! block ([`overhead`]). TCP segments and UDP cross traffic are not RTP and
+//! have no form here.
+
+use std::fmt;
+
+use crate::packet::{
+    Packet, PacketKind, Payload, PayloadFormat, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER, FLAG_PROTECTED,
+};
+use crate::units::DataSize;
+use rtcc_wire::fec::{UlpLevel, UlpfecPacket, MAX_GROUP};
+use rtcc_wire::rtp::dd::{DependencyDescriptor, ExtendedFields, FrameDependencyStructure};
+use rtcc_wire::rtp::{AbsSendTime, HeaderExtension, RtpPacket, FIXED_HEADER_LEN};
+use rtcc_wire::{Wire, WireError};
+
+/// Header extension ids (RFC 8285 one-byte form), as Chromium's offer
+/// numbers abs-send-time and transport-wide cc.
+pub const EXT_ABS_SEND_TIME: u8 = 2;
+pub const EXT_TRANSPORT_CC: u8 = 3;
+pub const EXT_DEPENDENCY_DESCRIPTOR: u8 = 8;
+
+/// Payload types (RFC 3551 §6 dynamic range). Each media format has its own
+/// RTX payload type (RFC 4588 §8.1 `apt`).
+pub const PT_VP8: u8 = 96;
+pub const PT_VP8_RTX: u8 = 97;
+pub const PT_MODEL: u8 = 98;
+pub const PT_MODEL_RTX: u8 = 99;
+pub const PT_OPAQUE: u8 = 100;
+pub const PT_OPAQUE_RTX: u8 = 101;
+pub const PT_H264: u8 = 102;
+pub const PT_H264_RTX: u8 = 103;
+pub const PT_AUDIO: u8 = 111;
+pub const PT_ULPFEC: u8 = 127;
+
+/// The payload type a format's packets carry (a model frame's: `PT_MODEL`).
+pub fn payload_type(format: Option<PayloadFormat>) -> u8 {
+    match format {
+        None => PT_MODEL,
+        Some(PayloadFormat::Opaque) => PT_OPAQUE,
+        Some(PayloadFormat::Vp8) => PT_VP8,
+        Some(PayloadFormat::H264) => PT_H264,
+        Some(PayloadFormat::Parity) => PT_ULPFEC,
+    }
+}
+
+/// Media payload type → (format, RTX payload type); `Some(None)` is a model frame.
+fn media_format(pt: u8) -> Option<(Option<PayloadFormat>, u8)> {
+    Some(match pt {
+        PT_MODEL => (None, PT_MODEL_RTX),
+        PT_OPAQUE => (Some(PayloadFormat::Opaque), PT_OPAQUE_RTX),
+        PT_VP8 => (Some(PayloadFormat::Vp8), PT_VP8_RTX),
+        PT_H264 => (Some(PayloadFormat::H264), PT_H264_RTX),
+        _ => return None,
+    })
+}
+
+fn rtx_format(pt: u8) -> Option<Option<PayloadFormat>> {
+    [PT_MODEL, PT_OPAQUE, PT_VP8, PT_H264].into_iter().find_map(|m| media_format(m).filter(|f| f.1 == pt).map(|f| f.0))
+}
+
+/// The Dependency Descriptor's templates: one layer, key and delta frames.
+const KEY_TEMPLATE: u8 = 0;
+const DELTA_TEMPLATE: u8 = 1;
+
+/// A frame packet's descriptor: its frame number, start and end bits, its
+/// template (key or delta), and on a key frame's first packet the structure.
+pub fn descriptor(frame: u16, flags: u8) -> DependencyDescriptor {
+    let key = flags & FLAG_KEY != 0;
+    let first = flags & FLAG_FIRST != 0;
+    DependencyDescriptor {
+        start_of_frame: first,
+        end_of_frame: flags & FLAG_MARKER != 0,
+        template_id: if key { KEY_TEMPLATE } else { DELTA_TEMPLATE },
+        frame_number: frame,
+        extended: (key && first).then(|| ExtendedFields {
+            structure: Some(FrameDependencyStructure::single_layer()),
+            ..ExtendedFields::default()
+        }),
+    }
+}
+
+/// The extension block FEC protects with a frame packet (its descriptor's
+/// mandatory fields alone, so every protected packet's block is 8 octets at
+/// the same place and the parity's XOR of them is the XOR of the fields).
+pub fn protected_extension(frame: u16, flags: u8) -> HeaderExtension {
+    let d = DependencyDescriptor { extended: None, ..descriptor(frame, flags) };
+    HeaderExtension::OneByte(vec![rtcc_wire::rtp::ExtensionElement {
+        id: EXT_DEPENDENCY_DESCRIPTOR,
+        data: d.to_bytes(),
+    }])
+}
+
+/// Octets of `protected_extension`: 4 of block header, 1 + 3 of element.
+/// A parity's payload carries their XOR before the payloads' XOR; `size`
+/// leaves them out, as it leaves out every packet's extension block.
+pub const PROTECTED_EXT_LEN: usize = 8;
+
+/// Why a packet has no datagram, or a datagram no packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatagramError {
+    /// The bytes are no RTP packet, or one of its parts does not parse.
+    Wire(WireError),
+    /// A packet kind that is not RTP (TCP segments, UDP cross traffic).
+    NotRtp(PacketKind),
+    /// An SSRC that is none of the session's streams.
+    UnknownSsrc(u32),
+    /// A payload type the stream does not carry.
+    UnknownPayloadType { ssrc: u32, payload_type: u8 },
+    /// A field rtcc needs is absent or out of range.
+    Invalid { field: &'static str, reason: String },
+}
+
+impl fmt::Display for DatagramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DatagramError::Wire(e) => write!(f, "{e}"),
+            DatagramError::NotRtp(k) => write!(f, "a {} packet is not RTP and has no datagram here", k.name()),
+            DatagramError::UnknownSsrc(s) => write!(f, "SSRC {s:#010x} is none of this session's streams"),
+            DatagramError::UnknownPayloadType { ssrc, payload_type } => {
+                write!(f, "payload type {payload_type} is not carried on SSRC {ssrc:#010x}")
+            }
+            DatagramError::Invalid { field, reason } => write!(f, "{field}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for DatagramError {}
+
+impl From<WireError> for DatagramError {
+    fn from(e: WireError) -> Self {
+        DatagramError::Wire(e)
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> DatagramError {
+    DatagramError::Invalid { field, reason: reason.into() }
+}
+
+/// One flow's streams and what its receiver needs to know of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    pub media_ssrc: u32,
+    pub rtx_ssrc: u32,
+    pub fec_ssrc: u32,
+    pub audio_ssrc: u32,
+    /// The media stream is FEC-protected (its media packets carry
+    /// `FLAG_PROTECTED`).
+    pub protected: bool,
+    /// FEC header octets a parity's `size` counts beyond its protected length
+    /// (`FecConfig::overhead`).
+    pub fec_overhead: DataSize,
+    /// The flow's frames carry real payloads, so its parities carry real XORs.
+    pub real_payloads: bool,
+}
+
+impl Session {
+    /// Flow `flow`'s streams: the media SSRC the flow's RTCP names
+    /// (`feedback::ssrcs`), and RTX, FEC and audio SSRCs beside it.
+    pub fn for_flow(flow: u16) -> Self {
+        let (_, media) = crate::feedback::ssrcs(flow);
+        let low = media & 0xffff;
+        Session {
+            media_ssrc: media,
+            rtx_ssrc: 0x5258_0000 | low,
+            fec_ssrc: 0x5246_0000 | low,
+            audio_ssrc: 0x5241_0000 | low,
+            protected: false,
+            fec_overhead: crate::fec::DEFAULT_OVERHEAD,
+            real_payloads: false,
+        }
+    }
+}
+
+/// Datagram octets beyond `size` for `p`: the fixed header, the extension
+/// block and an RTX packet's OSN is already in its size.
+pub fn overhead(p: &Packet) -> usize {
+    let mut e = HeaderExtension::one_byte();
+    let _ = e.push(EXT_TRANSPORT_CC, vec![0; 2]);
+    let _ = e.push(EXT_ABS_SEND_TIME, vec![0; 3]);
+    if p.flags & FLAG_FRAME != 0 {
+        let _ = e.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes());
+    }
+    FIXED_HEADER_LEN + e.wire_size()
+}
+
+/// The sending side: numbers the RTX and FEC streams' own packets, as
+/// libwebrtc's packet sequencer does when a packet leaves the pacer.
+#[derive(Clone, Debug)]
+pub struct Egress {
+    pub session: Session,
+    rtx_seq: u16,
+    fec_seq: u16,
+}
+
+impl Egress {
+    /// `rtx_base`, `fec_base`: the streams' random first sequence numbers
+    /// (RFC 3550 §5.1).
+    pub fn new(session: Session, rtx_base: u16, fec_base: u16) -> Self {
+        Egress { session, rtx_seq: rtx_base, fec_seq: fec_base }
+    }
+
+    /// The datagram `p` is sent as.
+    pub fn encode(&mut self, p: &Packet) -> Result<Vec<u8>, DatagramError> {
+        let s = self.session.clone();
+        let size = p.size.bytes() as usize;
+        let mut ext = HeaderExtension::one_byte();
+        ext.push(EXT_TRANSPORT_CC, p.seq.to_be_bytes().to_vec())?;
+        ext.push(EXT_ABS_SEND_TIME, AbsSendTime(p.abs_send_time & 0x00ff_ffff).0.to_be_bytes()[1..].to_vec())?;
+        let frame = p.flags & FLAG_FRAME != 0;
+        if frame && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+            ext.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes())?;
+        }
+        let marker = p.flags & FLAG_MARKER != 0;
+        let format = p.payload.as_ref().map(Payload::format);
+        let body = |n: usize| p.payload.as_ref().map_or_else(|| vec![0; n], |b| b.bytes().to_vec());
+        let mut extra = 0;
+        let rtp = match p.kind {
+            PacketKind::Media => {
+                let mut r = RtpPacket::new(payload_type(format), p.media_seq, p.timestamp, s.media_ssrc, body(size))?;
+                r.marker = marker;
+                r
+            }
+            PacketKind::Rtx => {
+                let Some((_, rtx_pt)) = media_format(payload_type(format)) else {
+                    return Err(invalid("payload", "a parity is never retransmitted"));
+                };
+                let osn = crate::packet::RTX_OSN.bytes() as usize;
+                let mut payload = p.media_seq.to_be_bytes().to_vec();
+                payload.extend(body(
+                    size.checked_sub(osn).ok_or_else(|| invalid("size", "an RTX packet under 2 octets"))?,
+                ));
+                let mut r = RtpPacket::new(rtx_pt, self.next_rtx(), p.timestamp, s.rtx_ssrc, payload)?;
+                r.marker = marker;
+                r
+            }
+            PacketKind::Padding | PacketKind::Probe => {
+                if size == 0 {
+                    return Err(invalid("size", "a padding packet of 0 octets"));
+                }
+                // P holds up to 255 octets; the rest, in whole words, goes
+                // into the extension block.
+                extra = size.saturating_sub(255).div_ceil(4) * 4;
+                RtpPacket::padding_only(PT_MODEL_RTX, self.next_rtx(), p.timestamp, s.rtx_ssrc, (size - extra) as u8)?
+            }
+            PacketKind::Fec => {
+                let fec = self.parity_payload(p)?;
+                RtpPacket::new(PT_ULPFEC, self.next_fec(), p.timestamp, self.session.fec_ssrc, fec)?
+            }
+            PacketKind::Audio => RtpPacket::new(PT_AUDIO, p.media_seq, p.timestamp, s.audio_ssrc, vec![0; size])?,
+            k @ (PacketKind::Feedback | PacketKind::Data) => return Err(DatagramError::NotRtp(k)),
+        };
+        let mut rtp = rtp;
+        rtp.extension = Some(ext);
+        let mut out = rtp.to_bytes();
+        if extra > 0 {
+            // RFC 8285 §4.2: zero padding after the last element; the block's
+            // length (in words, RFC 3550 §5.3.1) grows with it.
+            let at = FIXED_HEADER_LEN + 2;
+            let words = usize::from(u16::from_be_bytes([out[at], out[at + 1]])) + extra / 4;
+            let words =
+                u16::try_from(words).map_err(|_| invalid("size", "padding beyond the extension block's reach"))?;
+            out[at..at + 2].copy_from_slice(&words.to_be_bytes());
+            let end = at + 2 + 4 * usize::from(words) - extra;
+            out.splice(end..end, std::iter::repeat_n(0, extra));
+        }
+        Ok(out)
+    }
+
+    fn next_rtx(&mut self) -> u16 {
+        let s = self.rtx_seq;
+        self.rtx_seq = s.wrapping_add(1);
+        s
+    }
+
+    fn next_fec(&mut self) -> u16 {
+        let s = self.fec_seq;
+        self.fec_seq = s.wrapping_add(1);
+        s
+    }
+
+    /// A parity's RFC 5109 payload: the real one when the packets it protects
+    /// carried bytes, else one built from its fields.
+    fn parity_payload(&self, p: &Packet) -> Result<Vec<u8>, DatagramError> {
+        if let Some(b) = &p.payload {
+            return Ok(b.bytes().to_vec());
+        }
+        let n = usize::from(p.group);
+        if !(1..=MAX_GROUP).contains(&n) {
+            return Err(invalid("group", format!("{n} protected packets, not 1..={MAX_GROUP}")));
+        }
+        if p.flags & FLAG_FRAME == 0 && n % 2 == 1 {
+            return Err(invalid("flags", "a parity of packets outside any frame has no descriptor to protect"));
+        }
+        let odd = n % 2 == 1;
+        let longest = p
+            .size
+            .bytes()
+            .checked_sub(self.session.fec_overhead.bytes())
+            .ok_or_else(|| invalid("size", "a parity smaller than its FEC header"))?;
+        // The XOR of the protected blocks: their constant octets survive an
+        // odd count; the descriptor's bits are the parity's XORs.
+        let one = protected_extension(0, FLAG_KEY).to_bytes();
+        let mut payload: Vec<u8> = one.iter().map(|&b| if odd { b } else { 0 }).collect();
+        let key_template = (if odd { KEY_TEMPLATE ^ DELTA_TEMPLATE } else { 0 }) ^ u8::from(p.flags & FLAG_KEY != 0);
+        payload[5] =
+            u8::from(p.flags & FLAG_FIRST != 0) << 7 | u8::from(p.flags & FLAG_MARKER != 0) << 6 | key_template;
+        payload[6..8].copy_from_slice(&p.frame.to_be_bytes());
+        payload.resize(PROTECTED_EXT_LEN + longest as usize, 0);
+        let fec = UlpfecPacket {
+            long_mask: n > 16,
+            p_recovery: false,
+            x_recovery: odd,
+            cc_recovery: 0,
+            m_recovery: p.flags & FLAG_MARKER != 0,
+            pt_recovery: if odd { PT_MODEL } else { 0 },
+            sn_base: p.media_seq,
+            ts_recovery: p.timestamp,
+            length_recovery: 0,
+            levels: vec![UlpLevel { mask: !(u64::MAX >> n), payload }],
+        };
+        Ok(fec.to_bytes())
+    }
+}
+
+/// The receiving side: a datagram from the wire as the `Packet` the
+/// receiving end takes.
+#[derive(Clone, Debug)]
+pub struct Ingress {
+    pub session: Session,
+}
+
+impl Ingress {
+    pub fn new(session: Session) -> Self {
+        Ingress { session }
+    }
+
+    pub fn decode(&self, bytes: &[u8]) -> Result<Packet, DatagramError> {
+        let s = &self.session;
+        let rtp = RtpPacket::decode(bytes)?;
+        let ext = rtp.extension.as_ref().ok_or_else(|| invalid("extension", "no header extension"))?;
+        let field = |id, n: usize, name| {
+            ext.get(id).filter(|d| d.len() == n).ok_or_else(|| invalid(name, format!("no {n}-octet element {id}")))
+        };
+        let seq = field(EXT_TRANSPORT_CC, 2, "transport-wide sequence number")?;
+        let abs = field(EXT_ABS_SEND_TIME, 3, "abs-send-time")?;
+        let mut p = Packet {
+            seq: u16::from_be_bytes([seq[0], seq[1]]),
+            abs_send_time: u32::from_be_bytes([0, abs[0], abs[1], abs[2]]),
+            timestamp: rtp.timestamp,
+            size: DataSize::from_bytes(rtp.payload.len() as u64),
+            ..Packet::default()
+        };
+        let described = ext.get(EXT_DEPENDENCY_DESCRIPTOR).is_some();
+        if let Some(d) = ext.get(EXT_DEPENDENCY_DESCRIPTOR) {
+            let d = DependencyDescriptor::decode_with(d, Some(&FrameDependencyStructure::single_layer()))?;
+            let template = d.structure().map_or_else(FrameDependencyStructure::single_layer, Clone::clone);
+            let key = template.template(d.template_id).is_some_and(|t| t.fdiffs.is_empty());
+            p.frame = d.frame_number;
+            p.flags |= FLAG_FRAME | if d.start_of_frame { FLAG_FIRST } else { 0 } | if key { FLAG_KEY } else { 0 };
+        }
+        if rtp.marker && p.flags & FLAG_FRAME != 0 {
+            p.flags |= FLAG_MARKER;
+        }
+        let unknown_pt = || DatagramError::UnknownPayloadType { ssrc: rtp.ssrc, payload_type: rtp.payload_type };
+        if rtp.ssrc == s.media_ssrc {
+            let (format, _) = media_format(rtp.payload_type).ok_or_else(unknown_pt)?;
+            p.kind = PacketKind::Media;
+            p.media_seq = rtp.sequence_number;
+            p.payload = format.map(|f| Payload::with_format(f, rtp.payload));
+        } else if rtp.ssrc == s.rtx_ssrc {
+            if rtp.is_padding_only() {
+                p.kind = PacketKind::Padding;
+                p.size = DataSize::from_bytes(u64::from(rtp.padding) + extension_padding(bytes, &rtp) as u64);
+            } else {
+                let format = rtx_format(rtp.payload_type).ok_or_else(unknown_pt)?;
+                let rtx = rtcc_wire::rtp::rtx::RtxPayload::decode(&rtp.payload)?;
+                p.kind = PacketKind::Rtx;
+                p.media_seq = rtx.original_sequence_number;
+                p.payload = format.map(|f| Payload::with_format(f, rtx.original_payload));
+            }
+        } else if rtp.ssrc == s.fec_ssrc {
+            if rtp.payload_type != PT_ULPFEC {
+                return Err(unknown_pt());
+            }
+            self.parity(&mut p, &rtp.payload)?;
+        } else if rtp.ssrc == s.audio_ssrc {
+            if rtp.payload_type != PT_AUDIO {
+                return Err(unknown_pt());
+            }
+            p.kind = PacketKind::Audio;
+            p.media_seq = rtp.sequence_number;
+        } else {
+            return Err(DatagramError::UnknownSsrc(rtp.ssrc));
+        }
+        if described && !matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+            return Err(invalid("dependency descriptor", format!("on a {} packet", p.kind.name())));
+        }
+        if s.protected && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+            p.flags |= FLAG_PROTECTED;
+        }
+        Ok(p)
+    }
+
+    /// A parity's fields from its RFC 5109 payload.
+    fn parity(&self, p: &mut Packet, payload: &[u8]) -> Result<(), DatagramError> {
+        let fec = UlpfecPacket::decode(payload)?;
+        let level = fec.levels.first().ok_or_else(|| invalid("FEC levels", "none"))?;
+        let width = if fec.long_mask { 48 } else { 16 };
+        let mask = level.mask & !(u64::MAX >> width);
+        let n = mask.leading_ones();
+        if n == 0 || mask != !(u64::MAX >> n) {
+            return Err(invalid("FEC mask", "rtcc's parities protect consecutive packets from the SN base"));
+        }
+        let x = level
+            .payload
+            .get(..PROTECTED_EXT_LEN)
+            .ok_or_else(|| invalid("FEC payload", "shorter than the protected descriptor"))?;
+        let odd = n % 2 == 1;
+        let one = protected_extension(0, FLAG_KEY).to_bytes();
+        if (0..5).any(|i| x[i] != if odd { one[i] } else { 0 }) {
+            return Err(invalid("FEC payload", "the protected extension blocks do not XOR to rtcc's descriptor block"));
+        }
+        let key = (x[5] & 0x3f) ^ if odd { KEY_TEMPLATE ^ DELTA_TEMPLATE } else { 0 };
+        let constant = if odd { FLAG_FRAME | if self.session.protected { FLAG_PROTECTED } else { 0 } } else { 0 };
+        p.kind = PacketKind::Fec;
+        p.media_seq = fec.sn_base;
+        p.group = n as u16;
+        p.timestamp = fec.ts_recovery;
+        p.frame = u16::from_be_bytes([x[6], x[7]]);
+        p.flags = constant
+            | if x[5] & 0x80 != 0 { FLAG_FIRST } else { 0 }
+            | if fec.m_recovery { FLAG_MARKER } else { 0 }
+            | if key & 1 != 0 { FLAG_KEY } else { 0 };
+        p.size = DataSize::from_bytes((level.payload.len() - PROTECTED_EXT_LEN) as u64) + self.session.fec_overhead;
+        p.payload = self.session.real_payloads.then(|| Payload::with_format(PayloadFormat::Parity, payload.to_vec()));
+        Ok(())
+    }
+}
+
+/// Zero octets in the extension block beyond its elements and their
+/// alignment (what `Egress` puts there for padding over 255 octets).
+fn extension_padding(bytes: &[u8], rtp: &RtpPacket) -> usize {
+    let Some(e) = &rtp.extension else { return 0 };
+    let at = FIXED_HEADER_LEN + 4 * rtp.csrcs.len() + 2;
+    let words = bytes.get(at..at + 2).map_or(0, |w| usize::from(u16::from_be_bytes([w[0], w[1]])));
+    let elements = HeaderExtension::OneByte(e.elements().to_vec()).wire_size().saturating_sub(4);
+    (4 * words).saturating_sub(elements)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fec::{FecConfig, FecEncoder};
+    use crate::packet::NO_FRAME;
+
+    fn session() -> Session {
+        Session { protected: true, ..Session::for_flow(3) }
+    }
+
+    fn media(seq: u16, frame: u16, flags: u8, size: u64, payload: Option<Payload>) -> Packet {
+        Packet {
+            kind: PacketKind::Media,
+            size: DataSize::from_bytes(size),
+            abs_send_time: 0x00ab_cdef,
+            timestamp: 0xdead_beef,
+            seq,
+            media_seq: seq.wrapping_add(1000),
+            frame,
+            flags: flags | FLAG_FRAME | FLAG_PROTECTED,
+            payload,
+            ..Packet::default()
+        }
+    }
+
+    fn round_trip(s: &Session, p: &Packet) -> Vec<u8> {
+        let mut eg = Egress::new(s.clone(), 65_535, 9);
+        let bytes = eg.encode(p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        let back = Ingress::new(s.clone()).decode(&bytes).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        assert_eq!(&back, p, "{bytes:02x?}");
+        bytes
+    }
+
+    #[test]
+    fn every_rtp_kind_reads_back_as_it_was_sent() {
+        let s = session();
+        let key_first = media(65_535, 65_535, FLAG_KEY | FLAG_FIRST, 1200, None);
+        let bytes = round_trip(&s, &key_first);
+        // 12 fixed + block header 4 + TWCC 3 + abs 4 + DD 1 + 8 (with the
+        // structure) = 32, then the payload.
+        assert_eq!(bytes.len(), 32 + 1200);
+        assert_eq!(bytes.len(), overhead(&key_first) + 1200);
+        round_trip(&s, &media(0, 0, FLAG_MARKER, 7, None));
+        round_trip(&s, &media(1, 1, FLAG_FIRST | FLAG_MARKER, 1, None));
+        let vp8 = Payload::with_format(PayloadFormat::Vp8, vec![0x90, 0x80, 0x12, 0x34, 9, 9, 9]);
+        round_trip(&s, &media(2, 4660, FLAG_FIRST, 7, Some(vp8.clone())));
+        let h264 = Payload::with_format(PayloadFormat::H264, vec![0x65, 1, 2, 3]);
+        round_trip(&s, &media(3, 5, FLAG_KEY | FLAG_FIRST | FLAG_MARKER, 4, Some(h264)));
+        // Retransmissions: the OSN in front, the RTX stream's own numbering.
+        round_trip(&s, &Packet { kind: PacketKind::Rtx, ..media(4, 6, FLAG_MARKER, 1202, None) });
+        round_trip(&s, &Packet { kind: PacketKind::Rtx, ..media(5, 6, 0, 9, Some(vp8)) });
+        // Bulk media: no frame, no descriptor.
+        let bulk = Packet { flags: FLAG_PROTECTED, frame: 0, ..media(6, 0, 0, 1200, None) };
+        round_trip(&s, &bulk);
+        // Padding: in P alone, and beyond 255 octets in the extension block.
+        for size in [1, 200, 255, 256, 1200, 4000] {
+            let p = Packet { kind: PacketKind::Padding, size: DataSize::from_bytes(size), seq: 7, ..Packet::default() };
+            let bytes = round_trip(&s, &p);
+            assert_eq!(bytes.len() as u64, 12 + 12 + size, "padding of {size}");
+        }
+        let probe = Packet { kind: PacketKind::Probe, size: DataSize::from_bytes(1200), seq: 8, ..Packet::default() };
+        let b = Egress::new(s.clone(), 0, 0).encode(&probe).unwrap();
+        assert_eq!(Ingress::new(s.clone()).decode(&b).unwrap(), Packet { kind: PacketKind::Padding, ..probe });
+        round_trip(
+            &s,
+            &Packet { kind: PacketKind::Audio, size: DataSize::from_bytes(160), media_seq: 77, ..Packet::default() },
+        );
+        let tcp = Packet { kind: PacketKind::Data, ..Packet::default() };
+        assert_eq!(Egress::new(s.clone(), 0, 0).encode(&tcp), Err(DatagramError::NotRtp(PacketKind::Data)));
+    }
+
+    /// Parities from the FEC encoder over frames of `sizes`, each frame's
+    /// packets with or without bytes.
+    fn parities(real: bool, group: u16) -> Vec<(Vec<Packet>, Packet)> {
+        let mut enc = FecEncoder::new(FecConfig { group, ..FecConfig::default() });
+        let (mut out, mut sent) = (Vec::new(), Vec::new());
+        let mut seq = 65_530u16;
+        for frame in 0..6u16 {
+            let n = 1 + frame % 4;
+            for i in 0..n {
+                let key = if frame == 0 { FLAG_KEY } else { 0 };
+                let flags = key | if i == 0 { FLAG_FIRST } else { 0 } | if i + 1 == n { FLAG_MARKER } else { 0 };
+                let size = 300 + u64::from(frame * 7 + i);
+                let payload = real
+                    .then(|| Payload::with_format(PayloadFormat::Opaque, vec![frame as u8 ^ i as u8; size as usize]));
+                let p = media(seq, frame.wrapping_add(65_533), flags, size, payload);
+                seq = seq.wrapping_add(1);
+                sent.push(p.clone());
+                if let Some(parity) = enc.on_media(&p) {
+                    out.push((std::mem::take(&mut sent), Packet { seq, abs_send_time: 5, ..parity }));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn parities_carry_their_xors_and_real_ones_their_bytes() {
+        for real in [false, true] {
+            for group in [1, 2, 5, 17] {
+                let s = Session { real_payloads: real, ..session() };
+                let ps = parities(real, group);
+                assert!(!ps.is_empty());
+                for (_, p) in &ps {
+                    let bytes = round_trip(&s, p);
+                    // Fixed header, extension block (TWCC, abs-send-time), the
+                    // FEC header (10) and level header (4, or 8 with the long
+                    // mask), the protected blocks' XOR and the longest packet.
+                    let longest = (p.size - s.fec_overhead).bytes() as usize;
+                    let level = if p.group > 16 { 8 } else { 4 };
+                    assert_eq!(bytes.len(), 12 + 12 + 10 + level + PROTECTED_EXT_LEN + longest);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_real_parity_rebuilds_the_protected_packets_descriptor_from_its_bytes() {
+        // The XOR of the protected blocks and the received packets' blocks is
+        // the missing packet's: what a receiver parsing bytes would recover.
+        for (group, p) in parities(true, 5).into_iter().filter(|(g, _)| g.len() >= 2) {
+            let fec = UlpfecPacket::decode(p.payload.as_ref().unwrap().bytes()).unwrap();
+            let mut x = fec.levels[0].payload[..PROTECTED_EXT_LEN].to_vec();
+            let missing = &group[1];
+            for q in group.iter().filter(|q| q.media_seq != missing.media_seq) {
+                for (a, b) in x.iter_mut().zip(protected_extension(q.frame, q.flags).to_bytes()) {
+                    *a ^= b;
+                }
+            }
+            assert_eq!(x, protected_extension(missing.frame, missing.flags).to_bytes());
+        }
+    }
+
+    #[test]
+    fn foreign_and_broken_datagrams_are_refused_by_name() {
+        let s = session();
+        let ing = Ingress::new(s.clone());
+        let good = Egress::new(s.clone(), 0, 0).encode(&media(1, 2, FLAG_FIRST, 100, None)).unwrap();
+        let mut other = good.clone();
+        other[8..12].copy_from_slice(&0x1234_5678u32.to_be_bytes());
+        assert_eq!(ing.decode(&other), Err(DatagramError::UnknownSsrc(0x1234_5678)));
+        let mut pt = good.clone();
+        pt[1] = 120;
+        assert!(matches!(ing.decode(&pt), Err(DatagramError::UnknownPayloadType { payload_type: 120, .. })));
+        let bare = RtpPacket::new(PT_MODEL, 1, 2, s.media_ssrc, vec![1, 2]).unwrap().to_bytes();
+        assert!(ing.decode(&bare).unwrap_err().to_string().contains("extension"));
+        assert!(matches!(ing.decode(&good[..5]), Err(DatagramError::Wire(_))));
+        let no_frame = Packet { kind: PacketKind::Padding, frame: 0, flags: 0, ..media(1, 2, 0, 10, None) };
+        assert!(Egress::new(s, 0, 0).encode(&no_frame).is_ok());
+        let _ = NO_FRAME;
+    }
+
+    #[test]
+    fn any_bytes_decode_or_fail_without_panic() {
+        let s = Session { real_payloads: true, ..session() };
+        let ing = Ingress::new(s.clone());
+        let mut seeds: Vec<Vec<u8>> =
+            vec![Egress::new(s.clone(), 0, 0).encode(&media(1, 2, FLAG_KEY | FLAG_FIRST, 40, None)).unwrap()];
+        for (_, p) in parities(true, 3).into_iter().take(2) {
+            seeds.push(Egress::new(s.clone(), 0, 0).encode(&p).unwrap());
+        }
+        let pad = Packet { kind: PacketKind::Padding, size: DataSize::from_bytes(900), ..Packet::default() };
+        seeds.push(Egress::new(s.clone(), 0, 0).encode(&pad).unwrap());
+        let mut x = 0x9e37_79b9u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let mut decoded = 0;
+        for seed in &seeds {
+            for _ in 0..4000 {
+                let mut b = seed.clone();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() as usize % b.len();
+                    match next() % 3 {
+                        0 => b[at] = next() as u8,
+                        1 => b.truncate(at.max(1)),
+                        _ => b[at] ^= 1 << (next() % 8),
+                    }
+                }
+                decoded += usize::from(ing.decode(&b).is_ok());
+            }
+        }
+        assert!(decoded > 100, "mutations that still decode: {decoded}");
+    }
+}
