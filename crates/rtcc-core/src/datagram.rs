@@ -54,13 +54,14 @@ pub const EXT_TRANSPORT_CC: u8 = 3;
 pub const EXT_DEPENDENCY_DESCRIPTOR: u8 = 8;
 
 /// Payload types (RFC 3551 §6 dynamic range). Each media format has its own
-/// RTX payload type (RFC 4588 §8.1 `apt`).
+/// RTX payload type (RFC 4588 §8.1 `apt`). 99 and 101 are left out: they
+/// are Wireshark's default RED and telephone-event types.
 pub const PT_VP8: u8 = 96;
 pub const PT_VP8_RTX: u8 = 97;
 pub const PT_MODEL: u8 = 98;
-pub const PT_MODEL_RTX: u8 = 99;
+pub const PT_MODEL_RTX: u8 = 104;
 pub const PT_OPAQUE: u8 = 100;
-pub const PT_OPAQUE_RTX: u8 = 101;
+pub const PT_OPAQUE_RTX: u8 = 106;
 pub const PT_H264: u8 = 102;
 pub const PT_H264_RTX: u8 = 103;
 pub const PT_AUDIO: u8 = 111;

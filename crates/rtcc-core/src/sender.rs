@@ -1359,7 +1359,8 @@ fn to_packet(q: Queued) -> Packet {
     Packet {
         kind: q.kind,
         size: q.size,
-        frame: q.frame as u16,
+        // Outside any frame the wire has no frame number: 0.
+        frame: if q.frame == NO_FRAME && q.kind != PacketKind::Fec { 0 } else { q.frame as u16 },
         media_seq: q.media_seq as u16,
         group: q.group,
         flags,

@@ -12,6 +12,7 @@ pub mod fec;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod payload;
+pub mod pcap;
 pub mod rtcp;
 pub mod rtp;
 
