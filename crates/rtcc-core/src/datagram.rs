@@ -14,8 +14,12 @@
 //! Per kind:
 //! - media: the codec's RTP payload (VP8, H.264, opaque test bytes), or for a
 //!   model encoder's frame `size` zero octets under the model payload type;
+//!   a packet the FEC encoder protects travels inside RED (RFC 2198, the
+//!   primary block alone), as libwebrtc sends media while ULPFEC is on, so
+//!   the receiver knows which packets a parity may cover;
 //! - retransmission: the original's payload after its sequence number (OSN)
-//!   on the RTX stream, which numbers its own packets;
+//!   on the RTX stream, which numbers its own packets (RED inside when the
+//!   original was);
 //! - padding and probes: padding-only packets on the RTX stream, as
 //!   libwebrtc sends them (RFC 3550 §5.1 padding); the P field holds at most
 //!   255 octets, so a larger one carries the rest as zero padding inside the
@@ -24,17 +28,21 @@
 //!   `Padding`;
 //! - FEC: an RFC 5109 FEC packet (§7.3 header, §7.4 level 0) on the FEC
 //!   stream. The packets it protects are taken with their Dependency
-//!   Descriptor as an 8-octet extension block, so the parity's level-0
+//!   Descriptor alone as an 8-octet extension block (not the transport
+//!   extensions, which are written at send time), so the parity's level-0
 //!   payload starts with the XOR of those blocks: the frame number, start,
-//!   end and key bits a rebuilt packet recovers. A model encoder's parity
-//!   carries zeros for the rest and no length recovery;
+//!   end and key bits a rebuilt packet recovers. A standard ULPFEC receiver
+//!   working from the datagrams as sent would not rebuild the same packets.
+//!   A model encoder's parity (its own payload type) carries zeros for the
+//!   rest and no length recovery;
 //! - audio: `size` zero octets on the audio stream.
 //!
-//! `size` is what the simulator counts: the RTP payload (a parity's: its
-//! protected length plus the FEC header overhead the flow sets), or the
-//! padding octets; the datagram adds the fixed header and the extension
-//! block ([`overhead`]). TCP segments and UDP cross traffic are not RTP and
-//! have no form here.
+//! `size` is what the simulator counts: the codec's RTP payload, or the
+//! padding octets, or for a parity its longest protected payload plus the
+//! FEC header overhead the flow sets; the datagram adds the fixed header,
+//! the extension block, a RED header and a parity's descriptor XOR
+//! ([`Session::overhead`]). TCP segments and UDP cross traffic are not RTP
+//! and have no form here.
 
 use std::fmt;
 
@@ -43,6 +51,7 @@ use crate::packet::{
 };
 use crate::units::DataSize;
 use rtcc_wire::fec::{UlpLevel, UlpfecPacket, MAX_GROUP};
+use rtcc_wire::payload::red::RedPayload;
 use rtcc_wire::rtp::dd::{DependencyDescriptor, ExtendedFields, FrameDependencyStructure};
 use rtcc_wire::rtp::{AbsSendTime, HeaderExtension, RtpPacket, FIXED_HEADER_LEN};
 use rtcc_wire::{Wire, WireError};
@@ -65,7 +74,12 @@ pub const PT_OPAQUE_RTX: u8 = 106;
 pub const PT_H264: u8 = 102;
 pub const PT_H264_RTX: u8 = 103;
 pub const PT_AUDIO: u8 = 111;
+/// RED (RFC 2198) around a protected packet, and its RTX type.
+pub const PT_RED: u8 = 121;
+pub const PT_RED_RTX: u8 = 122;
+/// ULPFEC over real payloads, and over a model encoder's (no bytes).
 pub const PT_ULPFEC: u8 = 127;
+pub const PT_ULPFEC_MODEL: u8 = 126;
 
 /// The payload type a format's packets carry (a model frame's: `PT_MODEL`).
 pub fn payload_type(format: Option<PayloadFormat>) -> u8 {
@@ -89,8 +103,9 @@ fn media_format(pt: u8) -> Option<(Option<PayloadFormat>, u8)> {
     })
 }
 
-fn rtx_format(pt: u8) -> Option<Option<PayloadFormat>> {
-    [PT_MODEL, PT_OPAQUE, PT_VP8, PT_H264].into_iter().find_map(|m| media_format(m).filter(|f| f.1 == pt).map(|f| f.0))
+/// The media payload type an RTX payload type repeats (its `apt`).
+fn rtx_media_pt(pt: u8) -> Option<u8> {
+    [PT_MODEL, PT_OPAQUE, PT_VP8, PT_H264].into_iter().find(|&m| media_format(m).is_some_and(|f| f.1 == pt))
 }
 
 /// The Dependency Descriptor's templates: one layer, key and delta frames.
@@ -178,14 +193,9 @@ pub struct Session {
     pub rtx_ssrc: u32,
     pub fec_ssrc: u32,
     pub audio_ssrc: u32,
-    /// The media stream is FEC-protected (its media packets carry
-    /// `FLAG_PROTECTED`).
-    pub protected: bool,
     /// FEC header octets a parity's `size` counts beyond its protected length
     /// (`FecConfig::overhead`).
     pub fec_overhead: DataSize,
-    /// The flow's frames carry real payloads, so its parities carry real XORs.
-    pub real_payloads: bool,
 }
 
 impl Session {
@@ -199,23 +209,30 @@ impl Session {
             rtx_ssrc: 0x5258_0000 | low,
             fec_ssrc: 0x5246_0000 | low,
             audio_ssrc: 0x5241_0000 | low,
-            protected: false,
             fec_overhead: crate::fec::DEFAULT_OVERHEAD,
-            real_payloads: false,
         }
     }
-}
 
-/// Datagram octets beyond `size` for `p`: the fixed header, the extension
-/// block and an RTX packet's OSN is already in its size.
-pub fn overhead(p: &Packet) -> usize {
-    let mut e = HeaderExtension::one_byte();
-    let _ = e.push(EXT_TRANSPORT_CC, vec![0; 2]);
-    let _ = e.push(EXT_ABS_SEND_TIME, vec![0; 3]);
-    if p.flags & FLAG_FRAME != 0 {
-        let _ = e.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes());
+    /// Datagram octets beyond `p`'s `size`: the fixed header, the extension
+    /// block, RED's one octet on a protected packet, and for a parity its FEC
+    /// and level headers and descriptor XOR less the overhead `size` counts.
+    pub fn overhead(&self, p: &Packet) -> usize {
+        let mut e = HeaderExtension::one_byte();
+        let _ = e.push(EXT_TRANSPORT_CC, vec![0; 2]);
+        let _ = e.push(EXT_ABS_SEND_TIME, vec![0; 3]);
+        let media = matches!(p.kind, PacketKind::Media | PacketKind::Rtx);
+        if media && p.flags & FLAG_FRAME != 0 {
+            let _ = e.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes());
+        }
+        let red = usize::from(media && p.flags & FLAG_PROTECTED != 0);
+        let fec = if p.kind == PacketKind::Fec {
+            let level = if p.group > 16 { 8 } else { 4 };
+            (10 + level + PROTECTED_EXT_LEN).saturating_sub(self.fec_overhead.bytes() as usize)
+        } else {
+            0
+        };
+        FIXED_HEADER_LEN + e.wire_size() + red + fec
     }
-    FIXED_HEADER_LEN + e.wire_size()
 }
 
 /// The sending side: numbers the RTX and FEC streams' own packets, as
@@ -247,24 +264,37 @@ impl Egress {
         }
         let marker = p.flags & FLAG_MARKER != 0;
         let format = p.payload.as_ref().map(Payload::format);
-        let body = |n: usize| p.payload.as_ref().map_or_else(|| vec![0; n], |b| b.bytes().to_vec());
+        let pt = payload_type(format);
+        let rtx_pt = media_format(pt).map(|f| f.1);
+        if matches!(p.kind, PacketKind::Media | PacketKind::Rtx) && rtx_pt.is_none() {
+            return Err(invalid("payload", "a parity's bytes on a media packet"));
+        }
+        // A protected packet inside RED's primary block (RFC 2198 §3).
+        let red = p.flags & FLAG_PROTECTED != 0;
+        let body = |n: usize| {
+            let b = p.payload.as_ref().map_or_else(|| vec![0; n], |b| b.bytes().to_vec());
+            if red {
+                RedPayload::primary(pt, b).to_bytes()
+            } else {
+                b
+            }
+        };
         let mut extra = 0;
         let rtp = match p.kind {
             PacketKind::Media => {
-                let mut r = RtpPacket::new(payload_type(format), p.media_seq, p.timestamp, s.media_ssrc, body(size))?;
+                let pt = if red { PT_RED } else { pt };
+                let mut r = RtpPacket::new(pt, p.media_seq, p.timestamp, s.media_ssrc, body(size))?;
                 r.marker = marker;
                 r
             }
             PacketKind::Rtx => {
-                let Some((_, rtx_pt)) = media_format(payload_type(format)) else {
-                    return Err(invalid("payload", "a parity is never retransmitted"));
-                };
                 let osn = crate::packet::RTX_OSN.bytes() as usize;
                 let mut payload = p.media_seq.to_be_bytes().to_vec();
                 payload.extend(body(
                     size.checked_sub(osn).ok_or_else(|| invalid("size", "an RTX packet under 2 octets"))?,
                 ));
-                let mut r = RtpPacket::new(rtx_pt, self.next_rtx(), p.timestamp, s.rtx_ssrc, payload)?;
+                let pt = if red { PT_RED_RTX } else { rtx_pt.unwrap_or(PT_MODEL_RTX) };
+                let mut r = RtpPacket::new(pt, self.next_rtx(), p.timestamp, s.rtx_ssrc, payload)?;
                 r.marker = marker;
                 r
             }
@@ -279,7 +309,8 @@ impl Egress {
             }
             PacketKind::Fec => {
                 let fec = self.parity_payload(p)?;
-                RtpPacket::new(PT_ULPFEC, self.next_fec(), p.timestamp, self.session.fec_ssrc, fec)?
+                let pt = if p.payload.is_some() { PT_ULPFEC } else { PT_ULPFEC_MODEL };
+                RtpPacket::new(pt, self.next_fec(), p.timestamp, self.session.fec_ssrc, fec)?
             }
             PacketKind::Audio => RtpPacket::new(PT_AUDIO, p.media_seq, p.timestamp, s.audio_ssrc, vec![0; size])?,
             k @ (PacketKind::Feedback | PacketKind::Data) => return Err(DatagramError::NotRtp(k)),
@@ -393,31 +424,51 @@ impl Ingress {
             p.frame = d.frame_number;
             p.flags |= FLAG_FRAME | if d.start_of_frame { FLAG_FIRST } else { 0 } | if key { FLAG_KEY } else { 0 };
         }
-        if rtp.marker && p.flags & FLAG_FRAME != 0 {
-            p.flags |= FLAG_MARKER;
-        }
         let unknown_pt = || DatagramError::UnknownPayloadType { ssrc: rtp.ssrc, payload_type: rtp.payload_type };
+        // A media payload, out of RED when `red`: its format and bytes.
+        let media = |pt: u8, red: bool, bytes: Vec<u8>| -> Result<(Option<PayloadFormat>, Vec<u8>), DatagramError> {
+            let (pt, bytes) = if red {
+                let r = RedPayload::decode(&bytes)?;
+                if !r.redundant.is_empty() {
+                    return Err(invalid("RED", "redundant blocks: rtcc sends the primary block alone"));
+                }
+                (r.primary_payload_type, r.primary)
+            } else {
+                (pt, bytes)
+            };
+            let (format, _) = media_format(pt).ok_or_else(unknown_pt)?;
+            Ok((format, bytes))
+        };
         if rtp.ssrc == s.media_ssrc {
-            let (format, _) = media_format(rtp.payload_type).ok_or_else(unknown_pt)?;
+            let red = rtp.payload_type == PT_RED;
+            let (format, body) = media(rtp.payload_type, red, rtp.payload)?;
             p.kind = PacketKind::Media;
             p.media_seq = rtp.sequence_number;
-            p.payload = format.map(|f| Payload::with_format(f, rtp.payload));
+            p.size = DataSize::from_bytes(body.len() as u64);
+            p.payload = format.map(|f| Payload::with_format(f, body));
+            p.flags |= if red { FLAG_PROTECTED } else { 0 };
         } else if rtp.ssrc == s.rtx_ssrc {
             if rtp.is_padding_only() {
                 p.kind = PacketKind::Padding;
                 p.size = DataSize::from_bytes(u64::from(rtp.padding) + extension_padding(bytes, &rtp) as u64);
             } else {
-                let format = rtx_format(rtp.payload_type).ok_or_else(unknown_pt)?;
+                let red = rtp.payload_type == PT_RED_RTX;
+                let pt = if red { PT_RED } else { rtx_media_pt(rtp.payload_type).ok_or_else(unknown_pt)? };
                 let rtx = rtcc_wire::rtp::rtx::RtxPayload::decode(&rtp.payload)?;
+                let (format, body) = media(pt, red, rtx.original_payload)?;
                 p.kind = PacketKind::Rtx;
                 p.media_seq = rtx.original_sequence_number;
-                p.payload = format.map(|f| Payload::with_format(f, rtx.original_payload));
+                p.size = crate::packet::RTX_OSN + DataSize::from_bytes(body.len() as u64);
+                p.payload = format.map(|f| Payload::with_format(f, body));
+                p.flags |= if red { FLAG_PROTECTED } else { 0 };
             }
         } else if rtp.ssrc == s.fec_ssrc {
-            if rtp.payload_type != PT_ULPFEC {
-                return Err(unknown_pt());
-            }
-            self.parity(&mut p, &rtp.payload)?;
+            let real = match rtp.payload_type {
+                PT_ULPFEC => true,
+                PT_ULPFEC_MODEL => false,
+                _ => return Err(unknown_pt()),
+            };
+            self.parity(&mut p, &rtp.payload, real)?;
         } else if rtp.ssrc == s.audio_ssrc {
             if rtp.payload_type != PT_AUDIO {
                 return Err(unknown_pt());
@@ -430,14 +481,15 @@ impl Ingress {
         if described && !matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
             return Err(invalid("dependency descriptor", format!("on a {} packet", p.kind.name())));
         }
-        if s.protected && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
-            p.flags |= FLAG_PROTECTED;
+        // The marker ends a frame (RFC 7741 §4.1); audio's is no concern here.
+        if rtp.marker && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+            p.flags |= FLAG_MARKER;
         }
         Ok(p)
     }
 
     /// A parity's fields from its RFC 5109 payload.
-    fn parity(&self, p: &mut Packet, payload: &[u8]) -> Result<(), DatagramError> {
+    fn parity(&self, p: &mut Packet, payload: &[u8], real: bool) -> Result<(), DatagramError> {
         let fec = UlpfecPacket::decode(payload)?;
         let level = fec.levels.first().ok_or_else(|| invalid("FEC levels", "none"))?;
         let width = if fec.long_mask { 48 } else { 16 };
@@ -456,7 +508,8 @@ impl Ingress {
             return Err(invalid("FEC payload", "the protected extension blocks do not XOR to rtcc's descriptor block"));
         }
         let key = (x[5] & 0x3f) ^ if odd { KEY_TEMPLATE ^ DELTA_TEMPLATE } else { 0 };
-        let constant = if odd { FLAG_FRAME | if self.session.protected { FLAG_PROTECTED } else { 0 } } else { 0 };
+        // Every packet a parity covers is a protected frame packet.
+        let constant = if odd { FLAG_FRAME | FLAG_PROTECTED } else { 0 };
         p.kind = PacketKind::Fec;
         p.media_seq = fec.sn_base;
         p.group = n as u16;
@@ -467,7 +520,7 @@ impl Ingress {
             | if fec.m_recovery { FLAG_MARKER } else { 0 }
             | if key & 1 != 0 { FLAG_KEY } else { 0 };
         p.size = DataSize::from_bytes((level.payload.len() - PROTECTED_EXT_LEN) as u64) + self.session.fec_overhead;
-        p.payload = self.session.real_payloads.then(|| Payload::with_format(PayloadFormat::Parity, payload.to_vec()));
+        p.payload = real.then(|| Payload::with_format(PayloadFormat::Parity, payload.to_vec()));
         Ok(())
     }
 }
@@ -478,18 +531,20 @@ fn extension_padding(bytes: &[u8], rtp: &RtpPacket) -> usize {
     let Some(e) = &rtp.extension else { return 0 };
     let at = FIXED_HEADER_LEN + 4 * rtp.csrcs.len() + 2;
     let words = bytes.get(at..at + 2).map_or(0, |w| usize::from(u16::from_be_bytes([w[0], w[1]])));
-    let elements = HeaderExtension::OneByte(e.elements().to_vec()).wire_size().saturating_sub(4);
-    (4 * words).saturating_sub(elements)
+    // Each element's header is one octet in the one-byte form, two in the
+    // two-byte form (RFC 8285 §4.2, §4.3).
+    let head = if matches!(e, HeaderExtension::OneByte(_)) { 1 } else { 2 };
+    let elements: usize = e.elements().iter().map(|x| head + x.data.len()).sum();
+    (4 * words).saturating_sub(elements.next_multiple_of(4))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fec::{FecConfig, FecEncoder};
-    use crate::packet::NO_FRAME;
 
     fn session() -> Session {
-        Session { protected: true, ..Session::for_flow(3) }
+        Session::for_flow(3)
     }
 
     fn media(seq: u16, frame: u16, flags: u8, size: u64, payload: Option<Payload>) -> Packet {
@@ -521,9 +576,12 @@ mod tests {
         let key_first = media(65_535, 65_535, FLAG_KEY | FLAG_FIRST, 1200, None);
         let bytes = round_trip(&s, &key_first);
         // 12 fixed + block header 4 + TWCC 3 + abs 4 + DD 1 + 8 (with the
-        // structure) = 32, then the payload.
-        assert_eq!(bytes.len(), 32 + 1200);
-        assert_eq!(bytes.len(), overhead(&key_first) + 1200);
+        // structure) = 32, RED's header 1, then the payload.
+        assert_eq!(bytes.len(), 33 + 1200);
+        assert_eq!(bytes.len(), s.overhead(&key_first) + 1200);
+        // Unprotected: no RED.
+        let plain = Packet { flags: key_first.flags & !FLAG_PROTECTED, ..key_first.clone() };
+        assert_eq!(round_trip(&s, &plain).len(), 32 + 1200);
         round_trip(&s, &media(0, 0, FLAG_MARKER, 7, None));
         round_trip(&s, &media(1, 1, FLAG_FIRST | FLAG_MARKER, 1, None));
         let vp8 = Payload::with_format(PayloadFormat::Vp8, vec![0x90, 0x80, 0x12, 0x34, 9, 9, 9]);
@@ -556,10 +614,11 @@ mod tests {
     /// Parities from the FEC encoder over frames of `sizes`, each frame's
     /// packets with or without bytes.
     fn parities(real: bool, group: u16) -> Vec<(Vec<Packet>, Packet)> {
-        let mut enc = FecEncoder::new(FecConfig { group, ..FecConfig::default() });
+        // Groups across frames, so groups over 16 (long masks) happen.
+        let mut enc = FecEncoder::new(FecConfig { group, per_frame: false, ..FecConfig::default() });
         let (mut out, mut sent) = (Vec::new(), Vec::new());
         let mut seq = 65_530u16;
-        for frame in 0..6u16 {
+        for frame in 0..24u16 {
             let n = 1 + frame % 4;
             for i in 0..n {
                 let key = if frame == 0 { FLAG_KEY } else { 0 };
@@ -582,10 +641,12 @@ mod tests {
     fn parities_carry_their_xors_and_real_ones_their_bytes() {
         for real in [false, true] {
             for group in [1, 2, 5, 17] {
-                let s = Session { real_payloads: real, ..session() };
+                let s = session();
                 let ps = parities(real, group);
                 assert!(!ps.is_empty());
+                assert!(group <= 16 || ps.iter().any(|(_, p)| p.group > 16), "no long mask at group {group}");
                 for (_, p) in &ps {
+                    assert_eq!(round_trip(&s, p).len(), s.overhead(p) + p.size.bytes() as usize);
                     let bytes = round_trip(&s, p);
                     // Fixed header, extension block (TWCC, abs-send-time), the
                     // FEC header (10) and level header (4, or 8 with the long
@@ -629,14 +690,23 @@ mod tests {
         let bare = RtpPacket::new(PT_MODEL, 1, 2, s.media_ssrc, vec![1, 2]).unwrap().to_bytes();
         assert!(ing.decode(&bare).unwrap_err().to_string().contains("extension"));
         assert!(matches!(ing.decode(&good[..5]), Err(DatagramError::Wire(_))));
-        let no_frame = Packet { kind: PacketKind::Padding, frame: 0, flags: 0, ..media(1, 2, 0, 10, None) };
-        assert!(Egress::new(s, 0, 0).encode(&no_frame).is_ok());
-        let _ = NO_FRAME;
+        // A parity's bytes on a media packet have no payload type.
+        let odd = Packet {
+            payload: Some(Payload::with_format(PayloadFormat::Parity, vec![0; 10])),
+            ..media(1, 2, 0, 10, None)
+        };
+        assert!(Egress::new(s.clone(), 0, 0).encode(&odd).unwrap_err().to_string().contains("parity"));
+        // RED with a redundant block is not what rtcc sends.
+        let mut red = good.clone();
+        let red_at = red.len() - 100 - 1;
+        assert_eq!(red[1] & 0x7f, PT_RED);
+        red[red_at] |= 0x80;
+        assert!(ing.decode(&red).is_err());
     }
 
     #[test]
     fn any_bytes_decode_or_fail_without_panic() {
-        let s = Session { real_payloads: true, ..session() };
+        let s = session();
         let ing = Ingress::new(s.clone());
         let mut seeds: Vec<Vec<u8>> =
             vec![Egress::new(s.clone(), 0, 0).encode(&media(1, 2, FLAG_KEY | FLAG_FIRST, 40, None)).unwrap()];

@@ -185,7 +185,10 @@ pub struct Packet {
     /// What the receiver demultiplexes it as (RTP payload type and SSRC:
     /// media, RTX, FEC, audio; padding-only packets; or TCP/UDP).
     pub kind: PacketKind,
-    /// Datagram length, as a socket reads it.
+    /// Octets the simulator counts: the RTP payload (a parity's longest
+    /// protected payload and its FEC header overhead; a padding packet's
+    /// padding), without the RTP header and extension block the datagram
+    /// adds (`datagram::Session::overhead`); a TCP segment's length.
     pub size: DataSize,
     /// abs-send-time (24 bits, 6.18 fixed-point seconds, wraps every 64 s;
     /// libwebrtc's http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time):

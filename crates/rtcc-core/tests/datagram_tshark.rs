@@ -37,7 +37,7 @@ fn call_datagrams() -> (Vec<Vec<u8>>, Vec<PacketKind>) {
         .loss(0.05, 11)
         .build();
     pair.run_until(Time::from_millis(8_000));
-    let session = Session { protected: true, ..Session::for_flow(0) };
+    let session = Session::for_flow(0);
     let mut egress = Egress::new(session.clone(), 40_000, 65_000);
     let ingress = Ingress::new(session);
     let (mut out, mut kinds) = (Vec::new(), Vec::new());

@@ -129,12 +129,8 @@ impl VideoCall {
             None => Receiver::new(rcfg),
         };
         let wire = scenario.datagrams.then(|| {
-            // An FEC stream is negotiated for every video flow: a controller
-            // (FBRA) may start FEC at any time.
             let session = Session {
-                protected: true,
                 fec_overhead: cfg.fec.map_or(rtcc_core::fec::DEFAULT_OVERHEAD, |f| f.overhead),
-                real_payloads: real.is_some(),
                 ..Session::for_flow(flow)
             };
             // The RTX and FEC streams' first numbers, from a stream of the
@@ -170,8 +166,14 @@ impl SendEnd for VideoSendEnd {
         let mut packet = self.sender.poll_transmit(now)?;
         if let Some(w) = &mut self.wire {
             // What the receiving end gets is what the bytes say.
+            // A probe is padding on the wire; the rest must read back as sent.
+            let kind = if packet.kind == PacketKind::Probe { PacketKind::Padding } else { packet.kind };
+            let expect = Packet { kind, ..packet.clone() };
             match w.egress.encode(&packet).and_then(|b| w.ingress.decode(&b)) {
-                Ok(p) => packet = p,
+                Ok(p) if p == expect => packet = p,
+                Ok(p) => {
+                    w.error.get_or_insert_with(|| format!("a packet reads back otherwise: {packet:?} as {p:?}"));
+                }
                 Err(e) => {
                     w.error.get_or_insert_with(|| format!("a {} packet has no datagram: {e}", packet.kind.name()));
                 }

@@ -63,7 +63,7 @@ pub fn dependency_descriptor(data: &[u8]) -> bool {
     for k in [None, Some(&known)] {
         let Ok(d) = DependencyDescriptor::decode_with(data, k) else { continue };
         any = true;
-        if d.check().is_ok() {
+        if d.check_with(k).is_ok() {
             let bytes = d.to_bytes_with(k);
             assert_eq!(bytes.len(), d.wire_size_with(k), "wire size of {d:?}");
             assert_eq!(DependencyDescriptor::decode_with(&bytes, k).as_ref(), Ok(&d), "re-encoding changed {d:?}");

@@ -303,7 +303,8 @@ mod dependency_descriptor {
                     decode_targets: dt,
                     protected_by: if chains == 0 { vec![] } else { (0..dt).map(|d| d % chains).collect() },
                     chains,
-                    resolutions: res.then(|| (0..=s).map(|l| (320u32 << l, 180u32 << l)).collect()),
+                    resolutions: res
+                        .then(|| (0..=s).map(|l| (320 + 16 * u32::from(l), 180 + 9 * u32::from(l))).collect()),
                     templates,
                 }
             })
@@ -337,7 +338,7 @@ mod dependency_descriptor {
                     custom_chains: custom.then(|| vec![7; usize::from(s.chains)]),
                 }),
             };
-            prop_assert!(d.check().is_ok(), "{:?}", d.check());
+            prop_assert!(d.check_with(Some(&s)).is_ok(), "{:?}", d.check_with(Some(&s)));
             let bytes = d.to_bytes_with(Some(&s));
             prop_assert_eq!(bytes.len(), d.wire_size_with(Some(&s)));
             prop_assert_eq!(DependencyDescriptor::decode_with(&bytes, Some(&s)).unwrap(), d.clone());

@@ -2,9 +2,9 @@
 //! specification, Appendix A; libwebrtc sends it for VP8, VP9, AV1 and H.264
 //! alike): every packet of a frame says whether it starts or ends the frame,
 //! the frame's 16-bit number and its template; the first packet of a key
-//! frame carries the template structure (A.4) the templates refer to.
+//! frame carries the template structure (A.8.2) the templates refer to.
 //!
-//! Bit syntax as in A.2 (`f(n)` most significant bit first, `ns(n)`
+//! Bit syntax as in A.8.2 (`f(n)` most significant bit first, `ns(n)`
 //! non-symmetric). Fields that need the structure (custom DTIs and chains)
 //! are read against the structure attached to the same packet or, failing
 //! that, the one the caller passes ([`DependencyDescriptor::decode_with`]).
@@ -15,12 +15,12 @@ const WHAT: &str = "dependency descriptor";
 
 pub const URI: &str = "https://aomediacodec.github.io/av1-rtp-spec/#dependency-descriptor-rtp-header-extension";
 
-/// A.4: the template id is 6 bits, so at most 64 templates.
+/// A.8.2: the template id is 6 bits, so at most 64 templates.
 pub const MAX_TEMPLATES: usize = 64;
-/// A.4: dt_cnt_minus_one is 5 bits.
+/// A.8.2: dt_cnt_minus_one is 5 bits.
 pub const MAX_DECODE_TARGETS: usize = 32;
 
-/// Decode target indication (A.2 table A.1), 2 bits.
+/// Decode target indication (A.8.3, Table A.1), 2 bits.
 pub mod dti {
     pub const NOT_PRESENT: u8 = 0;
     pub const DISCARDABLE: u8 = 1;
@@ -28,7 +28,7 @@ pub mod dti {
     pub const REQUIRED: u8 = 3;
 }
 
-/// One frame template (A.4 template_layers, template_dtis, template_fdiffs,
+/// One frame template (A.8.2 template_layers, template_dtis, template_fdiffs,
 /// template_chains).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FrameTemplate {
@@ -42,7 +42,7 @@ pub struct FrameTemplate {
     pub chain_fdiffs: Vec<u8>,
 }
 
-/// The template dependency structure (A.4).
+/// The template dependency structure (A.8.2).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FrameDependencyStructure {
     /// 6 bits: template id of `templates[0]`.
@@ -52,9 +52,10 @@ pub struct FrameDependencyStructure {
     /// In template_layers order: spatial id never decreases; within one
     /// spatial layer the temporal id never decreases and steps by at most 1.
     pub templates: Vec<FrameTemplate>,
-    /// Chain protecting each decode target (`decode_target_protected_by`),
-    /// empty when there are no chains; chains count = `chains`.
+    /// Chains (chain_cnt, 0..=decode targets).
     pub chains: u8,
+    /// The chain protecting each decode target (`decode_target_protected_by`);
+    /// empty without chains.
     pub protected_by: Vec<u8>,
     /// Render width and height per spatial layer, if present.
     pub resolutions: Option<Vec<(u32, u32)>>,
@@ -78,7 +79,7 @@ impl FrameDependencyStructure {
         }
     }
 
-    /// The template a frame's template id names (A.2 frame_dependency_definition).
+    /// The template a frame's template id names (A.8.2 frame_dependency_definition).
     pub fn template(&self, template_id: u8) -> Option<&FrameTemplate> {
         let index = (usize::from(template_id & 0x3f) + 64 - usize::from(self.template_id_offset & 0x3f)) % 64;
         self.templates.get(index)
@@ -129,7 +130,7 @@ impl FrameDependencyStructure {
                 return bad("chain_fdiffs", format!("template {i}: not {chains} values of 4 bits"));
             }
             if i > 0 && layer_step(&self.templates[i - 1], t).is_none() {
-                return bad("templates", format!("template {i} does not follow its predecessor's layer (A.4)"));
+                return bad("templates", format!("template {i} does not follow its predecessor's layer (A.8.2)"));
             }
         }
         if let Some(r) = &self.resolutions {
@@ -174,8 +175,8 @@ impl FrameDependencyStructure {
         }
         w.put(u64::from(self.resolutions.is_some()), 1);
         for &(width, height) in self.resolutions.iter().flatten() {
-            w.put(u64::from(width - 1), 16);
-            w.put(u64::from(height - 1), 16);
+            w.put(u64::from(width.saturating_sub(1)), 16);
+            w.put(u64::from(height.saturating_sub(1)), 16);
         }
     }
 
@@ -233,7 +234,7 @@ impl FrameDependencyStructure {
     }
 }
 
-/// next_layer_idc from `a` to `b` (A.4): 0 same layer, 1 next temporal, 2
+/// next_layer_idc from `a` to `b` (A.8.2): 0 same layer, 1 next temporal, 2
 /// next spatial at temporal 0.
 fn layer_step(a: &FrameTemplate, b: &FrameTemplate) -> Option<u8> {
     if (b.spatial_id, b.temporal_id) == (a.spatial_id, a.temporal_id) {
@@ -247,7 +248,7 @@ fn layer_step(a: &FrameTemplate, b: &FrameTemplate) -> Option<u8> {
     }
 }
 
-/// The extended fields (A.2 extended_descriptor_fields) and the frame's
+/// The extended fields (A.8.2 extended_descriptor_fields) and the frame's
 /// custom dependency fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExtendedFields {
@@ -256,7 +257,7 @@ pub struct ExtendedFields {
     pub active_decode_targets: Option<u32>,
     /// One 2-bit DTI per decode target, replacing the template's.
     pub custom_dtis: Option<Vec<u8>>,
-    /// Frame number differences, 1..=4096 each (A.2 frame_fdiffs).
+    /// Frame number differences, 1..=4096 each (A.8.2 frame_fdiffs).
     pub custom_fdiffs: Option<Vec<u16>>,
     /// One 8-bit difference per chain.
     pub custom_chains: Option<Vec<u8>>,
@@ -270,7 +271,7 @@ pub struct DependencyDescriptor {
     /// 6 bits.
     pub template_id: u8,
     pub frame_number: u16,
-    /// `None`: the 3-byte form (A.2 no_extended_descriptor_fields).
+    /// `None`: the 3-byte form (A.8.2 no_extended_descriptor_fields).
     pub extended: Option<ExtendedFields>,
 }
 
@@ -345,6 +346,35 @@ impl DependencyDescriptor {
         Ok(d)
     }
 
+    /// What `check` asks, and that it reads back against `known` (or the
+    /// attached structure): a template id the structure has, and the active
+    /// decode targets, custom DTIs and custom chains only with a structure.
+    pub fn check_with(&self, known: Option<&FrameDependencyStructure>) -> Result<(), WireError> {
+        self.check()?;
+        let e = self.extended.as_ref();
+        let s = e.and_then(|e| e.structure.as_ref()).or(known);
+        if let Some(s) = s {
+            if s.template(self.template_id).is_none() {
+                return Err(WireError::invalid(WHAT, "template_id", format!("{} names no template", self.template_id)));
+            }
+        }
+        let Some(e) = e else { return Ok(()) };
+        let Some(s) = s else {
+            if e.active_decode_targets.is_some() || e.custom_dtis.is_some() || e.custom_chains.is_some() {
+                return Err(WireError::invalid(WHAT, "custom fields", "need a template structure to be read back"));
+            }
+            return Ok(());
+        };
+        let dt = usize::from(s.decode_targets);
+        if e.custom_dtis.as_ref().is_some_and(|d| d.len() != dt)
+            || e.active_decode_targets.is_some_and(|a| dt < 32 && a >> dt != 0)
+            || e.custom_chains.as_ref().is_some_and(|c| c.len() != usize::from(s.chains))
+        {
+            return Err(WireError::invalid(WHAT, "custom fields", "sizes differ from the structure's"));
+        }
+        Ok(())
+    }
+
     /// The ranges `encode` needs: a 6-bit template id; an attached structure
     /// that is well formed; custom fields of the structure's sizes.
     pub fn check(&self) -> Result<(), WireError> {
@@ -390,7 +420,7 @@ impl DependencyDescriptor {
             s.write(w);
         }
         if let Some(a) = e.active_decode_targets {
-            let dt = e.structure.as_ref().or(known).map_or(0, |s| u32::from(s.decode_targets));
+            let dt = e.structure.as_ref().or(known).map_or(0, |s| u32::from(s.decode_targets).min(32));
             w.put(u64::from(a), dt);
         }
         for &d in e.custom_dtis.iter().flatten() {
@@ -417,7 +447,7 @@ impl DependencyDescriptor {
     }
 
     /// Whole bytes, and at least 4 when the extended fields are present
-    /// (A.2 reads them whenever the element is longer than 3 bytes).
+    /// (A.8.2 reads them whenever the element is longer than 3 bytes).
     pub fn wire_size_with(&self, known: Option<&FrameDependencyStructure>) -> usize {
         let mut w = BitWriter::default();
         self.write(&mut w, known);
@@ -453,7 +483,7 @@ impl Wire for DependencyDescriptor {
     }
 }
 
-/// A.2 f(n): most significant bit first.
+/// A.8.2 f(n): most significant bit first.
 #[derive(Default)]
 struct BitWriter {
     bytes: Vec<u8>,
@@ -462,7 +492,7 @@ struct BitWriter {
 
 impl BitWriter {
     fn put(&mut self, v: u64, n: u32) {
-        for i in (0..n).rev() {
+        for i in (0..n.min(64)).rev() {
             if self.bits % 8 == 0 {
                 self.bytes.push(0);
             }
@@ -473,7 +503,7 @@ impl BitWriter {
         }
     }
 
-    /// A.2 ns(n): values below m = 2^w - n in w - 1 bits, the rest in w.
+    /// A.8.2 ns(n): values below m = 2^w - n in w - 1 bits, the rest in w.
     fn put_ns(&mut self, v: u32, n: u32) {
         let w = 32 - n.leading_zeros();
         let m = (1u32 << w) - n;
@@ -612,6 +642,31 @@ mod tests {
     }
 
     #[test]
+    fn non_symmetric_numbers_match_the_specification() {
+        // ns(5): 0, 1, 2 in two bits; 3 and 4 in three (A.8.2).
+        for (v, bits) in [(0, "00"), (1, "01"), (2, "10"), (3, "110"), (4, "111")] {
+            let mut w = BitWriter::default();
+            w.put_ns(v, 5);
+            let got: String =
+                (0..w.bits).map(|i| if w.bytes[i / 8] & (0x80 >> (i % 8)) != 0 { '1' } else { '0' }).collect();
+            assert_eq!(got, bits, "ns(5) of {v}");
+        }
+    }
+
+    #[test]
+    fn unchecked_values_encode_without_panic() {
+        let mut s = FrameDependencyStructure::single_layer();
+        s.resolutions = Some(vec![(0, 0)]);
+        s.decode_targets = 200;
+        assert!(s.check().is_err());
+        let d = DependencyDescriptor {
+            extended: Some(ExtendedFields { structure: Some(s), active_decode_targets: Some(1), ..Default::default() }),
+            ..Default::default()
+        };
+        assert!(!d.to_bytes().is_empty());
+    }
+
+    #[test]
     fn non_symmetric_numbers_read_back() {
         for n in 1..=33u32 {
             for v in 0..n {
@@ -639,7 +694,7 @@ mod tests {
                 let known = FrameDependencyStructure::single_layer();
                 for k in [None, Some(&known)] {
                     if let Ok(d) = DependencyDescriptor::decode_with(&bytes, k) {
-                        if d.check().is_ok() {
+                        if d.check_with(k).is_ok() {
                             let again = DependencyDescriptor::decode_with(&d.to_bytes_with(k), k).unwrap();
                             assert_eq!(again, d);
                         }
