@@ -53,7 +53,7 @@ use crate::units::DataSize;
 use rtcc_wire::fec::{UlpLevel, UlpfecPacket, MAX_GROUP};
 use rtcc_wire::payload::red::RedPayload;
 use rtcc_wire::rtp::dd::{DependencyDescriptor, ExtendedFields, FrameDependencyStructure};
-use rtcc_wire::rtp::{AbsSendTime, HeaderExtension, RtpPacket, FIXED_HEADER_LEN};
+use rtcc_wire::rtp::{HeaderExtension, RtpPacket, FIXED_HEADER_LEN};
 use rtcc_wire::{Wire, WireError};
 
 /// Header extension ids (RFC 8285 one-byte form), as Chromium's offer
@@ -145,6 +145,23 @@ pub fn protected_extension(frame: u16, flags: u8) -> HeaderExtension {
 /// leaves them out, as it leaves out every packet's extension block.
 pub const PROTECTED_EXT_LEN: usize = 8;
 
+/// The octets every `protected_extension` shares: the one-byte form's
+/// profile and length (RFC 8285 §4.2: 0xBEDE, one word) and the element's
+/// id and length (3 octets, written as 2).
+const PROTECTED_EXT_HEAD: [u8; 5] = [0xBE, 0xDE, 0x00, 0x01, EXT_DEPENDENCY_DESCRIPTOR << 4 | 2];
+
+/// The extension block of `p`'s datagram: transport-wide sequence number,
+/// abs-send-time, and on a frame's media or retransmission the descriptor.
+fn extensions(p: &Packet) -> Result<HeaderExtension, WireError> {
+    let mut ext = HeaderExtension::one_byte();
+    ext.push(EXT_TRANSPORT_CC, p.seq.to_be_bytes().to_vec())?;
+    ext.push(EXT_ABS_SEND_TIME, (p.abs_send_time & 0x00ff_ffff).to_be_bytes()[1..].to_vec())?;
+    if p.flags & FLAG_FRAME != 0 && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+        ext.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes())?;
+    }
+    Ok(ext)
+}
+
 /// Why a packet has no datagram, or a datagram no packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatagramError {
@@ -187,7 +204,7 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> DatagramError {
 }
 
 /// One flow's streams and what its receiver needs to know of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Session {
     pub media_ssrc: u32,
     pub rtx_ssrc: u32,
@@ -217,21 +234,15 @@ impl Session {
     /// block, RED's one octet on a protected packet, and for a parity its FEC
     /// and level headers and descriptor XOR less the overhead `size` counts.
     pub fn overhead(&self, p: &Packet) -> usize {
-        let mut e = HeaderExtension::one_byte();
-        let _ = e.push(EXT_TRANSPORT_CC, vec![0; 2]);
-        let _ = e.push(EXT_ABS_SEND_TIME, vec![0; 3]);
-        let media = matches!(p.kind, PacketKind::Media | PacketKind::Rtx);
-        if media && p.flags & FLAG_FRAME != 0 {
-            let _ = e.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes());
-        }
-        let red = usize::from(media && p.flags & FLAG_PROTECTED != 0);
+        let ext = extensions(p).map_or(0, |e| e.wire_size());
+        let red = usize::from(matches!(p.kind, PacketKind::Media | PacketKind::Rtx) && p.flags & FLAG_PROTECTED != 0);
         let fec = if p.kind == PacketKind::Fec {
             let level = if p.group > 16 { 8 } else { 4 };
             (10 + level + PROTECTED_EXT_LEN).saturating_sub(self.fec_overhead.bytes() as usize)
         } else {
             0
         };
-        FIXED_HEADER_LEN + e.wire_size() + red + fec
+        FIXED_HEADER_LEN + ext + red + fec
     }
 }
 
@@ -253,15 +264,9 @@ impl Egress {
 
     /// The datagram `p` is sent as.
     pub fn encode(&mut self, p: &Packet) -> Result<Vec<u8>, DatagramError> {
-        let s = self.session.clone();
+        let s = self.session;
         let size = p.size.bytes() as usize;
-        let mut ext = HeaderExtension::one_byte();
-        ext.push(EXT_TRANSPORT_CC, p.seq.to_be_bytes().to_vec())?;
-        ext.push(EXT_ABS_SEND_TIME, AbsSendTime(p.abs_send_time & 0x00ff_ffff).0.to_be_bytes()[1..].to_vec())?;
-        let frame = p.flags & FLAG_FRAME != 0;
-        if frame && matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
-            ext.push(EXT_DEPENDENCY_DESCRIPTOR, descriptor(p.frame, p.flags).to_bytes())?;
-        }
+        let ext = extensions(p)?;
         let marker = p.flags & FLAG_MARKER != 0;
         let format = p.payload.as_ref().map(Payload::format);
         let pt = payload_type(format);
@@ -310,7 +315,7 @@ impl Egress {
             PacketKind::Fec => {
                 let fec = self.parity_payload(p)?;
                 let pt = if p.payload.is_some() { PT_ULPFEC } else { PT_ULPFEC_MODEL };
-                RtpPacket::new(pt, self.next_fec(), p.timestamp, self.session.fec_ssrc, fec)?
+                RtpPacket::new(pt, self.next_fec(), p.timestamp, s.fec_ssrc, fec)?
             }
             PacketKind::Audio => RtpPacket::new(PT_AUDIO, p.media_seq, p.timestamp, s.audio_ssrc, vec![0; size])?,
             k @ (PacketKind::Feedback | PacketKind::Data) => return Err(DatagramError::NotRtp(k)),
@@ -365,8 +370,8 @@ impl Egress {
             .ok_or_else(|| invalid("size", "a parity smaller than its FEC header"))?;
         // The XOR of the protected blocks: their constant octets survive an
         // odd count; the descriptor's bits are the parity's XORs.
-        let one = protected_extension(0, FLAG_KEY).to_bytes();
-        let mut payload: Vec<u8> = one.iter().map(|&b| if odd { b } else { 0 }).collect();
+        let mut payload: Vec<u8> = PROTECTED_EXT_HEAD.iter().map(|&b| if odd { b } else { 0 }).collect();
+        payload.resize(PROTECTED_EXT_LEN, 0);
         let key_template = (if odd { KEY_TEMPLATE ^ DELTA_TEMPLATE } else { 0 }) ^ u8::from(p.flags & FLAG_KEY != 0);
         payload[5] =
             u8::from(p.flags & FLAG_FIRST != 0) << 7 | u8::from(p.flags & FLAG_MARKER != 0) << 6 | key_template;
@@ -393,14 +398,18 @@ impl Egress {
 #[derive(Clone, Debug)]
 pub struct Ingress {
     pub session: Session,
+    /// The descriptor's template structure in force: rtcc's single-layer
+    /// one until a key frame attaches another (A.8.2: a structure holds
+    /// until the next one replaces it).
+    structure: FrameDependencyStructure,
 }
 
 impl Ingress {
     pub fn new(session: Session) -> Self {
-        Ingress { session }
+        Ingress { session, structure: FrameDependencyStructure::single_layer() }
     }
 
-    pub fn decode(&self, bytes: &[u8]) -> Result<Packet, DatagramError> {
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Packet, DatagramError> {
         let s = &self.session;
         let rtp = RtpPacket::decode(bytes)?;
         let ext = rtp.extension.as_ref().ok_or_else(|| invalid("extension", "no header extension"))?;
@@ -416,11 +425,14 @@ impl Ingress {
             size: DataSize::from_bytes(rtp.payload.len() as u64),
             ..Packet::default()
         };
-        let described = ext.get(EXT_DEPENDENCY_DESCRIPTOR).is_some();
-        if let Some(d) = ext.get(EXT_DEPENDENCY_DESCRIPTOR) {
-            let d = DependencyDescriptor::decode_with(d, Some(&FrameDependencyStructure::single_layer()))?;
-            let template = d.structure().map_or_else(FrameDependencyStructure::single_layer, Clone::clone);
-            let key = template.template(d.template_id).is_some_and(|t| t.fdiffs.is_empty());
+        let described = ext.get(EXT_DEPENDENCY_DESCRIPTOR);
+        if let Some(d) = described {
+            let d = DependencyDescriptor::decode_with(d, Some(&self.structure))?;
+            if let Some(s) = d.extended.and_then(|e| e.structure) {
+                self.structure = s;
+            }
+            // A frame that depends on none is a key frame.
+            let key = self.structure.template(d.template_id).is_some_and(|t| t.fdiffs.is_empty());
             p.frame = d.frame_number;
             p.flags |= FLAG_FRAME | if d.start_of_frame { FLAG_FIRST } else { 0 } | if key { FLAG_KEY } else { 0 };
         }
@@ -478,7 +490,7 @@ impl Ingress {
         } else {
             return Err(DatagramError::UnknownSsrc(rtp.ssrc));
         }
-        if described && !matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
+        if described.is_some() && !matches!(p.kind, PacketKind::Media | PacketKind::Rtx) {
             return Err(invalid("dependency descriptor", format!("on a {} packet", p.kind.name())));
         }
         // The marker ends a frame (RFC 7741 §4.1); audio's is no concern here.
@@ -503,8 +515,7 @@ impl Ingress {
             .get(..PROTECTED_EXT_LEN)
             .ok_or_else(|| invalid("FEC payload", "shorter than the protected descriptor"))?;
         let odd = n % 2 == 1;
-        let one = protected_extension(0, FLAG_KEY).to_bytes();
-        if (0..5).any(|i| x[i] != if odd { one[i] } else { 0 }) {
+        if (0..PROTECTED_EXT_HEAD.len()).any(|i| x[i] != if odd { PROTECTED_EXT_HEAD[i] } else { 0 }) {
             return Err(invalid("FEC payload", "the protected extension blocks do not XOR to rtcc's descriptor block"));
         }
         let key = (x[5] & 0x3f) ^ if odd { KEY_TEMPLATE ^ DELTA_TEMPLATE } else { 0 };
@@ -563,9 +574,9 @@ mod tests {
     }
 
     fn round_trip(s: &Session, p: &Packet) -> Vec<u8> {
-        let mut eg = Egress::new(s.clone(), 65_535, 9);
+        let mut eg = Egress::new(*s, 65_535, 9);
         let bytes = eg.encode(p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
-        let back = Ingress::new(s.clone()).decode(&bytes).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        let back = Ingress::new(*s).decode(&bytes).unwrap_or_else(|e| panic!("{p:?}: {e}"));
         assert_eq!(&back, p, "{bytes:02x?}");
         bytes
     }
@@ -601,14 +612,14 @@ mod tests {
             assert_eq!(bytes.len() as u64, 12 + 12 + size, "padding of {size}");
         }
         let probe = Packet { kind: PacketKind::Probe, size: DataSize::from_bytes(1200), seq: 8, ..Packet::default() };
-        let b = Egress::new(s.clone(), 0, 0).encode(&probe).unwrap();
-        assert_eq!(Ingress::new(s.clone()).decode(&b).unwrap(), Packet { kind: PacketKind::Padding, ..probe });
+        let b = Egress::new(s, 0, 0).encode(&probe).unwrap();
+        assert_eq!(Ingress::new(s).decode(&b).unwrap(), Packet { kind: PacketKind::Padding, ..probe });
         round_trip(
             &s,
             &Packet { kind: PacketKind::Audio, size: DataSize::from_bytes(160), media_seq: 77, ..Packet::default() },
         );
         let tcp = Packet { kind: PacketKind::Data, ..Packet::default() };
-        assert_eq!(Egress::new(s.clone(), 0, 0).encode(&tcp), Err(DatagramError::NotRtp(PacketKind::Data)));
+        assert_eq!(Egress::new(s, 0, 0).encode(&tcp), Err(DatagramError::NotRtp(PacketKind::Data)));
     }
 
     /// Parities from the FEC encoder over frames of `sizes`, each frame's
@@ -646,8 +657,8 @@ mod tests {
                 assert!(!ps.is_empty());
                 assert!(group <= 16 || ps.iter().any(|(_, p)| p.group > 16), "no long mask at group {group}");
                 for (_, p) in &ps {
-                    assert_eq!(round_trip(&s, p).len(), s.overhead(p) + p.size.bytes() as usize);
                     let bytes = round_trip(&s, p);
+                    assert_eq!(bytes.len(), s.overhead(p) + p.size.bytes() as usize);
                     // Fixed header, extension block (TWCC, abs-send-time), the
                     // FEC header (10) and level header (4, or 8 with the long
                     // mask), the protected blocks' XOR and the longest packet.
@@ -657,6 +668,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_protected_block_starts_with_its_constant_head() {
+        for flags in [0, FLAG_KEY | FLAG_FIRST, FLAG_MARKER] {
+            let b = protected_extension(0xabcd, flags).to_bytes();
+            assert_eq!((b.len(), &b[..5]), (PROTECTED_EXT_LEN, &PROTECTED_EXT_HEAD[..]));
+        }
+    }
+
+    #[test]
+    fn a_later_structure_replaces_the_one_in_force() {
+        // A key frame attaching a structure whose template 5 is the key
+        // template: later packets naming template 5 are key frames.
+        let s = session();
+        let mut ing = Ingress::new(s);
+        let mut other = FrameDependencyStructure::single_layer();
+        other.template_id_offset = 5;
+        let mut p = media(1, 9, FLAG_KEY | FLAG_FIRST, 10, None);
+        let mut bytes = Egress::new(s, 0, 0).encode(&p).unwrap();
+        let d = DependencyDescriptor {
+            extended: Some(ExtendedFields { structure: Some(other), ..Default::default() }),
+            template_id: 5,
+            ..descriptor(9, p.flags)
+        };
+        let mut rtp = RtpPacket::decode(&bytes).unwrap();
+        let mut ext = HeaderExtension::one_byte();
+        for e in rtp.extension.as_ref().unwrap().elements() {
+            let data = if e.id == EXT_DEPENDENCY_DESCRIPTOR { d.to_bytes() } else { e.data.clone() };
+            ext.push(e.id, data).unwrap();
+        }
+        rtp.extension = Some(ext.clone());
+        bytes = rtp.to_bytes();
+        assert_eq!(ing.decode(&bytes).unwrap().flags & FLAG_KEY, FLAG_KEY);
+        // Template 1 no longer exists; template 6 (delta under the new offset) does.
+        p.flags = FLAG_FRAME;
+        let delta = |id| {
+            let mut r = rtp.clone();
+            let mut e = HeaderExtension::one_byte();
+            for x in ext.elements() {
+                let dd = DependencyDescriptor { template_id: id, ..descriptor(10, 0) };
+                e.push(x.id, if x.id == EXT_DEPENDENCY_DESCRIPTOR { dd.to_bytes() } else { x.data.clone() }).unwrap();
+            }
+            r.extension = Some(e);
+            r.to_bytes()
+        };
+        assert!(ing.decode(&delta(1)).is_err());
+        assert_eq!(ing.decode(&delta(6)).unwrap().flags & FLAG_KEY, 0);
     }
 
     #[test]
@@ -679,8 +738,8 @@ mod tests {
     #[test]
     fn foreign_and_broken_datagrams_are_refused_by_name() {
         let s = session();
-        let ing = Ingress::new(s.clone());
-        let good = Egress::new(s.clone(), 0, 0).encode(&media(1, 2, FLAG_FIRST, 100, None)).unwrap();
+        let mut ing = Ingress::new(s);
+        let good = Egress::new(s, 0, 0).encode(&media(1, 2, FLAG_FIRST, 100, None)).unwrap();
         let mut other = good.clone();
         other[8..12].copy_from_slice(&0x1234_5678u32.to_be_bytes());
         assert_eq!(ing.decode(&other), Err(DatagramError::UnknownSsrc(0x1234_5678)));
@@ -695,7 +754,7 @@ mod tests {
             payload: Some(Payload::with_format(PayloadFormat::Parity, vec![0; 10])),
             ..media(1, 2, 0, 10, None)
         };
-        assert!(Egress::new(s.clone(), 0, 0).encode(&odd).unwrap_err().to_string().contains("parity"));
+        assert!(Egress::new(s, 0, 0).encode(&odd).unwrap_err().to_string().contains("parity"));
         // RED with a redundant block is not what rtcc sends.
         let mut red = good.clone();
         let red_at = red.len() - 100 - 1;
@@ -707,36 +766,16 @@ mod tests {
     #[test]
     fn any_bytes_decode_or_fail_without_panic() {
         let s = session();
-        let ing = Ingress::new(s.clone());
+        let mut ing = Ingress::new(s);
         let mut seeds: Vec<Vec<u8>> =
-            vec![Egress::new(s.clone(), 0, 0).encode(&media(1, 2, FLAG_KEY | FLAG_FIRST, 40, None)).unwrap()];
+            vec![Egress::new(s, 0, 0).encode(&media(1, 2, FLAG_KEY | FLAG_FIRST, 40, None)).unwrap()];
         for (_, p) in parities(true, 3).into_iter().take(2) {
-            seeds.push(Egress::new(s.clone(), 0, 0).encode(&p).unwrap());
+            seeds.push(Egress::new(s, 0, 0).encode(&p).unwrap());
         }
         let pad = Packet { kind: PacketKind::Padding, size: DataSize::from_bytes(900), ..Packet::default() };
-        seeds.push(Egress::new(s.clone(), 0, 0).encode(&pad).unwrap());
-        let mut x = 0x9e37_79b9u32;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        seeds.push(Egress::new(s, 0, 0).encode(&pad).unwrap());
         let mut decoded = 0;
-        for seed in &seeds {
-            for _ in 0..4000 {
-                let mut b = seed.clone();
-                for _ in 0..1 + next() % 4 {
-                    let at = next() as usize % b.len();
-                    match next() % 3 {
-                        0 => b[at] = next() as u8,
-                        1 => b.truncate(at.max(1)),
-                        _ => b[at] ^= 1 << (next() % 8),
-                    }
-                }
-                decoded += usize::from(ing.decode(&b).is_ok());
-            }
-        }
+        rtcc_wire::fuzzing::bounded_fuzz(&seeds, 16_000, 5, |b| decoded += usize::from(ing.decode(b).is_ok()));
         assert!(decoded > 100, "mutations that still decode: {decoded}");
     }
 }

@@ -26,8 +26,8 @@
 //!   That payload is the modelled size (FEC header 10 + level header 4 +
 //!   the longest protected payload) plus the XOR of the protected packets'
 //!   8-octet descriptor blocks, which the size leaves out as it leaves out
-//!   every packet's extension block (`datagram::PROTECTED_EXT_LEN`). Model encoders' packets carry no bytes:
-//!   their parity has no payload and a recovered packet's size is the parity
+//!   every packet's extension block (`datagram::PROTECTED_EXT_LEN`). Model
+//!   encoders' packets carry no bytes: their parity has no payload and a recovered packet's size is the parity
 //!   size minus the overhead, i.e. the longest packet of its group (exact
 //!   when the lost packet was the longest, the usual case: the packetizer
 //!   splits a frame into near-equal packets).

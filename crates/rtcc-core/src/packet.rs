@@ -123,6 +123,16 @@ impl PacketKind {
         PacketKind::Rtx,
         PacketKind::Audio,
     ];
+    /// The kind a receiver reads from the wire: a probe is padding there
+    /// (the probe cluster is the sender's own), every other kind itself.
+    pub fn on_wire(self) -> PacketKind {
+        if self == PacketKind::Probe {
+            PacketKind::Padding
+        } else {
+            self
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             PacketKind::Media => "media",

@@ -137,7 +137,7 @@ impl VideoCall {
             // flow's seed of their own.
             let b = Rng::new(ctx.seed).fork(0x5E0_BA5F).next_u64();
             Wire {
-                egress: Egress::new(session.clone(), b as u16, (b >> 16) as u16),
+                egress: Egress::new(session, b as u16, (b >> 16) as u16),
                 ingress: Ingress::new(session),
                 error: None,
             }
@@ -165,10 +165,9 @@ impl SendEnd for VideoSendEnd {
     fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
         let mut packet = self.sender.poll_transmit(now)?;
         if let Some(w) = &mut self.wire {
-            // What the receiving end gets is what the bytes say.
-            // A probe is padding on the wire; the rest must read back as sent.
-            let kind = if packet.kind == PacketKind::Probe { PacketKind::Padding } else { packet.kind };
-            let expect = Packet { kind, ..packet.clone() };
+            // What the receiving end gets is what the bytes say, and that
+            // must be what was sent (a probe reads back as padding).
+            let expect = Packet { kind: packet.kind.on_wire(), ..packet.clone() };
             match w.egress.encode(&packet).and_then(|b| w.ingress.decode(&b)) {
                 Ok(p) if p == expect => packet = p,
                 Ok(p) => {

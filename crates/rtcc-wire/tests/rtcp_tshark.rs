@@ -97,7 +97,7 @@ fn tshark_dissects_rtcc_rtcp() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("rtcp.pcap");
     let packets = packets();
-    std::fs::write(&file, common::pcap(&packets, RTCP_PORT, RTCP_PORT)).unwrap();
+    std::fs::write(&file, rtcc_wire::pcap::loopback_udp(&packets, RTCP_PORT, RTCP_PORT)).unwrap();
 
     let Some(verbose) = run(&file, &["-V"]) else { return };
     for bad in ["Malformed", "Expert Info (Error", "Expert Info (Warning"] {

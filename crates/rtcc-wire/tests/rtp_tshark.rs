@@ -136,8 +136,11 @@ fn tshark_dissects_rtp_vp8_and_h264_as_encoded() {
     let dir = std::env::temp_dir().join(format!("rtcc-wire-rtp-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("rtp.pcap");
-    std::fs::write(&file, common::pcap(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT + 2, RTP_PORT))
-        .unwrap();
+    std::fs::write(
+        &file,
+        rtcc_wire::pcap::loopback_udp(&ps.iter().map(|p| p.to_bytes()).collect::<Vec<_>>(), RTP_PORT + 2, RTP_PORT),
+    )
+    .unwrap();
     if !assert_clean(&file) {
         return;
     }

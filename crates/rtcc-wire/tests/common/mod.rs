@@ -1,5 +1,6 @@
 //! Helpers every test file of rtcc-wire may use: hex vectors, the bounded
-//! fuzz run, and the pcap writer and tshark runner of the dissector checks.
+//! fuzz run, and the tshark runner of the dissector checks (their pcaps come
+//! from `rtcc_wire::pcap`).
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -32,11 +33,6 @@ pub fn fuzz_decoder<T: Wire + std::fmt::Debug + PartialEq>(seeds: &[Vec<u8>], it
     });
     assert_eq!(runs, iterations.max(seeds.len()));
     decoded
-}
-
-/// A pcap of `datagrams` over loopback UDP (`rtcc_wire::pcap`).
-pub fn pcap(datagrams: &[Vec<u8>], src_port: u16, dst_port: u16) -> Vec<u8> {
-    rtcc_wire::pcap::loopback_udp(datagrams, src_port, dst_port)
 }
 
 /// `tshark -n -r file` with `args`; `None`, saying so, when tshark cannot
