@@ -27,9 +27,13 @@ pub enum Outcome {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WireReport {
     pub format: ReportFormat,
-    /// Kept from the report (a simulator-side record: TWCC and RR + XR carry
-    /// no report time); `Feedback::hold` reads it against arrivals only.
-    pub report_time: Time,
+    /// When the report was sent, on the receiver's clock, as the bytes give
+    /// it: RFC 8888's report timestamp (§3.1, NTP middle 32 bits); under
+    /// TWCC, which carries none, the newest arrival it reports (as
+    /// libwebrtc's GoogCcNetworkController takes `max_recv_time` for the
+    /// receiver's pending time); `None` without arrivals (RR + XR).
+    /// `Feedback::hold` reads it against arrivals only.
+    pub report_time: Option<Time>,
     /// In sequence order, each sequence once.
     pub packets: Vec<(u64, Outcome)>,
     /// Received and lost counted from `packets`; under `RtcpXr` also the RR's
@@ -113,7 +117,7 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
     let top = newest_sent + base;
     let mut out = WireReport {
         format: report.format,
-        report_time: report.report_time,
+        report_time: None,
         packets: Vec::with_capacity(report.arrivals.len()),
         ..WireReport::default()
     };
@@ -128,6 +132,8 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
                 }
             }
             RtcpPacket::CongestionControlFeedback(f) => {
+                let report_time = ntp_middle_time(f.report_timestamp);
+                out.report_time = Some(report_time);
                 for b in &f.blocks {
                     let room = MAX_OUTCOMES.saturating_sub(out.packets.len());
                     for (i, r) in b.reports.iter().enumerate().take(room) {
@@ -141,7 +147,7 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
                                 CcfbReport::OVER_RANGE => (0x1ffd * 1_000_000 + 512) / 1024,
                                 _ => r.offset_us().unwrap_or(0),
                             };
-                            Outcome::Arrived(report.report_time - Duration::from_micros(off))
+                            Outcome::Arrived(report_time - Duration::from_micros(off))
                         });
                         out.packets.push((seq, outcome));
                     }
@@ -244,5 +250,16 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
     if let Some(rr) = out.rr {
         out.stats.jitter = rr.jitter;
     }
+    if out.format == ReportFormat::Twcc {
+        out.report_time =
+            out.packets.iter().filter_map(|p| if let Outcome::Arrived(t) = p.1 { Some(t) } else { None }).max();
+    }
     out
+}
+
+/// A receiver clock time from RFC 8888's report timestamp (RFC 3550 §4 NTP
+/// middle 32 bits, 16.16 s, the receiver's clock truncated): the first µs
+/// that truncates to it. It wraps after 18 hours, longer than any run.
+fn ntp_middle_time(v: u32) -> Time {
+    Time::from_micros((i64::from(v) * 1_000_000 + 65_535) >> 16)
 }

@@ -355,7 +355,10 @@ impl PacketResult {
 /// A report joined with the sender's history.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Feedback {
-    /// Receiver clock when the report was sent.
+    /// Receiver clock when the report was sent, as far as its bytes say
+    /// (`adapter::WireReport::report_time`): RFC 8888's report timestamp;
+    /// under TWCC, the newest arrival it reports; under RR + XR, which time
+    /// no packet, the sender's `received_at`.
     pub report_time: Time,
     /// Sender clock when the report arrived.
     pub received_at: Time,
@@ -381,7 +384,9 @@ pub struct Feedback {
 
 impl Feedback {
     /// RTT sample from the newest acknowledged packet, excluding the time the
-    /// receiver held it before reporting (same-clock difference on each side).
+    /// receiver held it before reporting as far as the report says it
+    /// (same-clock difference on each side; under TWCC the newest packet's
+    /// hold is 0, as libwebrtc's propagation RTT takes it).
     pub fn rtt_sample(&self) -> Option<Duration> {
         self.rtt(self.packets.iter().rev().find(|p| p.arrival.is_some())?)
     }

@@ -1280,7 +1280,8 @@ impl Sender {
             return;
         }
         let fb = Feedback {
-            report_time: report.report_time,
+            // No report time on the wire (RR + XR): nothing is timed against it.
+            report_time: report.report_time.unwrap_or(now),
             received_at: now,
             packets,
             stats,

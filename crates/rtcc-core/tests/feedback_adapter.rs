@@ -293,3 +293,24 @@ fn the_rr_highest_sequence_is_read_from_its_low_16_bits() {
     let r = ReceiverReport { rr, ..report(ReportFormat::RtcpXr, 65_540..65_830, 1_000) };
     assert_eq!(adapt(&r, 299, 0, 65_530).rr.map(|v| v.highest_seq), Some(299));
 }
+
+/// The sender knows when a report left only as far as its bytes say: RFC
+/// 8888's report timestamp (16.16 s, so within 1/65,536 s); under TWCC, which
+/// carries none, the newest arrival it reports; under RR + XR nothing.
+#[test]
+fn the_report_time_is_what_its_format_carries() {
+    let at = Time::from_micros(6_123_457);
+    let r = report(ReportFormat::Rfc8888, 0..50, 0);
+    let got = adapt(&ReceiverReport { report_time: at, ..r }, 49, 0, 0);
+    let t = got.report_time.expect("RFC 8888 carries a report timestamp");
+    assert!(t <= at && (at - t).as_micros() < 16, "{t:?} vs {at:?}");
+
+    let r = ReceiverReport { report_time: at, ..report(ReportFormat::Twcc, 0..50, 0) };
+    let newest = r.arrivals.iter().filter_map(|a| a.1).max().unwrap();
+    let got = adapt(&r, 49, 0, 0);
+    assert_ne!(newest, at);
+    assert!((got.report_time.unwrap() - newest).as_micros().abs() <= 125, "{:?} vs {newest:?}", got.report_time);
+
+    let r = report(ReportFormat::RtcpXr, 0..50, 6_000);
+    assert_eq!(adapt(&r, 49, 0, 0).report_time, None);
+}

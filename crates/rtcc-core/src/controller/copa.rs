@@ -171,7 +171,10 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
     needs_arrivals: true,
-    report_format: crate::feedback::ReportFormat::Twcc,
+    // The Dumbo thesis (§5.2.1, §5.2.2) subtracts the receiver's wait before
+    // each report from the RTT; RFC 8888 carries it (§3.1: the report
+    // timestamp and each packet's arrival time offset), TWCC does not.
+    report_format: crate::feedback::ReportFormat::Rfc8888,
 };
 
 /// Initial window in packets (mvfst initCwndInMss = 10, spec §2.6; RFC 6928).

@@ -777,9 +777,15 @@ mod tests {
             key_interval: None,
             key_ratio: 1.0,
         };
+        // The format Copa and RoCC default to: it carries the receiver's hold time.
+        let receiver = crate::receiver::ReceiverConfig {
+            report_format: crate::feedback::ReportFormat::Rfc8888,
+            ..Default::default()
+        };
         let mut pair = Pair::builder()
             .controller(ctrl)
             .encoder(Box::new(Encoder::new(enc, frame_interval, Rng::new(1))))
+            .receiver(receiver)
             .delay(MS * 25)
             .capacity(capacity)
             .build();

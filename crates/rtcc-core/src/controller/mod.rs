@@ -582,10 +582,7 @@ pub fn needs_arrivals_of(name: &str) -> Option<bool> {
 /// CC, as its Copa or RoCC inner reads arrival times).
 pub fn report_format_of(name: &str) -> Option<crate::feedback::ReportFormat> {
     match split_wrapped(name) {
-        Some((_, inner)) => {
-            lookup(inner)?;
-            Some(crate::feedback::ReportFormat::Twcc)
-        }
+        Some((_, inner)) => report_format_of(inner),
         None => Some(lookup(name)?.report_format),
     }
 }

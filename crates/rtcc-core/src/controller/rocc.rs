@@ -106,7 +106,10 @@ pub const INFO: ControllerInfo = ControllerInfo {
     // pushback lives inside goog_cc and is not part of this design.
     pushback: super::Pushback::Off,
     needs_arrivals: true,
-    report_format: crate::feedback::ReportFormat::Twcc,
+    // The Dumbo thesis (§5.2.1, §5.2.2) subtracts the receiver's wait before
+    // each report from the RTT; RFC 8888 carries it (§3.1: the report
+    // timestamp and each packet's arrival time offset), TWCC does not.
+    report_format: crate::feedback::ReportFormat::Rfc8888,
 };
 
 /// Span of the hold-time maximum: several WebRTC report intervals (50–250 ms).

@@ -21,13 +21,17 @@
 //!
 //! Where each part runs: the paper's receiver computes d, d̃ and c and
 //! returns them in its ACKs. Here the sender computes them from the
-//! per-packet arrival times of each report (`estimate.rs`), which carry the
-//! same information; the only difference is the report's delay.
+//! per-packet arrival times of each report (`estimate.rs`): the same
+//! information, delayed by the report interval and read at the format's
+//! resolution (RFC 8888 by default: 1/1024 s; TWCC's 250 µs with
+//! `report_format = "twcc"`).
 //!
 //! Choices the paper leaves open, each a parameter:
 //! - rtt_k is the mean RTT of frame k's packets, each without the receiver's
-//!   hold time before its report; the FSM compares the two newest frames
-//!   whose RTTs are known, at most once per frame with a new RTT.
+//!   hold time before its report (the paper's per-packet ACKs have none;
+//!   RFC 8888's report timestamp gives it, TWCC does not); the FSM compares
+//!   the two newest frames whose RTTs are known, at most once per frame with
+//!   a new RTT.
 //! - Inter-arrival gaps are scaled to the nominal packet size P (the flow's
 //!   MTU) by each packet's size, since rtcc's packetizer splits frames evenly.
 //! - Frames below n_min packets give no estimate (§IV-A), so a low rate could
@@ -136,7 +140,10 @@ pub const INFO: ControllerInfo = ControllerInfo {
     receiver: None,
     pushback: crate::controller::Pushback::Off,
     needs_arrivals: true,
-    report_format: crate::feedback::ReportFormat::Twcc,
+    // §III: the receiver returns ACKs, so rtt_k holds no report wait. Of the
+    // wire formats only RFC 8888 says how long each packet waited (§3.1:
+    // report timestamp and arrival time offsets); TWCC does not.
+    report_format: crate::feedback::ReportFormat::Rfc8888,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,10 +10,12 @@
 //! feedback is `timeout_ratio` × RTT late, the rate halves, or falls to the
 //! recent receive rate if that is lower.
 //!
-//! Per MI: packets are attributed by sequence at send time; RTT samples
-//! exclude the receiver's hold time (received_at − send_time − (report_time −
-//! arrival)) and the RTT gradient is their least-squares slope against send
-//! time (monitor_interval.cc ComputeDelayGradient). The default utility is
+//! Per MI: packets are attributed by sequence at send time; the "RTT
+//! gradient" is the least-squares slope of each packet's one-way delay
+//! (arrival on the receiver clock − send time) against send time, as
+//! monitor_interval.cc OnPacketsFeedback/ComputeDelayGradient take it: a
+//! clock offset does not change a slope, and transport feedback carries
+//! every arrival, while no report says how long the receiver held a packet. The default utility is
 //! libwebrtc's ModifiedVivaceUtilityFunction, r in bit/s:
 //! `u = a·r^t·r − b·r²·g − c·r²·L`; `utility = "vivace"` selects the paper's
 //! `u = x^t − b·x·g − c·x·L` with x in Mbit/s (10^6, not PCC-Uspace's 2^20).
@@ -460,12 +462,13 @@ impl Controller for Vivace {
             // rtt_tracker.cc: the largest feedback delay of the report.
             let delay = fb.received_at - p.send_time;
             newest = Some(newest.map_or(delay, |d| d.max(delay)));
-            let rtt = fb.rtt(p).unwrap_or(Duration::ZERO);
+            // monitor_interval.cc: receive_time − send_time.
+            let owd = arrival - p.send_time;
             if let Some(mi) = claimed {
                 mi.recv_bytes += p.size;
                 let (first, last) = mi.first_arrival.map_or((arrival, arrival), |f| (f, mi.last_arrival));
                 (mi.first_arrival, mi.last_arrival) = (Some(first.min(arrival)), last.max(arrival));
-                mi.fit.push(p.send_time, rtt.as_millis_f64());
+                mi.fit.push(p.send_time, owd.as_millis_f64());
             }
         }
         if let Some(sample) = newest {

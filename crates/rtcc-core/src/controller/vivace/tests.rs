@@ -273,3 +273,46 @@ fn params_are_checked() {
     v.estimate = DataRate::from_kbps(60);
     assert!(close(v.epsilon(), 4.0 / 60.0, 1e-12));
 }
+
+/// The gradient is read from one-way delays (monitor_interval.cc): a flat
+/// path whose reports wait 0–45 ms at the receiver before going out, a wait
+/// no TWCC report states, shows no gradient in any monitor interval.
+#[test]
+fn report_waits_do_not_read_as_a_gradient() {
+    let mut v = vivace(&[]);
+    let kind = PacketKind::Media;
+    let (mut rnd, mut next, mut slopes) = (xorshift(1), 0u64, vec![]);
+    for i in 0..3000u64 {
+        let now = Time::from_millis(i as i64);
+        let sent =
+            SentPacket { seq: i, kind, size: PKT, send_time: now, probe_cluster: -1, in_flight: PKT, ..SentPacket::default() };
+        v.on_packet_sent(now, &sent);
+        if i % 50 == 49 && i > 100 {
+            // The report arrives now and left the receiver OWD ago; it covers
+            // what had arrived `wait` before it left.
+            let wait = rnd(46);
+            let newest = i - 2 * OWD.as_micros() as u64 / 1000 - wait;
+            let packets: Vec<PacketResult> = (next..=newest)
+                .map(|seq| PacketResult {
+                    seq,
+                    kind,
+                    size: PKT,
+                    send_time: Time::from_millis(seq as i64),
+                    arrival: Some(Time::from_millis(seq as i64) + OWD),
+                    probe_cluster: -1,
+                    ..PacketResult::default()
+                })
+                .collect();
+            next = newest + 1;
+            // Under TWCC the newest arrival stands for the report time.
+            let report_time = Time::from_millis(newest as i64) + OWD;
+            v.on_feedback(now, &Feedback { report_time, received_at: now, packets, ..Feedback::default() });
+            slopes.extend(v.mis[..v.started].iter().filter(|m| m.recv_bytes > PKT).map(|m| m.fit.slope()));
+        }
+        if v.poll_timeout().is_some_and(|t| t <= now) {
+            v.on_timeout(now);
+        }
+    }
+    assert!(slopes.len() > 20, "{}", slopes.len());
+    assert!(slopes.iter().all(|&g| g.abs() < 1e-9), "{slopes:?}");
+}
