@@ -144,8 +144,9 @@ class Feedback:
     Columns (numpy, one entry per reported packet): ``seq``, ``send_s``, ``arrival_s``
     (receiver clock; NaN = lost), ``size`` (bytes), ``frame`` (-1 = none), ``kind``
     (codes of :data:`KINDS`), ``late`` (arrived too late for its frame). Scalars:
-    ``report_time_s``, ``rtt_s`` (newest packet, without the receiver's hold; NaN if
-    none), ``received``, ``lost``, ``jitter_s`` (RFC 3550; NaN unless the report is
+    ``report_time_s`` (as the report's bytes give it: RFC 8888's timestamp, under
+    TWCC the newest arrival), ``rtt_s`` (newest packet, without the receiver's hold as
+    far as the format says it: RFC 8888 carries it, TWCC does not; NaN if none), ``received``, ``lost``, ``jitter_s`` (RFC 3550; NaN unless the report is
     ``rtcp-xr``), ``owd_min_s``/``owd_mean_s``/``owd_max_s``, ``estimate_bps``
     (receiver-side, NaN if none), ``late_discards`` (RFC 7097; None unless ``rtcp-xr``),
     ``fec_recovered`` (None: no report format carries it). ``late`` is set only by

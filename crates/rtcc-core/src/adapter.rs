@@ -41,6 +41,9 @@ pub struct WireReport {
     /// measured them: its clock minus the sender's timestamps).
     pub stats: ReportStats,
     pub rr: Option<RrValues>,
+    /// An RR block's LSR and DLSR (RFC 3550 §6.4.1), under any format: the
+    /// sender turns them into its round trip (`sr::round_trip`).
+    pub sr_echo: Option<(u32, u32)>,
     pub nacks: Vec<u32>,
     pub pli: bool,
     pub estimate: Option<DataRate>,
@@ -155,7 +158,14 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
             }
             // RFC 3550 §6.4.1: the report block on the media stream.
             RtcpPacket::ReceiverReport(rr) => {
-                if let Some(b) = rr.reports.first() {
+                // §6.4.1: the block about this flow's media stream.
+                let media = crate::feedback::ssrcs(report.flow).1;
+                if let Some(b) = rr.reports.iter().find(|b| b.ssrc == media) {
+                    out.sr_echo = Some((b.last_sr, b.delay_since_last_sr));
+                }
+                // Under the other formats the RR gives the round trip only:
+                // loss and jitter come from the transport feedback.
+                if let Some(b) = rr.reports.first().filter(|_| out.format == ReportFormat::RtcpXr) {
                     out.rr = Some(RrValues {
                         fraction_lost: b.fraction_lost,
                         cumulative_lost: i64::from(b.cumulative_lost),
@@ -163,6 +173,8 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
                         // packet (RFC 3550 A.1): read only the low 16 bits.
                         highest_seq: unwrap(b.extended_highest_seq as u16, top),
                         jitter: Duration::from_micros(i64::from(b.jitter) * 1_000_000 / VIDEO_CLOCK_HZ),
+                        last_sr: b.last_sr,
+                        delay_since_last_sr: b.delay_since_last_sr,
                     });
                 }
             }

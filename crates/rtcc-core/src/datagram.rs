@@ -234,6 +234,10 @@ impl Session {
     /// block, RED's one octet on a protected packet, and for a parity its FEC
     /// and level headers and descriptor XOR less the overhead `size` counts.
     pub fn overhead(&self, p: &Packet) -> usize {
+        // None: an RTCP packet's size counts its datagram and IPv4/UDP.
+        if p.kind == PacketKind::Feedback {
+            return 0;
+        }
         let ext = extensions(p).map_or(0, |e| e.wire_size());
         let red = usize::from(matches!(p.kind, PacketKind::Media | PacketKind::Rtx) && p.flags & FLAG_PROTECTED != 0);
         let fec = if p.kind == PacketKind::Fec {
@@ -264,6 +268,9 @@ impl Egress {
 
     /// The datagram `p` is sent as.
     pub fn encode(&mut self, p: &Packet) -> Result<Vec<u8>, DatagramError> {
+        if p.kind == PacketKind::Feedback {
+            return rtcp_bytes(p);
+        }
         let s = self.session;
         let size = p.size.bytes() as usize;
         let ext = extensions(p)?;
@@ -404,12 +411,42 @@ pub struct Ingress {
     structure: FrameDependencyStructure,
 }
 
+/// RTP and RTCP on one port (RFC 5761 §4): an RTCP packet's second octet
+/// is its packet type, 192–223; RTP's marker bit and payload type never
+/// give those with the payload types rtcc uses.
+fn is_rtcp(bytes: &[u8]) -> bool {
+    bytes.len() >= 2 && bytes[0] >> 6 == 2 && (192..=223).contains(&bytes[1])
+}
+
+/// An RTCP packet from the sending end (an SR, `sr::sender_report`) as its
+/// datagram: the compound its payload holds, checked to parse.
+fn rtcp_bytes(p: &Packet) -> Result<Vec<u8>, DatagramError> {
+    let bytes = p.payload.as_ref().ok_or_else(|| invalid("payload", "an RTCP packet without its bytes"))?;
+    rtcc_wire::rtcp::Compound::decode(bytes.bytes())?;
+    Ok(bytes.bytes().to_vec())
+}
+
+/// An RTCP datagram as the packet the receiving end takes (its size counts
+/// IPv4 and UDP headers, as a report's does).
+fn rtcp_packet(bytes: &[u8]) -> Result<Packet, DatagramError> {
+    rtcc_wire::rtcp::Compound::decode(bytes)?;
+    Ok(Packet {
+        kind: PacketKind::Feedback,
+        size: DataSize::from_bytes(28 + bytes.len() as u64),
+        payload: Some(Payload::new(bytes.to_vec())),
+        ..Packet::default()
+    })
+}
+
 impl Ingress {
     pub fn new(session: Session) -> Self {
         Ingress { session, structure: FrameDependencyStructure::single_layer() }
     }
 
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Packet, DatagramError> {
+        if is_rtcp(bytes) {
+            return rtcp_packet(bytes);
+        }
         let s = &self.session;
         let rtp = RtpPacket::decode(bytes)?;
         let ext = rtp.extension.as_ref().ok_or_else(|| invalid("extension", "no header extension"))?;
@@ -579,6 +616,31 @@ mod tests {
         let back = Ingress::new(*s).decode(&bytes).unwrap_or_else(|e| panic!("{p:?}: {e}"));
         assert_eq!(&back, p, "{bytes:02x?}");
         bytes
+    }
+
+    /// A sender report is its compound RTCP datagram on the same port, told
+    /// from RTP by its packet type (RFC 5761 §4); bytes that are no RTCP are
+    /// refused on either side.
+    #[test]
+    fn a_sender_report_reads_back_as_rtcp() {
+        let s = session();
+        let bytes = crate::sr::sender_report(3, crate::units::Time::from_millis(1_500), 40, 48_000);
+        let sr = Packet {
+            kind: PacketKind::Feedback,
+            size: DataSize::from_bytes(28 + bytes.len() as u64),
+            payload: Some(Payload::new(bytes.clone())),
+            ..Packet::default()
+        };
+        assert_eq!(round_trip(&s, &sr), bytes);
+        assert_eq!(s.overhead(&sr), 0);
+        let junk = Packet { payload: Some(Payload::new(vec![0x80, 200, 0, 9])), ..sr.clone() };
+        assert!(Egress::new(s, 0, 0).encode(&junk).is_err());
+        assert!(Egress::new(s, 0, 0).encode(&Packet { payload: None, ..sr }).is_err());
+        assert!(Ingress::new(s).decode(&[0x80, 200, 0, 9]).is_err());
+        // An RTP packet with the marker set and payload type 96..127 is never
+        // read as RTCP.
+        let m = media(7, 7, FLAG_MARKER, 100, None);
+        assert_eq!(Ingress::new(s).decode(&Egress::new(s, 0, 0).encode(&m).unwrap()).unwrap().kind, PacketKind::Media);
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub struct RrValues {
     pub highest_seq: u64,
     /// Interarrival jitter (RFC 3550 §6.4.1), 90 kHz units on the wire.
     pub jitter: Duration,
+    /// LSR and DLSR (§6.4.1): the newest SR's NTP middle 32 bits and the
+    /// time since it arrived in 1/65,536 s; 0 and 0 before any SR.
+    pub last_sr: u32,
+    pub delay_since_last_sr: u32,
 }
 
 /// RTP timestamp rate of video (RFC 3551 §5: 90 kHz), the unit of the RR's jitter.
@@ -80,9 +84,9 @@ pub enum ReportFormat {
     RtcpXr,
 }
 
-/// What the receiver puts on the wire: per-packet arrivals on its own clock
-/// and the report's own send time, so RTT samples exclude hold time
-/// (Dumbo thesis §5.2.1).
+/// What the receiver puts on the wire: per-packet arrivals on its own clock,
+/// the report's own send time (which only RFC 8888 carries, so only there do
+/// RTT samples exclude the whole hold time, Dumbo thesis §5.2.1), and the RR.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReceiverReport {
     pub flow: u16,
@@ -98,8 +102,12 @@ pub struct ReceiverReport {
     pub pli: bool,
     /// Transport sequences of the late discards counted in `stats`.
     pub late: Vec<u64>,
-    /// The RR block's values (sent under `RtcpXr`).
+    /// The RR block's values: sent in every report under `RtcpXr`, and in
+    /// one report a second under the others (`rr_due`), as a WebRTC
+    /// receiver sends its RTCP receiver report beside transport feedback.
     pub rr: RrValues,
+    /// This report carries the RR (always under `RtcpXr`).
+    pub rr_due: bool,
     /// The receiver-side estimator's rate (REMB, NADA), if the flow has one.
     pub estimate: Option<DataRate>,
     pub format: ReportFormat,
@@ -120,11 +128,7 @@ pub fn ssrcs(flow: u16) -> (u32, u32) {
     (media | 1, media)
 }
 
-/// RFC 3550 §4 NTP middle 32 bits (16.16 seconds) of a receiver clock time,
-/// as the RFC 8888 report timestamp carries it.
-fn ntp_middle(t: Time) -> u32 {
-    ((i128::from(t.as_micros()) << 16) / 1_000_000) as u32
-}
+use crate::sr::ntp_middle;
 
 impl ReceiverReport {
     /// The report's arrivals in sequence order, one entry per sequence (a
@@ -201,9 +205,31 @@ impl ReceiverReport {
         }
     }
 
-    /// RR + XR (FBRA §4.1): an RR with one report block (RFC 3550 §6.4.2;
-    /// LSR and DLSR 0: the simulator models no sender report, so RR + XR
-    /// give the sender no RTT), then one XR (RFC 3611 §2) holding, per run of
+    /// The RR (RFC 3550 §6.4.2) with one report block on the media stream:
+    /// `rr`'s values, LSR and DLSR echoing the newest sender report.
+    fn receiver_report(&self) -> RtcpPacket {
+        let (sender, media) = ssrcs(self.flow);
+        let rr = &self.rr;
+        // RFC 3550 A.8: jitter in timestamp units, here 90 kHz (RFC 3551 §5).
+        let jitter = (rr.jitter.as_micros() * VIDEO_CLOCK_HZ / 1_000_000).clamp(0, i64::from(u32::MAX)) as u32;
+        let block = ReportBlock {
+            ssrc: media,
+            fraction_lost: rr.fraction_lost,
+            cumulative_lost: ReportBlock::clamp_cumulative_lost(rr.cumulative_lost),
+            extended_highest_seq: rr.highest_seq as u32,
+            jitter,
+            last_sr: rr.last_sr,
+            delay_since_last_sr: rr.delay_since_last_sr,
+        };
+        RtcpPacket::ReceiverReport(rtcc_wire::rtcp::ReceiverReport {
+            ssrc: sender,
+            reports: vec![block],
+            extension: Vec::new(),
+        })
+    }
+
+    /// RR + XR (FBRA §4.1): an RR with one report block (RFC 3550 §6.4.2,
+    /// `receiver_report`), then one XR (RFC 3611 §2) holding, per run of
     /// consecutive sequences, a Loss RLE block (§4.1; T = 0) and, for a run
     /// with a late discard, a discard RLE block (RFC 7097 §3, E = 0: late),
     /// and an OWD block (`OwdBlock`) when anything arrived.
@@ -215,23 +241,7 @@ impl ReceiverReport {
     /// sequence (RFC 3550 A.1: cycles << 16 | sequence).
     fn rtcp_xr(&self) -> Vec<RtcpPacket> {
         let (sender, media) = ssrcs(self.flow);
-        let rr = &self.rr;
-        // RFC 3550 A.8: jitter in timestamp units, here 90 kHz (RFC 3551 §5).
-        let jitter = (rr.jitter.as_micros() * VIDEO_CLOCK_HZ / 1_000_000).clamp(0, i64::from(u32::MAX)) as u32;
-        let block = ReportBlock {
-            ssrc: media,
-            fraction_lost: rr.fraction_lost,
-            cumulative_lost: ReportBlock::clamp_cumulative_lost(rr.cumulative_lost),
-            extended_highest_seq: rr.highest_seq as u32,
-            jitter,
-            last_sr: 0,
-            delay_since_last_sr: 0,
-        };
-        let mut out = vec![RtcpPacket::ReceiverReport(rtcc_wire::rtcp::ReceiverReport {
-            ssrc: sender,
-            reports: vec![block],
-            extension: Vec::new(),
-        })];
+        let mut out = vec![self.receiver_report()];
         let sorted = self.by_sequence();
         let mut late = self.late.clone();
         late.sort_unstable();
@@ -291,13 +301,19 @@ impl ReceiverReport {
         }
     }
 
-    /// The whole report as one reduced-size compound RTCP datagram (RFC 3550
-    /// §6.1, RFC 5506 §3): the transport feedback, then a generic NACK (RFC
+    /// The whole report as one compound RTCP datagram (RFC 3550 §6.1;
+    /// reduced-size, RFC 5506 §3, unless an RR is due): the RR when due, the
+    /// transport feedback, then a generic NACK (RFC
     /// 4585 §6.2.1, 16-bit media sequences), a PLI (§6.3.1) and a REMB
     /// (draft-alvestrand-rmcat-remb-03 §2.2) when the report carries them.
     pub fn to_compound(&self) -> Compound {
         let (sender, media) = ssrcs(self.flow);
-        let mut packets = self.feedback_packets();
+        let mut packets = Vec::new();
+        // RFC 3550 §6.1: an RR first; `rtcp_xr` writes its own.
+        if self.rr_due && self.format != ReportFormat::RtcpXr {
+            packets.push(self.receiver_report());
+        }
+        packets.extend(self.feedback_packets());
         if !self.nacks.is_empty() {
             if let Ok(n) = Nack::from_seqs(sender, media, self.nacks.iter().map(|&s| s as u16)) {
                 packets.push(RtcpPacket::Nack(n));
@@ -380,6 +396,12 @@ pub struct Feedback {
     /// The RR block (`RtcpXr` only): fraction and cumulative lost, highest
     /// sequence, jitter.
     pub rr: Option<RrValues>,
+    /// The round trip the report's RR block gives, on the sender's clock
+    /// alone (RFC 3550 §6.4.1: arrival − LSR − DLSR, `sr::round_trip`): what
+    /// a WebRTC sender's RTT is. `None` in a report without an RR (under
+    /// TWCC and RFC 8888 one report a second has one) or before the
+    /// receiver had an SR to echo.
+    pub rtcp_rtt: Option<Duration>,
 }
 
 impl Feedback {
@@ -504,6 +526,8 @@ mod tests {
             cumulative_lost: 9,
             highest_seq: 65_569,
             jitter: Duration::from_micros(1_500),
+            last_sr: 0x0002_4000,
+            delay_since_last_sr: 0x0000_0100,
         };
         let mut r = ReceiverReport {
             arrivals: arrivals.clone(),
@@ -519,7 +543,7 @@ mod tests {
         let b = &rrp.reports[0];
         assert_eq!((b.fraction_lost, b.cumulative_lost, b.extended_highest_seq), (13, 9, 65_569));
         // 1.5 ms at 90 kHz, RFC 3550 A.8.
-        assert_eq!((b.jitter, b.last_sr, b.delay_since_last_sr), (135, 0, 0));
+        assert_eq!((b.jitter, b.last_sr, b.delay_since_last_sr), (135, 0x0002_4000, 0x0000_0100));
         let RtcpPacket::Xr(xr) = &c.packets[1] else { panic!("{:?}", c.packets[1]) };
         let mut received = Vec::new();
         let mut discarded = Vec::new();

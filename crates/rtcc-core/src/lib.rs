@@ -24,6 +24,7 @@ pub mod resolution;
 pub mod rng;
 pub mod rtp_payload;
 pub mod sender;
+pub mod sr;
 pub mod tcp;
 pub mod traffic;
 pub mod units;

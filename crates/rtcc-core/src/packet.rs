@@ -103,9 +103,10 @@ pub enum PacketKind {
     Rtx = 4,
     /// Audio.
     Audio = 5,
-    /// What a receiving end sends back (not counted among the sender's
-    /// kinds in `ALL`). No packet carries it: a report crosses a bottleneck
-    /// whole, as the simulator's own datagram; the code keeps its number.
+    /// RTCP (not counted among the sender's kinds in `ALL`): a sending
+    /// end's SR, a `Packet` whose payload is its compound datagram
+    /// (`Sender::poll_rtcp`); what a receiving end sends back crosses a
+    /// bottleneck whole, as the simulator's own datagram, under this code.
     Feedback = 6,
     /// A TCP segment or UDP datagram of cross traffic (not in `ALL`).
     Data = 7,

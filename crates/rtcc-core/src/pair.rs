@@ -191,6 +191,7 @@ impl PairBuilder {
             capacity: self.capacity,
             link_free: Time::ZERO,
             forward: VecDeque::new(),
+            rtcp: VecDeque::new(),
             reverse: VecDeque::new(),
             sent: Vec::new(),
             reports: Vec::new(),
@@ -216,6 +217,9 @@ pub struct Pair {
     /// Indices into `sent` of packets on their way, by arrival time (FIFO,
     /// so in order).
     forward: VecDeque<usize>,
+    /// The sender's RTCP on its way (arrival, packet): through the same
+    /// bottleneck and delay, never dropped, in no `sent` record.
+    rtcp: VecDeque<(Time, Packet)>,
     /// Indices into `reports` of reports on their way.
     reverse: VecDeque<usize>,
     sent: Vec<Transmitted>,
@@ -276,7 +280,8 @@ impl Pair {
     pub fn next_event(&self) -> Option<Time> {
         let reverse = self.reverse.front().and_then(|&i| self.reports[i].arrival);
         let forward = self.forward.front().and_then(|&i| self.sent[i].arrival);
-        [self.sender.poll_timeout(), self.receiver.poll_timeout(), forward, reverse].into_iter().flatten().min()
+        let rtcp = self.rtcp.front().map(|r| r.0);
+        [self.sender.poll_timeout(), self.receiver.poll_timeout(), forward, rtcp, reverse].into_iter().flatten().min()
     }
 
     /// Advance to the earliest due event if it is at or before `until` and
@@ -303,6 +308,9 @@ impl Pair {
             self.receiver.handle_packet(t.arrival.expect("on its way"), &t.packet);
             self.collect_displays();
         }
+        while let Some((at, p)) = self.rtcp.pop_front_if(|r| r.0 <= now) {
+            self.receiver.handle_packet(at, &p);
+        }
         if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
             if let Some(report) = self.receiver.poll_report(now) {
                 let mut lost = false;
@@ -323,6 +331,12 @@ impl Pair {
         if self.sender.poll_timeout().is_some_and(|t| t <= now) {
             self.sender.handle_timeout(now);
         }
+        // A sender report crosses the same forward path, ahead of the
+        // pacer's packets.
+        while let Some(p) = self.sender.poll_rtcp(now) {
+            let leaves = self.serialise(now, p.size);
+            self.rtcp.push_back((leaves + self.delay, p));
+        }
         while let Some(p) = self.sender.poll_transmit(now) {
             self.transmit(now, p);
         }
@@ -339,23 +353,25 @@ impl Pair {
         self.run_until(self.now + d);
     }
 
+    /// When `size` bytes put on the bottleneck at `now` have left it.
+    fn serialise(&mut self, now: Time, size: crate::units::DataSize) -> Time {
+        match &mut self.capacity {
+            Some(rate) => {
+                let start = self.link_free.max(now);
+                self.link_free = start + size / rate(start);
+                self.link_free
+            }
+            None => now,
+        }
+    }
+
     fn transmit(&mut self, now: Time, p: Packet) {
         let sent = *self.sender.newest_sent();
         let mut lost = false;
         for f in &mut self.drops {
             lost |= f(&p, &sent);
         }
-        let arrival = (!lost).then(|| {
-            let leaves = match &mut self.capacity {
-                Some(rate) => {
-                    let start = self.link_free.max(now);
-                    self.link_free = start + p.size / rate(start);
-                    self.link_free
-                }
-                None => now,
-            };
-            leaves + self.delay
-        });
+        let arrival = (!lost).then(|| self.serialise(now, p.size) + self.delay);
         if arrival.is_some() {
             self.forward.push_back(self.sent.len());
         }

@@ -205,6 +205,13 @@ pub struct Receiver {
     arrivals: Vec<(u64, Option<Time>)>,
     /// Next report's transport-wide feedback packet count (wraps at 256).
     fb_count: u8,
+    /// The newest sender report: its NTP middle 32 bits and arrival.
+    last_sr: Option<(u32, Time)>,
+    /// RTCP datagrams that held no SR of this flow (refused, not read).
+    rtcp_ignored: u64,
+    /// When the next RR goes out beside the transport feedback (not under
+    /// `RtcpXr`, whose every report is one).
+    next_rr: Option<Time>,
     stats: ReportStats,
     estimator: Option<Box<dyn ReceiverEstimator>>,
     /// `cfg.max_delay`, copied here: every packet reads it.
@@ -269,6 +276,9 @@ impl Receiver {
             next_report: None,
             arrivals: Vec::with_capacity(256),
             fb_count: 0,
+            last_sr: None,
+            rtcp_ignored: 0,
+            next_rr: None,
             next_seq: 0,
             seq_base: None,
             stats: ReportStats::default(),
@@ -429,7 +439,26 @@ impl Receiver {
             .min();
     }
 
+    /// RTCP datagrams from the sending end that held no SR of this flow.
+    pub fn rtcp_ignored(&self) -> u64 {
+        self.rtcp_ignored
+    }
+
+    /// An RTCP datagram from the sending end (`PacketKind::Feedback`): its
+    /// SR is kept for the next RR's LSR and DLSR (RFC 3550 §6.4.1); bytes
+    /// that hold none are counted and dropped.
+    fn handle_rtcp(&mut self, now: Time, pkt: &Packet) {
+        match pkt.payload.as_ref().and_then(|b| crate::sr::read_sender_report(self.cfg.flow, b.bytes())) {
+            Some(middle) => self.last_sr = Some((middle, now)),
+            None => self.rtcp_ignored += 1,
+        }
+    }
+
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        if pkt.kind == PacketKind::Feedback {
+            self.handle_rtcp(now, pkt);
+            return;
+        }
         if self.next_report.is_none() {
             self.next_report = Some(now + self.cfg.interval);
         }
@@ -797,7 +826,7 @@ impl Receiver {
 
     /// RFC 3550 A.3: expected (sequences from the first received, base_seq,
     /// to the highest) minus received, in all and since the previous report.
-    fn rr_values(&mut self, jitter: Duration) -> RrValues {
+    fn rr_values(&mut self, now: Time, jitter: Duration) -> RrValues {
         let expected = self.next_seq - self.seq_base.unwrap_or(0);
         let received = self.received;
         let (prior_expected, prior_received) = self.rr_prior;
@@ -813,6 +842,8 @@ impl Receiver {
             cumulative_lost: expected as i64 - received as i64,
             highest_seq: self.next_seq.saturating_sub(1),
             jitter,
+            last_sr: self.last_sr.map_or(0, |(m, _)| m),
+            delay_since_last_sr: self.last_sr.map_or(0, |(_, at)| crate::sr::dlsr(now - at)),
         }
     }
 
@@ -871,7 +902,20 @@ impl Receiver {
         }
         self.owd_sum_us = 0;
         let late = std::mem::take(&mut self.late);
-        let rr = self.rr_values(stats.jitter);
+        // An RR a second beside transport feedback (libwebrtc's video RTCP
+        // interval), the first half a second in; its fractions count from
+        // the previous RR.
+        let rr_due = match self.cfg.report_format {
+            ReportFormat::RtcpXr => true,
+            _ => {
+                let due = *self.next_rr.get_or_insert(now + crate::sr::VIDEO_INTERVAL / 2) <= now;
+                if due {
+                    self.next_rr = Some(now + crate::sr::VIDEO_INTERVAL);
+                }
+                due
+            }
+        };
+        let rr = if rr_due { self.rr_values(now, stats.jitter) } else { RrValues::default() };
         let estimate = self.estimator.as_mut().and_then(|e| e.estimate(now));
         let fb_count = self.fb_count;
         let mut report = ReceiverReport {
@@ -883,6 +927,7 @@ impl Receiver {
             pli,
             late,
             rr,
+            rr_due,
             estimate,
             format: self.cfg.report_format,
             fb_count,

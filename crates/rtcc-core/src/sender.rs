@@ -16,8 +16,8 @@ use crate::fec::{FecConfig, FecEncoder};
 use crate::feedback::{Feedback, PacketResult, ReceiverReport, ReportFormat, ReportStats};
 use crate::pacer::{Pacer, PacerConfig, Queued};
 use crate::packet::{
-    abs_send_time, rtp_timestamp, Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER, FLAG_PROTECTED,
-    NO_FRAME, RTX_OSN,
+    abs_send_time, rtp_timestamp, Packet, PacketKind, Payload, FLAG_FIRST, FLAG_FRAME, FLAG_KEY, FLAG_MARKER,
+    FLAG_PROTECTED, NO_FRAME, RTX_OSN,
 };
 use crate::resolution::{Resolution, ResolutionPolicy, ResolutionState};
 use crate::rng::Rng;
@@ -169,6 +169,11 @@ pub struct SenderConfig {
     /// mean anything, and the delay is given relative to the smallest seen
     /// on the flow.
     pub clocks_agree: bool,
+    /// RTCP sender reports about this often (`sr::VIDEO_INTERVAL`, 1 s, as
+    /// libwebrtc sends video RTCP), each one at a random point of [0.5, 1.5]
+    /// intervals after the last; `None`: no SRs, so receiver reports echo
+    /// none and give no round trip (`Feedback::rtcp_rtt`).
+    pub rtcp_interval: Option<Duration>,
 }
 
 impl Default for SenderConfig {
@@ -199,6 +204,7 @@ impl Default for SenderConfig {
             transport_base: 0,
             media_base: 0,
             clocks_agree: true,
+            rtcp_interval: Some(crate::sr::VIDEO_INTERVAL),
         }
     }
 }
@@ -301,6 +307,16 @@ pub struct Sender {
     media_expire: Time,
     next_frame: Time,
     next_audio: Time,
+    /// When the next RTCP sender report is due (`Time::MAX`: never), the
+    /// draws that spread them (RFC 3550 §6.3.1), and one due but not yet
+    /// taken (`poll_rtcp`).
+    next_sr: Time,
+    sr_rng: Rng,
+    sr_pending: bool,
+    /// The newest RR round trip not yet handed to the controller.
+    rtcp_rtt: Option<Duration>,
+    /// The newest report time a report's bytes gave (receiver clock).
+    last_report_time: Option<Time>,
     /// `poll_timeout`, computed on demand after any input changed it.
     timeout: Cell<Option<Option<Time>>>,
     /// When the send buffer's state was last booked (`book_buffer`).
@@ -490,7 +506,17 @@ impl Sender {
             owd_floor: None,
             timeout: Cell::new(None),
             clock: FrameClock::new(&cfg),
+            next_sr: Time::MAX,
+            // A stream of the timing seed of its own: SRs move no other draw.
+            sr_rng: Rng::new(cfg.timing.seed).fork(0x5352),
+            sr_pending: false,
+            rtcp_rtt: None,
+            last_report_time: None,
         };
+        if let Some(iv) = cfg.rtcp_interval.filter(|iv| iv.is_positive()) {
+            // RFC 3550 §6.2: the first report after half an interval.
+            s.next_sr = cfg.start + s.sr_spread(iv / 2);
+        }
         if let Some(c) = &s.clock {
             s.next_frame = c.next_capture();
         }
@@ -748,6 +774,16 @@ impl Sender {
     }
 
     fn compute_timeout(&self) -> Option<Time> {
+        let t = self.timeout_except_sr();
+        // Only an active sender reports (RFC 3550 §6.4).
+        if self.stopped || self.counters.packets[PacketKind::Media as usize] == 0 || self.next_sr == Time::MAX {
+            return t;
+        }
+        Some(t.map_or(self.next_sr, |t| t.min(self.next_sr)))
+    }
+
+    /// When the sender is next due for anything but a sender report.
+    fn timeout_except_sr(&self) -> Option<Time> {
         if self.stopped {
             return None;
         }
@@ -774,6 +810,37 @@ impl Sender {
         t
     }
 
+    /// `interval` spread over [0.5, 1.5] of itself (RFC 3550 §6.3.1).
+    fn sr_spread(&mut self, interval: Duration) -> Duration {
+        interval.mul_f64(0.5 + self.sr_rng.uniform())
+    }
+
+    /// An RTCP sender report due at `now` (RFC 3550 §6.4.1: SR and SDES
+    /// CNAME in one compound datagram, `sr::sender_report`), as the packet
+    /// that carries it: kind `Feedback` (RTCP), its bytes the payload, its
+    /// size theirs plus IPv4 and UDP headers, as a report's. It goes out
+    /// beside the pacer, as libwebrtc's RTCP does. None before the first
+    /// RTP packet (only an active sender reports) or after the stop.
+    /// Drained after `handle_timeout` like `poll_transmit`; one not taken
+    /// before the next is due is replaced by it.
+    pub fn poll_rtcp(&mut self, now: Time) -> Option<Packet> {
+        if self.stopped || !std::mem::take(&mut self.sr_pending) {
+            return None;
+        }
+        let m = PacketKind::Media as usize;
+        let (packets, octets) = (self.counters.packets[m], self.counters.bytes[m]);
+        if packets == 0 {
+            return None;
+        }
+        let bytes = crate::sr::sender_report(self.cfg.flow, now, packets, octets);
+        Some(Packet {
+            kind: PacketKind::Feedback,
+            size: DataSize::from_bytes(28 + bytes.len() as u64),
+            payload: Some(Payload::new(bytes)),
+            ..Packet::default()
+        })
+    }
+
     pub fn handle_timeout(&mut self, now: Time) {
         self.book_buffer(now);
         self.on_timeout(now);
@@ -783,6 +850,16 @@ impl Sender {
     fn on_timeout(&mut self, now: Time) {
         if self.stopped {
             return;
+        }
+        if now >= self.next_sr && self.counters.packets[PacketKind::Media as usize] > 0 {
+            let interval = self.cfg.rtcp_interval.unwrap_or(crate::sr::VIDEO_INTERVAL);
+            self.next_sr = now + self.sr_spread(interval);
+            self.sr_pending = true;
+            // A wake for the report alone touches nothing else (libwebrtc's
+            // RTCP timer is not the pacer's), so SRs change no send.
+            if self.timeout_except_sr().is_none_or(|t| t > now) {
+                return;
+            }
         }
         if self.is_stopped(now) {
             self.stopped = true;
@@ -1276,18 +1353,29 @@ impl Sender {
             self.settled_upto = self.settled_upto.max(newest);
         }
         self.notify_state(now);
+        // An RR's round trip in a report with nothing else for the
+        // controller (a NACK- or PLI-only one) waits for the next report.
+        if let Some(rtt) = report.sr_echo.and_then(|(lsr, dlsr)| crate::sr::round_trip(now, lsr, dlsr)) {
+            self.rtcp_rtt = Some(rtt);
+        }
+        if let Some(t) = report.report_time {
+            self.last_report_time = Some(t);
+        }
         if packets.is_empty() {
             return;
         }
         let fb = Feedback {
-            // No report time on the wire (RR + XR): nothing is timed against it.
-            report_time: report.report_time.unwrap_or(now),
+            // None on the wire (RR + XR; a TWCC report of losses only): the
+            // last one known, so the receiver's clock never goes back;
+            // before any, the arrival (nothing is timed against it).
+            report_time: self.last_report_time.unwrap_or(now),
             received_at: now,
             packets,
             stats,
             estimate: report.estimate,
             format: report.format,
             rr: report.rr,
+            rtcp_rtt: self.rtcp_rtt.take(),
         };
         if let Some(r) = fb.rtt_sample() {
             self.rtt = r;

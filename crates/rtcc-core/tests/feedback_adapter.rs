@@ -70,8 +70,14 @@ fn rtcp_xr_gives_outcomes_and_report_values_but_no_arrival_time() {
     let ms = |m| Some(Duration::from_millis(m));
     let stats =
         ReportStats { owd_min: ms(20), owd_mean: ms(25), owd_max: ms(40), owd_newest: ms(30), ..Default::default() };
-    let rr =
-        RrValues { fraction_lost: 36, cumulative_lost: 7, highest_seq: 65_585, jitter: Duration::from_micros(2_000) };
+    let rr = RrValues {
+        fraction_lost: 36,
+        cumulative_lost: 7,
+        highest_seq: 65_585,
+        jitter: Duration::from_micros(2_000),
+        last_sr: 0x0001_8000,
+        delay_since_last_sr: 0x0000_4000,
+    };
     let mut r =
         ReceiverReport { late: vec![65_540, 65_541], stats, rr, ..report(ReportFormat::RtcpXr, 65_536..65_586, 6_000) };
     r.seal();
@@ -87,6 +93,7 @@ fn rtcp_xr_gives_outcomes_and_report_values_but_no_arrival_time() {
     }
     assert!(got.arrivals().iter().all(|a| a.1.is_none()));
     assert_eq!(got.rr, Some(rr));
+    assert_eq!(got.sr_echo, Some((0x0001_8000, 0x0000_4000)));
     // 16.16 seconds on the wire: within half a 15.3 µs unit.
     let near = |d: Option<Duration>, m: i64| (d.unwrap().as_micros() - m * 1000).abs() <= 8;
     assert!(near(got.stats.owd_min, 20) && near(got.stats.owd_newest, 30), "{:?}", got.stats);
@@ -289,7 +296,7 @@ fn the_rr_highest_sequence_is_read_from_its_low_16_bits() {
     use rtcc_core::feedback::RrValues;
     // The sender sent 0..=299 from wire 65,530; 0..=9 were lost, so the
     // receiver's first was wire 4 and its highest, wire 293, is 293 to it.
-    let rr = RrValues { fraction_lost: 0, cumulative_lost: 0, highest_seq: 293, jitter: Duration::ZERO };
+    let rr = RrValues { highest_seq: 293, ..RrValues::default() };
     let r = ReceiverReport { rr, ..report(ReportFormat::RtcpXr, 65_540..65_830, 1_000) };
     assert_eq!(adapt(&r, 299, 0, 65_530).rr.map(|v| v.highest_seq), Some(299));
 }

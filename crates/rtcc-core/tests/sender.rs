@@ -590,8 +590,9 @@ fn in_flight_settles_when_reports_cover_packets_even_if_one_is_lost() {
     // With every report lost, packets leave the count when the history
     // (300 ms here) forgets them, at the sender's next timeout (the next
     // frame, at 1 s): frame 1's first packet then has only itself in flight.
+    // (No sender reports, whose timer would wake it earlier.)
     let ctl = bursts(DataRate::from_mbps(10));
-    let cfg = SenderConfig { history: MS * 300, ..flow(1000) };
+    let cfg = SenderConfig { history: MS * 300, rtcp_interval: None, ..flow(1000) };
     let mut pair = silent(cfg, &ctl, &Script::new(&[5000]));
     pair.run_until(ms(999));
     assert_eq!(pair.sender.in_flight(), DataSize::from_bytes(5000));
@@ -890,4 +891,105 @@ fn a_controller_never_sees_an_arrival_time_under_rtcp_xr() {
         assert!(mins.iter().all(|&d| d >= Duration::ZERO && d < MS * 10), "{format}: {mins:?}");
         assert!(mins.contains(&Duration::ZERO), "{format}");
     }
+}
+
+/// RFC 3550 §6.4.1 end to end: the sender's SRs cross the forward path (25
+/// ms), the receiver's RR echoes the newest (LSR) with its wait since (DLSR),
+/// and the report crosses back (40 ms): the sender reads 65 ms on its own
+/// clock, to two 1/65,536 s units of the fields, under every report format: once
+/// a second beside TWCC and RFC 8888, in every RR + XR report.
+#[test]
+fn receiver_reports_echo_sender_reports_into_the_round_trip() {
+    for format in [ReportFormat::Twcc, ReportFormat::Rfc8888, ReportFormat::RtcpXr] {
+        let ctl = bursts(DataRate::from_mbps(10));
+        let enc = Script::new(&[5000; 200]);
+        let mut pair = Pair::builder()
+            .sender(flow(33))
+            .controller(ctl.boxed())
+            .encoder(enc.boxed())
+            .receiver(ReceiverConfig { report_format: format, ..ReceiverConfig::default() })
+            .delay(MS * 25)
+            .reverse_delay(MS * 40)
+            .build();
+        pair.run_until(ms(5_000));
+        let log = ctl.log();
+        let rtts: Vec<(Time, Duration)> =
+            log.feedback.iter().filter_map(|f| f.rtcp_rtt.map(|r| (f.received_at, r))).collect();
+        // SRs every 0.5–1.5 s from about 0.5 s; one RR a second (TWCC,
+        // RFC 8888) or every report (RR + XR) echoes the newest.
+        let expect = if format == ReportFormat::RtcpXr { 40 } else { 3 };
+        assert!(rtts.len() >= expect, "{format:?}: {} round trips", rtts.len());
+        for (at, rtt) in &rtts {
+            // A, LSR and DLSR each truncated to 1/65,536 s: within two units.
+            assert!((rtt.as_micros() - 65_000).abs() <= 31, "{format:?} at {at}: {rtt}");
+        }
+        // Before the first SR arrived, an RR echoes none and gives none.
+        assert!(log.feedback.iter().take_while(|f| f.received_at < ms(300)).all(|f| f.rtcp_rtt.is_none()));
+        // What the controller sees has no SR in it: RTP only.
+        assert!(pair.sent().iter().all(|t| t.packet.kind != PacketKind::Feedback));
+    }
+}
+
+/// An SR goes out only from an active sender, at a random point of
+/// [0.5, 1.5] intervals after the last; none with `rtcp_interval = None`.
+#[test]
+fn sender_reports_follow_the_interval_and_only_an_active_sender_sends_them() {
+    let ctl = bursts(DataRate::from_mbps(10));
+    let mut s = rtcc_core::sender::Sender::new(flow(33), ctl.boxed(), Script::new(&[5000; 400]).boxed());
+    let (mut srs, mut now) = (vec![], Time::ZERO);
+    while now < ms(20_000) {
+        if s.poll_timeout().is_some_and(|t| t <= now) {
+            s.handle_timeout(now);
+        }
+        while let Some(p) = s.poll_rtcp(now) {
+            assert_eq!(p.kind, PacketKind::Feedback);
+            let bytes = p.payload.as_ref().unwrap().bytes().to_vec();
+            assert_eq!(p.size.bytes(), 28 + bytes.len() as u64);
+            assert_eq!(rtcc_core::sr::read_sender_report(0, &bytes), Some(rtcc_core::sr::ntp_middle(now)));
+            srs.push(now);
+        }
+        while s.poll_transmit(now).is_some() {}
+        now += MS;
+    }
+    assert!(srs[0] >= ms(250) && srs[0] <= ms(750), "{srs:?}");
+    for w in srs.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap >= MS * 500 && gap <= MS * 1_501, "{srs:?}");
+    }
+    assert!((14..=26).contains(&srs.len()), "{}", srs.len());
+
+    let cfg = SenderConfig { rtcp_interval: None, ..flow(33) };
+    let ctl = bursts(DataRate::from_mbps(10));
+    let mut s = rtcc_core::sender::Sender::new(cfg, ctl.boxed(), Script::new(&[5000; 100]).boxed());
+    for t in 0..3_000 {
+        let now = ms(t);
+        s.handle_timeout(now);
+        assert!(s.poll_rtcp(now).is_none());
+        while s.poll_transmit(now).is_some() {}
+    }
+}
+
+/// An RTCP datagram on the media path that holds no SR of the flow (broken
+/// bytes, another flow's SR, no bytes at all) is counted and dropped; it
+/// starts no report and echoes nothing.
+#[test]
+fn the_receiver_drops_rtcp_without_its_flows_sender_report() {
+    use rtcc_core::packet::Payload;
+    use rtcc_core::receiver::Receiver;
+    let mut r = Receiver::new(ReceiverConfig::default());
+    let rtcp = |bytes: Option<Vec<u8>>| Packet {
+        kind: PacketKind::Feedback,
+        size: DataSize::from_bytes(60),
+        payload: bytes.map(Payload::new),
+        ..Packet::default()
+    };
+    let other = rtcc_core::sr::sender_report(9, ms(100), 10, 10_000);
+    for (i, p) in
+        [rtcp(None), rtcp(Some(vec![0x80, 200, 0xff])), rtcp(Some(other)), rtcp(Some(vec![]))].iter().enumerate()
+    {
+        r.handle_packet(ms(100 + i as i64), p);
+        assert_eq!(r.rtcp_ignored(), i as u64 + 1);
+    }
+    assert_eq!(r.poll_timeout(), None, "no report started");
+    assert!(r.poll_report(ms(1_000)).is_none());
 }

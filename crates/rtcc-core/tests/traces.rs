@@ -245,8 +245,17 @@ fn trace(name: &str) -> String {
                     stats.owd_mean = Some(Duration::from_micros(owd_sum / i64::from(stats.received)));
                 }
                 in_flight -= DataSize::from_bytes(PACKET.bytes() * packets.len() as u64);
-                let fb =
-                    Feedback { report_time, received_at: now, packets, stats, estimate: None, ..Default::default() };
+                // The round trip an RR gives: an SR one way, the report back.
+                let rtcp_rtt = Some(one_way(report_time) + (now - report_time));
+                let fb = Feedback {
+                    report_time,
+                    received_at: now,
+                    packets,
+                    stats,
+                    estimate: None,
+                    rtcp_rtt,
+                    ..Default::default()
+                };
                 run.c.on_feedback(now, &fb);
                 run.look("feedback");
             }

@@ -152,6 +152,28 @@ impl VideoCall {
     }
 }
 
+impl VideoSendEnd {
+    /// Under `[wire] datagrams`, `packet` as its datagram's bytes read it
+    /// back; a packet that reads back otherwise, or has no datagram, fails
+    /// the flow.
+    fn through_wire(&mut self, packet: Packet) -> Packet {
+        let Some(w) = &mut self.wire else { return packet };
+        // What the receiving end gets is what the bytes say, and that must
+        // be what was sent (a probe reads back as padding).
+        let expect = Packet { kind: packet.kind.on_wire(), ..packet.clone() };
+        match w.egress.encode(&packet).and_then(|b| w.ingress.decode(&b)) {
+            Ok(p) if p == expect => return p,
+            Ok(p) => {
+                w.error.get_or_insert_with(|| format!("a packet reads back otherwise: {packet:?} as {p:?}"));
+            }
+            Err(e) => {
+                w.error.get_or_insert_with(|| format!("a {} packet has no datagram: {e}", packet.kind.name()));
+            }
+        }
+        packet
+    }
+}
+
 impl SendEnd for VideoSendEnd {
     fn poll_timeout(&self) -> Option<Time> {
         self.sender.poll_timeout()
@@ -163,25 +185,26 @@ impl SendEnd for VideoSendEnd {
         self.sender.refresh_decision(now);
     }
     fn poll_transmit(&mut self, now: Time) -> Option<Envelope> {
-        let mut packet = self.sender.poll_transmit(now)?;
-        if let Some(w) = &mut self.wire {
-            // What the receiving end gets is what the bytes say, and that
-            // must be what was sent (a probe reads back as padding).
-            let expect = Packet { kind: packet.kind.on_wire(), ..packet.clone() };
-            match w.egress.encode(&packet).and_then(|b| w.ingress.decode(&b)) {
-                Ok(p) if p == expect => packet = p,
-                Ok(p) => {
-                    w.error.get_or_insert_with(|| format!("a packet reads back otherwise: {packet:?} as {p:?}"));
-                }
-                Err(e) => {
-                    w.error.get_or_insert_with(|| format!("a {} packet has no datagram: {e}", packet.kind.name()));
-                }
-            }
+        // An RTCP sender report, due beside the pacer's packets: no row of
+        // the sender's record (`seq` and `frame` none of its packets').
+        if let Some(sr) = self.sender.poll_rtcp(now) {
+            let packet = self.through_wire(sr);
+            return Some(Envelope {
+                flow: self.flow,
+                seq: u64::MAX,
+                frame: NO_FRAME,
+                sent: now,
+                kind: PacketKind::Feedback,
+                packet,
+            });
         }
+        let packet = self.sender.poll_transmit(now)?;
+        let packet = self.through_wire(packet);
         let sent = self.sender.newest_sent();
         let frame = if sent.kind == PacketKind::Fec { NO_FRAME } else { sent.pos.frame };
         Some(Envelope { flow: self.flow, seq: sent.seq, frame, sent: now, kind: sent.kind, packet })
     }
+
     fn handle_back(&mut self, now: Time, back: &Back) {
         if let Back::Report(r) = back {
             self.sender.handle_report(now, r);

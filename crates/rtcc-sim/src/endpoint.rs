@@ -55,7 +55,8 @@ pub struct Envelope {
     /// The sending end's own count of its packets, from 0 (a video sender's
     /// `SentPacket::seq`, which the wire carries as the low 16 bits of it
     /// plus the flow's transport base; a TCP or UDP flow's packet number):
-    /// the recorder's row.
+    /// the recorder's row. `u64::MAX` on a sender's RTCP (kind `Feedback`),
+    /// which has no row.
     pub seq: u64,
     /// The frame the sender's record counts it for, `NO_FRAME` for none (a
     /// parity's frame field is its group's XOR).

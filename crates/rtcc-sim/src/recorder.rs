@@ -70,7 +70,7 @@ pub enum Event<'a> {
     /// A packet left its sender.
     PacketSent(&'a Envelope),
     /// The bottleneck dropped it (tail drop or AQM); `frame` as in the packet.
-    PacketDropped { seq: u64, frame: u32 },
+    PacketDropped { seq: u64, frame: u32, kind: PacketKind },
     /// It left the bottleneck after `queued` in the queue; `lost`: random
     /// loss after the bottleneck. `reverse`: the reverse bottleneck (a
     /// flow whose data runs from the receiving side).
@@ -578,6 +578,16 @@ impl Recorder {
     #[inline]
     pub fn record(&mut self, flow: usize, e: Event) {
         match e {
+            // A sender's RTCP (its SR) counts on the link, as what a
+            // receiving end sends back does, and in no packet record.
+            Event::PacketSent(p) if p.kind == PacketKind::Feedback => {}
+            Event::PacketDropped { kind: PacketKind::Feedback, .. } => {
+                self.record(flow, Event::BackDropped { reverse: self.flows[flow].reverse })
+            }
+            Event::PacketDeparted { packet, reverse, .. } if packet.kind == PacketKind::Feedback => {
+                self.record(flow, Event::BackDeparted { size: packet.packet.size, reverse })
+            }
+            Event::PacketArrived { packet, .. } if packet.kind == PacketKind::Feedback => {}
             Event::PacketSent(p) => {
                 self.sent += 1;
                 let mut record = self.record_packets;
@@ -601,7 +611,7 @@ impl Recorder {
                     _ => f.frame_packet(p.frame, true),
                 }
             }
-            Event::PacketDropped { seq, frame } => {
+            Event::PacketDropped { seq, frame, .. } => {
                 let f = &mut self.flows[flow];
                 f.stats.on_dropped(seq);
                 f.frame_packet(frame, false);

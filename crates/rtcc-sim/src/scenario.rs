@@ -241,6 +241,9 @@ pub struct FlowFile {
     /// The controller's one-way delay is absolute (default true), else
     /// relative to the smallest seen (`SenderConfig::clocks_agree`).
     pub clocks_agree: Option<bool>,
+    /// RTCP sender reports about this often (default 1 s, as libwebrtc's
+    /// video RTCP); "0s" sends none, so no RR gives a round trip.
+    pub rtcp_interval: Option<Quantity>,
     pub playout: Option<Spec>,
     pub fec: Option<Toggle>,
     pub audio: Option<Toggle>,
@@ -975,6 +978,12 @@ fn flow_spec(
         cwnd_pushback: f.cwnd_pushback.unwrap_or(pushback != Pushback::Off),
         pushback_pacer: pushback == Pushback::WithPacer,
         clocks_agree: f.clocks_agree.unwrap_or(true),
+        rtcp_interval: match opt_dur(&f.rtcp_interval, "rtcp_interval")? {
+            None => Some(rtcc_core::sr::VIDEO_INTERVAL),
+            Some(d) if d == Duration::ZERO => None,
+            Some(d) if d >= Duration::from_millis(100) && d <= Duration::from_secs(60) => Some(d),
+            Some(d) => return Err(e("rtcp_interval", format!("{d} is neither 0s (off) nor in 100ms..60s"))),
+        },
         pacer: PacerConfig {
             queue_time_limit,
             burst: match opt_dur(&f.pacer_burst, "pacer_burst")? {

@@ -692,7 +692,9 @@ impl Simulation {
                     self.recorder.record(i, Event::ReportLost);
                     self.recorder.record(i, Event::BackDropped { reverse });
                 }
-                Datagram::Data(p) => self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame }),
+                Datagram::Data(p) => {
+                    self.recorder.record(i, Event::PacketDropped { seq: p.seq, frame: p.frame, kind: p.kind })
+                }
             }
         }
     }
@@ -720,9 +722,9 @@ impl Simulation {
         while let Some(p) = f.send.poll_transmit(t) {
             self.events += 1;
             self.recorder.record(i, Event::PacketSent(&p));
-            let (seq, frame) = (p.seq, p.frame);
+            let (seq, frame, kind) = (p.seq, p.frame, p.kind);
             if !link.enqueue(t, Datagram::Data(p)) {
-                self.recorder.record(i, Event::PacketDropped { seq, frame });
+                self.recorder.record(i, Event::PacketDropped { seq, frame, kind });
             }
         }
         let reverse = self.reverse[i];

@@ -175,8 +175,8 @@ fn rtcp_xr_refuses_a_controller_that_reads_arrival_times() {
 
 /// A flow that names no report format gets its controller's: FBRA's RTCP
 /// RR + XR (its discards travel only in the discard RLE), RFC 8888 for Copa,
-/// RoCC and PIBES (the receiver's hold time), libwebrtc's transport-wide CC for the
-/// rest; a wrapper gets its inner controller's.
+/// RoCC, PIBES and any Dumbo wrapper (the receiver's hold time), libwebrtc's transport-wide CC for the
+/// rest.
 #[test]
 fn an_unnamed_report_format_is_the_controllers_own() {
     let format = |controller: &str, line: &str| {
@@ -190,8 +190,8 @@ fn an_unnamed_report_format_is_the_controllers_own() {
     for name in ["gcc", "rrtcc", "c-nadu", "fixed"] {
         assert_eq!(format(name, ""), ReportFormat::Twcc, "{name}");
     }
-    // Copa and RoCC, wrapped or not, and PIBES need the receiver's hold time: RFC 8888.
-    for name in ["copa", "rocc", "copa+dumbo", "rocc+dumbo", "pibes"] {
+    // Copa, RoCC, PIBES and every Dumbo wrapper need the receiver's hold time: RFC 8888.
+    for name in ["copa", "rocc", "copa+dumbo", "rocc+dumbo", "gcc+dumbo", "fbra+dumbo", "pibes"] {
         assert_eq!(format(name, ""), ReportFormat::Rfc8888, "{name}");
     }
 }

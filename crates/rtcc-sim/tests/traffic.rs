@@ -145,8 +145,9 @@ fn a_reverse_tcp_flow_shares_the_feedback_path() {
     assert!(up.goodput_kbps > 800.0 * 20.0 / 30.0 * 0.9, "upload {}", up.goodput_kbps);
     // Its share is of the 1 Mbps it crosses, not of the forward 3 Mbps.
     assert!(up.utilization > 0.5, "upload utilisation {}", up.utilization);
-    // Its ACKs cross the forward bottleneck as feedback.
-    assert!(out.summary.link.utilization_by_kind["feedback"] > 0.0);
+    // Its ACKs cross the forward bottleneck as feedback: far more than the
+    // call's sender reports there (about 84 B a second, 0.0002 of 3 Mbps).
+    assert!(out.summary.link.utilization_by_kind["feedback"] > 0.002, "{:?}", out.summary.link);
     let call = &out.summary.flows[0];
     assert!(call.reports_sent > 0 && call.goodput_kbps > 500.0, "{call:?}");
 }

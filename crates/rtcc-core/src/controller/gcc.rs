@@ -6,9 +6,9 @@
 //! By default (`rtt = "rtcp"`) goog_cc runs as in a WebRTC call: RTT and the
 //! classic loss fraction reach it once per RTCP report interval
 //! (`RTCP_INTERVAL`, 1 s for video) as `RoundTripTimeUpdate` and
-//! `TransportLossReport`, the RTT of the newest received packet without the
-//! receiver's hold time, as RTCP's LSR/DLSR arithmetic gives it (RFC 3550
-//! §6.4.1). `rtt = "feedback"` runs goog_cc in "packet feedback only" mode
+//! `TransportLossReport`, the RTT the newest receiver report's LSR/DLSR give
+//! (RFC 3550 §6.4.1: the sender's SR out, the RR back, the receiver's wait
+//! taken out). `rtt = "feedback"` runs goog_cc in "packet feedback only" mode
 //! instead: RTT from the per-report maximum of transport-feedback RTTs, which
 //! include up to a report interval of waiting, and loss from the feedback.
 
@@ -494,11 +494,13 @@ impl Gcc {
         }
     }
 
-    /// Accumulate what RTCP receiver reports would tell and, once per
-    /// `RTCP_INTERVAL`, hand goog_cc the RTT and the loss counts.
+    /// Accumulate what RTCP receiver reports tell and, once per
+    /// `RTCP_INTERVAL`, hand goog_cc the RTT and the loss counts. The RTT is
+    /// the RR's (LSR/DLSR, `Feedback::rtcp_rtt`), as libwebrtc's
+    /// RtpTransportControllerSend forwards it to OnRoundTripTimeUpdate.
     fn rtcp_report(&mut self, fb: &Feedback, at: gu::Timestamp) {
         let r = &mut self.rtcp;
-        if let Some(rtt) = fb.rtt_sample() {
+        if let Some(rtt) = fb.rtcp_rtt {
             r.rtt = Some(rtt);
         }
         for p in &fb.packets {
@@ -903,11 +905,14 @@ pub(crate) mod tests {
                 let packets = self.at_receiver.iter().filter(|(t, _)| *t <= now).map(|(_, p)| *p).collect();
                 self.at_receiver.retain(|(t, _)| *t > now);
                 let stats = ReportStats::default();
+                // The RR's round trip: an SR through the queue, the report back.
+                let queued = self.link_free.saturating_since(now);
                 self.reports.push_back(Feedback {
                     report_time: now,
                     received_at: now + OWD,
                     packets,
                     stats,
+                    rtcp_rtt: Some(OWD * 2 + queued),
                     ..Feedback::default()
                 });
                 self.next_report += MS * 50;

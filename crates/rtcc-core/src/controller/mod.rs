@@ -578,11 +578,15 @@ pub fn needs_arrivals_of(name: &str) -> Option<bool> {
     }
 }
 
-/// The report format a name was designed for (a wrapper: transport-wide
-/// CC, as its Copa or RoCC inner reads arrival times).
+/// The report format a name was designed for (a wrapper: RFC 8888, as
+/// Dumbo takes the receiver's wait out of its RTT, thesis §5.2.1, whatever
+/// its inner controller).
 pub fn report_format_of(name: &str) -> Option<crate::feedback::ReportFormat> {
     match split_wrapped(name) {
-        Some((_, inner)) => report_format_of(inner),
+        Some((_, inner)) => {
+            lookup(inner)?;
+            Some(crate::feedback::ReportFormat::Rfc8888)
+        }
         None => Some(lookup(name)?.report_format),
     }
 }

@@ -58,8 +58,8 @@
 //! - Reports carry transport-wide per-packet results every 50 ms; RTCP
 //!   receiver reports came about once a second. The sender sums the results
 //!   into one receiver report per `rr_interval` (RTCP_INTERVAL_VIDEO_MS,
-//!   1 s) and runs the loss rule on those, with the RTT of the newest packet
-//!   (what RTCP's LSR/DLSR gives).
+//!   1 s) and runs the loss rule on those, with the RTT of the newest
+//!   receiver report's LSR/DLSR (`Feedback::rtcp_rtt`).
 //! - Packet sizes are whole packets (libwebrtc counted RTP payload bytes).
 //!
 //! Pacing: in 2013 libwebrtc had a PacedSender (2.5 × target,
@@ -354,7 +354,9 @@ impl Controller for Rrtcc {
         if let Some(remb) = fb.estimate {
             self.loss.on_remb(remb.bps());
         }
-        if let Some(rtt) = fb.rtt_sample() {
+        // The RTT RTCP gives (RR's LSR/DLSR, RFC 3550 §6.4.1), as the
+        // RTCP-era sender took it.
+        if let Some(rtt) = fb.rtcp_rtt {
             self.rtt = Some(rtt);
         }
         // The video stream's receiver report; audio has its own.

@@ -460,7 +460,7 @@ fn report(now: Time, first: u64, n: u64, lost: &dyn Fn(u64) -> bool) -> Feedback
             ..PacketResult::default()
         })
         .collect();
-    Feedback { report_time: now - MS * 25, received_at: now, packets, ..Feedback::default() }
+    Feedback { report_time: now - MS * 25, received_at: now, packets, rtcp_rtt: Some(MS * 75), ..Feedback::default() }
 }
 
 #[test]

@@ -284,8 +284,15 @@ fn report_waits_do_not_read_as_a_gradient() {
     let (mut rnd, mut next, mut slopes) = (xorshift(1), 0u64, vec![]);
     for i in 0..3000u64 {
         let now = Time::from_millis(i as i64);
-        let sent =
-            SentPacket { seq: i, kind, size: PKT, send_time: now, probe_cluster: -1, in_flight: PKT, ..SentPacket::default() };
+        let sent = SentPacket {
+            seq: i,
+            kind,
+            size: PKT,
+            send_time: now,
+            probe_cluster: -1,
+            in_flight: PKT,
+            ..SentPacket::default()
+        };
         v.on_packet_sent(now, &sent);
         if i % 50 == 49 && i > 100 {
             // The report arrives now and left the receiver OWD ago; it covers
