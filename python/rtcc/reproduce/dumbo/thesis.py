@@ -77,8 +77,13 @@ CELLULAR_RATIOS = {
 }
 
 NOTES = [
-    "Frame latency, Dumbo − GCC, on the 7 .down traces (120 s, seed 1): +33 ms here "
-    "(Dumbo 623 ms, GCC 589 ms; thesis −100 ms) with realistic sender timing. The row is "
+    "Frame latency, Dumbo − GCC, on the 7 .down traces (120 s, seed 1): −85 ms here "
+    "(Dumbo 651 ms, GCC 736 ms; thesis −100 ms) with realistic sender timing, GCC taking "
+    "its RTT from RTCP receiver reports (LSR/DLSR) as libwebrtc does. On "
+    "TMobile-UMTS-driving that RTT trails the path's (90th percentile 133 ms above it; "
+    "42 ms in goog_cc's feedback-only mode) and GCC's one-way delay doubles (618 → "
+    "1,217 ms; 454 ms in feedback-only mode, 484 ms with no RTT at all). The row read +66 ms with GCC's RTT from transport feedback and +33 ms "
+    "with the receiver's exact hold time, which no TWCC report carries. The row is "
     "volatile: +96 ms under exact timing, −88 ms with realistic timing before the pacer "
     "caught up padding and probes, as GCC's own mean moved (540, 708, 589 ms) while "
     "Dumbo's stayed at 579-685 ms. Each candidate below was run under exact timing, when "
