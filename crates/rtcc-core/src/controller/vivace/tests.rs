@@ -177,6 +177,21 @@ fn lossy_paths_stay_finite() {
     }
 }
 
+/// Packet `seq` of 1,200 B sent at `seq` ms, one in flight.
+fn send_one(v: &mut Vivace, seq: u64) {
+    let now = Time::from_millis(seq as i64);
+    let sent = SentPacket {
+        seq,
+        kind: PacketKind::Media,
+        size: PKT,
+        send_time: now,
+        probe_cluster: -1,
+        in_flight: PKT,
+        ..SentPacket::default()
+    };
+    v.on_packet_sent(now, &sent);
+}
+
 #[test]
 fn empty_and_lost_only_feedback() {
     let mut v = vivace(&[]);
@@ -190,16 +205,7 @@ fn empty_and_lost_only_feedback() {
     let kind = PacketKind::Media;
     for i in 0..3000u64 {
         let now = Time::from_millis(i as i64);
-        let sent = SentPacket {
-            seq: i,
-            kind,
-            size: PKT,
-            send_time: now,
-            probe_cluster: -1,
-            in_flight: PKT,
-            ..SentPacket::default()
-        };
-        v.on_packet_sent(now, &sent);
+        send_one(&mut v, i);
         if i % 50 == 49 {
             let packets = (i - 49..=i)
                 .map(|seq| PacketResult {
@@ -284,16 +290,7 @@ fn report_waits_do_not_read_as_a_gradient() {
     let (mut rnd, mut next, mut slopes) = (xorshift(1), 0u64, vec![]);
     for i in 0..3000u64 {
         let now = Time::from_millis(i as i64);
-        let sent = SentPacket {
-            seq: i,
-            kind,
-            size: PKT,
-            send_time: now,
-            probe_cluster: -1,
-            in_flight: PKT,
-            ..SentPacket::default()
-        };
-        v.on_packet_sent(now, &sent);
+        send_one(&mut v, i);
         if i % 50 == 49 && i > 100 {
             // The report arrives now and left the receiver OWD ago; it covers
             // what had arrived `wait` before it left.
