@@ -149,13 +149,16 @@ class Feedback:
     far as the format says it: RFC 8888 carries it, TWCC does not; NaN if none), ``received``, ``lost``, ``jitter_s`` (RFC 3550; NaN unless the report is
     ``rtcp-xr``), ``owd_min_s``/``owd_mean_s``/``owd_max_s``, ``estimate_bps``
     (receiver-side, NaN if none), ``late_discards`` (RFC 7097; None unless ``rtcp-xr``),
-    ``fec_recovered`` (None: no report format carries it). ``late`` is set only by
+    ``fec_recovered`` (None: no report format carries it), ``rtcp_rtt_s`` (the round
+    trip the report's RTCP receiver report gives from the sender's SR, RFC 3550 §6.4.1;
+    NaN in a report without one: one report a second has one beside TWCC or RFC 8888,
+    every ``rtcp-xr`` report). ``late`` is set only by
     ``rtcp-xr``'s discard RLE.
     """
 
     __slots__ = (
         "report_time_s", "rtt_s", "received", "lost", "jitter_s", "owd_min_s", "owd_mean_s",
-        "owd_max_s", "estimate_bps", "late_discards", "fec_recovered",
+        "owd_max_s", "estimate_bps", "late_discards", "fec_recovered", "rtcp_rtt_s",
         "_raw", "_seq", "_send_s", "_arrival_s", "_size", "_frame", "_kind", "_late",
     )  # fmt: skip
 
@@ -163,7 +166,7 @@ class Feedback:
         (
             self.report_time_s, self.rtt_s, self.received, self.lost, self.jitter_s,
             self.owd_min_s, self.owd_mean_s, self.owd_max_s, self.estimate_bps,
-            self.late_discards, self.fec_recovered,
+            self.late_discards, self.fec_recovered, self.rtcp_rtt_s,
         ) = scalars  # fmt: skip
         # Columns become arrays when first read: a controller that reads three of the
         # seven pays for three.

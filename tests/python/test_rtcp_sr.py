@@ -45,3 +45,30 @@ def test_without_sender_reports_gcc_has_no_rtcp_round_trip() -> None:
 def test_a_bad_rtcp_interval_is_refused_by_name(value: str) -> None:
     with pytest.raises(rtcc.ScenarioError, match="rtcp_interval"):
         _run(rtcp_interval=value)
+
+
+class _RecordsRtt:
+    """A fixed-rate Python controller that keeps every report's RR round trip."""
+
+    params: list = []
+    seen: list = []
+
+    def __init__(self, params, context):
+        self.rate = 500_000.0
+
+    def decision(self):
+        return self.rate
+
+    def on_feedback(self, now_s, fb):
+        _RecordsRtt.seen.append(fb.rtcp_rtt_s)
+
+
+def test_a_python_controller_reads_the_rr_round_trip() -> None:
+    rtcc.register_controller("records-rtcp-rtt", _RecordsRtt)
+    _RecordsRtt.seen.clear()
+    _run(controller="records-rtcp-rtt")
+    rtts = [v for v in _RecordsRtt.seen if v == v]  # NaN: a report without an RR
+    # About one RR a second of 12 s, and 50 ms each; most reports carry none.
+    assert 8 <= len(rtts) <= 14, len(rtts)
+    assert all(0.0499 <= v <= 0.051 for v in rtts), rtts
+    assert len(_RecordsRtt.seen) > 10 * len(rtts)

@@ -415,6 +415,7 @@ impl Controller for PyController {
             let expected = st.received + st.lost;
             let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
             let _ = r.set_item("report_time_s", fb.report_time.as_secs_f64());
+            let _ = r.set_item("rtcp_rtt_s", secs(fb.rtcp_rtt));
             let _ = r.set_item("received", st.received);
             let _ = r.set_item("lost", st.lost);
             let _ =

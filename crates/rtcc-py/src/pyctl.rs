@@ -553,6 +553,8 @@ impl Controller for PyCtl {
                 fb.estimate.map_or(f64::NAN, |e| e.bps() as f64),
                 (fb.format == ReportFormat::RtcpXr).then_some(st.late_discards),
                 None::<u32>,
+                // The RR's round trip (RFC 3550 §6.4.1), in one report a second.
+                secs(fb.rtcp_rtt),
             );
             let columns = (
                 le_bytes(py, &seq, u64::to_le_bytes),
