@@ -810,8 +810,13 @@ impl Sender {
         t
     }
 
-    /// `interval` spread over [0.5, 1.5] of itself (RFC 3550 §6.3.1).
+    /// `interval` spread over [0.5, 1.5] of itself (RFC 3550 §6.3.1); with
+    /// the timing models off (exact timing), the interval itself, so the run
+    /// draws nothing from the seed.
     fn sr_spread(&mut self, interval: Duration) -> Duration {
+        if self.cfg.timing.is_off() {
+            return interval;
+        }
         interval.mul_f64(0.5 + self.sr_rng.uniform())
     }
 
