@@ -135,7 +135,7 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
                 }
             }
             RtcpPacket::CongestionControlFeedback(f) => {
-                let report_time = ntp_middle_time(f.report_timestamp);
+                let report_time = crate::sr::from_ntp_middle(f.report_timestamp);
                 out.report_time = Some(report_time);
                 for b in &f.blocks {
                     let room = MAX_OUTCOMES.saturating_sub(out.packets.len());
@@ -160,12 +160,11 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
             RtcpPacket::ReceiverReport(rr) => {
                 // §6.4.1: the block about this flow's media stream.
                 let media = crate::feedback::ssrcs(report.flow).1;
-                if let Some(b) = rr.reports.iter().find(|b| b.ssrc == media) {
-                    out.sr_echo = Some((b.last_sr, b.delay_since_last_sr));
-                }
+                let Some(b) = rr.reports.iter().find(|b| b.ssrc == media) else { continue };
+                out.sr_echo = Some((b.last_sr, b.delay_since_last_sr));
                 // Under the other formats the RR gives the round trip only:
                 // loss and jitter come from the transport feedback.
-                if let Some(b) = rr.reports.first().filter(|_| out.format == ReportFormat::RtcpXr) {
+                if out.format == ReportFormat::RtcpXr {
                     out.rr = Some(RrValues {
                         fraction_lost: b.fraction_lost,
                         cumulative_lost: i64::from(b.cumulative_lost),
@@ -267,11 +266,4 @@ pub fn adapt(report: &ReceiverReport, newest_sent: u64, newest_media: u32, trans
             out.packets.iter().filter_map(|p| if let Outcome::Arrived(t) = p.1 { Some(t) } else { None }).max();
     }
     out
-}
-
-/// A receiver clock time from RFC 8888's report timestamp (RFC 3550 §4 NTP
-/// middle 32 bits, 16.16 s, the receiver's clock truncated): the first µs
-/// that truncates to it. It wraps after 18 hours, longer than any run.
-fn ntp_middle_time(v: u32) -> Time {
-    Time::from_micros((i64::from(v) * 1_000_000 + 65_535) >> 16)
 }

@@ -128,8 +128,6 @@ pub fn ssrcs(flow: u16) -> (u32, u32) {
     (media | 1, media)
 }
 
-use crate::sr::ntp_middle;
-
 impl ReceiverReport {
     /// The report's arrivals in sequence order, one entry per sequence (a
     /// packet listed lost and then arrived, reordered, is reported arrived).
@@ -178,7 +176,7 @@ impl ReceiverReport {
                 // Blocks of at most 2^14 sequences (§3.1), as many to a packet
                 // as its 16-bit length allows.
                 const EMPTY: usize = 4 + 8; // RTCP header, sender SSRC, report timestamp
-                let ts = ntp_middle(self.report_time);
+                let ts = crate::sr::ntp_middle(self.report_time);
                 let packet = |blocks| {
                     CongestionControlFeedback::new(sender, blocks, ts).ok().map(RtcpPacket::CongestionControlFeedback)
                 };

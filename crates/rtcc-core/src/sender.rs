@@ -307,10 +307,10 @@ pub struct Sender {
     media_expire: Time,
     next_frame: Time,
     next_audio: Time,
-    /// When the next RTCP sender report is due (`Time::MAX`: never), the
+    /// When the next RTCP sender report is due (`None`: SRs off), the
     /// draws that spread them (RFC 3550 §6.3.1), and one due but not yet
     /// taken (`poll_rtcp`).
-    next_sr: Time,
+    next_sr: Option<Time>,
     sr_rng: Rng,
     sr_pending: bool,
     /// The newest RR round trip not yet handed to the controller.
@@ -506,7 +506,7 @@ impl Sender {
             owd_floor: None,
             timeout: Cell::new(None),
             clock: FrameClock::new(&cfg),
-            next_sr: Time::MAX,
+            next_sr: None,
             // A stream of the timing seed of its own: SRs move no other draw.
             sr_rng: Rng::new(cfg.timing.seed).fork(0x5352),
             sr_pending: false,
@@ -515,7 +515,7 @@ impl Sender {
         };
         if let Some(iv) = cfg.rtcp_interval.filter(|iv| iv.is_positive()) {
             // RFC 3550 §6.2: the first report after half an interval.
-            s.next_sr = cfg.start + s.sr_spread(iv / 2);
+            s.next_sr = Some(cfg.start + s.sr_spread(iv / 2));
         }
         if let Some(c) = &s.clock {
             s.next_frame = c.next_capture();
@@ -775,11 +775,17 @@ impl Sender {
 
     fn compute_timeout(&self) -> Option<Time> {
         let t = self.timeout_except_sr();
-        // Only an active sender reports (RFC 3550 §6.4).
-        if self.stopped || self.counters.packets[PacketKind::Media as usize] == 0 || self.next_sr == Time::MAX {
-            return t;
+        match self.next_sr_due() {
+            Some(sr) => Some(t.map_or(sr, |t| t.min(sr))),
+            None => t,
         }
-        Some(t.map_or(self.next_sr, |t| t.min(self.next_sr)))
+    }
+
+    /// When the next SR is due, if SRs are on and the sender is active: only
+    /// an active sender reports (RFC 3550 §6.4), so until its first RTP
+    /// packet the SR timer wakes nothing.
+    fn next_sr_due(&self) -> Option<Time> {
+        self.next_sr.filter(|_| !self.stopped && self.counters.packets[PacketKind::Media as usize] > 0)
     }
 
     /// When the sender is next due for anything but a sender report.
@@ -834,9 +840,6 @@ impl Sender {
         }
         let m = PacketKind::Media as usize;
         let (packets, octets) = (self.counters.packets[m], self.counters.bytes[m]);
-        if packets == 0 {
-            return None;
-        }
         let bytes = crate::sr::sender_report(self.cfg.flow, now, packets, octets);
         Some(Packet {
             kind: PacketKind::Feedback,
@@ -856,9 +859,8 @@ impl Sender {
         if self.stopped {
             return;
         }
-        if now >= self.next_sr && self.counters.packets[PacketKind::Media as usize] > 0 {
-            let interval = self.cfg.rtcp_interval.unwrap_or(crate::sr::VIDEO_INTERVAL);
-            self.next_sr = now + self.sr_spread(interval);
+        if let Some(interval) = self.cfg.rtcp_interval.filter(|_| self.next_sr_due().is_some_and(|t| t <= now)) {
+            self.next_sr = Some(now + self.sr_spread(interval));
             self.sr_pending = true;
             // A wake for the report alone touches nothing else (libwebrtc's
             // RTCP timer is not the pacer's), so SRs change no send.

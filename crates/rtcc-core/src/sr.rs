@@ -33,6 +33,13 @@ pub fn ntp_middle(t: Time) -> u32 {
     (ntp(t) >> 16) as u32
 }
 
+/// The clock time a middle-32-bit timestamp stands for (RFC 8888's report
+/// timestamp): the first µs that `ntp_middle` truncates to it. It wraps
+/// after 18 hours, longer than any run.
+pub fn from_ntp_middle(v: u32) -> Time {
+    Time::from_micros((i64::from(v) * 1_000_000 + 65_535) >> 16)
+}
+
 /// A time in 1/65,536 s, as DLSR carries it (RFC 3550 §6.4.1), rounded down
 /// and held at the field's largest value.
 pub fn dlsr(d: Duration) -> u32 {
@@ -99,6 +106,12 @@ mod tests {
         let t = Time::from_micros(2_500_000);
         assert_eq!(ntp(t), (2 << 32) | (1 << 31));
         assert_eq!(ntp_middle(t), (2 << 16) | (1 << 15));
+        // The inverse gives back every µs within the 15.3 µs unit it falls in.
+        for us in [0, 1, 15, 16, 2_500_000, 7_654_321] {
+            let back = from_ntp_middle(ntp_middle(Time::from_micros(us)));
+            assert!(back <= Time::from_micros(us) && us - back.as_micros() < 16, "{us}: {back:?}");
+            assert_eq!(ntp_middle(back), ntp_middle(Time::from_micros(us)));
+        }
         assert_eq!(dlsr(Duration::from_micros(500_000)), 1 << 15);
         assert_eq!(dlsr(Duration::from_micros(-5)), 0);
         assert_eq!(dlsr(Duration::from_secs(1 << 20)), u32::MAX);

@@ -586,7 +586,7 @@ impl Controller for Copa {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::controller::testing::{ms, MS};
+    use crate::controller::testing::{ms, sent_media, MS};
 
     /// NSDI'18's equations alone, as genericCC runs them (per-ACK srtt with
     /// gain 1/16, srtt/2 standing window, p = 1200 B, 2·cwnd/rtt_standing
@@ -889,16 +889,7 @@ pub(crate) mod tests {
             let window_open = |f: DataSize| d.cwnd.is_none_or(|w| f == DataSize::ZERO || f + PKT <= w);
             if now >= next_send && window_open(in_flight) {
                 in_flight += PKT;
-                let sent = SentPacket {
-                    seq,
-                    kind: PacketKind::Media,
-                    size: PKT,
-                    send_time: now,
-                    probe_cluster: -1,
-                    in_flight,
-                    ..SentPacket::default()
-                };
-                c.on_packet_sent(now, &sent);
+                c.on_packet_sent(now, &sent_media(seq, PKT, now, in_flight));
                 let queued = link_free.max(now) - now;
                 let arrival = (queued <= path.buffer).then(|| {
                     link_free = link_free.max(now) + PKT / path.capacity;

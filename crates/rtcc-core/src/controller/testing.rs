@@ -111,6 +111,11 @@ pub(crate) fn fixed_link(c: Box<dyn Controller>, capacity: DataRate) -> (f64, f6
     (utilisation, owd.iter().sum::<f64>() / owd.len() as f64)
 }
 
+/// A media packet outside any probe cluster, as a test's sender records it.
+pub(crate) fn sent_media(seq: u64, size: DataSize, send_time: Time, in_flight: DataSize) -> SentPacket {
+    SentPacket { seq, kind: PacketKind::Media, size, send_time, probe_cluster: -1, in_flight, ..SentPacket::default() }
+}
+
 /// Input `i` of the odd-input runs: a packet sent at about `i` ms but up to
 /// 5 ms early, its sequence number up to 2 ahead, 0–1499 B; every 40th
 /// input also a report of up to 29 packets, up to 59 sequence numbers back,

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::controller::gcc::tests::{Bottleneck, Path, STEADY};
-use crate::controller::testing::{odd_input, MS};
+use crate::controller::testing::{odd_input, sent_media, MS};
 use crate::controller::ParamValue;
 use crate::feedback::{PacketResult, ReportStats};
 use crate::packet::PacketKind;
@@ -48,10 +48,7 @@ fn run(v: &mut Vivace, secs: i64, path: &Path) -> Run {
             backlog -= size;
             let in_flight = size;
             let kind = PacketKind::Media;
-            v.on_packet_sent(
-                now,
-                &SentPacket { seq, kind, size, send_time: now, probe_cluster: -1, in_flight, ..SentPacket::default() },
-            );
+            v.on_packet_sent(now, &sent_media(seq, size, now, in_flight));
             let r = PacketResult { seq, kind, size, send_time: now, probe_cluster: -1, ..PacketResult::default() };
             if let Some(queued) = net.send(now, r) {
                 out.queue.push((now, queued));
@@ -180,16 +177,7 @@ fn lossy_paths_stay_finite() {
 /// Packet `seq` of 1,200 B sent at `seq` ms, one in flight.
 fn send_one(v: &mut Vivace, seq: u64) {
     let now = Time::from_millis(seq as i64);
-    let sent = SentPacket {
-        seq,
-        kind: PacketKind::Media,
-        size: PKT,
-        send_time: now,
-        probe_cluster: -1,
-        in_flight: PKT,
-        ..SentPacket::default()
-    };
-    v.on_packet_sent(now, &sent);
+    v.on_packet_sent(now, &sent_media(seq, PKT, now, PKT));
 }
 
 #[test]
