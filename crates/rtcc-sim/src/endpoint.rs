@@ -15,12 +15,13 @@
 //! UDP flow, `traffic.rs`).
 
 use rtcc_core::feedback::ReceiverReport;
-use rtcc_core::packet::{Packet, PacketKind};
+use rtcc_core::packet::Packet;
 use rtcc_core::tcp;
 use rtcc_core::units::{DataSize, Time};
 
 use crate::queue::Item;
 use crate::recorder::Recorder;
+pub use rtcc_record::Envelope;
 
 /// What a receiving end sends back.
 #[derive(Clone, Debug)]
@@ -42,32 +43,6 @@ impl Back {
             Back::Request(r) => r.wire_size(),
         }
     }
-}
-
-/// A packet as the simulator carries it: what the wire carries (`packet`,
-/// all the receiving end is given) and what only the simulator needs to
-/// route and account for it, none of which a wire could carry.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Envelope {
-    /// The flow (its index in the scenario): routes it, and FQ-CoDel's
-    /// flow queue stands in for the 5-tuple hash.
-    pub flow: u16,
-    /// The sending end's own count of its packets, from 0 (a video sender's
-    /// `SentPacket::seq`, which the wire carries as the low 16 bits of it
-    /// plus the flow's transport base; a TCP or UDP flow's packet number):
-    /// the recorder's row. `u64::MAX` on a sender's RTCP (kind `Feedback`),
-    /// which has no row.
-    pub seq: u64,
-    /// The frame the sender's record counts it for, `NO_FRAME` for none (a
-    /// parity's frame field is its group's XOR).
-    pub frame: u32,
-    /// When it was sent, on the simulator's clock, to the µs (the wire's
-    /// abs-send-time and TSval are coarser): one-way delays in the results.
-    pub sent: Time,
-    /// What the sender sent it as (the recorder's kind): a probe is padding
-    /// on the wire, but the sender's record says which.
-    pub kind: PacketKind,
-    pub packet: Packet,
 }
 
 impl Item for Envelope {

@@ -4,16 +4,12 @@
 pub mod bench;
 pub mod call;
 pub mod endpoint;
-pub mod frames;
 pub mod heap;
 pub mod link;
 pub mod loss;
-pub mod metrics;
-pub mod output;
 pub mod path;
 pub mod profile;
 pub mod queue;
-pub mod recorder;
 pub mod scenario;
 mod schedule;
 pub mod sim;
@@ -22,7 +18,9 @@ pub mod trace;
 pub mod traffic;
 pub mod video;
 
+// The recorder and its tables live in rtcc-record; their old paths stay.
 pub use output::{Output, Summary};
+pub use rtcc_record::{frames, metrics, output, recorder};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::Simulation;
 

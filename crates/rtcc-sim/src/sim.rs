@@ -166,8 +166,12 @@ impl Simulation {
         let mut link_rng = rng.fork(0xC0FFEE);
         let (link, paths) = scenario.build_link(&mut link_rng)?;
         let rev_link = scenario.build_reverse_link()?;
-        let mut recorder =
-            Recorder::new(link.capacity().clone(), scenario.bin, scenario.record_packets, scenario.record_timeseries);
+        let mut recorder = Recorder::new(
+            Some(Box::new(link.capacity().clone())),
+            scenario.bin,
+            scenario.record_packets,
+            scenario.record_timeseries,
+        );
         recorder.set_row_limit(scenario.max_packet_rows);
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut reverses = Vec::with_capacity(scenario.flows.len());
@@ -227,7 +231,7 @@ impl Simulation {
             rev_data.add_flow(spec.access_delay, reverse);
         }
         if let Some(r) = &rev_link {
-            recorder.set_reverse(r.capacity().clone());
+            recorder.set_reverse(Some(Box::new(r.capacity().clone())));
         }
         let mut sim = Simulation {
             data: [fwd, rev_data],
@@ -477,7 +481,7 @@ impl Simulation {
     /// any: the run's quality numbers are not to be trusted then.
     pub fn failure(&self) -> Option<String> {
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            let e = f.send.failure().or_else(|| self.recorder.flows[i].frames.failure().map(str::to_string))?;
+            let e = f.send.failure().or_else(|| self.recorder.frames_failure(i).map(str::to_string))?;
             Some(format!("flow[{i}] ({}): {e}", f.name))
         })
     }

@@ -945,6 +945,13 @@ impl Capacity {
     }
 }
 
+/// The recorder measures utilisation and queue delay against the model.
+impl rtcc_record::CapacityTruth for Capacity {
+    fn bytes_between(&self, t0: Time, t1: Time) -> f64 {
+        Capacity::bytes_between(self, t0, t1)
+    }
+}
+
 /// One piece of a schedule: rate `r0 + slope·(t − t0)` on `[t0, t1)`, with
 /// `cum0` bits served from the schedule origin to `t0`.
 #[derive(Clone, Copy, Debug)]

@@ -1,19 +1,9 @@
-//! The recorder: outputs built from events alone, the same with or without
-//! the time series, and queue delay left undefined where there is no
-//! capacity to drain the queue.
+//! The recorder in the simulator's runs: the same with or without the time
+//! series, and queue delay left undefined where there is no capacity to
+//! drain the queue. (Events alone, without a simulator: rtcc-record's tests.)
 
-use rtcc_core::controller::{ControllerContext, Params};
-use rtcc_core::packet::{Packet, PacketKind, FLAG_FIRST, FLAG_FRAME, FLAG_MARKER, NO_FRAME};
-use rtcc_core::receiver::{FrameStatus, RecvFrame};
-use rtcc_core::resolution::Resolution;
-use rtcc_core::sender::{SendCounters, SentFrame};
-use rtcc_core::units::{DataRate, DataSize, Duration, Time};
-use rtcc_sim::endpoint::Envelope;
-use rtcc_sim::frames::FrameLog;
+use rtcc_core::units::{Duration, Time};
 use rtcc_sim::metrics::Column;
-use rtcc_sim::output::RunInfo;
-use rtcc_sim::recorder::{Event, FlowLabel, ReceiverSample, Recorder, SenderSample};
-use rtcc_sim::trace::Capacity;
 use rtcc_sim::{run_text, Output};
 
 fn run(text: &str) -> Output {
@@ -64,133 +54,6 @@ fn queue_delay_is_undefined_without_capacity() {
     let finite: Vec<f64> = q.iter().copied().filter(|x| x.is_finite()).collect();
     let mean = finite.iter().sum::<f64>() / finite.len() as f64;
     assert!((out.summary.link.queue_ms_mean.unwrap() - mean).abs() < 1e-9);
-}
-
-/// No simulator: a driver that only produces events gets a summary, with
-/// the sender's and the receiver's frame records joined whatever their order.
-#[test]
-fn outputs_come_from_events_alone() {
-    const N: u32 = 80;
-    let bin = Duration::from_millis(100);
-    let mut rec = Recorder::new(Capacity::constant(DataRate::from_kbps(1000)), bin, true, true);
-    let label = FlowLabel::video("a", "fixed", "ideal");
-    let fi = Duration::from_millis(100);
-    rec.add_flow(label, FrameLog::new(true, Default::default(), fi, None, None));
-    let ctrl = rtcc_core::controller::create("fixed", &Params::new(), &ControllerContext::default()).unwrap();
-    let mut counters = SendCounters::default();
-    // 80 frames of one 1000-byte packet, each 30 ms on the way, and a
-    // skipped capture after frame 3. The receiver's records come after the
-    // sender's, pairwise swapped (1, 0, 3, 2, ...), and frame 7's never.
-    let mut received = Vec::new();
-    for k in 0..N {
-        let sent = Time::from_millis(100 * k as i64);
-        let packet = Packet {
-            kind: PacketKind::Media,
-            seq: k as u16,
-            size: DataSize::from_bytes(1000),
-            frame: k as u16,
-            flags: FLAG_FRAME | FLAG_FIRST | FLAG_MARKER,
-            ..Packet::default()
-        };
-        let p = Envelope { flow: 0, seq: k as u64, frame: k, sent, kind: packet.kind, packet };
-        rec.record(0, Event::PacketSent(&p));
-        rec.record(
-            0,
-            Event::PacketDeparted {
-                packet: &p,
-                // A queue delay that differs per bin, so each bin's mean
-                // must be its own packet's, not a running one.
-                queued: Duration::from_millis(k as i64 % 7),
-                sojourn: Duration::ZERO,
-                lost: false,
-                reverse: false,
-            },
-        );
-        let at = sent + Duration::from_millis(30);
-        rec.record(0, Event::PacketArrived { at, packet: &p });
-        counters.bytes[0] += 1000;
-        counters.packets[0] += 1;
-        let s = SentFrame {
-            frame: k,
-            capture: sent,
-            size: DataSize::from_bytes(1000),
-            key: k == 0,
-            packets: 1,
-            target: DataRate::from_kbps(80),
-            resolution: Resolution::R360,
-            first_sent: Some(sent),
-            last_sent: Some(sent),
-            skipped: false,
-            media_sent: 1,
-        };
-        let r = RecvFrame {
-            complete: Some(at),
-            display: Some(at),
-            status: FrameStatus::Displayed,
-            count: 1,
-            received: 1,
-            ..RecvFrame::default()
-        };
-        rec.record(0, Event::FrameSent(&s));
-        if k == 3 {
-            let skip = SentFrame { frame: NO_FRAME, capture: sent + fi / 2, skipped: true, packets: 0, ..s };
-            rec.record(0, Event::FrameSent(&skip));
-        }
-        if k != 7 {
-            received.push((k, r));
-        }
-        let sample = SenderSample {
-            target: DataRate::from_kbps(80),
-            pacing: DataRate::from_kbps(80),
-            encoder: DataRate::from_kbps(80),
-            resolution_p: 360,
-            counters,
-            cwnd: None,
-            in_flight: DataSize::ZERO,
-            pacer_queued: DataSize::ZERO,
-            controller: ctrl.as_ref(),
-        };
-        let t1 = Time::from_millis(100 * (k as i64 + 1));
-        rec.record(0, Event::Link { at: t1, queue_bytes: DataSize::ZERO });
-        rec.record(0, Event::Sender { at: t1, sample: &sample });
-    }
-    let mut order: Vec<usize> = (0..received.len()).collect();
-    for pair in order.chunks_mut(2) {
-        pair.reverse();
-    }
-    for i in order {
-        let (k, r) = &received[i];
-        rec.record(0, Event::FrameReceived { frame: *k, record: r, next_display: None, at_end: false });
-    }
-    let end = Time::from_millis(100 * N as i64);
-    rec.record(0, Event::ReceiverEnd(&ReceiverSample::default()));
-    rec.record(0, Event::End { at: end, counters: &counters });
-    let out = rec.output(&RunInfo { scenario: "events".into(), seed: 1, end, wall: Default::default(), events: 30 });
-    let f = &out.summary.flows[0];
-    assert_eq!((f.frames_sent, f.frames_displayed, f.frames_lost, f.frames_skipped), (80, 79, 1, 1));
-    assert_eq!(f.packets_sent, 80);
-    assert!((f.video_kbps - 80.0).abs() < 1e-9, "{}", f.video_kbps);
-    assert!((f.goodput_kbps - 80.0).abs() < 1e-9, "{}", f.goodput_kbps);
-    assert!((f.owd_ms_mean.unwrap() - 30.0).abs() < 0.1);
-    // 79 frames shown 30 ms after capture; the capture skipped at 350 ms
-    // takes frame 4's display at 430 ms (Dumbo §6.1).
-    let latency = (79.0 * 30.0 + 80.0) / 80.0;
-    assert!((f.frame_latency_ms_mean.unwrap() - latency).abs() < 0.1, "{:?}", f.frame_latency_ms_mean);
-    assert!((out.summary.link.utilization - 0.08).abs() < 1e-9);
-    assert_eq!(out.timeseries.f64("target_kbps").unwrap().len(), 80);
-    // Per bin: the one packet's delays (bin k holds packet k).
-    let (owd, queue) = (out.timeseries.f64("owd_ms").unwrap(), out.timeseries.f64("queue_ms").unwrap());
-    for k in 0..N as usize {
-        assert!((owd[k] - 30.0).abs() < 1e-9, "bin {k}: owd {}", owd[k]);
-        assert!((queue[k] - (k % 7) as f64).abs() < 1e-9, "bin {k}: queue {}", queue[k]);
-    }
-    let frames = out.frames.get("frame").unwrap();
-    assert_eq!(frames.len(), 81);
-    let (status, lat) = (out.frames.get("status").unwrap(), out.frames.f64("latency_ms").unwrap());
-    let Column::U8(status) = status else { panic!("status is u8") };
-    let skipped: Vec<f64> = (0..status.len()).filter(|&i| status[i] == 3).map(|i| lat[i]).collect();
-    assert_eq!(skipped.len(), 1);
-    assert!((skipped[0] - 80.0).abs() < 1e-6, "{skipped:?}");
 }
 
 /// Cross eq. 6 counts what the receivers got: loss after the queue used the

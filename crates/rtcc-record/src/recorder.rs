@@ -16,10 +16,9 @@ use rtcc_core::units::{DataRate, DataSize, Duration, Time};
 
 use rtcc_core::tcp::cc::CongestionControl;
 
-use crate::endpoint::Envelope;
 use crate::frames::FrameLog;
 use crate::metrics::{FlowStats, Histogram, Run, Series};
-use crate::trace::Capacity;
+use crate::{CapacityTruth, Envelope};
 
 /// The sender's state at a bin boundary.
 pub struct SenderSample<'a> {
@@ -161,7 +160,7 @@ const REORDER_FRAMES: u32 = 64;
 /// One flow's accumulators. In declaration order (`repr(C)`): the
 /// per-packet counters first (with this flow's per-packet frame runs and
 /// class), then what frames, samples and the end touch.
-#[repr(C)]
+#[cfg_attr(feature = "sim-layout", repr(C))]
 pub(crate) struct FlowRec {
     pub stats: FlowStats,
     /// Whether its data takes the reverse bottleneck (looked up once, not
@@ -433,7 +432,8 @@ impl FlowRec {
 
 /// The link's accumulators.
 pub(crate) struct LinkRec {
-    pub capacity: Capacity,
+    /// None on a path whose capacity no one knows (a real one).
+    pub capacity: Option<Box<dyn CapacityTruth>>,
     pub series: Series,
     bin_delivered: u64,
     bin_drops: u64,
@@ -450,7 +450,7 @@ pub(crate) struct LinkRec {
 }
 
 impl LinkRec {
-    fn new(capacity: Capacity) -> LinkRec {
+    fn new(capacity: Option<Box<dyn CapacityTruth>>) -> LinkRec {
         LinkRec {
             capacity,
             series: Series::default(),
@@ -464,6 +464,12 @@ impl LinkRec {
             data_bytes: 0,
             drops: 0,
         }
+    }
+
+    /// Bytes the bottleneck could deliver in `(t0, t1]`; NaN when its
+    /// capacity is not known, so whatever is measured against it is too.
+    pub(crate) fn capacity_bytes(&self, t0: Time, t1: Time) -> f64 {
+        self.capacity.as_ref().map_or(f64::NAN, |c| c.bytes_between(t0, t1))
     }
 }
 
@@ -494,7 +500,14 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(capacity: Capacity, bin: Duration, record_packets: bool, record_timeseries: bool) -> Self {
+    /// A recorder of bins of `bin` for a bottleneck whose true capacity is
+    /// `capacity`, if known (see [`CapacityTruth`]).
+    pub fn new(
+        capacity: Option<Box<dyn CapacityTruth>>,
+        bin: Duration,
+        record_packets: bool,
+        record_timeseries: bool,
+    ) -> Self {
         Recorder {
             flows: Vec::new(),
             link: LinkRec::new(capacity),
@@ -526,7 +539,7 @@ impl Recorder {
     }
 
     /// The reverse bottleneck's capacity, when the link has one.
-    pub fn set_reverse(&mut self, capacity: Capacity) {
+    pub fn set_reverse(&mut self, capacity: Option<Box<dyn CapacityTruth>>) {
         self.reverse = Some(LinkRec::new(capacity));
     }
 
@@ -563,12 +576,19 @@ impl Recorder {
         });
     }
 
+    /// Why flow `flow`'s frame measurements cannot be trusted, if they
+    /// cannot (a real decoder failed).
+    pub fn frames_failure(&self, flow: usize) -> Option<&str> {
+        self.flows[flow].frames.failure()
+    }
+
     pub fn set_record_packets(&mut self, on: bool) {
         self.record_packets = on;
     }
 
     /// Start loading the lines flow `flow`'s next packet sent and departed
     /// (`arrival`: arrived) books (`rtcc_core::cache`).
+    #[cfg(feature = "sim-layout")]
     #[inline]
     pub fn prefetch(&self, flow: usize, arrival: bool) {
         self.flows[flow].stats.prefetch(arrival);
@@ -709,7 +729,7 @@ impl Recorder {
         let bin = self.bin;
         let kbps = |b: u64| kbps_over(b, bin);
         let record = self.record_timeseries;
-        let cap = self.link.capacity.bytes_between(t1 - bin, t1);
+        let cap = self.link.capacity_bytes(t1 - bin, t1);
         let f = &mut self.flows[flow];
         f.clock = t1;
         f.join_frames(flow, false);
@@ -805,7 +825,7 @@ impl Recorder {
         let a = &mut f.accuracy;
         if let Some(e) = estimate {
             // As the link table's `capacity_kbps`.
-            let cap = link.capacity.bytes_between(t1 - bin, t1);
+            let cap = link.capacity_bytes(t1 - bin, t1);
             let cap_kbps = DataRate::from_bps_f64(cap * 8.0 / bin.as_secs_f64()).kbps_f64();
             let error = if cap_kbps > 0.0 && e.is_finite() { e / cap_kbps - 1.0 } else { f64::NAN };
             if active && error.is_finite() {
@@ -873,8 +893,8 @@ impl Recorder {
     fn link_sample(&mut self, t1: Time, qbytes: DataSize) {
         let t0 = t1 - self.bin;
         let secs = self.bin.as_secs_f64();
-        let cap = self.link.capacity.bytes_between(t0, t1);
-        let cap_rate = DataRate::from_bps_f64(cap * 8.0 / secs);
+        let cap = self.link.capacity_bytes(t0, t1);
+        let cap_rate = DataRate::from_bps_f64(if cap.is_nan() { 0.0 } else { cap * 8.0 / secs });
         let queue_ms = if qbytes == DataSize::ZERO {
             0.0
         } else if cap_rate > DataRate::ZERO {
@@ -882,6 +902,7 @@ impl Recorder {
         } else {
             f64::NAN
         };
+        let cap_kbps = if cap.is_nan() { f64::NAN } else { cap_rate.kbps_f64() };
         let l = &mut self.link;
         if queue_ms.is_finite() {
             l.queue_ms_sum += queue_ms;
@@ -892,7 +913,7 @@ impl Recorder {
             let (delivered, drops) = (kbps_over(self.link.bin_delivered, self.bin), self.link.bin_drops);
             let ls = &mut self.link.series;
             ls.push("t_s", t1.as_secs_f64());
-            ls.push("capacity_kbps", cap_rate.kbps_f64());
+            ls.push("capacity_kbps", cap_kbps);
             ls.push("delivered_kbps", delivered);
             ls.push("queue_bytes", qbytes.bytes() as f64);
             ls.push("queue_ms", queue_ms);
@@ -914,8 +935,7 @@ mod tests {
 
     #[test]
     fn frame_packet_runs_count_as_each_packet_would() {
-        let mut rec =
-            Recorder::new(Capacity::constant(DataRate::from_mbps(1)), Duration::from_millis(100), false, false);
+        let mut rec = Recorder::new(Some(Box::new(DataRate::from_mbps(1))), Duration::from_millis(100), false, false);
         let label = FlowLabel::video("f", "fixed", "ideal");
         rec.add_flow(label, FrameLog::default());
         let f = &mut rec.flows[0];

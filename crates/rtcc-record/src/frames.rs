@@ -19,7 +19,7 @@ pub const STATUS_IN_FLIGHT: u8 = 4;
 
 /// How long after capture a frame that is neither displayed nor overtaken by
 /// a displayed frame is waited for before it is settled as lost.
-pub(crate) const SETTLE: Duration = Duration::from_secs(30);
+pub const SETTLE: Duration = Duration::from_secs(30);
 /// How long a frame overtaken by a displayed one may still complete (and
 /// count as a late discard rather than lost).
 const LATE_WAIT: Duration = Duration::from_secs(10);

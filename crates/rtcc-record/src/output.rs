@@ -12,11 +12,19 @@ use crate::recorder::{FlowRec, LinkRec, Recorder, KIND_NAMES};
 
 /// A link's bytes by kind of traffic as shares of its capacity.
 fn by_kind(l: &LinkRec, cap_bytes: f64) -> std::collections::BTreeMap<String, f64> {
-    KIND_NAMES
-        .iter()
-        .zip(l.by_kind)
-        .map(|(k, b)| (k.to_string(), if cap_bytes > 0.0 { b as f64 / cap_bytes } else { 0.0 }))
-        .collect()
+    KIND_NAMES.iter().zip(l.by_kind).map(|(k, b)| (k.to_string(), over(b, cap_bytes))).collect()
+}
+
+/// `bytes` as a share of a bottleneck's `cap` bytes: 0 with no capacity,
+/// NaN (null in `summary.json`) when the capacity is not known.
+fn over(bytes: u64, cap: f64) -> f64 {
+    if cap > 0.0 {
+        bytes as f64 / cap
+    } else if cap.is_nan() {
+        f64::NAN
+    } else {
+        0.0
+    }
 }
 
 /// A flow active for less than this has no rates in the summary (they are
@@ -329,7 +337,7 @@ impl Recorder {
         }
         let ts = series_table(self.flows.iter().map(|f| &f.series));
         let l = &self.link;
-        let cap_bytes = l.capacity.bytes_between(Time::ZERO, end);
+        let cap_bytes = l.capacity_bytes(Time::ZERO, end);
         // Bytes received by the flows crossing each bottleneck (eq. 6 of Cross).
         let received = |reverse: bool| -> u64 {
             self.flows
@@ -338,27 +346,26 @@ impl Recorder {
                 .map(|f| f.stats.total_recv_bytes())
                 .sum()
         };
-        let share = |bytes: u64, cap: f64| if cap > 0.0 { bytes as f64 / cap } else { 0.0 };
         let secs = (end - Time::ZERO).as_secs_f64().max(1e-9);
         let link = LinkSummary {
             capacity_kbps_mean: cap_bytes * 8.0 / secs / 1e3,
-            utilization: if cap_bytes > 0.0 { l.delivered_bytes as f64 / cap_bytes } else { 0.0 },
+            utilization: over(l.delivered_bytes, cap_bytes),
             delivered_kbps: l.delivered_bytes as f64 * 8.0 / secs / 1e3,
             queue_ms_mean: (l.queue_ms_n > 0).then(|| l.queue_ms_sum / l.queue_ms_n as f64),
             queue_ms_max: l.queue_ms_max,
             drops: l.drops,
             utilization_by_kind: by_kind(l, cap_bytes),
-            utilization_received: share(received(false), cap_bytes),
+            utilization_received: over(received(false), cap_bytes),
         };
         let reverse_link = self.reverse.as_ref().map(|r| {
-            let cap = r.capacity.bytes_between(Time::ZERO, end);
+            let cap = r.capacity_bytes(Time::ZERO, end);
             ReverseLinkSummary {
                 capacity_kbps_mean: cap * 8.0 / secs / 1e3,
-                utilization: if cap > 0.0 { r.delivered_bytes as f64 / cap } else { 0.0 },
+                utilization: over(r.delivered_bytes, cap),
                 delivered_kbps: r.delivered_bytes as f64 * 8.0 / secs / 1e3,
                 drops: r.drops,
                 utilization_by_kind: by_kind(r, cap),
-                utilization_received: share(received(true), cap),
+                utilization_received: over(received(true), cap),
             }
         });
         // Flows too short to have a rate are left out of the index.
@@ -443,7 +450,7 @@ impl Recorder {
             (Some(r), "reverse") => r,
             _ => &self.link,
         };
-        let cap = bottleneck.capacity.bytes_between(start, until);
+        let cap = bottleneck.capacity_bytes(start, until);
         let acc = &f.accuracy;
         let media_recv = st.media_recv_bytes();
         let video = f.label.kind == "video";
@@ -480,8 +487,8 @@ impl Recorder {
             rtx_kbps: kbps(c.bytes[PacketKind::Rtx as usize]),
             audio_kbps: kbps(c.bytes[PacketKind::Audio as usize]),
             goodput_kbps: if video { recv_kbps(media_recv) } else { recv_kbps(tr.delivered_bytes) },
-            utilization: rated(if cap > 0.0 { st.total_recv_bytes() as f64 / cap } else { 0.0 }),
-            media_utilization: rated(if cap > 0.0 && video { media_recv as f64 / cap } else { 0.0 }),
+            utilization: rated(over(st.total_recv_bytes(), cap)),
+            media_utilization: rated(if video { over(media_recv, cap) } else { 0.0 }),
             owd_ms_mean: st.owd().mean_ms(),
             owd_ms_p95: st.owd().quantile_ms(0.95),
             owd_ms_p99: st.owd().quantile_ms(0.99),

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::endpoint::Envelope;
+use crate::Envelope;
 use rtcc_core::packet::PacketKind;
 use rtcc_core::units::{Duration, Time};
 
@@ -209,7 +209,7 @@ pub struct PacketRec {
 /// packet rows follow, touched rarely. `send` and `arrive` also hold the
 /// recorder's per-packet frame tallies, to share those lines.
 #[derive(Clone, Debug, Default)]
-#[repr(C, align(64))]
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub struct FlowStats {
     pub(crate) send: SendLine,
     sojourn: HistHead,
@@ -237,7 +237,7 @@ pub struct FlowStats {
 
 /// What a packet's send and departure touch (one cache line).
 #[derive(Clone, Debug, Default)]
-#[repr(C, align(64))]
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub(crate) struct SendLine {
     /// Packets sent.
     pub sent: u64,
@@ -259,7 +259,7 @@ pub(crate) struct SendLine {
 
 /// What a packet's arrival touches (one cache line).
 #[derive(Clone, Debug, Default)]
-#[repr(C, align(64))]
+#[cfg_attr(feature = "sim-layout", repr(C, align(64)))]
 pub(crate) struct ArriveLine {
     owd: HistHead,
     arrived: u64,
@@ -353,6 +353,7 @@ impl FlowStats {
 
     /// Start loading what a packet's send and departure (`arrival`: its
     /// arrival) touch (`rtcc_core::cache`).
+    #[cfg(feature = "sim-layout")]
     #[inline]
     pub(crate) fn prefetch(&self, arrival: bool) {
         match arrival {
@@ -649,6 +650,7 @@ mod tests {
 
     #[test]
     fn an_arrival_touches_one_line() {
+        #[cfg(feature = "sim-layout")]
         assert_eq!(std::mem::size_of::<ArriveLine>(), 64);
         let mut s = FlowStats::default();
         assert_eq!(s.last_arrival(), None);
