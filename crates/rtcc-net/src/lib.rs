@@ -1,0 +1,16 @@
+//! rtcc-net: rtcc on real sockets in real time.
+//!
+//! - [`clock`]: wall time enters at one boundary, a monotonic clock mapped
+//!   to rtcc's `Time`.
+//! - [`emulator`]: a bottleneck as a sans-IO object over datagram bytes,
+//!   made of the simulator's own [`Link`](rtcc_sim::link::Link) (queue
+//!   discipline, capacity model or trace, loss after the queue) and
+//!   [`Path`](rtcc_sim::path::Path) (propagation, jitter, loss on the way
+//!   back), so a scenario's `[link]` means the same on a socket as in a
+//!   simulated run.
+//! - [`relay`]: that emulator between two UDP ends, driven in real time: no
+//!   root and no kernel qdisc.
+
+pub mod clock;
+pub mod emulator;
+pub mod relay;
