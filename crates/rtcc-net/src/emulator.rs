@@ -15,6 +15,7 @@
 
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Duration, Time};
+use rtcc_record::CapacityTruth;
 use rtcc_sim::link::Link;
 use rtcc_sim::path::Path;
 use rtcc_sim::queue::Item;
@@ -137,9 +138,15 @@ impl Emulator {
     /// simulator forks them: the same seed loses the same packets.
     pub fn from_scenario(scenario: &Scenario, seed: Option<u64>, peers: usize) -> Result<Emulator, ScenarioError> {
         let mut link_rng = Rng::new(seed.unwrap_or(scenario.seed)).fork(0xC0FFEE);
-        let (link, paths) = scenario.build_link::<Datagram>(&mut link_rng)?;
+        Self::from_scenario_rng(scenario, &mut link_rng, peers)
+    }
+
+    /// As `from_scenario`, drawing from `link_rng`: the simulator's link
+    /// stream (the run's stream forked with 0xC0FFEE).
+    pub fn from_scenario_rng(scenario: &Scenario, link_rng: &mut Rng, peers: usize) -> Result<Emulator, ScenarioError> {
+        let (link, paths) = scenario.build_link::<Datagram>(link_rng)?;
         let rev_link = scenario.build_reverse_link::<Datagram>()?;
-        let (mut fwd, mut rev) = paths.build(&mut link_rng);
+        let (mut fwd, mut rev) = paths.build(link_rng);
         for _ in 0..peers {
             fwd.add_flow(Duration::ZERO, true);
             rev.add_flow(Duration::ZERO, true);
@@ -164,6 +171,20 @@ impl Emulator {
 
     pub fn stats(&self, dir: Direction) -> DirStats {
         self.stats[dir.index()]
+    }
+
+    /// The forward bottleneck's capacity model, as the recorder's truth.
+    pub fn capacity_truth(&self) -> Option<Box<dyn CapacityTruth>> {
+        self.links[0].as_ref().map(|l| Box::new(l.capacity().clone()) as Box<dyn CapacityTruth>)
+    }
+
+    /// The reverse bottleneck's, if the link has one.
+    pub fn reverse_capacity_truth(&self) -> Option<Box<dyn CapacityTruth>> {
+        self.links[1].as_ref().map(|l| Box::new(l.capacity().clone()) as Box<dyn CapacityTruth>)
+    }
+
+    pub fn has_reverse_bottleneck(&self) -> bool {
+        self.links[1].is_some()
     }
 
     /// Bytes queued at the forward bottleneck now.

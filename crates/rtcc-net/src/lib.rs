@@ -10,7 +10,10 @@
 //!   simulated run.
 //! - [`relay`]: that emulator between two UDP ends, driven in real time: no
 //!   root and no kernel qdisc.
+//! - [`live`]: a scenario's video flows on UDP sockets in real time through
+//!   that emulator, recorded by the same recorder as a simulated run.
 
 pub mod clock;
 pub mod emulator;
+pub mod live;
 pub mod relay;

@@ -129,18 +129,8 @@ impl VideoCall {
             None => Receiver::new(rcfg),
         };
         let wire = scenario.datagrams.then(|| {
-            let session = Session {
-                fec_overhead: cfg.fec.map_or(rtcc_core::fec::DEFAULT_OVERHEAD, |f| f.overhead),
-                ..Session::for_flow(flow)
-            };
-            // The RTX and FEC streams' first numbers, from a stream of the
-            // flow's seed of their own.
-            let b = Rng::new(ctx.seed).fork(0x5E0_BA5F).next_u64();
-            Wire {
-                egress: Egress::new(session, b as u16, (b >> 16) as u16),
-                ingress: Ingress::new(session),
-                error: None,
-            }
+            let (egress, ingress) = wire_codec(spec, ctx.seed);
+            Wire { egress, ingress, error: None }
         });
         let call = Ends {
             send: Box::new(VideoSendEnd { flow, sender: Sender::new(cfg, ctrl, encoder), wire }),
@@ -150,6 +140,20 @@ impl VideoCall {
             FrameLog::new(scenario.record_frames, spec.quality, spec.ctx.frame_interval, real, spec.sender.stop);
         Ok((call, frames))
     }
+}
+
+/// A video flow's datagrams: the sending side's encoder and the receiving
+/// side's parser, from the flow's spec and its controller seed (the RTX and
+/// FEC streams' first numbers come from a stream of that seed of their own).
+/// The simulator's `[wire] datagrams` and a runtime on sockets build the
+/// same pair.
+pub fn wire_codec(spec: &FlowSpec, seed: u64) -> (Egress, Ingress) {
+    let session = Session {
+        fec_overhead: spec.sender.fec.map_or(rtcc_core::fec::DEFAULT_OVERHEAD, |f| f.overhead),
+        ..Session::for_flow(spec.sender.flow)
+    };
+    let b = Rng::new(seed).fork(0x5E0_BA5F).next_u64();
+    (Egress::new(session, b as u16, (b >> 16) as u16), Ingress::new(session))
 }
 
 impl VideoSendEnd {

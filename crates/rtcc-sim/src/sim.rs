@@ -156,6 +156,62 @@ pub struct Simulation {
     done: bool,
 }
 
+/// One flow of a scenario built as the simulator builds it.
+pub struct BuiltFlow {
+    /// Its two ends.
+    pub ends: Ends,
+    pub frames: FrameLog,
+    pub label: FlowLabel,
+    /// Its data crosses the reverse bottleneck.
+    pub reverse: bool,
+    /// Its controller's seed (the run's seed forked for it).
+    pub seed: u64,
+}
+
+/// Every flow of `scenario` with its ends, frame log and label, drawing
+/// from the run's `seed` and its stream `rng` as the simulator does, so
+/// another driver of the same scenario (a runtime on sockets) gets the same
+/// ends with the same random streams. Saved-video streams are added to
+/// `saved_videos`.
+pub fn build_flows(
+    scenario: &Scenario,
+    seed: u64,
+    rng: &mut Rng,
+    saved_videos: &mut Vec<(std::path::PathBuf, f64)>,
+) -> Result<Vec<BuiltFlow>, ScenarioError> {
+    // Controller seeds come from a stream of their own, so they leave
+    // every other random draw of the run as it was.
+    let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
+    let mut out = Vec::with_capacity(scenario.flows.len());
+    for (i, spec) in scenario.flows.iter().enumerate() {
+        let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
+        let (ends, frames): (Ends, FrameLog) = match &spec.traffic {
+            None => VideoCall::build(i, spec, scenario, ctx, rng, saved_videos)?,
+            Some(t) => {
+                // Its own stream, so cross traffic leaves the video flows' draws alone.
+                let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
+                let ends =
+                    traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(|reason| {
+                        ScenarioError { source_name: scenario.source.clone(), field: format!("flow[{i}].cc"), reason }
+                    })?;
+                (ends, FrameLog::new(false, Default::default(), spec.ctx.frame_interval, None, spec.sender.stop))
+            }
+        };
+        let label = FlowLabel {
+            name: spec.name.clone(),
+            kind: spec.kind(),
+            direction: spec.direction.name(),
+            cc: spec.traffic.as_ref().and_then(|t| t.cc()).map(str::to_string),
+            controller: spec.controller.clone(),
+            encoder: spec.encoder_kind().to_string(),
+            start: spec.sender.start,
+            stop: spec.sender.stop,
+        };
+        out.push(BuiltFlow { ends, frames, label, reverse: spec.direction == Direction::Reverse, seed: ctx.seed });
+    }
+    Ok(out)
+}
+
 impl Simulation {
     /// Build a run of `scenario`; `seed` overrides the scenario's seed.
     pub fn new(scenario: Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
@@ -173,32 +229,10 @@ impl Simulation {
             scenario.record_timeseries,
         );
         recorder.set_row_limit(scenario.max_packet_rows);
-        let mut flows = Vec::with_capacity(scenario.flows.len());
-        let mut reverses = Vec::with_capacity(scenario.flows.len());
         let mut saved_videos = Vec::new();
-        // Controller seeds come from a stream of their own, so they leave
-        // every other random draw of the run as it was.
-        let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
-        for (i, spec) in scenario.flows.iter().enumerate() {
-            let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
-            let (ends, frames): (Ends, FrameLog) = match &spec.traffic {
-                None => VideoCall::build(i, spec, &scenario, ctx, &mut rng, &mut saved_videos)?,
-                Some(t) => {
-                    // Its own stream, so cross traffic leaves the video flows' draws alone.
-                    let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
-                    let ends =
-                        traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(|reason| {
-                            ScenarioError {
-                                source_name: scenario.source.clone(),
-                                field: format!("flow[{i}].cc"),
-                                reason,
-                            }
-                        })?;
-                    (ends, FrameLog::new(false, Default::default(), spec.ctx.frame_interval, None, spec.sender.stop))
-                }
-            };
-            let reverse = spec.direction == Direction::Reverse;
-            if reverse && rev_link.is_none() {
+        let built = build_flows(&scenario, seed, &mut rng, &mut saved_videos)?;
+        if let Some(i) = built.iter().position(|b| b.reverse) {
+            if rev_link.is_none() {
                 // Parsing refuses this too; a scenario built in code may not have been parsed.
                 return Err(ScenarioError {
                     source_name: scenario.source.clone(),
@@ -206,21 +240,13 @@ impl Simulation {
                     reason: "a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity".into(),
                 });
             }
-            flows.push(Flow { name: spec.name.clone(), due: [Time::MAX; 4], send: ends.send, recv: ends.recv });
-            reverses.push(reverse);
-            recorder.add_flow(
-                FlowLabel {
-                    name: spec.name.clone(),
-                    kind: spec.kind(),
-                    direction: spec.direction.name(),
-                    cc: spec.traffic.as_ref().and_then(|t| t.cc()).map(str::to_string),
-                    controller: spec.controller.clone(),
-                    encoder: spec.encoder_kind().to_string(),
-                    start: spec.sender.start,
-                    stop: spec.sender.stop,
-                },
-                frames,
-            );
+        }
+        let mut flows = Vec::with_capacity(built.len());
+        let mut reverses = Vec::with_capacity(built.len());
+        for b in built {
+            flows.push(Flow { name: b.label.name.clone(), due: [Time::MAX; 4], send: b.ends.send, recv: b.ends.recv });
+            reverses.push(b.reverse);
+            recorder.add_flow(b.label, b.frames);
         }
         let (mut fwd, mut rev) = paths.build(&mut link_rng);
         let (mut fwd_back, mut rev_data) = paths.build_crossed(&mut link_rng);
