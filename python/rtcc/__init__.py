@@ -57,6 +57,7 @@ __all__ = [
     "default_scenario",
     "dumps_toml",
     "encoders",
+    "live",
     "load_runs",
     "load_scenario",
     "query",
@@ -261,6 +262,37 @@ def simulate(
     for raw, fps in streams:
         # <flow>.received.h264 -> <flow>.received.mp4
         media.to_mp4(raw, raw.with_suffix(".mp4"), fps)
+    return result
+
+
+def live(
+    scenario: ScenarioLike,
+    *,
+    seed: int | None = None,
+    source: str | None = None,
+) -> Result:
+    """Run one scenario live: each video flow's ends on UDP sockets on loopback, in
+    real time (the scenario's duration of wall time), through rtcc's emulated
+    bottleneck (the scenario's ``[link]``, the simulator's own link, queue, trace and
+    path objects). The result is the same as :func:`simulate`'s, with
+    ``summary["live"]``: timer lateness percentiles, socket drops, undecodable and
+    refused datagrams, the host's load. Ctrl-C stops the run where it is; the result
+    then covers the time up to there and ``summary["live"]["interrupted"]`` is true.
+
+    Live runs carry video flows with model encoders; a scenario with cross traffic,
+    a real codec or a reverse flow is refused with a :class:`ScenarioError` naming
+    the flow.
+    """
+    from rtcc import media
+    from rtcc.result import Result
+
+    seed = _check_seed(seed)
+    loaded = load_scenario(scenario, source)
+    out = native().live(
+        loaded.text, loaded.source, seed, media.scenario_media_map(loaded.text, loaded.source)
+    )
+    result = Result.from_native(out, loaded.text, loaded.source)
+    result.summary.setdefault("live", {})["interrupted"] = bool(out.get("interrupted", False))
     return result
 
 

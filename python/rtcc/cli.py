@@ -1,5 +1,5 @@
-"""The ``rtcc`` command line: run, calibrate-encoder, validate, controllers, encoders, traces,
-bench, fairness, sweep, reproduce, rfc8867, report, query.
+"""The ``rtcc`` command line: run, live, relay, calibrate-encoder, validate, controllers,
+encoders, traces, bench, fairness, sweep, reproduce, rfc8867, report, query.
 
 Every error a user can cause (a refused scenario, a missing or unreadable file, a
 bad option) ends as one line ``rtcc: error: <message>`` on stderr and exit status
@@ -11,11 +11,13 @@ tables and results go to stdout as plain text (:mod:`rtcc.console`, :mod:`rtcc.t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -239,6 +241,75 @@ def cmd_run(args: argparse.Namespace) -> int:
         sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
         print(table_text(None, sizes))
     return 0
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while a live run goes, so it stops where it
+    is and its results up to there are written, as on Ctrl-C."""
+
+    def raise_interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    scenario = _read_scenario(args.scenario)
+    default = Path("results") / (safe_file_name(scenario.stem or "", "scenario") + "-live")
+    out = _out_dir(args.out, default)
+    if not args.quiet:
+        print(f"live: {scenario.source}, in real time; Ctrl-C stops it and keeps what ran")
+    started = time.perf_counter()
+    with _sigterm_interrupts():
+        result = rtcc.live(scenario, seed=args.seed)
+    wall = time.perf_counter() - started
+    files = result.save(out, plots=not args.no_plots)
+    live = result.summary.get("live", {})
+    if not args.quiet:
+        from rtcc.dataset import escape_controls
+
+        text = summary_text(result.summary, wall, result.timing)
+        print("\n".join(escape_controls(line) for line in text.splitlines()))
+        late = live.get("late_us") or [None, None, None]
+        print(
+            f"live: wake-ups late by {format_number(late[0])} µs median, "
+            f"{format_number(late[1])} µs p99, {format_number(late[2])} µs max; "
+            f"socket drops {live.get('socket_drops', 0)}, undecodable {live.get('undecodable', 0)}, "
+            f"refused {live.get('refused', 0)}; load {format_number(live.get('load_average'), 1, 2)}"
+        )
+        print(f"results: {out}")
+        sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
+        print(table_text(None, sizes))
+    return 130 if live.get("interrupted") else 0
+
+
+def cmd_relay(args: argparse.Namespace) -> int:
+    scenario = _read_scenario(args.scenario)
+    duration = float(rtcc.native().parse_quantity(args.duration, "duration"))
+    if not args.quiet:
+        print(
+            f"relay: {args.listen} -> {args.to} through {scenario.source}'s [link] for "
+            f"{duration:g} s; Ctrl-C stops it"
+        )
+    with _sigterm_interrupts():
+        report = rtcc.native().relay(
+            scenario.text, args.listen, args.to, duration, scenario.source, args.seed, args.peers
+        )
+    text = json.dumps(report, indent=2)
+    if args.report:
+        Path(args.report).write_text(text + "\n", encoding="utf-8")
+    if not args.quiet:
+        print(text)
+    return 130 if report.get("interrupted") else 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -844,6 +915,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     run.set_defaults(func=cmd_run)
+
+    lv = sub.add_parser(
+        "live",
+        help="run a scenario's video flows on UDP sockets in real time through rtcc's "
+        "emulated bottleneck, and write the same results folder as 'run'",
+    )
+    lv.add_argument(
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="scenario TOML file ('-' for stdin; default: the built-in demo)",
+    )
+    lv.add_argument(
+        "--out", metavar="DIR", help="results folder (default: results/<scenario name>-live)"
+    )
+    lv.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    lv.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    lv.set_defaults(func=cmd_live)
+
+    rl = sub.add_parser(
+        "relay",
+        help="relay UDP between two addresses through a scenario's [link], in real time",
+    )
+    rl.add_argument(
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="scenario TOML file whose [link] is emulated (default: the built-in demo's)",
+    )
+    rl.add_argument(
+        "--listen",
+        default="127.0.0.1:5004",
+        metavar="ADDR:PORT",
+        help="where the sending side sends (default 127.0.0.1:5004; loopback unless told)",
+    )
+    rl.add_argument(
+        "--to", required=True, metavar="ADDR:PORT", help="the receiving side's address"
+    )
+    rl.add_argument(
+        "--duration", required=True, metavar="TIME", help="how long it runs, e.g. 60s or 5min"
+    )
+    rl.add_argument(
+        "--peers", type=int, default=16, metavar="N", help="pairs of ends served (default 16)"
+    )
+    rl.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    rl.add_argument("--report", metavar="FILE", help="also write the counts as JSON to FILE")
+    rl.add_argument("--quiet", "-q", action="store_true", help="print nothing")
+    rl.set_defaults(func=cmd_relay)
 
     cal = sub.add_parser(
         "calibrate-encoder",

@@ -88,7 +88,7 @@ def test_a_bare_rtcc_and_the_docstring_name_every_command(capsys):
     code, _, err = run(capsys)
     listed = err.split("missing command (")[1].split(")")[0].split(", ")
     commands = [
-        "run", "calibrate-encoder", "validate", "controllers", "encoders", "traces", "bench",
+        "run", "live", "relay", "calibrate-encoder", "validate", "controllers", "encoders", "traces", "bench",
         "fairness", "sweep", "reproduce", "rfc8867", "report", "query",
     ]  # fmt: skip
     assert code == 2 and listed == commands

@@ -67,7 +67,7 @@ impl Item for Datagram {
 }
 
 /// One direction's counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DirStats {
     /// Datagrams and bytes (UDP payload) handed in.
     pub received: u64,

@@ -44,7 +44,7 @@ use rtcc_sim::sim::build_flows;
 use rtcc_sim::{Scenario, ScenarioError};
 
 use crate::clock::WallClock;
-use crate::emulator::{Direction, Emulator, FateKind};
+use crate::emulator::{DirStats, Direction, Emulator, FateKind};
 
 const SPIN: Duration = Duration::from_millis(1);
 const MAX_SLEEP: Duration = Duration::from_millis(50);
@@ -79,6 +79,15 @@ pub struct LiveInfo {
     pub load_average: Option<f64>,
     /// Wall time the run took, in seconds.
     pub wall_s: f64,
+    /// The emulator's counts each way, in real datagram bytes (UDP
+    /// payloads: RTP headers and extensions included). Its bottleneck
+    /// serialises each with `header_overhead` more (IPv4 + UDP), where the
+    /// recorder's link figures count what the simulator counts (a media
+    /// packet's RTP payload).
+    pub forward: DirStats,
+    pub reverse: DirStats,
+    /// Bytes the bottleneck charged each datagram beyond its UDP payload.
+    pub header_overhead_bytes: u64,
 }
 
 /// A live run's results: the same `Output` as a simulated run's, and what
@@ -281,6 +290,9 @@ pub fn run_live(
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()));
     d.info.wall_s = wall.as_secs_f64();
+    d.info.forward = d.emulator.stats(Direction::Forward);
+    d.info.reverse = d.emulator.stats(Direction::Reverse);
+    d.info.header_overhead_bytes = d.emulator.header_overhead.bytes();
     let output = d.recorder.output(&RunInfo { scenario: scenario.name.clone(), seed, end: t, wall, events: d.events });
     Ok(LiveRun { output, live: d.info })
 }

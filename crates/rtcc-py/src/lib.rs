@@ -30,6 +30,7 @@ use rtcc_video::real::ContentSpec;
 
 mod app;
 mod benchaimd;
+mod live;
 mod pyctl;
 
 create_exception!(_rtcc, ScenarioError, PyValueError);
@@ -674,6 +675,8 @@ fn _rtcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pyctl::pyctl_helpers, m)?)?;
     m.add_function(wrap_pyfunction!(benchaimd::bench_aimd_register, m)?)?;
     pyctl::install();
+    m.add_function(wrap_pyfunction!(live::live, m)?)?;
+    m.add_function(wrap_pyfunction!(live::relay, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(encoders, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;

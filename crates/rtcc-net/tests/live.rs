@@ -1,0 +1,66 @@
+//! A scenario live on loopback sockets against the same scenario simulated:
+//! a fixed-rate call well under its link gets the same bytes through, a few
+//! more milliseconds of one-way delay (real header bytes and the kernel),
+//! and every datagram accounted for. Scenarios live cannot carry yet are
+//! refused, naming the flow.
+
+use rtcc_net::live::run_live;
+use rtcc_sim::Scenario;
+
+const CALL: &str = "name = \"live\"\nduration = \"5s\"\nseed = 3\n[link]\ncapacity = \"3Mbps\"\ndelay = \"20ms\"\n\
+                    queue = \"100ms\"\n[[flow]]\nname = \"call\"\ncontroller = { name = \"fixed\", rate = \"1500kbps\" }\n\
+                    encoder = \"ideal\"\n";
+
+#[test]
+fn a_call_live_gets_what_it_gets_simulated_plus_the_wire() {
+    let sim = rtcc_sim::run_text(CALL, "live.toml", None).unwrap();
+    let sc = Scenario::parse(CALL, "live.toml").unwrap();
+    let live = run_live(sc, None, &mut || false).unwrap_or_else(|e| panic!("{e}"));
+    let (s, l) = (&sim.summary.flows[0], &live.output.summary.flows[0]);
+    eprintln!(
+        "sim: goodput {:.0} kbps, owd {:?} ms, frames {}; live: goodput {:.0} kbps, owd {:?} ms, frames {}; {:?}",
+        s.goodput_kbps, s.owd_ms_mean, s.frames_displayed, l.goodput_kbps, l.owd_ms_mean, l.frames_displayed, live.live
+    );
+    let info = &live.live;
+    assert_eq!((info.socket_drops, info.undecodable, info.refused), (0, 0, 0), "{info:?}");
+    // The same sends, give or take the packet the run's last instant cuts.
+    assert!(l.packets_sent.abs_diff(s.packets_sent) <= 2, "{} vs {}", l.packets_sent, s.packets_sent);
+    // The sender does the same thing: a fixed rate, the same frames.
+    assert!((l.goodput_kbps / s.goodput_kbps - 1.0).abs() < 0.03, "{} vs {}", l.goodput_kbps, s.goodput_kbps);
+    assert!(l.frames_displayed + 3 >= s.frames_displayed, "{} vs {}", l.frames_displayed, s.frames_displayed);
+    assert_eq!(l.loss_rate, 0.0);
+    // One-way delay: the simulator's 20 ms + serialisation, plus the header
+    // bytes it does not charge and the kernel's and the loop's lateness:
+    // more, but by milliseconds on loopback.
+    let (so, lo) = (s.owd_ms_mean.unwrap(), l.owd_ms_mean.unwrap());
+    assert!(lo >= so - 0.2 && lo < so + 8.0, "live {lo} ms, sim {so} ms");
+    assert!(info.late_us.is_some() && info.wall_s >= 5.0);
+    // The link saw the report bytes too (the reverse path has no bottleneck,
+    // so they only count on the flow's report counters).
+    assert!(l.reports_sent > 0 && l.reports_lost == 0);
+}
+
+#[test]
+fn what_live_cannot_carry_yet_is_refused_by_flow() {
+    let tcp = format!("{CALL}[[flow]]\nkind = \"tcp\"\ncc = \"cubic\"\n");
+    let e = run_live(Scenario::parse(&tcp, "t.toml").unwrap(), None, &mut || false).err().expect("refused");
+    assert_eq!(e.field, "flow[1].kind");
+    assert!(e.reason.contains("TUN"), "{e}");
+    let vp8 = CALL.replace("encoder = \"ideal\"", "encoder = \"vp8\"");
+    if let Ok(sc) = Scenario::parse(&vp8, "v.toml") {
+        let e = run_live(sc, None, &mut || false).err().expect("refused");
+        assert_eq!(e.field, "flow[0].video");
+    }
+}
+
+/// A stop request ends the run where it is, with results up to there.
+#[test]
+fn a_stopped_run_keeps_what_ran() {
+    let sc = Scenario::parse(CALL, "live.toml").unwrap();
+    let t0 = std::time::Instant::now();
+    let mut stop = || t0.elapsed() > std::time::Duration::from_millis(1_500);
+    let live = run_live(sc, None, &mut stop).unwrap();
+    let s = &live.output.summary;
+    assert!(s.duration_s > 1.4 && s.duration_s < 2.0, "{}", s.duration_s);
+    assert!(s.flows[0].frames_displayed > 20, "{}", s.flows[0].frames_displayed);
+}

@@ -1,0 +1,140 @@
+//! `rtcc live` and `rtcc relay`: real sockets in real time (rtcc-net), with
+//! the GIL released while they run. Python's signal handlers run every
+//! 100 ms, so Ctrl-C (or a SIGTERM handler that raises) stops a run where it
+//! is and a live run still returns its results up to there.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use rtcc_core::units::Duration;
+use rtcc_net::emulator::{DirStats, Emulator};
+use rtcc_net::relay::{Relay, RelayConfig};
+use rtcc_sim::Scenario;
+
+use crate::{serde_json_string, table, to_py_err};
+
+/// How often Python's signal handlers run during a live run.
+const SIGNALS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A stop check for rtcc-net's loops: true once a signal handler raised
+/// (the exception is kept in `raised`).
+fn signal_check(raised: &mut Option<PyErr>) -> impl FnMut() -> bool + '_ {
+    let mut last = Instant::now();
+    move || {
+        if raised.is_some() {
+            return true;
+        }
+        if last.elapsed() < SIGNALS_EVERY {
+            return false;
+        }
+        last = Instant::now();
+        if let Err(e) = Python::attach(|py| py.check_signals()) {
+            *raised = Some(e);
+            return true;
+        }
+        false
+    }
+}
+
+/// Runs a scenario live; returns what `Simulation.finish()` returns, the
+/// summary with a `live` object, and `interrupted` (a signal stopped it).
+#[pyfunction]
+#[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, media_map = None))]
+pub fn live<'py>(
+    py: Python<'py>,
+    scenario_text: &str,
+    source: &str,
+    seed: Option<u64>,
+    media_map: Option<HashMap<PathBuf, PathBuf>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = Scenario::parse_with(scenario_text, source, &media_map.unwrap_or_default()).map_err(to_py_err)?;
+    let mut raised = None;
+    let run = py.detach(|| {
+        let mut stop = signal_check(&mut raised);
+        rtcc_net::live::run_live(sc, seed, &mut stop)
+    });
+    let run = run.map_err(to_py_err)?;
+    let mut summary = serde_json::to_value(&run.output.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let live = serde_json::to_value(&run.live).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    summary["live"] = live;
+    let out = &run.output;
+    let d = PyDict::new(py);
+    d.set_item("summary", serde_json_string(&summary)?)?;
+    d.set_item("timing", serde_json_string(&out.timing)?)?;
+    let tables = PyDict::new(py);
+    tables.set_item("packets", table(py, &out.packets)?)?;
+    tables.set_item("frames", table(py, &out.frames)?)?;
+    tables.set_item("timeseries", table(py, &out.timeseries)?)?;
+    tables.set_item("link", table(py, &out.link)?)?;
+    d.set_item("tables", tables)?;
+    d.set_item("interrupted", raised.is_some())?;
+    Ok(d)
+}
+
+fn dir_stats<'py>(py: Python<'py>, s: &DirStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("received", s.received)?;
+    d.set_item("received_bytes", s.received_bytes)?;
+    d.set_item("delivered", s.delivered)?;
+    d.set_item("delivered_bytes", s.delivered_bytes)?;
+    d.set_item("queue_drops", s.queue_drops)?;
+    d.set_item("lost", s.lost)?;
+    d.set_item("over_memory", s.over_memory)?;
+    Ok(d)
+}
+
+/// Relays UDP from `listen` to `to` through the scenario's `[link]` for
+/// `duration_s` (or until a signal), serving up to `peers` pairs of ends;
+/// returns its counts. A signal handler's exception is raised after the
+/// counts are printed by the caller (`interrupted` says so).
+#[pyfunction]
+#[pyo3(signature = (scenario_text, listen, to, duration_s, source = "<scenario>", seed = None, peers = 16))]
+#[allow(clippy::too_many_arguments)]
+pub fn relay<'py>(
+    py: Python<'py>,
+    scenario_text: &str,
+    listen: &str,
+    to: &str,
+    duration_s: f64,
+    source: &str,
+    seed: Option<u64>,
+    peers: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = Scenario::parse(scenario_text, source).map_err(to_py_err)?;
+    let addr = |field: &str, v: &str| {
+        v.parse::<std::net::SocketAddr>()
+            .map_err(|e| PyValueError::new_err(format!("{field}: '{v}' is not an address with a port ({e})")))
+    };
+    let (listen, to) = (addr("listen", listen)?, addr("to", to)?);
+    if !(duration_s.is_finite() && duration_s > 0.0 && duration_s <= 86_400.0) {
+        return Err(PyValueError::new_err(format!("duration: {duration_s} s is not in (0, 86400]")));
+    }
+    if peers == 0 || peers > 1024 {
+        return Err(PyValueError::new_err(format!("peers: {peers} is not in 1..=1024")));
+    }
+    let emulator = Emulator::from_scenario(&sc, seed, peers).map_err(to_py_err)?;
+    let cfg = RelayConfig { listen, to, duration: Duration::from_secs_f64(duration_s) };
+    let relay = Relay::bind(emulator, cfg).map_err(|e| PyOSError::new_err(format!("listen {listen}: {e}")))?;
+    let mut raised = None;
+    let report = py.detach(|| {
+        let mut stop = signal_check(&mut raised);
+        relay.run(&mut stop)
+    });
+    let report = report.map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    d.set_item("forward", dir_stats(py, &report.forward)?)?;
+    d.set_item("reverse", dir_stats(py, &report.reverse)?)?;
+    d.set_item("peers", report.peers)?;
+    d.set_item("refused", report.refused)?;
+    d.set_item("send_errors", report.send_errors)?;
+    d.set_item("late_us", report.late_us.map(|l| l.to_vec()))?;
+    d.set_item("timestamps", report.timestamps)?;
+    d.set_item("elapsed_s", report.elapsed.as_secs_f64())?;
+    d.set_item("interrupted", raised.is_some())?;
+    Ok(d)
+}
