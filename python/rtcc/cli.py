@@ -274,6 +274,13 @@ def cmd_live(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - started
     files = result.save(out, plots=not args.no_plots)
     live = result.summary.get("live", {})
+    comparison = None
+    if args.compare and not live.get("interrupted"):
+        simulated = rtcc.simulate(scenario, seed=args.seed)
+        comparison = sim_vs_live(simulated.summary, result.summary)
+        path = out / "sim_vs_live.csv"
+        comparison.to_csv(path, index=False)
+        files.append(path)
     if not args.quiet:
         from rtcc.dataset import escape_controls
 
@@ -286,10 +293,42 @@ def cmd_live(args: argparse.Namespace) -> int:
             f"socket drops {live.get('socket_drops', 0)}, undecodable {live.get('undecodable', 0)}, "
             f"refused {live.get('refused', 0)}; load {format_number(live.get('load_average'), 1, 2)}"
         )
+        if comparison is not None:
+            print("the same scenario and seed simulated, beside live:")
+            rows = [[format_number(v, 1, 2) if isinstance(v, float) else str(v) for v in r]
+                    for r in comparison.itertuples(index=False)]  # fmt: skip
+            print(table_text(list(comparison.columns), rows, left=2))
         print(f"results: {out}")
         sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
         print(table_text(None, sizes))
     return 130 if live.get("interrupted") else 0
+
+
+# What `rtcc live --compare` sets side by side, per flow: (summary field, column, scale).
+SIM_VS_LIVE = (
+    ("utilization", "util %", 100.0),
+    ("goodput_kbps", "goodput kbps", 1.0),
+    ("owd_ms_mean", "owd ms", 1.0),
+    ("owd_ms_p95", "owd p95", 1.0),
+    ("frame_delay_ms_p95", "frame delay p95", 1.0),
+    ("freeze_ratio", "freeze %", 100.0),
+    ("loss_rate", "loss %", 100.0),
+)
+
+
+def sim_vs_live(simulated: Mapping[str, Any], live: Mapping[str, Any]) -> Any:
+    """One row per flow and run ("sim", "live"): the fields of :data:`SIM_VS_LIVE`."""
+    import pandas as pd
+
+    rows = []
+    for run, summary in (("sim", simulated), ("live", live)):
+        for i, f in enumerate(summary.get("flows", [])):
+            row: dict[str, Any] = {"flow": str(f.get("name", i)), "run": run}
+            for field, column, scale in SIM_VS_LIVE:
+                value = f.get(field)
+                row[column] = None if value is None else float(value) * scale
+            rows.append(row)
+    return pd.DataFrame(rows).sort_values(["flow", "run"], ascending=[True, False], kind="stable")
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -891,23 +930,26 @@ def _calibration_seconds(text: str) -> float:
     return v
 
 
+def _run_arguments(p: argparse.ArgumentParser, default_out: str) -> None:
+    """What `run` and `live` both take: the scenario, --out, --seed, --no-plots."""
+    p.add_argument(
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="scenario TOML file ('-' for stdin; default: the built-in demo)",
+    )
+    p.add_argument("--out", metavar="DIR", help=f"results folder (default: {default_out})")
+    p.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rtcc", description="Congestion-control workbench for real-time video.")
     parser.add_argument("--version", action="version", version=f"rtcc {rtcc.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a scenario and write a results folder")
-    run.add_argument(
-        "scenario",
-        nargs="?",
-        metavar="SCENARIO",
-        help="scenario TOML file ('-' for stdin; default: the built-in demo)",
-    )
-    run.add_argument(
-        "--out", metavar="DIR", help="results folder (default: results/<scenario name>)"
-    )
-    run.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
-    run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _run_arguments(run, "results/<scenario name>")
     run.add_argument(
         "--save-video",
         action="store_true",
@@ -921,17 +963,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a scenario's video flows on UDP sockets in real time through rtcc's "
         "emulated bottleneck, and write the same results folder as 'run'",
     )
+    _run_arguments(lv, "results/<scenario name>-live")
     lv.add_argument(
-        "scenario",
-        nargs="?",
-        metavar="SCENARIO",
-        help="scenario TOML file ('-' for stdin; default: the built-in demo)",
+        "--compare",
+        action="store_true",
+        help="also simulate the scenario with the same seed and print both side by side "
+        "(written as sim_vs_live.csv)",
     )
-    lv.add_argument(
-        "--out", metavar="DIR", help="results folder (default: results/<scenario name>-live)"
-    )
-    lv.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
-    lv.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     lv.set_defaults(func=cmd_live)
 

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import rtcc
@@ -57,10 +58,14 @@ def test_rtcc_live_writes_a_results_folder(capsys, tmp_path: Path):
     path = tmp_path / "call.toml"
     path.write_text(CALL)
     out = tmp_path / "out"
-    code = cli.main(["live", str(path), "--out", str(out), "--no-plots"])
+    code = cli.main(["live", str(path), "--out", str(out), "--no-plots", "--compare"])
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert "wake-ups late by" in printed
+    assert "wake-ups late by" in printed and "simulated, beside live" in printed
+    table = pd.read_csv(out / "sim_vs_live.csv")
+    assert list(table["run"]) == ["sim", "live"]
+    sim, live = table.iloc[0], table.iloc[1]
+    assert abs(live["goodput kbps"] / sim["goodput kbps"] - 1) < 0.05
     summary = json.loads((out / "summary.json").read_text())
     assert summary["live"]["mode"] == "live"
     assert (out / "packets.parquet").exists() and (out / "frames.parquet").exists()

@@ -138,18 +138,29 @@ impl Emulator {
     /// simulator forks them: the same seed loses the same packets.
     pub fn from_scenario(scenario: &Scenario, seed: Option<u64>, peers: usize) -> Result<Emulator, ScenarioError> {
         let mut link_rng = Rng::new(seed.unwrap_or(scenario.seed)).fork(0xC0FFEE);
-        Self::from_scenario_rng(scenario, &mut link_rng, peers)
+        Self::from_scenario_rng(scenario, &mut link_rng, peers, false)
     }
 
     /// As `from_scenario`, drawing from `link_rng`: the simulator's link
-    /// stream (the run's stream forked with 0xC0FFEE).
-    pub fn from_scenario_rng(scenario: &Scenario, link_rng: &mut Rng, peers: usize) -> Result<Emulator, ScenarioError> {
+    /// stream (the run's stream forked with 0xC0FFEE). With `flows`, peer
+    /// `i` is the scenario's flow `i` and takes its `access_delay` each way,
+    /// as in the simulator; without, no peer has one.
+    pub fn from_scenario_rng(
+        scenario: &Scenario,
+        link_rng: &mut Rng,
+        peers: usize,
+        flows: bool,
+    ) -> Result<Emulator, ScenarioError> {
         let (link, paths) = scenario.build_link::<Datagram>(link_rng)?;
         let rev_link = scenario.build_reverse_link::<Datagram>()?;
         let (mut fwd, mut rev) = paths.build(link_rng);
-        for _ in 0..peers {
-            fwd.add_flow(Duration::ZERO, true);
-            rev.add_flow(Duration::ZERO, true);
+        for i in 0..peers {
+            let access = match (flows, scenario.flows.get(i)) {
+                (true, Some(f)) => f.access_delay,
+                _ => Duration::ZERO,
+            };
+            fwd.add_flow(access, true);
+            rev.add_flow(access, true);
         }
         Ok(Emulator {
             links: [Some(link), rev_link],

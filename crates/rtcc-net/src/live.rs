@@ -171,7 +171,7 @@ pub fn run_live(
     let seed = seed.unwrap_or(scenario.seed);
     let mut rng = Rng::new(seed);
     let mut link_rng = rng.fork(0xC0FFEE);
-    let mut emulator = Emulator::from_scenario_rng(&scenario, &mut link_rng, scenario.flows.len())?;
+    let mut emulator = Emulator::from_scenario_rng(&scenario, &mut link_rng, scenario.flows.len(), true)?;
     emulator.keep_events = true;
     let capacity = emulator.capacity_truth();
     let mut recorder = Recorder::new(capacity, scenario.bin, scenario.record_packets, scenario.record_timeseries);

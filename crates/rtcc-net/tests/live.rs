@@ -64,3 +64,16 @@ fn a_stopped_run_keeps_what_ran() {
     assert!(s.duration_s > 1.4 && s.duration_s < 2.0, "{}", s.duration_s);
     assert!(s.flows[0].frames_displayed > 20, "{}", s.flows[0].frames_displayed);
 }
+
+/// A flow's `access_delay` is its own, live as simulated: 30 ms more one way.
+#[test]
+fn access_delay_is_per_flow() {
+    let text = "name = \"access\"\nduration = \"3s\"\n[link]\ncapacity = \"4Mbps\"\ndelay = \"10ms\"\n\
+                [[flow]]\ncontroller = { name = \"fixed\", rate = \"500kbps\" }\nencoder = \"ideal\"\n\
+                [[flow]]\ncontroller = { name = \"fixed\", rate = \"500kbps\" }\nencoder = \"ideal\"\n\
+                access_delay = \"30ms\"\n";
+    let live = run_live(Scenario::parse(text, "a.toml").unwrap(), None, &mut || false).unwrap();
+    let f = &live.output.summary.flows;
+    let gap = f[1].owd_ms_mean.unwrap() - f[0].owd_ms_mean.unwrap();
+    assert!((gap - 30.0).abs() < 3.0, "{gap} ms");
+}

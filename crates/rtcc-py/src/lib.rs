@@ -196,19 +196,23 @@ impl Simulation {
             return Err(PyRuntimeError::new_err(format!("real video failed: {e}")));
         }
         let out = self.sim.output();
-        let d = PyDict::new(py);
-        let summary = serde_json_string(&out.summary)?;
-        d.set_item("summary", summary)?;
-        // Wall time apart from the summary, whose bytes depend on the seed only.
-        d.set_item("timing", serde_json_string(&out.timing)?)?;
-        let tables = PyDict::new(py);
-        tables.set_item("packets", table(py, &out.packets)?)?;
-        tables.set_item("frames", table(py, &out.frames)?)?;
-        tables.set_item("timeseries", table(py, &out.timeseries)?)?;
-        tables.set_item("link", table(py, &out.link)?)?;
-        d.set_item("tables", tables)?;
-        Ok(d)
+        finished(py, serde_json_string(&out.summary)?, &out)
     }
+}
+
+/// What `finish()` returns: the summary's JSON, the timing's (wall time apart
+/// from the summary, whose bytes depend on the seed only) and the tables.
+pub(crate) fn finished<'py>(py: Python<'py>, summary: String, out: &rtcc_sim::Output) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("summary", summary)?;
+    d.set_item("timing", serde_json_string(&out.timing)?)?;
+    let tables = PyDict::new(py);
+    tables.set_item("packets", table(py, &out.packets)?)?;
+    tables.set_item("frames", table(py, &out.frames)?)?;
+    tables.set_item("timeseries", table(py, &out.timeseries)?)?;
+    tables.set_item("link", table(py, &out.link)?)?;
+    d.set_item("tables", tables)?;
+    Ok(d)
 }
 
 fn serde_json_string<T: serde::Serialize>(v: &T) -> PyResult<String> {

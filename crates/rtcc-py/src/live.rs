@@ -16,7 +16,7 @@ use rtcc_net::emulator::{DirStats, Emulator};
 use rtcc_net::relay::{Relay, RelayConfig};
 use rtcc_sim::Scenario;
 
-use crate::{serde_json_string, table, to_py_err};
+use crate::{finished, serde_json_string, to_py_err};
 
 /// How often Python's signal handlers run during a live run.
 const SIGNALS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
@@ -62,16 +62,7 @@ pub fn live<'py>(
     let mut summary = serde_json::to_value(&run.output.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let live = serde_json::to_value(&run.live).map_err(|e| PyValueError::new_err(e.to_string()))?;
     summary["live"] = live;
-    let out = &run.output;
-    let d = PyDict::new(py);
-    d.set_item("summary", serde_json_string(&summary)?)?;
-    d.set_item("timing", serde_json_string(&out.timing)?)?;
-    let tables = PyDict::new(py);
-    tables.set_item("packets", table(py, &out.packets)?)?;
-    tables.set_item("frames", table(py, &out.frames)?)?;
-    tables.set_item("timeseries", table(py, &out.timeseries)?)?;
-    tables.set_item("link", table(py, &out.link)?)?;
-    d.set_item("tables", tables)?;
+    let d = finished(py, serde_json_string(&summary)?, &run.output)?;
     d.set_item("interrupted", raised.is_some())?;
     Ok(d)
 }
