@@ -60,6 +60,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _peers(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid --peers {text!r}: not an integer") from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"invalid --peers {value}: must be in 1..1024")
+    return value
+
+
 def _read_scenario(path_text: str | None) -> ScenarioInput:
     """The scenario named on the command line ('-' is stdin; none is the demo)."""
     if path_text is None:
@@ -348,6 +358,8 @@ def cmd_relay(args: argparse.Namespace) -> int:
         Path(args.report).write_text(text + "\n", encoding="utf-8")
     if not args.quiet:
         print(text)
+    if report.get("error"):
+        raise CliError(f"relay stopped early: {report['error']}")
     return 130 if report.get("interrupted") else 0
 
 
@@ -996,7 +1008,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--duration", required=True, metavar="TIME", help="how long it runs, e.g. 60s or 5min"
     )
     rl.add_argument(
-        "--peers", type=int, default=16, metavar="N", help="pairs of ends served (default 16)"
+        "--peers",
+        type=_peers,
+        default=16,
+        metavar="N",
+        help="pairs of ends served, 1-1024 (default 16)",
     )
     rl.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
     rl.add_argument("--report", metavar="FILE", help="also write the counts as JSON to FILE")

@@ -84,6 +84,9 @@ def test_relay_names_a_bad_address_and_duration(capsys):
     assert code == 2 and "to: 'nowhere' is not an address with a port" in capsys.readouterr().err
     code = cli.main(["relay", "--to", "127.0.0.1:9", "--duration", "0s", "-q"])
     assert code == 2 and "duration" in capsys.readouterr().err
+    code = cli.main(["relay", "--to", "127.0.0.1:9", "--duration", "1s", "--peers", "-1", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--peers -1: must be in 1..1024" in err and "Traceback" not in err
 
 
 def free_port() -> int:

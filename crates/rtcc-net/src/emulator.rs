@@ -100,8 +100,10 @@ pub enum FateKind {
     /// Left the bottleneck after `queued` waiting (`sojourn`: arrival to
     /// its last byte's departure); `lost`: at random after it.
     Departed { queued: Duration, sojourn: Duration, lost: bool },
-    /// Lost on a path without a bottleneck (`reverse_loss`).
+    /// Lost on the way back (`reverse_loss`), drawn when sent.
     LostOnPath,
+    /// Refused: the emulator held `max_held` bytes already.
+    OverMemory,
 }
 
 /// A datagram due at one side.
@@ -220,7 +222,17 @@ impl Emulator {
         if self.held + size > self.max_held {
             s.over_memory += 1;
             if keep {
-                self.fates.push_back(fate(FateKind::Dropped));
+                self.fates.push_back(fate(FateKind::OverMemory));
+            }
+            return;
+        }
+        // What is sent back meets the reverse path's loss when it is sent,
+        // before any reverse bottleneck, as in the simulator
+        // (`Simulation::serve_receiver`): the same seed loses the same reports.
+        if d == 1 && self.paths[1].lose(now) {
+            s.lost += 1;
+            if keep {
+                self.fates.push_back(fate(FateKind::LostOnPath));
             }
             return;
         }
@@ -243,20 +255,10 @@ impl Emulator {
                     }
                 }
             }
-            // No bottleneck this way: the path alone (RFC 8867's reverse
-            // path without a capacity), with its own loss.
+            // No bottleneck this way: the path alone (its loss drawn above).
             None => {
-                let path = &mut self.paths[d];
-                if path.lose(now) {
-                    s.lost += 1;
-                    path.discard();
-                    if keep {
-                        self.fates.push_back(fate(FateKind::LostOnPath));
-                    }
-                } else {
-                    self.held = self.held + size;
-                    path.send(now, peer as usize, dg);
-                }
+                self.held = self.held + size;
+                self.paths[d].send(now, peer as usize, dg);
             }
         }
     }
@@ -269,8 +271,9 @@ impl Emulator {
             loop {
                 while let Some(dep) = link.poll_departure(now) {
                     let path = &mut self.paths[d];
-                    // Reverse loss is the path's on the way back.
-                    let lost = dep.lost || (d == 1 && path.lose(dep.departed));
+                    // Loss after the queue (the link's own; the reverse
+                    // path's was drawn when sent).
+                    let lost = dep.lost;
                     if self.keep_events {
                         let (queued, sojourn) = (dep.service_start - dep.enqueued, dep.departed - dep.enqueued);
                         let what = FateKind::Departed { queued, sojourn, lost };
@@ -279,7 +282,11 @@ impl Emulator {
                     if lost {
                         s.lost += 1;
                         self.held = self.held - dep.packet.size;
-                        path.discard();
+                        // The forward path's jitter stream does not depend on
+                        // which packets are lost (`Path::discard`).
+                        if d == 0 {
+                            path.discard();
+                        }
                     } else {
                         let peer = dep.packet.peer as usize;
                         path.send(dep.departed, peer, dep.packet);

@@ -17,8 +17,11 @@
 //! (the sending end), its fate at the bottleneck (the emulator, by a tag
 //! the driver gives each datagram it read from a sending end's socket), its
 //! arrival (when the receiving end's socket gives it up). A datagram is
-//! matched to its send-log entry by its bytes, in order: one the kernel
-//! dropped between a socket and the next is counted as lost there.
+//! matched to its send-log entry by its bytes, in order. One the kernel
+//! dropped between two sockets is counted in `socket_drops`: before the
+//! bottleneck also as a drop there (`PacketDropped`), a report as lost; a
+//! data packet lost after the bottleneck stays in flight in the recorder
+//! (none was, in any run measured on loopback).
 //!
 //! Not yet live: cross traffic (the kernel's TCP needs the TUN form of the
 //! bottleneck), reverse-direction flows and real codecs (an encoder on a
@@ -40,7 +43,7 @@ use rtcc_sim::call::wire_codec;
 use rtcc_sim::endpoint::{Back, Envelope, RecvEnd, SendEnd};
 use rtcc_sim::output::{Output, RunInfo};
 use rtcc_sim::recorder::{Event, Recorder};
-use rtcc_sim::sim::build_flows;
+use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error};
 use rtcc_sim::{Scenario, ScenarioError};
 
 use crate::clock::WallClock;
@@ -75,6 +78,8 @@ pub struct LiveInfo {
     pub undecodable: u64,
     /// Datagrams from an address no socket of the run serves.
     pub refused: u64,
+    /// Datagrams from an end's own address that match nothing it sent.
+    pub unmatched: u64,
     /// The host's 1-minute load average when the run ended (Linux).
     pub load_average: Option<f64>,
     /// Wall time the run took, in seconds.
@@ -180,7 +185,7 @@ pub fn run_live(
         recorder.set_reverse(Some(r));
     }
     let mut saved = Vec::new();
-    let built = build_flows(&scenario, seed, &mut rng, &mut saved)?;
+    let built = build_flows(&scenario, seed, &mut rng, &mut saved, emulator.has_reverse_bottleneck())?;
     let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let bind = || UdpSocket::bind(SocketAddr::new(ip, 0));
     let poll = Poll::new().map_err(|e| io_error(&scenario, e))?;
@@ -252,16 +257,24 @@ pub fn run_live(
             stopped_at = now;
             break;
         }
-        d.read_all(&clock, &mut buf);
+        let more = d.read_all(&clock, &mut buf);
         d.serve(&clock);
         let now = clock.now();
+        // The simulator's limits, with its errors.
+        if d.recorder.sent > scenario.max_packets {
+            return Err(packets_over_error(&scenario, now));
+        }
+        if d.recorder.rows_over() {
+            return Err(rows_over_error(&scenario, now, d.recorder.packet_rows()));
+        }
         while next_bin <= now && next_bin <= end {
             d.sample_bin(next_bin);
             next_bin += scenario.bin;
         }
         let deadline = d.deadline().min(next_bin).min(end).min(now + MAX_SLEEP);
         let wait = deadline.saturating_since(now);
-        if wait > SPIN {
+        // A socket left unread at its budget raises no new edge: no sleep.
+        if wait > SPIN && !more {
             let sleep = std::time::Duration::from_micros((wait - SPIN).as_micros() as u64);
             poll.poll(&mut events, Some(sleep)).map_err(|e| io_error(&scenario, e))?;
         } else {
@@ -280,6 +293,13 @@ pub fn run_live(
         f.recv.record_settled(i, t, true, &mut d.recorder);
         f.recv.record_end(i, t, &mut d.recorder);
         f.send.record_end(i, t, &mut d.recorder);
+    }
+    if let Some((i, e)) = d.flows.iter().enumerate().find_map(|(i, f)| f.send.failure().map(|e| (i, e))) {
+        return Err(ScenarioError {
+            source_name: scenario.source.clone(),
+            field: "run".into(),
+            reason: format!("flow[{i}] ({}): {e}", scenario.flows[i].name),
+        });
     }
     let wall = std::time::Duration::from_micros(clock.now().as_micros() as u64);
     d.late.sort_unstable();
@@ -326,10 +346,16 @@ impl Driver {
     }
 
     /// Reads every socket until it would block (a budget each), stamping
-    /// each datagram as it is read.
-    fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) {
+    /// each datagram as it is read. True if some socket used its whole
+    /// budget (it may hold more).
+    fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) -> bool {
+        let mut more = false;
         // The emulator's sending side: data from the sending ends.
-        for _ in 0..READ_BUDGET {
+        for k in 0..=READ_BUDGET {
+            if k == READ_BUDGET {
+                more = true;
+                break;
+            }
             let Some((n, from)) = recv(&self.emu_a, buf) else { break };
             let Some(&i) = self.by_snd.get(&from) else {
                 self.info.refused += 1;
@@ -343,7 +369,7 @@ impl Driver {
                 *drops += 1;
                 rec.record(i, Event::PacketDropped { seq: e.seq, frame: e.frame, kind: e.kind });
             }) else {
-                self.info.refused += 1;
+                self.info.unmatched += 1;
                 continue;
             };
             let tag = self.next_tag;
@@ -353,7 +379,11 @@ impl Driver {
             self.record_fates();
         }
         // The emulator's receiving side: reports from the receiving ends.
-        for _ in 0..READ_BUDGET {
+        for k in 0..=READ_BUDGET {
+            if k == READ_BUDGET {
+                more = true;
+                break;
+            }
             let Some((n, from)) = recv(&self.emu_b, buf) else { break };
             let Some(&i) = self.by_rcv.get(&from) else {
                 self.info.refused += 1;
@@ -361,13 +391,17 @@ impl Driver {
             };
             let tag = BACK_TAG | self.next_tag;
             self.next_tag += 1;
-            self.report_sizes.insert(tag, DataSize::from_bytes(28 + n as u64));
+            self.report_sizes.insert(tag, DataSize::from_bytes(n as u64) + self.emulator.header_overhead);
             self.emulator.handle_datagram(clock.now(), Direction::Reverse, i as u16, tag, buf[..n].to_vec());
             self.record_fates();
         }
         for i in 0..self.flows.len() {
             // Data (and the sender's RTCP) at the receiving end.
-            for _ in 0..READ_BUDGET {
+            for k in 0..=READ_BUDGET {
+                if k == READ_BUDGET {
+                    more = true;
+                    break;
+                }
                 let Some((n, from)) = recv(&self.flows[i].rcv, buf) else { break };
                 let now = clock.now();
                 if from != self.addr_b {
@@ -381,6 +415,11 @@ impl Driver {
                 // One the kernel lost after the bottleneck is counted in
                 // `socket_drops` only: the recorder keeps it in flight.
                 let env = take_match(&mut f.delivered, h, |_| *drops += 1);
+                // It arrived, whether or not the end can read it.
+                match &env {
+                    Some(env) => rec.record(i, Event::PacketArrived { at: now, packet: env }),
+                    None => self.info.unmatched += 1,
+                }
                 let packet = match f.ingress.decode(&buf[..n]) {
                     Ok(p) => p,
                     Err(_) => {
@@ -388,14 +427,15 @@ impl Driver {
                         continue;
                     }
                 };
-                if let Some(env) = &env {
-                    rec.record(i, Event::PacketArrived { at: now, packet: env });
-                }
                 self.events += 1;
                 f.recv.handle_packet(now, &packet);
             }
             // Reports at the sending end.
-            for _ in 0..READ_BUDGET {
+            for k in 0..=READ_BUDGET {
+                if k == READ_BUDGET {
+                    more = true;
+                    break;
+                }
                 let Some((n, from)) = recv(&self.flows[i].snd, buf) else { break };
                 let now = clock.now();
                 if from != self.addr_a {
@@ -404,9 +444,16 @@ impl Driver {
                 }
                 let f = &mut self.flows[i];
                 let h = hash(&buf[..n]);
-                if let Some(k) = f.reports.iter().position(|x| *x == h) {
-                    self.info.socket_drops += k as u64;
-                    f.reports.drain(..=k);
+                match f.reports.iter().position(|x| *x == h) {
+                    Some(k) => {
+                        // Reports before it the kernel lost.
+                        self.info.socket_drops += k as u64;
+                        for _ in 0..k {
+                            self.recorder.record(i, Event::ReportLost);
+                        }
+                        f.reports.drain(..=k);
+                    }
+                    None => self.info.unmatched += 1,
                 }
                 let report = ReceiverReport {
                     flow: f.flow,
@@ -418,6 +465,7 @@ impl Driver {
                 f.send.handle_back(now, &Back::Report(report));
             }
         }
+        more
     }
 
     /// What happened inside the emulator, to the recorder.
@@ -440,7 +488,7 @@ impl Driver {
                             self.recorder.record(i, Event::ReportLost);
                         }
                     }
-                    FateKind::LostOnPath => {
+                    FateKind::LostOnPath | FateKind::OverMemory => {
                         self.report_sizes.remove(&fate.tag);
                         self.recorder.record(i, Event::ReportLost);
                     }
@@ -448,7 +496,7 @@ impl Driver {
                 continue;
             }
             match fate.what {
-                FateKind::Dropped | FateKind::LostOnPath => {
+                FateKind::Dropped | FateKind::LostOnPath | FateKind::OverMemory => {
                     if let Some(e) = self.inflight.remove(&fate.tag) {
                         self.recorder.record(i, Event::PacketDropped { seq: e.seq, frame: e.frame, kind: e.kind });
                     }
@@ -532,7 +580,8 @@ impl Driver {
                 self.events += 1;
                 let Back::Report(r) = back else { continue };
                 let bytes = r.bytes();
-                self.recorder.record(i, Event::ReportSent { lost: false, bytes: 28 + bytes.len() as u64 });
+                let wire = bytes.len() as u64 + self.emulator.header_overhead.bytes();
+                self.recorder.record(i, Event::ReportSent { lost: false, bytes: wire });
                 if f.rcv.send_to(&bytes, self.addr_b).is_err() {
                     self.info.socket_drops += 1;
                     self.recorder.record(i, Event::ReportLost);

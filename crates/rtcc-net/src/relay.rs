@@ -33,6 +33,8 @@ const MAX_SLEEP: Duration = Duration::from_millis(50);
 const READ_BUDGET: usize = 256;
 /// The largest UDP payload (RFC 768 over IPv4: 65,535 − 20 − 8).
 const MAX_DATAGRAM: usize = 65_507;
+/// Lateness samples kept (later datagrams are forwarded, not sampled).
+const MAX_LATE_SAMPLES: usize = 1 << 20;
 
 /// Where the relay listens and forwards, and for how long.
 #[derive(Clone, Debug)]
@@ -63,6 +65,8 @@ pub struct RelayReport {
     /// Arrival timestamps: "user" (read in user space as they arrived).
     pub timestamps: &'static str,
     pub elapsed: Duration,
+    /// The socket error that ended the run early, if one did.
+    pub error: Option<String>,
 }
 
 /// A relay bound to its sockets, ready to run.
@@ -102,19 +106,32 @@ impl Relay {
         let mut buf = vec![0u8; MAX_DATAGRAM + 1];
         let mut events = Events::with_capacity(64);
         let mut late: Vec<i64> = Vec::new();
+        let mut error = None;
         loop {
             let now = clock.now();
             if now >= end || stop() {
                 break;
             }
-            self.read_all(&clock, &mut buf)?;
+            let more = match self.read_all(&clock, &mut buf) {
+                Ok(more) => more,
+                Err(e) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            };
             self.send_due(&clock, &mut late);
             let now = clock.now();
             let deadline = self.emulator.poll_timeout().unwrap_or(end).min(end).min(now + MAX_SLEEP);
             let wait = deadline.saturating_since(now);
-            if wait > SPIN {
-                let sleep = wait - SPIN;
-                self.poll.poll(&mut events, Some(std::time::Duration::from_micros(sleep.as_micros() as u64)))?;
+            // A socket left unread at its budget raises no new edge: no sleep.
+            if wait > SPIN && !more {
+                let sleep = std::time::Duration::from_micros((wait - SPIN).as_micros() as u64);
+                if let Err(e) = self.poll.poll(&mut events, Some(sleep)) {
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        error = Some(e.to_string());
+                        break;
+                    }
+                }
             } else {
                 // The last stretch: read what comes, then look again.
                 std::thread::yield_now();
@@ -131,27 +148,40 @@ impl Relay {
             late_us: (!late.is_empty()).then(|| [pct(0.5), pct(0.99), late[late.len() - 1]]),
             timestamps: "user",
             elapsed: clock.now() - Time::ZERO,
+            error,
         })
     }
 
     /// Reads every socket until it would block (at most `READ_BUDGET`
-    /// datagrams each), stamping each arrival as it is read.
-    fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) -> io::Result<()> {
-        for _ in 0..READ_BUDGET {
+    /// datagrams each), stamping each arrival as it is read. True if some
+    /// socket used its whole budget (it may hold more).
+    fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) -> io::Result<bool> {
+        let mut more = false;
+        for k in 0..=READ_BUDGET {
+            if k == READ_BUDGET {
+                more = true;
+                break;
+            }
             let (n, from) = match self.front.recv_from(buf) {
                 Ok(r) => r,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if transient(&e) => continue,
                 Err(e) => return Err(e),
             };
-            let Some(peer) = self.peer_of(from)? else {
+            // A peer beyond the emulator's, or whose socket would not bind
+            // (out of descriptors), is refused, not fatal.
+            let Some(peer) = self.peer_of(from).ok().flatten() else {
                 self.refused += 1;
                 continue;
             };
             self.emulator.handle_datagram(clock.now(), Direction::Forward, peer, 0, buf[..n].to_vec());
         }
         for peer in 0..self.peers.len() {
-            for _ in 0..READ_BUDGET {
+            for k in 0..=READ_BUDGET {
+                if k == READ_BUDGET {
+                    more = true;
+                    break;
+                }
                 let (n, from) = match self.peers[peer].1.recv_from(buf) {
                     Ok(r) => r,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -165,7 +195,7 @@ impl Relay {
                 self.emulator.handle_datagram(clock.now(), Direction::Reverse, peer as u16, 0, buf[..n].to_vec());
             }
         }
-        Ok(())
+        Ok(more)
     }
 
     /// The peer a sending-side address is, binding its socket the first
@@ -201,7 +231,8 @@ impl Relay {
                 Direction::Reverse => (&self.front, self.peers[o.peer as usize].0),
             };
             match socket.send_to(&o.bytes, to) {
-                Ok(_) => late.push((clock.now() - o.due).as_micros()),
+                Ok(_) if late.len() < MAX_LATE_SAMPLES => late.push((clock.now() - o.due).as_micros()),
+                Ok(_) => {}
                 Err(_) => self.send_errors += 1,
             }
         }

@@ -41,6 +41,19 @@ fn signal_check(raised: &mut Option<PyErr>) -> impl FnMut() -> bool + '_ {
     }
 }
 
+/// A signal handler's exception other than KeyboardInterrupt is raised
+/// (after the run stopped); a KeyboardInterrupt stays in `raised`, and the
+/// run's results say it was interrupted.
+fn reraise(py: Python<'_>, raised: &mut Option<PyErr>) -> PyResult<()> {
+    match raised.take() {
+        Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Err(e),
+        other => {
+            *raised = other;
+            Ok(())
+        }
+    }
+}
+
 /// Runs a scenario live; returns what `Simulation.finish()` returns, the
 /// summary with a `live` object, and `interrupted` (a signal stopped it).
 #[pyfunction]
@@ -58,6 +71,7 @@ pub fn live<'py>(
         let mut stop = signal_check(&mut raised);
         rtcc_net::live::run_live(sc, seed, &mut stop)
     });
+    reraise(py, &mut raised)?;
     let run = run.map_err(to_py_err)?;
     let mut summary = serde_json::to_value(&run.output.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let live = serde_json::to_value(&run.live).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -80,9 +94,9 @@ fn dir_stats<'py>(py: Python<'py>, s: &DirStats) -> PyResult<Bound<'py, PyDict>>
 }
 
 /// Relays UDP from `listen` to `to` through the scenario's `[link]` for
-/// `duration_s` (or until a signal), serving up to `peers` pairs of ends;
-/// returns its counts. A signal handler's exception is raised after the
-/// counts are printed by the caller (`interrupted` says so).
+/// `duration_s` (or until Ctrl-C), serving up to `peers` pairs of ends;
+/// returns its counts (`interrupted`: Ctrl-C stopped it; `error`: a socket
+/// error ended it early).
 #[pyfunction]
 #[pyo3(signature = (scenario_text, listen, to, duration_s, source = "<scenario>", seed = None, peers = 16))]
 #[allow(clippy::too_many_arguments)]
@@ -116,6 +130,7 @@ pub fn relay<'py>(
         let mut stop = signal_check(&mut raised);
         relay.run(&mut stop)
     });
+    reraise(py, &mut raised)?;
     let report = report.map_err(|e| PyOSError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("forward", dir_stats(py, &report.forward)?)?;
@@ -126,6 +141,7 @@ pub fn relay<'py>(
     d.set_item("late_us", report.late_us.map(|l| l.to_vec()))?;
     d.set_item("timestamps", report.timestamps)?;
     d.set_item("elapsed_s", report.elapsed.as_secs_f64())?;
+    d.set_item("error", report.error)?;
     d.set_item("interrupted", raised.is_some())?;
     Ok(d)
 }

@@ -156,6 +156,37 @@ pub struct Simulation {
     done: bool,
 }
 
+/// A run stopped at `at` because its packet table would hold more than
+/// `[limits] packet_rows` rows (`rows` now).
+pub fn rows_over_error(scenario: &Scenario, at: Time, rows: usize) -> ScenarioError {
+    ScenarioError {
+        source_name: scenario.source.clone(),
+        field: "limits.packet_rows".into(),
+        reason: format!(
+            "the run stopped at {:.3} s: its packet table would hold more than {} rows in memory (a row \
+             waits for every earlier packet of its flow to arrive or be dropped, so a sender far beyond \
+             its link piles them up behind its queue); set [record] packets = false, give the link a \
+             smaller queue, or raise [limits] packet_rows",
+            (at - Time::ZERO).as_secs_f64(),
+            rows
+        ),
+    }
+}
+
+/// A run stopped at `at` for sending more than `[limits] packets`.
+pub fn packets_over_error(scenario: &Scenario, at: Time) -> ScenarioError {
+    ScenarioError {
+        source_name: scenario.source.clone(),
+        field: "limits.packets".into(),
+        reason: format!(
+            "the run stopped at {:.3} s, having sent more than its budget of {} packets; raise [limits] \
+             packets to run it whole",
+            (at - Time::ZERO).as_secs_f64(),
+            scenario.max_packets
+        ),
+    }
+}
+
 /// One flow of a scenario built as the simulator builds it.
 pub struct BuiltFlow {
     /// Its two ends.
@@ -178,12 +209,21 @@ pub fn build_flows(
     seed: u64,
     rng: &mut Rng,
     saved_videos: &mut Vec<(std::path::PathBuf, f64)>,
+    reverse_bottleneck: bool,
 ) -> Result<Vec<BuiltFlow>, ScenarioError> {
     // Controller seeds come from a stream of their own, so they leave
     // every other random draw of the run as it was.
     let mut controller_seeds = Rng::new(seed).fork(0x005E_EDC7);
     let mut out = Vec::with_capacity(scenario.flows.len());
     for (i, spec) in scenario.flows.iter().enumerate() {
+        if spec.direction == Direction::Reverse && !reverse_bottleneck {
+            // Parsing refuses this too; a scenario built in code may not have been parsed.
+            return Err(ScenarioError {
+                source_name: scenario.source.clone(),
+                field: format!("flow[{i}].direction"),
+                reason: "a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity".into(),
+            });
+        }
         let ctx = controller::ControllerContext { seed: controller_seeds.next_u64(), ..spec.ctx };
         let (ends, frames): (Ends, FrameLog) = match &spec.traffic {
             None => VideoCall::build(i, spec, scenario, ctx, rng, saved_videos)?,
@@ -230,17 +270,7 @@ impl Simulation {
         );
         recorder.set_row_limit(scenario.max_packet_rows);
         let mut saved_videos = Vec::new();
-        let built = build_flows(&scenario, seed, &mut rng, &mut saved_videos)?;
-        if let Some(i) = built.iter().position(|b| b.reverse) {
-            if rev_link.is_none() {
-                // Parsing refuses this too; a scenario built in code may not have been parsed.
-                return Err(ScenarioError {
-                    source_name: scenario.source.clone(),
-                    field: format!("flow[{i}].direction"),
-                    reason: "a reverse flow crosses the reverse bottleneck: set [link] reverse_capacity".into(),
-                });
-            }
-        }
+        let built = build_flows(&scenario, seed, &mut rng, &mut saved_videos, rev_link.is_some())?;
         let mut flows = Vec::with_capacity(built.len());
         let mut reverses = Vec::with_capacity(built.len());
         for b in built {
@@ -477,30 +507,9 @@ impl Simulation {
     /// (`[limits] packets`): a clear error naming the field.
     pub fn budget_error(&self) -> Option<ScenarioError> {
         if let Some(at) = self.over_rows {
-            return Some(ScenarioError {
-                source_name: self.scenario.source.clone(),
-                field: "limits.packet_rows".into(),
-                reason: format!(
-                    "the run stopped at {:.3} s: its packet table would hold more than {} rows in memory (a row \
-                     waits for every earlier packet of its flow to arrive or be dropped, so a sender far beyond \
-                     its link piles them up behind its queue); set [record] packets = false, give the link a \
-                     smaller queue, or raise [limits] packet_rows",
-                    (at - Time::ZERO).as_secs_f64(),
-                    self.recorder.packet_rows()
-                ),
-            });
+            return Some(rows_over_error(&self.scenario, at, self.recorder.packet_rows()));
         }
-        let at = self.over_budget?;
-        Some(ScenarioError {
-            source_name: self.scenario.source.clone(),
-            field: "limits.packets".into(),
-            reason: format!(
-                "the run stopped at {:.3} s, having sent more than its budget of {} packets; raise [limits] \
-                 packets to run it whole",
-                (at - Time::ZERO).as_secs_f64(),
-                self.scenario.max_packets
-            ),
-        })
+        Some(packets_over_error(&self.scenario, self.over_budget?))
     }
 
     /// The first real-codec failure (library error, unwritable video), if

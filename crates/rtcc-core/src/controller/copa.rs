@@ -600,7 +600,7 @@ pub(crate) mod tests {
             ..CopaConfig::default()
         }
     }
-    use crate::controller::{ParamValue, SentPacket};
+    use crate::controller::ParamValue;
     use crate::feedback::{PacketResult, ReportStats};
     use crate::packet::PacketKind;
 
