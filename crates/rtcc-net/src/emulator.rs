@@ -413,6 +413,26 @@ mod tests {
         assert_eq!(queued, Duration::from_micros(4 * 8_224));
     }
 
+    /// What goes back meets `reverse_loss` when sent, before the reverse
+    /// bottleneck, as the simulator draws it: with every report lost, none
+    /// reaches the reverse queue, so none is dropped there.
+    #[test]
+    fn reverse_loss_comes_before_the_reverse_bottleneck() {
+        let mut e = emulator(
+            "capacity = \"1Mbps\"\ndelay = \"10ms\"\nreverse_capacity = \"100kbps\"\n\
+             reverse_queue = \"2pkt\"\nreverse_loss = 1.0",
+        );
+        e.keep_events = true;
+        for k in 0..10 {
+            e.handle_datagram(Time::ZERO, Direction::Reverse, 0, k, vec![0; 100]);
+        }
+        let s = e.stats(Direction::Reverse);
+        assert_eq!((s.lost, s.queue_drops), (10, 0));
+        let fates: Vec<Fate> = std::iter::from_fn(|| e.poll_fate()).collect();
+        assert!(fates.len() == 10 && fates.iter().all(|f| f.what == FateKind::LostOnPath));
+        assert!(drain(&mut e, Time::from_millis(5_000)).is_empty());
+    }
+
     /// Bytes held are bounded: beyond `max_held` a datagram is dropped and
     /// counted, never queued.
     #[test]
