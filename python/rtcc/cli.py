@@ -301,7 +301,9 @@ def cmd_live(args: argparse.Namespace) -> int:
             f"live: wake-ups late by {format_number(late[0])} µs median, "
             f"{format_number(late[1])} µs p99, {format_number(late[2])} µs max; "
             f"socket drops {live.get('socket_drops', 0)}, undecodable {live.get('undecodable', 0)}, "
-            f"refused {live.get('refused', 0)}; load {format_number(live.get('load_average'), 1, 2)}"
+            f"refused {live.get('refused', 0)}; loop on CPU "
+            f"{format_number(live.get('loop_cpu'), 100, 0)} %, load "
+            f"{format_number(live.get('load_average'), 1, 2)}"
         )
         if comparison is not None:
             print("the same scenario and seed simulated, beside live:")

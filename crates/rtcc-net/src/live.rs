@@ -82,6 +82,9 @@ pub struct LiveInfo {
     pub unmatched: u64,
     /// The host's 1-minute load average when the run ended (Linux).
     pub load_average: Option<f64>,
+    /// The share of the run's wall time the live loop's thread was on a CPU
+    /// (Linux: /proc/thread-self/schedstat), spinning included.
+    pub loop_cpu: Option<f64>,
     /// Wall time the run took, in seconds.
     pub wall_s: f64,
     /// The emulator's counts each way, in real datagram bytes (UDP
@@ -241,6 +244,7 @@ pub fn run_live(
         late: Vec::new(),
         events: 0,
     };
+    let cpu_start = thread_cpu_ns();
     let clock = WallClock::new();
     let end = Time::ZERO + scenario.duration;
     let mut next_bin = Time::ZERO + scenario.bin;
@@ -310,6 +314,10 @@ pub fn run_live(
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()));
     d.info.wall_s = wall.as_secs_f64();
+    d.info.loop_cpu = cpu_start
+        .zip(thread_cpu_ns())
+        .filter(|_| d.info.wall_s > 0.0)
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9 / d.info.wall_s);
     d.info.forward = d.emulator.stats(Direction::Forward);
     d.info.reverse = d.emulator.stats(Direction::Reverse);
     d.info.header_overhead_bytes = d.emulator.header_overhead.bytes();
@@ -608,6 +616,12 @@ impl Driver {
             f.send.record_sample(i, t1, &mut self.recorder);
         }
     }
+}
+
+/// Nanoseconds this thread has run on a CPU (Linux), if the kernel says.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// One datagram from `s`, or None when it would block. Errors about an
