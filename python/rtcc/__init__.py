@@ -291,9 +291,7 @@ def live(
     out = native().live(
         loaded.text, loaded.source, seed, media.scenario_media_map(loaded.text, loaded.source)
     )
-    result = Result.from_native(out, loaded.text, loaded.source)
-    result.summary.setdefault("live", {})["interrupted"] = bool(out.get("interrupted", False))
-    return result
+    return Result.from_native(out, loaded.text, loaded.source)
 
 
 _MAX_SEED = 2**64 - 1

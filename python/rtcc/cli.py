@@ -277,7 +277,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     default = Path("results") / (safe_file_name(scenario.stem or "", "scenario") + "-live")
     out = _out_dir(args.out, default)
     if not args.quiet:
-        print(f"live: {scenario.source}, in real time; Ctrl-C stops it and keeps what ran")
+        print(f"live: {scenario.source}, in real time; Ctrl-C stops it and keeps what ran", flush=True)
     started = time.perf_counter()
     with _sigterm_interrupts():
         result = rtcc.live(scenario, seed=args.seed)
@@ -352,8 +352,10 @@ def cmd_relay(args: argparse.Namespace) -> int:
             f"{duration:g} s; Ctrl-C stops it"
         )
     with _sigterm_interrupts():
-        report = rtcc.native().relay(
-            scenario.text, args.listen, args.to, duration, scenario.source, args.seed, args.peers
+        report = json.loads(
+            rtcc.native().relay(
+                scenario.text, args.listen, args.to, duration, scenario.source, args.seed, args.peers
+            )
         )
     text = json.dumps(report, indent=2)
     if args.report:

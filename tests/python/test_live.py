@@ -142,3 +142,29 @@ def test_relay_carries_datagrams_both_ways(tmp_path: Path):
 def test_live_names_a_bad_scenario(bad: str):
     with pytest.raises(rtcc.ScenarioError):
         rtcc.live(bad + "\n")
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_live_run_and_keeps_what_ran(tmp_path: Path, sig: str):
+    """Ctrl-C or SIGTERM half-way through a 6 s live run: exit 130, and the results
+    folder holds the run up to the signal, marked interrupted."""
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "call.toml"
+    path.write_text(CALL.replace('duration = "3s"', 'duration = "6s"'))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "rtcc", "live", str(path), "--out", str(out), "--no-plots"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The run starts once its first line is out (imports can take seconds).
+    assert proc.stdout is not None and proc.stdout.readline().startswith("live: ")
+    time.sleep(1.5)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert (out / "summary.json").exists(), err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["live"]["interrupted"] is True
+    assert 0.5 < summary["duration_s"] < 5.0, summary["duration_s"]
+    assert summary["flows"][0]["frames_displayed"] > 0

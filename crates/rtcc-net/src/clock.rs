@@ -33,3 +33,47 @@ impl Default for WallClock {
         Self::new()
     }
 }
+
+/// How late a real-time loop did what was due, in µs: the first 2^20
+/// samples (a day of a busy loop would otherwise grow without bound).
+#[derive(Clone, Debug, Default)]
+pub struct Lateness {
+    us: Vec<i64>,
+}
+
+impl Lateness {
+    const MAX_SAMPLES: usize = 1 << 20;
+
+    /// Something due at `due` was done at `now`.
+    pub fn note(&mut self, due: Time, now: Time) {
+        if self.us.len() < Self::MAX_SAMPLES {
+            self.us.push((now - due).as_micros().max(0));
+        }
+    }
+
+    /// Median, 99th percentile and maximum (nearest rank); None with no
+    /// sample.
+    pub fn percentiles(&mut self) -> Option<[i64; 3]> {
+        let v = &mut self.us;
+        v.sort_unstable();
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        (!v.is_empty()).then(|| [at(0.5), at(0.99), v[v.len() - 1]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_percentiles_by_nearest_rank() {
+        let mut l = Lateness::default();
+        assert_eq!(l.percentiles(), None);
+        for us in (1..=100).rev() {
+            l.note(Time::ZERO, Time::from_micros(us));
+        }
+        // Early is not late.
+        l.note(Time::from_micros(50), Time::ZERO);
+        assert_eq!(l.percentiles(), Some([50, 99, 100]));
+    }
+}

@@ -43,10 +43,11 @@ use rtcc_sim::call::wire_codec;
 use rtcc_sim::endpoint::{Back, Envelope, RecvEnd, SendEnd};
 use rtcc_sim::output::{Output, RunInfo};
 use rtcc_sim::recorder::{Event, Recorder};
-use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error};
+use rtcc_sim::scenario::Direction as FlowDirection;
+use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error, scenario_recorder};
 use rtcc_sim::{Scenario, ScenarioError};
 
-use crate::clock::WallClock;
+use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator, FateKind};
 
 const SPIN: Duration = Duration::from_millis(1);
@@ -55,8 +56,6 @@ const READ_BUDGET: usize = 256;
 const MAX_DATAGRAM: usize = 65_507;
 /// A tag's top bit marks a report (something sent back).
 const BACK_TAG: u64 = 1 << 63;
-/// Wake-up lateness samples kept (the rest are counted, not kept).
-const MAX_LATE_SAMPLES: usize = 1 << 20;
 
 /// What a live run adds to its summary.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -119,6 +118,12 @@ struct LiveFlow {
     flow: u16,
     snd: UdpSocket,
     rcv: UdpSocket,
+    /// The two sockets' addresses, the emulator's destinations.
+    snd_addr: SocketAddr,
+    rcv_addr: SocketAddr,
+    /// The first packet `egress` could not encode: the run fails on it, as
+    /// the simulator's `[wire] datagrams` fails the flow.
+    wire_error: Option<String>,
     /// Sent, not yet read by the emulator: (hash of the bytes, envelope).
     sent: VecDeque<(u64, Envelope)>,
     /// Handed to the receiving end's socket, not yet read there.
@@ -172,7 +177,7 @@ pub fn run_live(
                  which is not built yet",
             ));
         }
-        if spec.direction.name() == "reverse" {
+        if spec.direction == FlowDirection::Reverse {
             return Err(refuse(i, "direction", "live runs carry forward flows only"));
         }
     }
@@ -181,37 +186,28 @@ pub fn run_live(
     let mut link_rng = rng.fork(0xC0FFEE);
     let mut emulator = Emulator::from_scenario_rng(&scenario, &mut link_rng, scenario.flows.len(), true)?;
     emulator.keep_events = true;
-    let capacity = emulator.capacity_truth();
-    let mut recorder = Recorder::new(capacity, scenario.bin, scenario.record_packets, scenario.record_timeseries);
-    recorder.set_row_limit(scenario.max_packet_rows);
-    if let Some(r) = emulator.reverse_capacity_truth() {
-        recorder.set_reverse(Some(r));
-    }
+    let mut recorder = scenario_recorder(&scenario, emulator.capacity_truth(), emulator.reverse_capacity_truth());
     let mut saved = Vec::new();
     let built = build_flows(&scenario, seed, &mut rng, &mut saved, emulator.has_reverse_bottleneck())?;
-    let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let bind = || UdpSocket::bind(SocketAddr::new(ip, 0));
     let poll = Poll::new().map_err(|e| io_error(&scenario, e))?;
-    let mut emu_a = bind().map_err(|e| io_error(&scenario, e))?;
-    let mut emu_b = bind().map_err(|e| io_error(&scenario, e))?;
-    let (addr_a, addr_b) = (
-        emu_a.local_addr().map_err(|e| io_error(&scenario, e))?,
-        emu_b.local_addr().map_err(|e| io_error(&scenario, e))?,
-    );
-    poll.registry().register(&mut emu_a, Token(usize::MAX), Interest::READABLE).map_err(|e| io_error(&scenario, e))?;
-    poll.registry()
-        .register(&mut emu_b, Token(usize::MAX - 1), Interest::READABLE)
-        .map_err(|e| io_error(&scenario, e))?;
+    // A loopback socket woken by `poll`, and its address.
+    let socket = |token: usize| -> Result<(UdpSocket, SocketAddr), ScenarioError> {
+        let io = |e| io_error(&scenario, e);
+        let mut s = UdpSocket::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)).map_err(io)?;
+        poll.registry().register(&mut s, Token(token), Interest::READABLE).map_err(io)?;
+        let addr = s.local_addr().map_err(io)?;
+        Ok((s, addr))
+    };
+    let (emu_a, addr_a) = socket(usize::MAX)?;
+    let (emu_b, addr_b) = socket(usize::MAX - 1)?;
     let mut flows = Vec::with_capacity(built.len());
     let (mut by_snd, mut by_rcv) = (HashMap::new(), HashMap::new());
     for (i, (b, spec)) in built.into_iter().zip(&scenario.flows).enumerate() {
         let (egress, ingress) = wire_codec(spec, b.seed);
-        let mut snd = bind().map_err(|e| io_error(&scenario, e))?;
-        let mut rcv = bind().map_err(|e| io_error(&scenario, e))?;
-        poll.registry().register(&mut snd, Token(2 * i), Interest::READABLE).map_err(|e| io_error(&scenario, e))?;
-        poll.registry().register(&mut rcv, Token(2 * i + 1), Interest::READABLE).map_err(|e| io_error(&scenario, e))?;
-        by_snd.insert(snd.local_addr().map_err(|e| io_error(&scenario, e))?, i);
-        by_rcv.insert(rcv.local_addr().map_err(|e| io_error(&scenario, e))?, i);
+        let (snd, snd_addr) = socket(2 * i)?;
+        let (rcv, rcv_addr) = socket(2 * i + 1)?;
+        by_snd.insert(snd_addr, i);
+        by_rcv.insert(rcv_addr, i);
         recorder.add_flow(b.label, b.frames);
         flows.push(LiveFlow {
             send: b.ends.send,
@@ -222,6 +218,9 @@ pub fn run_live(
             flow: spec.sender.flow,
             snd,
             rcv,
+            snd_addr,
+            rcv_addr,
+            wire_error: None,
             sent: VecDeque::new(),
             delivered: VecDeque::new(),
             reports: VecDeque::new(),
@@ -241,7 +240,7 @@ pub fn run_live(
         report_sizes: HashMap::new(),
         next_tag: 0,
         info: LiveInfo { mode: "live", bottleneck: "udp-emulator", timestamps: "user", ..LiveInfo::default() },
-        late: Vec::new(),
+        late: Lateness::default(),
         events: 0,
     };
     let cpu_start = thread_cpu_ns();
@@ -280,7 +279,12 @@ pub fn run_live(
         // A socket left unread at its budget raises no new edge: no sleep.
         if wait > SPIN && !more {
             let sleep = std::time::Duration::from_micros((wait - SPIN).as_micros() as u64);
-            poll.poll(&mut events, Some(sleep)).map_err(|e| io_error(&scenario, e))?;
+            // A signal interrupts the sleep (EINTR): the loop asks `stop`.
+            if let Err(e) = poll.poll(&mut events, Some(sleep)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(io_error(&scenario, e));
+                }
+            }
         } else {
             std::thread::yield_now();
         }
@@ -298,7 +302,8 @@ pub fn run_live(
         f.recv.record_end(i, t, &mut d.recorder);
         f.send.record_end(i, t, &mut d.recorder);
     }
-    if let Some((i, e)) = d.flows.iter().enumerate().find_map(|(i, f)| f.send.failure().map(|e| (i, e))) {
+    let failed = |f: &LiveFlow| f.send.failure().or_else(|| f.wire_error.clone());
+    if let Some((i, e)) = d.flows.iter().enumerate().find_map(|(i, f)| failed(f).map(|e| (i, e))) {
         return Err(ScenarioError {
             source_name: scenario.source.clone(),
             field: "run".into(),
@@ -306,10 +311,7 @@ pub fn run_live(
         });
     }
     let wall = std::time::Duration::from_micros(clock.now().as_micros() as u64);
-    d.late.sort_unstable();
-    let l = &d.late;
-    d.info.late_us =
-        (!l.is_empty()).then(|| [l[(l.len() - 1) / 2], l[((l.len() - 1) as f64 * 0.99) as usize], l[l.len() - 1]]);
+    d.info.late_us = d.late.percentiles();
     d.info.load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()));
@@ -342,17 +344,11 @@ struct Driver {
     report_sizes: HashMap<u64, DataSize>,
     next_tag: u64,
     info: LiveInfo,
-    late: Vec<i64>,
+    late: Lateness,
     events: u64,
 }
 
 impl Driver {
-    fn note_late(&mut self, late: Duration) {
-        if self.late.len() < MAX_LATE_SAMPLES {
-            self.late.push(late.as_micros().max(0));
-        }
-    }
-
     /// Reads every socket until it would block (a budget each), stamping
     /// each datagram as it is read. True if some socket used its whole
     /// budget (it may hold more).
@@ -526,7 +522,7 @@ impl Driver {
     fn serve(&mut self, clock: &WallClock) {
         let now = clock.now();
         if let Some(t) = self.emulator.poll_timeout().filter(|&t| t <= now) {
-            self.note_late(now - t);
+            self.late.note(t, now);
         }
         while let Some(o) = self.emulator.poll_output(now) {
             self.record_fates();
@@ -535,7 +531,7 @@ impl Driver {
             match o.dir {
                 Direction::Forward => {
                     let Some(env) = self.inflight.remove(&o.tag) else { continue };
-                    if self.emu_b.send_to(&o.bytes, f.rcv.local_addr().expect("bound")).is_ok() {
+                    if self.emu_b.send_to(&o.bytes, f.rcv_addr).is_ok() {
                         f.delivered.push_back((hash(&o.bytes), env));
                     } else {
                         self.info.socket_drops += 1;
@@ -543,7 +539,7 @@ impl Driver {
                 }
                 Direction::Reverse => {
                     self.report_sizes.remove(&o.tag);
-                    if self.emu_a.send_to(&o.bytes, f.snd.local_addr().expect("bound")).is_ok() {
+                    if self.emu_a.send_to(&o.bytes, f.snd_addr).is_ok() {
                         f.reports.push_back(hash(&o.bytes));
                     } else {
                         self.info.socket_drops += 1;
@@ -558,20 +554,18 @@ impl Driver {
             if let Some(t) = f.send.poll_timeout().filter(|&t| t <= now) {
                 self.events += 1;
                 f.send.handle_timeout(now);
-                let late = now - t;
-                if self.late.len() < MAX_LATE_SAMPLES {
-                    self.late.push(late.as_micros().max(0));
-                }
+                self.late.note(t, now);
             }
             while let Some(env) = f.send.poll_transmit(now) {
                 self.events += 1;
                 self.recorder.record(i, Event::PacketSent(&env));
                 let bytes = match f.egress.encode(&env.packet) {
                     Ok(b) => b,
-                    Err(_) => {
-                        // No datagram form: it never leaves (as the
-                        // simulator's `[wire] datagrams` fails the flow).
-                        self.info.undecodable += 1;
+                    Err(e) => {
+                        // No datagram form: it never leaves, and the run
+                        // fails on it (`wire_error`).
+                        let kind = env.kind.name();
+                        f.wire_error.get_or_insert_with(|| format!("a {kind} packet has no datagram: {e}"));
                         self.recorder
                             .record(i, Event::PacketDropped { seq: env.seq, frame: env.frame, kind: env.kind });
                         continue;

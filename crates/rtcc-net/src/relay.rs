@@ -21,7 +21,7 @@ use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use rtcc_core::units::{Duration, Time};
 
-use crate::clock::WallClock;
+use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator};
 
 /// How close to a deadline the loop stops sleeping and spins.
@@ -33,8 +33,6 @@ const MAX_SLEEP: Duration = Duration::from_millis(50);
 const READ_BUDGET: usize = 256;
 /// The largest UDP payload (RFC 768 over IPv4: 65,535 − 20 − 8).
 const MAX_DATAGRAM: usize = 65_507;
-/// Lateness samples kept (later datagrams are forwarded, not sampled).
-const MAX_LATE_SAMPLES: usize = 1 << 20;
 
 /// Where the relay listens and forwards, and for how long.
 #[derive(Clone, Debug)]
@@ -48,7 +46,7 @@ pub struct RelayConfig {
 }
 
 /// What a relay run did.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct RelayReport {
     pub forward: DirStats,
     pub reverse: DirStats,
@@ -64,7 +62,8 @@ pub struct RelayReport {
     pub late_us: Option<[i64; 3]>,
     /// Arrival timestamps: "user" (read in user space as they arrived).
     pub timestamps: &'static str,
-    pub elapsed: Duration,
+    /// Wall time it ran, in seconds.
+    pub elapsed_s: f64,
     /// The socket error that ended the run early, if one did.
     pub error: Option<String>,
 }
@@ -105,7 +104,7 @@ impl Relay {
         let end = Time::ZERO + self.cfg.duration;
         let mut buf = vec![0u8; MAX_DATAGRAM + 1];
         let mut events = Events::with_capacity(64);
-        let mut late: Vec<i64> = Vec::new();
+        let mut late = Lateness::default();
         let mut error = None;
         loop {
             let now = clock.now();
@@ -137,17 +136,15 @@ impl Relay {
                 std::thread::yield_now();
             }
         }
-        late.sort_unstable();
-        let pct = |q: f64| late[((late.len() - 1) as f64 * q).round() as usize];
         Ok(RelayReport {
             forward: self.emulator.stats(Direction::Forward),
             reverse: self.emulator.stats(Direction::Reverse),
             peers: self.peers.len(),
             refused: self.refused,
             send_errors: self.send_errors,
-            late_us: (!late.is_empty()).then(|| [pct(0.5), pct(0.99), late[late.len() - 1]]),
+            late_us: late.percentiles(),
             timestamps: "user",
-            elapsed: clock.now() - Time::ZERO,
+            elapsed_s: (clock.now() - Time::ZERO).as_secs_f64(),
             error,
         })
     }
@@ -223,7 +220,7 @@ impl Relay {
     }
 
     /// Hands over everything due by now.
-    fn send_due(&mut self, clock: &WallClock, late: &mut Vec<i64>) {
+    fn send_due(&mut self, clock: &WallClock, late: &mut Lateness) {
         let now = clock.now();
         while let Some(o) = self.emulator.poll_output(now) {
             let (socket, to) = match o.dir {
@@ -231,8 +228,7 @@ impl Relay {
                 Direction::Reverse => (&self.front, self.peers[o.peer as usize].0),
             };
             match socket.send_to(&o.bytes, to) {
-                Ok(_) if late.len() < MAX_LATE_SAMPLES => late.push((clock.now() - o.due).as_micros()),
-                Ok(_) => {}
+                Ok(_) => late.note(o.due, clock.now()),
                 Err(_) => self.send_errors += 1,
             }
         }

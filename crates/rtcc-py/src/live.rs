@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use rtcc_core::units::Duration;
-use rtcc_net::emulator::{DirStats, Emulator};
+use rtcc_net::emulator::Emulator;
 use rtcc_net::relay::{Relay, RelayConfig};
 use rtcc_sim::Scenario;
 
@@ -76,32 +76,20 @@ pub fn live<'py>(
     let mut summary = serde_json::to_value(&run.output.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let live = serde_json::to_value(&run.live).map_err(|e| PyValueError::new_err(e.to_string()))?;
     summary["live"] = live;
+    summary["live"]["interrupted"] = raised.is_some().into();
     let d = finished(py, serde_json_string(&summary)?, &run.output)?;
-    d.set_item("interrupted", raised.is_some())?;
-    Ok(d)
-}
-
-fn dir_stats<'py>(py: Python<'py>, s: &DirStats) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("received", s.received)?;
-    d.set_item("received_bytes", s.received_bytes)?;
-    d.set_item("delivered", s.delivered)?;
-    d.set_item("delivered_bytes", s.delivered_bytes)?;
-    d.set_item("queue_drops", s.queue_drops)?;
-    d.set_item("lost", s.lost)?;
-    d.set_item("over_memory", s.over_memory)?;
     Ok(d)
 }
 
 /// Relays UDP from `listen` to `to` through the scenario's `[link]` for
 /// `duration_s` (or until Ctrl-C), serving up to `peers` pairs of ends;
-/// returns its counts (`interrupted`: Ctrl-C stopped it; `error`: a socket
-/// error ended it early).
+/// returns its counts as JSON (`interrupted`: Ctrl-C stopped it; `error`: a
+/// socket error ended it early).
 #[pyfunction]
 #[pyo3(signature = (scenario_text, listen, to, duration_s, source = "<scenario>", seed = None, peers = 16))]
 #[allow(clippy::too_many_arguments)]
-pub fn relay<'py>(
-    py: Python<'py>,
+pub fn relay(
+    py: Python<'_>,
     scenario_text: &str,
     listen: &str,
     to: &str,
@@ -109,7 +97,7 @@ pub fn relay<'py>(
     source: &str,
     seed: Option<u64>,
     peers: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<String> {
     let sc = Scenario::parse(scenario_text, source).map_err(to_py_err)?;
     let addr = |field: &str, v: &str| {
         v.parse::<std::net::SocketAddr>()
@@ -132,16 +120,7 @@ pub fn relay<'py>(
     });
     reraise(py, &mut raised)?;
     let report = report.map_err(|e| PyOSError::new_err(e.to_string()))?;
-    let d = PyDict::new(py);
-    d.set_item("forward", dir_stats(py, &report.forward)?)?;
-    d.set_item("reverse", dir_stats(py, &report.reverse)?)?;
-    d.set_item("peers", report.peers)?;
-    d.set_item("refused", report.refused)?;
-    d.set_item("send_errors", report.send_errors)?;
-    d.set_item("late_us", report.late_us.map(|l| l.to_vec()))?;
-    d.set_item("timestamps", report.timestamps)?;
-    d.set_item("elapsed_s", report.elapsed.as_secs_f64())?;
-    d.set_item("error", report.error)?;
-    d.set_item("interrupted", raised.is_some())?;
-    Ok(d)
+    let mut json = serde_json::to_value(&report).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    json["interrupted"] = raised.is_some().into();
+    serde_json_string(&json)
 }

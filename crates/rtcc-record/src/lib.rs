@@ -56,12 +56,9 @@ pub trait CapacityTruth: Send + Sync {
     fn bytes_between(&self, t0: Time, t1: Time) -> f64;
 }
 
-/// A constant rate is its own truth.
+/// A constant rate is its own truth (whole bytes, rounded down).
 impl CapacityTruth for DataRate {
     fn bytes_between(&self, t0: Time, t1: Time) -> f64 {
-        if t1 <= t0 {
-            return 0.0;
-        }
-        self.bps() as f64 * (t1 - t0).as_secs_f64() / 8.0
+        (*self * (t1 - t0)).bytes() as f64
     }
 }

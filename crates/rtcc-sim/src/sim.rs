@@ -25,6 +25,7 @@ use crate::scenario::Direction;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::schedule::{Schedule, SlotKey};
 use crate::traffic;
+use rtcc_record::CapacityTruth;
 
 /// Laid out from a cache line's start (`repr(C)`): what every event reads
 /// (deadlines, the two ends) fills the first line; the direction is in
@@ -187,14 +188,29 @@ pub fn packets_over_error(scenario: &Scenario, at: Time) -> ScenarioError {
     }
 }
 
+/// The recorder of a run of `scenario` (its bins, what it records, its row
+/// limit) over a bottleneck whose capacity is `capacity` and, when the link
+/// has one, a reverse bottleneck whose capacity is `reverse` (each `None`
+/// where no one knows it).
+pub fn scenario_recorder(
+    scenario: &Scenario,
+    capacity: Option<Box<dyn CapacityTruth>>,
+    reverse: Option<Box<dyn CapacityTruth>>,
+) -> Recorder {
+    let mut recorder = Recorder::new(capacity, scenario.bin, scenario.record_packets, scenario.record_timeseries);
+    recorder.set_row_limit(scenario.max_packet_rows);
+    if reverse.is_some() {
+        recorder.set_reverse(reverse);
+    }
+    recorder
+}
+
 /// One flow of a scenario built as the simulator builds it.
 pub struct BuiltFlow {
     /// Its two ends.
     pub ends: Ends,
     pub frames: FrameLog,
     pub label: FlowLabel,
-    /// Its data crosses the reverse bottleneck.
-    pub reverse: bool,
     /// Its controller's seed (the run's seed forked for it).
     pub seed: u64,
 }
@@ -247,7 +263,7 @@ pub fn build_flows(
             start: spec.sender.start,
             stop: spec.sender.stop,
         };
-        out.push(BuiltFlow { ends, frames, label, reverse: spec.direction == Direction::Reverse, seed: ctx.seed });
+        out.push(BuiltFlow { ends, frames, label, seed: ctx.seed });
     }
     Ok(out)
 }
@@ -262,20 +278,15 @@ impl Simulation {
         let mut link_rng = rng.fork(0xC0FFEE);
         let (link, paths) = scenario.build_link(&mut link_rng)?;
         let rev_link = scenario.build_reverse_link()?;
-        let mut recorder = Recorder::new(
-            Some(Box::new(link.capacity().clone())),
-            scenario.bin,
-            scenario.record_packets,
-            scenario.record_timeseries,
-        );
-        recorder.set_row_limit(scenario.max_packet_rows);
+        let reverse_truth = rev_link.as_ref().map(|r| Box::new(r.capacity().clone()) as Box<dyn CapacityTruth>);
+        let mut recorder = scenario_recorder(&scenario, Some(Box::new(link.capacity().clone())), reverse_truth);
         let mut saved_videos = Vec::new();
         let built = build_flows(&scenario, seed, &mut rng, &mut saved_videos, rev_link.is_some())?;
         let mut flows = Vec::with_capacity(built.len());
         let mut reverses = Vec::with_capacity(built.len());
         for b in built {
             flows.push(Flow { name: b.label.name.clone(), due: [Time::MAX; 4], send: b.ends.send, recv: b.ends.recv });
-            reverses.push(b.reverse);
+            reverses.push(b.label.direction == Direction::Reverse.name());
             recorder.add_flow(b.label, b.frames);
         }
         let (mut fwd, mut rev) = paths.build(&mut link_rng);
@@ -285,9 +296,6 @@ impl Simulation {
             rev.add_flow(spec.access_delay, !reverse);
             fwd_back.add_flow(spec.access_delay, reverse);
             rev_data.add_flow(spec.access_delay, reverse);
-        }
-        if let Some(r) = &rev_link {
-            recorder.set_reverse(Some(Box::new(r.capacity().clone())));
         }
         let mut sim = Simulation {
             data: [fwd, rev_data],
