@@ -355,12 +355,8 @@ impl Driver {
     fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) -> bool {
         let mut more = false;
         // The emulator's sending side: data from the sending ends.
-        for k in 0..=READ_BUDGET {
-            if k == READ_BUDGET {
-                more = true;
-                break;
-            }
-            let Some((n, from)) = recv(&self.emu_a, buf) else { break };
+        let mut reads = 0;
+        while let Some((n, from)) = recv(&self.emu_a, buf, &mut reads, &mut more) {
             let Some(&i) = self.by_snd.get(&from) else {
                 self.info.refused += 1;
                 continue;
@@ -383,12 +379,8 @@ impl Driver {
             self.record_fates();
         }
         // The emulator's receiving side: reports from the receiving ends.
-        for k in 0..=READ_BUDGET {
-            if k == READ_BUDGET {
-                more = true;
-                break;
-            }
-            let Some((n, from)) = recv(&self.emu_b, buf) else { break };
+        let mut reads = 0;
+        while let Some((n, from)) = recv(&self.emu_b, buf, &mut reads, &mut more) {
             let Some(&i) = self.by_rcv.get(&from) else {
                 self.info.refused += 1;
                 continue;
@@ -401,12 +393,8 @@ impl Driver {
         }
         for i in 0..self.flows.len() {
             // Data (and the sender's RTCP) at the receiving end.
-            for k in 0..=READ_BUDGET {
-                if k == READ_BUDGET {
-                    more = true;
-                    break;
-                }
-                let Some((n, from)) = recv(&self.flows[i].rcv, buf) else { break };
+            let mut reads = 0;
+            while let Some((n, from)) = recv(&self.flows[i].rcv, buf, &mut reads, &mut more) {
                 let now = clock.now();
                 if from != self.addr_b {
                     self.info.refused += 1;
@@ -435,12 +423,8 @@ impl Driver {
                 f.recv.handle_packet(now, &packet);
             }
             // Reports at the sending end.
-            for k in 0..=READ_BUDGET {
-                if k == READ_BUDGET {
-                    more = true;
-                    break;
-                }
-                let Some((n, from)) = recv(&self.flows[i].snd, buf) else { break };
+            let mut reads = 0;
+            while let Some((n, from)) = recv(&self.flows[i].snd, buf, &mut reads, &mut more) {
                 let now = clock.now();
                 if from != self.addr_a {
                     self.info.refused += 1;
@@ -618,9 +602,16 @@ fn thread_cpu_ns() -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-/// One datagram from `s`, or None when it would block. Errors about an
-/// earlier datagram (ICMP unreachable) are skipped; others end the read.
-fn recv(s: &UdpSocket, buf: &mut [u8]) -> Option<(usize, SocketAddr)> {
+/// One datagram from `s`, or None when it would block or `reads` has
+/// reached the turn's budget (`more` then says the socket may hold more:
+/// edge-triggered, it raises no new event). Errors about an earlier
+/// datagram (ICMP unreachable) are skipped; others end the read.
+fn recv(s: &UdpSocket, buf: &mut [u8], reads: &mut usize, more: &mut bool) -> Option<(usize, SocketAddr)> {
+    if *reads == READ_BUDGET {
+        *more = true;
+        return None;
+    }
+    *reads += 1;
     for _ in 0..8 {
         match s.recv_from(buf) {
             Ok(r) => return Some(r),
