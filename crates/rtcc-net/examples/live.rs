@@ -1,5 +1,5 @@
-//! `cargo run --release --example live -- SCENARIO.toml [--sim]`: a
-//! scenario live (or simulated, with `--sim`), its summary as JSON.
+//! `cargo run --release --example live -- SCENARIO.toml [--sim] [--tun|--udp]`:
+//! a scenario live (or simulated, with `--sim`), its summary as JSON.
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,7 +23,14 @@ fn main() {
         println!("{}", serde_json::to_string_pretty(&out.summary).expect("json"));
         return;
     }
-    match rtcc_net::live::run_live(sc, None, &mut || false) {
+    let mut options = rtcc_net::live::LiveOptions::default();
+    if args.iter().any(|a| a == "--tun") {
+        options.bottleneck = rtcc_net::live::Bottleneck::Tun;
+    }
+    if args.iter().any(|a| a == "--udp") {
+        options.bottleneck = rtcc_net::live::Bottleneck::Udp;
+    }
+    match rtcc_net::live::run_live_with(sc, None, options, &mut || false) {
         Ok(run) => {
             println!("{}", serde_json::to_string_pretty(&run.output.summary).expect("json"));
             println!("{}", serde_json::to_string_pretty(&run.live).expect("json"));

@@ -23,17 +23,28 @@
 //! data packet lost after the bottleneck stays in flight in the recorder
 //! (none was, in any run measured on loopback).
 //!
-//! Not yet live: cross traffic (the kernel's TCP needs the TUN form of the
-//! bottleneck), reverse-direction flows and real codecs (an encoder on a
-//! worker thread). Scenarios with them are refused, naming the flow.
+//! Two forms of the bottleneck ([`Bottleneck`]): the emulator on two
+//! loopback UDP sockets of its own, which the ends address (no privilege
+//! needed), or the emulator between two TUN devices in two network
+//! namespaces of the run's own ([`crate::tun`]), where the ends address
+//! each other and the emulator sees IP packets. The TUN form carries
+//! `kind = "tcp"` flows as the kernel's own TCP ([`crate::tcp`]) beside
+//! the video flows, through the same queue.
+//!
+//! Not yet live: web-like and UDP cross traffic, reverse-direction flows
+//! and real codecs (an encoder on a worker thread). Scenarios with them are
+//! refused, naming the flow.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
+use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 
 use mio::net::UdpSocket;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use rtcc_core::datagram::{Egress, Ingress};
 use rtcc_core::feedback::{ReceiverReport, ReportFormat};
@@ -42,28 +53,89 @@ use rtcc_core::units::{DataSize, Duration, Time};
 use rtcc_sim::call::wire_codec;
 use rtcc_sim::endpoint::{Back, Envelope, RecvEnd, SendEnd};
 use rtcc_sim::output::{Output, RunInfo};
-use rtcc_sim::recorder::{Event, Recorder};
+use rtcc_sim::recorder::{Event, Recorder, TrafficSample};
 use rtcc_sim::scenario::Direction as FlowDirection;
 use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error, scenario_recorder};
+use rtcc_sim::traffic::TrafficSpec;
 use rtcc_sim::{Scenario, ScenarioError};
 
 use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator, FateKind};
+use crate::tcp::{KernelTcp, TcpInfo};
+use crate::tun::{parse_ipv4, TunPair, ADDR_A, ADDR_B};
 
 const SPIN: Duration = Duration::from_millis(1);
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 const READ_BUDGET: usize = 256;
 const MAX_DATAGRAM: usize = 65_507;
-/// A tag's top bit marks a report (something sent back).
+/// A tag's top bit marks a report (something sent back); the next one a
+/// packet the recorder does not follow (TCP's handshake and ACKs).
 const BACK_TAG: u64 = 1 << 63;
+const UNTRACKED: u64 = 1 << 62;
+
+/// Which form of the bottleneck a live run uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Bottleneck {
+    /// TUN when the scenario has TCP flows, the UDP sockets otherwise.
+    #[default]
+    Auto,
+    /// The emulator on two loopback UDP sockets.
+    Udp,
+    /// The emulator between two TUN devices in namespaces of the run's own.
+    Tun,
+}
+
+impl Bottleneck {
+    pub fn parse(s: &str) -> Option<Bottleneck> {
+        match s {
+            "auto" => Some(Bottleneck::Auto),
+            "udp" => Some(Bottleneck::Udp),
+            "tun" => Some(Bottleneck::Tun),
+            _ => None,
+        }
+    }
+}
+
+/// How a live run is set up beyond its scenario.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LiveOptions {
+    pub bottleneck: Bottleneck,
+    /// Where the TUN form is wanted and the machine does not allow it: run
+    /// on the UDP form without the scenario's TCP flows (each named in
+    /// `left_out`) instead of refusing.
+    pub fallback: bool,
+}
+
+/// A kernel TCP flow's account in the live object.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TcpFlowInfo {
+    pub flow: usize,
+    pub cc_asked: String,
+    /// What the kernel reports for the socket (`TCP_CONGESTION`).
+    pub cc: String,
+    /// `TCP_INFO` when the run ended.
+    pub info: Option<TcpInfo>,
+    /// Data packets of the flow that crossed the bottleneck's input.
+    pub packets: u64,
+}
 
 /// What a live run adds to its summary.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct LiveInfo {
     /// "live".
     pub mode: &'static str,
-    /// The bottleneck: "udp-emulator" (rtcc's link on two UDP sockets).
+    /// The bottleneck: "udp-emulator" (rtcc's link on two UDP sockets) or
+    /// "tun-emulator" (rtcc's link between two TUN devices, IP packets).
     pub bottleneck: &'static str,
+    /// Why the run is not on the form asked for, when it fell back.
+    pub fallback_reason: Option<String>,
+    /// Flows the run left out (a TCP flow without the TUN form), by name.
+    pub left_out: Vec<String>,
+    /// The kernel's TCP flows (TUN form).
+    pub tcp: Vec<TcpFlowInfo>,
+    /// Packets the TUN devices gave that were neither IPv4 UDP nor TCP of
+    /// the run (the namespaces' own IPv6 chatter), dropped.
+    pub other_packets: u64,
     /// Where receive times come from: "user" (stamped in user space when
     /// read).
     pub timestamps: &'static str,
@@ -87,10 +159,11 @@ pub struct LiveInfo {
     /// Wall time the run took, in seconds.
     pub wall_s: f64,
     /// The emulator's counts each way, in real datagram bytes (UDP
-    /// payloads: RTP headers and extensions included). Its bottleneck
-    /// serialises each with `header_overhead` more (IPv4 + UDP), where the
-    /// recorder's link figures count what the simulator counts (a media
-    /// packet's RTP payload).
+    /// payloads, RTP headers and extensions included, on the UDP form; IP
+    /// packets on the TUN form). Its bottleneck serialises each with
+    /// `header_overhead` more (IPv4 + UDP on the UDP form, none on the TUN
+    /// form), where the recorder's link figures count what the simulator
+    /// counts (a media packet's RTP payload).
     pub forward: DirStats,
     pub reverse: DirStats,
     /// Bytes the bottleneck charged each datagram beyond its UDP payload.
@@ -110,6 +183,8 @@ fn io_error(scenario: &Scenario, e: io::Error) -> ScenarioError {
 }
 
 struct LiveFlow {
+    /// The flow's index in the scenario (the recorder's).
+    at: usize,
     send: Box<dyn SendEnd>,
     recv: Box<dyn RecvEnd>,
     egress: Egress,
@@ -121,6 +196,10 @@ struct LiveFlow {
     /// The two sockets' addresses, the emulator's destinations.
     snd_addr: SocketAddr,
     rcv_addr: SocketAddr,
+    /// Where each end sends (the emulator's socket, or the other end
+    /// across the TUN devices), and whence each expects what it reads.
+    data_to: SocketAddr,
+    report_to: SocketAddr,
     /// The first packet `egress` could not encode: the run fails on it, as
     /// the simulator's `[wire] datagrams` fails the flow.
     wire_error: Option<String>,
@@ -149,28 +228,74 @@ fn take_match<T>(q: &mut VecDeque<(u64, T)>, h: u64, mut dropped: impl FnMut(T))
 }
 
 /// Runs `scenario` live for its duration (or until `stop` says so, asked
-/// at least every 50 ms), on loopback.
+/// at least every 50 ms), on loopback, with the default options.
 pub fn run_live(
     scenario: Scenario,
     seed: Option<u64>,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<LiveRun, ScenarioError> {
-    let refuse = |i: usize, field: &str, reason: &str| ScenarioError {
+    run_live_with(scenario, seed, LiveOptions::default(), stop)
+}
+
+/// The two forms' sockets or devices.
+enum Path {
+    Udp { emu_a: UdpSocket, emu_b: UdpSocket, addr_a: SocketAddr, addr_b: SocketAddr },
+    Tun { pair: TunPair },
+}
+
+/// A scenario flow's place in the driver.
+#[derive(Clone, Copy)]
+enum Slot {
+    Video(usize),
+    Tcp,
+}
+
+/// Runs `scenario` live with `options`.
+pub fn run_live_with(
+    mut scenario: Scenario,
+    seed: Option<u64>,
+    options: LiveOptions,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<LiveRun, ScenarioError> {
+    let refuse = |scenario: &Scenario, i: usize, field: &str, reason: &str| ScenarioError {
         source_name: scenario.source.clone(),
         field: format!("flow[{i}].{field}"),
         reason: reason.into(),
     };
+    let has_tcp = scenario.flows.iter().any(|f| matches!(f.traffic, Some(TrafficSpec::Tcp { .. })));
     for (i, spec) in scenario.flows.iter().enumerate() {
-        if spec.traffic.is_some() {
-            return Err(refuse(
-                i,
-                "kind",
-                "live runs carry video flows only: cross traffic is the kernel's TCP through a TUN bottleneck, \
-                 which is not built yet",
-            ));
+        match &spec.traffic {
+            Some(TrafficSpec::Tcp { tcp, .. }) => {
+                // The kernel's TCP has its own; a value the scenario set would
+                // be silently ignored.
+                let d = rtcc_core::tcp::TcpConfig::default();
+                let own = [
+                    ("initial_window", tcp.initial_window != d.initial_window),
+                    ("sack", tcp.sack != d.sack),
+                    ("host_jitter", tcp.host_jitter != d.host_jitter),
+                ];
+                if let Some((field, _)) = own.iter().find(|x| x.1) {
+                    return Err(refuse(
+                        &scenario,
+                        i,
+                        field,
+                        "a live TCP flow is the kernel's TCP, which sets this itself: leave it out",
+                    ));
+                }
+            }
+            Some(t) => {
+                return Err(refuse(
+                    &scenario,
+                    i,
+                    "kind",
+                    &format!("live runs carry video and bulk TCP flows; a {} flow is not built yet", t.kind()),
+                ));
+            }
+            None => {}
         }
         if spec.video.is_some() {
             return Err(refuse(
+                &scenario,
                 i,
                 "video",
                 "live runs use model encoders: a real codec in real time needs its encoder on a worker thread, \
@@ -178,38 +303,133 @@ pub fn run_live(
             ));
         }
         if spec.direction == FlowDirection::Reverse {
-            return Err(refuse(i, "direction", "live runs carry forward flows only"));
+            return Err(refuse(&scenario, i, "direction", "live runs carry forward flows only"));
         }
     }
+    let want_tun = match options.bottleneck {
+        Bottleneck::Tun => true,
+        Bottleneck::Udp => false,
+        Bottleneck::Auto => has_tcp,
+    };
+    let mut fallback_reason = None;
+    let mut left_out = Vec::new();
+    let pair = match want_tun {
+        false => None,
+        true => {
+            match TunPair::new() {
+                Ok(p) => Some(p),
+                Err(reason) if options.fallback => {
+                    fallback_reason = Some(reason);
+                    None
+                }
+                Err(reason) => {
+                    return Err(ScenarioError {
+                    source_name: scenario.source.clone(),
+                    field: "live".into(),
+                    reason: format!("{reason}; run with the UDP bottleneck and without the TCP flows by asking for the fallback"),
+                });
+                }
+            }
+        }
+    };
+    if pair.is_none() && has_tcp {
+        if fallback_reason.is_none() {
+            let i = scenario.flows.iter().position(|f| f.traffic.is_some()).expect("a TCP flow");
+            return Err(refuse(
+                &scenario,
+                i,
+                "kind",
+                "a live TCP flow is the kernel's TCP, which needs the TUN bottleneck (not the UDP one)",
+            ));
+        }
+        // The fallback: the video flows alone, the TCP flows named.
+        left_out = scenario.flows.iter().filter(|f| f.traffic.is_some()).map(|f| f.name.clone()).collect();
+        scenario.flows.retain(|f| f.traffic.is_none());
+    }
+    let scenario = scenario;
     let seed = seed.unwrap_or(scenario.seed);
     let mut rng = Rng::new(seed);
     let mut link_rng = rng.fork(0xC0FFEE);
     let mut emulator = Emulator::from_scenario_rng(&scenario, &mut link_rng, scenario.flows.len(), true)?;
     emulator.keep_events = true;
+    if pair.is_some() {
+        // The emulator reads whole IP packets.
+        emulator.header_overhead = DataSize::ZERO;
+    }
     let mut recorder = scenario_recorder(&scenario, emulator.capacity_truth(), emulator.reverse_capacity_truth());
     let mut saved = Vec::new();
     let built = build_flows(&scenario, seed, &mut rng, &mut saved, emulator.has_reverse_bottleneck())?;
     let poll = Poll::new().map_err(|e| io_error(&scenario, e))?;
-    // A loopback socket woken by `poll`, and its address.
-    let socket = |token: usize| -> Result<(UdpSocket, SocketAddr), ScenarioError> {
-        let io = |e| io_error(&scenario, e);
-        let mut s = UdpSocket::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)).map_err(io)?;
+    let io = |e| io_error(&scenario, e);
+    // A socket woken by `poll` (made in `ns` when given), and its address.
+    let socket = |token: usize,
+                  ip: Ipv4Addr,
+                  ns: Option<&crate::tun::Netns>|
+     -> Result<(UdpSocket, SocketAddr), ScenarioError> {
+        let bind = move || std::net::UdpSocket::bind(SocketAddr::new(IpAddr::V4(ip), 0));
+        let s = match ns {
+            Some(ns) => ns.run(bind),
+            None => bind(),
+        }
+        .map_err(io)?;
+        s.set_nonblocking(true).map_err(io)?;
+        let mut s = UdpSocket::from_std(s);
         poll.registry().register(&mut s, Token(token), Interest::READABLE).map_err(io)?;
         let addr = s.local_addr().map_err(io)?;
         Ok((s, addr))
     };
-    let (emu_a, addr_a) = socket(usize::MAX)?;
-    let (emu_b, addr_b) = socket(usize::MAX - 1)?;
-    let mut flows = Vec::with_capacity(built.len());
+    let path = match pair {
+        Some(pair) => {
+            for (k, f) in [&pair.tun_a, &pair.tun_b].into_iter().enumerate() {
+                let fd = f.as_raw_fd();
+                poll.registry().register(&mut SourceFd(&fd), Token(usize::MAX - k), Interest::READABLE).map_err(io)?;
+            }
+            Path::Tun { pair }
+        }
+        None => {
+            let (emu_a, addr_a) = socket(usize::MAX, Ipv4Addr::LOCALHOST, None)?;
+            let (emu_b, addr_b) = socket(usize::MAX - 1, Ipv4Addr::LOCALHOST, None)?;
+            Path::Udp { emu_a, emu_b, addr_a, addr_b }
+        }
+    };
+    let mut flows = Vec::new();
+    let mut tcp = Vec::new();
+    let mut slots = Vec::with_capacity(built.len());
     let (mut by_snd, mut by_rcv) = (HashMap::new(), HashMap::new());
     for (i, (b, spec)) in built.into_iter().zip(&scenario.flows).enumerate() {
-        let (egress, ingress) = wire_codec(spec, b.seed);
-        let (snd, snd_addr) = socket(2 * i)?;
-        let (rcv, rcv_addr) = socket(2 * i + 1)?;
-        by_snd.insert(snd_addr, i);
-        by_rcv.insert(rcv_addr, i);
         recorder.add_flow(b.label, b.frames);
+        if let Some(TrafficSpec::Tcp { cc, .. }) = &spec.traffic {
+            let Path::Tun { pair } = &path else { unreachable!("TCP flows only on the TUN form") };
+            let k = KernelTcp::new(i, &pair.a, &pair.b, cc).map_err(|e| refuse(&scenario, i, "cc", &e.to_string()))?;
+            slots.push(Slot::Tcp);
+            tcp.push(LiveTcp {
+                at: i,
+                k,
+                start: spec.sender.start,
+                stop: spec.sender.stop,
+                seq: 0,
+                sent_bytes: 0,
+                info: None,
+            });
+            continue;
+        }
+        let (egress, ingress) = wire_codec(spec, b.seed);
+        let v = flows.len();
+        let ((snd, snd_addr), (rcv, rcv_addr)) = match &path {
+            Path::Udp { .. } => {
+                (socket(2 * v, Ipv4Addr::LOCALHOST, None)?, socket(2 * v + 1, Ipv4Addr::LOCALHOST, None)?)
+            }
+            Path::Tun { pair } => (socket(2 * v, ADDR_A, Some(&pair.a))?, socket(2 * v + 1, ADDR_B, Some(&pair.b))?),
+        };
+        let (data_to, report_to) = match &path {
+            Path::Udp { addr_a, addr_b, .. } => (*addr_a, *addr_b),
+            Path::Tun { .. } => (rcv_addr, snd_addr),
+        };
+        by_snd.insert(snd_addr, v);
+        by_rcv.insert(rcv_addr, v);
+        slots.push(Slot::Video(v));
         flows.push(LiveFlow {
+            at: i,
             send: b.ends.send,
             recv: b.ends.recv,
             egress,
@@ -220,26 +440,38 @@ pub fn run_live(
             rcv,
             snd_addr,
             rcv_addr,
+            data_to,
+            report_to,
             wire_error: None,
             sent: VecDeque::new(),
             delivered: VecDeque::new(),
             reports: VecDeque::new(),
         });
     }
+    let bottleneck = match path {
+        Path::Udp { .. } => "udp-emulator",
+        Path::Tun { .. } => "tun-emulator",
+    };
     let mut d = Driver {
         emulator,
         recorder,
         flows,
-        emu_a,
-        emu_b,
-        addr_a,
-        addr_b,
+        tcp,
+        slots,
+        path,
         by_snd,
         by_rcv,
         inflight: HashMap::new(),
         report_sizes: HashMap::new(),
         next_tag: 0,
-        info: LiveInfo { mode: "live", bottleneck: "udp-emulator", timestamps: "user", ..LiveInfo::default() },
+        info: LiveInfo {
+            mode: "live",
+            bottleneck,
+            timestamps: "user",
+            fallback_reason,
+            left_out,
+            ..LiveInfo::default()
+        },
         late: Lateness::default(),
         events: 0,
     };
@@ -296,14 +528,31 @@ pub fn run_live(
         d.sample_bin(next_bin);
         next_bin += scenario.bin;
     }
-    for (i, f) in d.flows.iter_mut().enumerate() {
+    for f in d.flows.iter_mut() {
+        let i = f.at;
         f.send.record_settled(i, t, true, &mut d.recorder);
         f.recv.record_settled(i, t, true, &mut d.recorder);
         f.recv.record_end(i, t, &mut d.recorder);
         f.send.record_end(i, t, &mut d.recorder);
     }
-    let failed = |f: &LiveFlow| f.send.failure().or_else(|| f.wire_error.clone());
-    if let Some((i, e)) = d.flows.iter().enumerate().find_map(|(i, f)| failed(f).map(|e| (i, e))) {
+    let mut tcp_error = None;
+    for f in d.tcp.iter_mut() {
+        f.info = f.k.info().or(f.info);
+        if let Some(e) = f.k.finish().or(f.k.error.take()) {
+            tcp_error = tcp_error.or(Some((f.at, format!("the kernel's TCP: {e}"))));
+        }
+        d.recorder.record(f.at, f.received());
+        d.recorder.record(f.at, Event::TrafficEnd(&f.sample(false)));
+        d.info.tcp.push(TcpFlowInfo {
+            flow: f.at,
+            cc_asked: f.k.cc_asked.clone(),
+            cc: f.k.cc.clone(),
+            info: f.info,
+            packets: f.seq,
+        });
+    }
+    let failed = |f: &LiveFlow| f.send.failure().or_else(|| f.wire_error.clone()).map(|e| (f.at, e));
+    if let Some((i, e)) = d.flows.iter().find_map(failed).or(tcp_error) {
         return Err(ScenarioError {
             source_name: scenario.source.clone(),
             field: "run".into(),
@@ -327,15 +576,51 @@ pub fn run_live(
     Ok(LiveRun { output, live: d.info })
 }
 
+/// A kernel TCP flow in the driver.
+struct LiveTcp {
+    at: usize,
+    k: KernelTcp,
+    start: Time,
+    stop: Option<Time>,
+    /// Its data packets seen at the bottleneck's input, and their bytes.
+    seq: u64,
+    sent_bytes: u64,
+    /// `TCP_INFO` at the last sample.
+    info: Option<TcpInfo>,
+}
+
+impl LiveTcp {
+    fn received(&self) -> Event<'static> {
+        Event::TrafficReceived { delivered_bytes: self.k.delivered_wire(self.info.as_ref()), objects: None }
+    }
+
+    fn sample(&self, with_state: bool) -> TrafficSample<'static> {
+        let i = self.info.unwrap_or_default();
+        let mut s = TrafficSample {
+            sent_bytes: self.sent_bytes,
+            retransmits: i.total_retrans,
+            rtos: i.total_rto.unwrap_or(0),
+            ..TrafficSample::default()
+        };
+        if with_state && self.info.is_some() {
+            s.cwnd = Some(DataSize::from_bytes(i.cwnd_bytes));
+            s.in_flight = Some(DataSize::from_bytes(i.in_flight_bytes));
+            s.srtt = Some(Duration::from_micros(i.srtt_us as i64));
+            s.pacing = Some(rtcc_core::units::DataRate::from_bps(i.pacing_rate_bps));
+        }
+        s
+    }
+}
+
 struct Driver {
     emulator: Emulator,
     recorder: Recorder,
     flows: Vec<LiveFlow>,
-    /// The emulator's sockets: the sending ends' side, the receiving ends'.
-    emu_a: UdpSocket,
-    emu_b: UdpSocket,
-    addr_a: SocketAddr,
-    addr_b: SocketAddr,
+    tcp: Vec<LiveTcp>,
+    /// Each scenario flow's place: `emulator` outputs name the scenario's
+    /// index.
+    slots: Vec<Slot>,
+    path: Path,
     by_snd: HashMap<SocketAddr, usize>,
     by_rcv: HashMap<SocketAddr, usize>,
     /// Data inside the emulator, by tag.
@@ -349,61 +634,147 @@ struct Driver {
 }
 
 impl Driver {
-    /// Reads every socket until it would block (a budget each), stamping
-    /// each datagram as it is read. True if some socket used its whole
-    /// budget (it may hold more).
+    fn tag(&mut self) -> u64 {
+        self.next_tag += 1;
+        self.next_tag - 1
+    }
+
+    /// A datagram from sending end `v` (its UDP payload `payload`; `bytes`
+    /// what the emulator carries: the same, or the IP packet) into the
+    /// bottleneck.
+    fn data_in(&mut self, now: Time, v: usize, payload: &[u8], bytes: Vec<u8>) {
+        let h = hash(payload);
+        let at = self.flows[v].at;
+        let rec = &mut self.recorder;
+        let drops = &mut self.info.socket_drops;
+        let Some(env) = take_match(&mut self.flows[v].sent, h, |e: Envelope| {
+            *drops += 1;
+            rec.record(at, Event::PacketDropped { seq: e.seq, frame: e.frame, kind: e.kind });
+        }) else {
+            self.info.unmatched += 1;
+            return;
+        };
+        let tag = self.tag();
+        self.inflight.insert(tag, env);
+        self.emulator.handle_datagram(now, Direction::Forward, at as u16, tag, bytes);
+        self.record_fates();
+    }
+
+    /// A report from receiving end `v` into the bottleneck.
+    fn report_in(&mut self, now: Time, v: usize, payload_len: usize, bytes: Vec<u8>) {
+        let tag = BACK_TAG | self.tag();
+        // Its IP packet's size on either form.
+        let wire = DataSize::from_bytes(payload_len as u64) + crate::emulator::IPV4_UDP_OVERHEAD;
+        self.report_sizes.insert(tag, wire);
+        self.emulator.handle_datagram(now, Direction::Reverse, self.flows[v].at as u16, tag, bytes);
+        self.record_fates();
+    }
+
+    /// An IP packet read from a TUN device (`dir` Forward: from the sending
+    /// namespace).
+    fn packet_in(&mut self, now: Time, dir: Direction, p: &[u8]) {
+        let Some(ip) = parse_ipv4(p) else {
+            self.info.other_packets += 1;
+            return;
+        };
+        let (from, payload) = (SocketAddr::from(ip.src), &p[ip.payload.clone()]);
+        if ip.protocol == crate::tun::UDP {
+            match dir {
+                Direction::Forward => match self.by_snd.get(&from) {
+                    Some(&v) => self.data_in(now, v, payload, p.to_vec()),
+                    None => self.info.refused += 1,
+                },
+                Direction::Reverse => match self.by_rcv.get(&from) {
+                    Some(&v) => self.report_in(now, v, payload.len(), p.to_vec()),
+                    None => self.info.refused += 1,
+                },
+            }
+            return;
+        }
+        // TCP: the flow by its sender's port (ACKs come back to it).
+        let port = if dir == Direction::Forward { ip.src.1 } else { ip.dst.1 };
+        let Some(j) = self.tcp.iter().position(|t| crate::tcp::ports(t.at).0 == port) else {
+            self.info.refused += 1;
+            return;
+        };
+        let at = self.tcp[j].at;
+        if dir == Direction::Forward && !payload.is_empty() {
+            let t = &mut self.tcp[j];
+            let packet = rtcc_core::packet::Packet {
+                kind: rtcc_core::packet::PacketKind::Data,
+                size: DataSize::from_bytes(p.len() as u64),
+                ..Default::default()
+            };
+            let env = Envelope {
+                flow: at as u16,
+                seq: t.seq,
+                frame: rtcc_core::packet::NO_FRAME,
+                sent: now,
+                kind: packet.kind,
+                packet,
+            };
+            t.seq += 1;
+            t.sent_bytes += p.len() as u64;
+            self.recorder.record(at, Event::PacketSent(&env));
+            let tag = self.tag();
+            self.inflight.insert(tag, env);
+            self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
+        } else {
+            // The handshake, ACKs and FIN: through the queue, unrecorded.
+            let back = if dir == Direction::Reverse { BACK_TAG } else { 0 };
+            let tag = back | UNTRACKED | self.tag();
+            self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
+        }
+        self.record_fates();
+    }
+
+    /// Reads every socket (and device) until it would block (a budget
+    /// each), stamping each datagram as it is read. True if some source
+    /// used its whole budget (it may hold more).
     fn read_all(&mut self, clock: &WallClock, buf: &mut [u8]) -> bool {
         let mut more = false;
-        // The emulator's sending side: data from the sending ends.
-        let mut reads = 0;
-        while let Some((n, from)) = recv(&self.emu_a, buf, &mut reads, &mut more) {
-            let Some(&i) = self.by_snd.get(&from) else {
-                self.info.refused += 1;
-                continue;
-            };
-            let bytes = buf[..n].to_vec();
-            let h = hash(&bytes);
-            let rec = &mut self.recorder;
-            let drops = &mut self.info.socket_drops;
-            let Some(env) = take_match(&mut self.flows[i].sent, h, |e: Envelope| {
-                *drops += 1;
-                rec.record(i, Event::PacketDropped { seq: e.seq, frame: e.frame, kind: e.kind });
-            }) else {
-                self.info.unmatched += 1;
-                continue;
-            };
-            let tag = self.next_tag;
-            self.next_tag += 1;
-            self.inflight.insert(tag, env);
-            self.emulator.handle_datagram(clock.now(), Direction::Forward, i as u16, tag, bytes);
-            self.record_fates();
+        match &self.path {
+            Path::Udp { .. } => {
+                // The emulator's sending side: data from the sending ends.
+                let mut reads = 0;
+                while let Some((n, from)) = self.read_emu(true, buf, &mut reads, &mut more) {
+                    match self.by_snd.get(&from) {
+                        Some(&v) => self.data_in(clock.now(), v, &buf[..n], buf[..n].to_vec()),
+                        None => self.info.refused += 1,
+                    }
+                }
+                // The emulator's receiving side: reports from the receiving ends.
+                let mut reads = 0;
+                while let Some((n, from)) = self.read_emu(false, buf, &mut reads, &mut more) {
+                    match self.by_rcv.get(&from) {
+                        Some(&v) => self.report_in(clock.now(), v, n, buf[..n].to_vec()),
+                        None => self.info.refused += 1,
+                    }
+                }
+            }
+            Path::Tun { .. } => {
+                for dir in [Direction::Forward, Direction::Reverse] {
+                    let mut reads = 0;
+                    while let Some(n) = self.read_tun(dir, buf, &mut reads, &mut more) {
+                        self.packet_in(clock.now(), dir, &buf[..n]);
+                    }
+                }
+            }
         }
-        // The emulator's receiving side: reports from the receiving ends.
-        let mut reads = 0;
-        while let Some((n, from)) = recv(&self.emu_b, buf, &mut reads, &mut more) {
-            let Some(&i) = self.by_rcv.get(&from) else {
-                self.info.refused += 1;
-                continue;
-            };
-            let tag = BACK_TAG | self.next_tag;
-            self.next_tag += 1;
-            self.report_sizes.insert(tag, DataSize::from_bytes(n as u64) + self.emulator.header_overhead);
-            self.emulator.handle_datagram(clock.now(), Direction::Reverse, i as u16, tag, buf[..n].to_vec());
-            self.record_fates();
-        }
-        for i in 0..self.flows.len() {
+        for v in 0..self.flows.len() {
+            let i = self.flows[v].at;
             // Data (and the sender's RTCP) at the receiving end.
             let mut reads = 0;
-            while let Some((n, from)) = recv(&self.flows[i].rcv, buf, &mut reads, &mut more) {
+            while let Some((n, from)) = recv(&self.flows[v].rcv, buf, &mut reads, &mut more) {
                 let now = clock.now();
-                if from != self.addr_b {
+                let f = &mut self.flows[v];
+                if from != f.report_to {
                     self.info.refused += 1;
                     continue;
                 }
                 let h = hash(&buf[..n]);
                 let rec = &mut self.recorder;
                 let drops = &mut self.info.socket_drops;
-                let f = &mut self.flows[i];
                 // One the kernel lost after the bottleneck is counted in
                 // `socket_drops` only: the recorder keeps it in flight.
                 let env = take_match(&mut f.delivered, h, |_| *drops += 1);
@@ -424,13 +795,13 @@ impl Driver {
             }
             // Reports at the sending end.
             let mut reads = 0;
-            while let Some((n, from)) = recv(&self.flows[i].snd, buf, &mut reads, &mut more) {
+            while let Some((n, from)) = recv(&self.flows[v].snd, buf, &mut reads, &mut more) {
                 let now = clock.now();
-                if from != self.addr_a {
+                let f = &mut self.flows[v];
+                if from != f.data_to {
                     self.info.refused += 1;
                     continue;
                 }
-                let f = &mut self.flows[i];
                 let h = hash(&buf[..n]);
                 match f.reports.iter().position(|x| *x == h) {
                     Some(k) => {
@@ -456,10 +827,47 @@ impl Driver {
         more
     }
 
+    /// One datagram from the emulator's socket on the sending ends' side
+    /// (`a`) or the receiving ends'.
+    fn read_emu(&self, a: bool, buf: &mut [u8], reads: &mut usize, more: &mut bool) -> Option<(usize, SocketAddr)> {
+        let Path::Udp { emu_a, emu_b, .. } = &self.path else { return None };
+        recv(if a { emu_a } else { emu_b }, buf, reads, more)
+    }
+
+    /// One IP packet from the device on `dir`'s input side.
+    fn read_tun(&self, dir: Direction, buf: &mut [u8], reads: &mut usize, more: &mut bool) -> Option<usize> {
+        let Path::Tun { pair } = &self.path else { return None };
+        if *reads == READ_BUDGET {
+            *more = true;
+            return None;
+        }
+        *reads += 1;
+        let mut f: &File = if dir == Direction::Forward { &pair.tun_a } else { &pair.tun_b };
+        f.read(buf).ok().filter(|&n| n > 0)
+    }
+
+    /// Hands `bytes` out of the bottleneck towards `dir`'s far side: to the
+    /// end's socket from the emulator's (UDP form) or into the far device.
+    fn emit(&self, dir: Direction, to: SocketAddr, bytes: &[u8]) -> bool {
+        match &self.path {
+            Path::Udp { emu_a, emu_b, .. } => {
+                let s = if dir == Direction::Forward { emu_b } else { emu_a };
+                s.send_to(bytes, to).is_ok()
+            }
+            Path::Tun { pair } => {
+                let mut f: &File = if dir == Direction::Forward { &pair.tun_b } else { &pair.tun_a };
+                f.write(bytes).is_ok()
+            }
+        }
+    }
+
     /// What happened inside the emulator, to the recorder.
     fn record_fates(&mut self) {
         while let Some(fate) = self.emulator.poll_fate() {
             let i = fate.peer as usize;
+            if fate.tag & UNTRACKED != 0 {
+                continue;
+            }
             if fate.tag & BACK_TAG != 0 {
                 let size = self.report_sizes.get(&fate.tag).copied().unwrap_or(DataSize::ZERO);
                 let reverse = self.emulator.has_reverse_bottleneck();
@@ -501,8 +909,9 @@ impl Driver {
         }
     }
 
-    /// Serves everything due: the emulator's deliveries, then each flow's
-    /// ends, handing over every datagram they give.
+    /// Serves everything due: the emulator's deliveries, the kernel TCP
+    /// flows' starts and stops, then each video flow's ends, handing over
+    /// every datagram they give.
     fn serve(&mut self, clock: &WallClock) {
         let now = clock.now();
         if let Some(t) = self.emulator.poll_timeout().filter(|&t| t <= now) {
@@ -510,31 +919,66 @@ impl Driver {
         }
         while let Some(o) = self.emulator.poll_output(now) {
             self.record_fates();
-            let i = o.peer as usize;
-            let f = &mut self.flows[i];
-            match o.dir {
-                Direction::Forward => {
-                    let Some(env) = self.inflight.remove(&o.tag) else { continue };
-                    if self.emu_b.send_to(&o.bytes, f.rcv_addr).is_ok() {
-                        f.delivered.push_back((hash(&o.bytes), env));
-                    } else {
-                        self.info.socket_drops += 1;
+            let tun = matches!(self.path, Path::Tun { .. });
+            match self.slots[o.peer as usize] {
+                Slot::Video(v) => {
+                    // What the receiving socket will read: the UDP payload.
+                    let payload = match tun {
+                        true => parse_ipv4(&o.bytes).map_or(&o.bytes[..0], |ip| &o.bytes[ip.payload]),
+                        false => &o.bytes[..],
+                    };
+                    let h = hash(payload);
+                    let (to, back) = (self.flows[v].rcv_addr, self.flows[v].snd_addr);
+                    match o.dir {
+                        Direction::Forward => {
+                            let Some(env) = self.inflight.remove(&o.tag) else { continue };
+                            if self.emit(o.dir, to, &o.bytes) {
+                                self.flows[v].delivered.push_back((h, env));
+                            } else {
+                                self.info.socket_drops += 1;
+                            }
+                        }
+                        Direction::Reverse => {
+                            self.report_sizes.remove(&o.tag);
+                            if self.emit(o.dir, back, &o.bytes) {
+                                self.flows[v].reports.push_back(h);
+                            } else {
+                                self.info.socket_drops += 1;
+                            }
+                        }
                     }
                 }
-                Direction::Reverse => {
-                    self.report_sizes.remove(&o.tag);
-                    if self.emu_a.send_to(&o.bytes, f.snd_addr).is_ok() {
-                        f.reports.push_back(hash(&o.bytes));
-                    } else {
+                Slot::Tcp => {
+                    let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
+                    let tracked = o.tag & UNTRACKED == 0 && o.dir == Direction::Forward;
+                    let env = if tracked { self.inflight.remove(&o.tag) } else { None };
+                    if !self.emit(o.dir, any, &o.bytes) {
                         self.info.socket_drops += 1;
+                        continue;
+                    }
+                    // Written into the receiving namespace: the kernel has it.
+                    if let Some(env) = env {
+                        self.recorder.record(o.peer as usize, Event::PacketArrived { at: now, packet: &env });
                     }
                 }
             }
         }
         self.record_fates();
-        for i in 0..self.flows.len() {
+        for t in self.tcp.iter_mut() {
+            if !t.k.started && now >= t.start {
+                t.k.start(t.at);
+            }
+            if !t.k.stopped && t.stop.is_some_and(|s| now >= s) {
+                t.info = t.k.info().or(t.info);
+                if let Some(e) = t.k.finish() {
+                    t.k.error = Some(e);
+                }
+            }
+        }
+        for v in 0..self.flows.len() {
             let now = clock.now();
-            let f = &mut self.flows[i];
+            let f = &mut self.flows[v];
+            let i = f.at;
             if let Some(t) = f.send.poll_timeout().filter(|&t| t <= now) {
                 self.events += 1;
                 f.send.handle_timeout(now);
@@ -555,7 +999,7 @@ impl Driver {
                         continue;
                     }
                 };
-                if f.snd.send_to(&bytes, self.addr_a).is_ok() {
+                if f.snd.send_to(&bytes, f.data_to).is_ok() {
                     f.sent.push_back((hash(&bytes), env));
                 } else {
                     self.info.socket_drops += 1;
@@ -566,9 +1010,9 @@ impl Driver {
                 self.events += 1;
                 let Back::Report(r) = back else { continue };
                 let bytes = r.bytes();
-                let wire = bytes.len() as u64 + self.emulator.header_overhead.bytes();
+                let wire = bytes.len() as u64 + crate::emulator::IPV4_UDP_OVERHEAD.bytes();
                 self.recorder.record(i, Event::ReportSent { lost: false, bytes: wire });
-                if f.rcv.send_to(&bytes, self.addr_b).is_err() {
+                if f.rcv.send_to(&bytes, f.report_to).is_err() {
                     self.info.socket_drops += 1;
                     self.recorder.record(i, Event::ReportLost);
                 }
@@ -576,22 +1020,35 @@ impl Driver {
         }
     }
 
-    /// The earliest deadline of the emulator and the ends.
+    /// The earliest deadline of the emulator, the ends and the TCP flows'
+    /// starts and stops.
     fn deadline(&self) -> Time {
         let ends = self.flows.iter().flat_map(|f| [f.send.poll_timeout(), f.recv.poll_timeout()]).flatten();
-        ends.chain(self.emulator.poll_timeout()).min().unwrap_or(Time::MAX)
+        let tcp = self.tcp.iter().filter_map(|t| match (t.k.started, t.k.stopped) {
+            (false, _) => Some(t.start),
+            (true, false) => t.stop,
+            _ => None,
+        });
+        ends.chain(tcp).chain(self.emulator.poll_timeout()).min().unwrap_or(Time::MAX)
     }
 
     /// The bin ending at `t1`, as the simulator samples it.
     fn sample_bin(&mut self, t1: Time) {
-        for (i, f) in self.flows.iter_mut().enumerate() {
-            f.send.record_settled(i, t1, false, &mut self.recorder);
-            f.recv.record_settled(i, t1, false, &mut self.recorder);
+        for f in self.flows.iter_mut() {
+            f.send.record_settled(f.at, t1, false, &mut self.recorder);
+            f.recv.record_settled(f.at, t1, false, &mut self.recorder);
         }
         self.recorder.record(0, Event::Link { at: t1, queue_bytes: self.emulator.queue_bytes() });
-        for (i, f) in self.flows.iter().enumerate() {
-            f.recv.record_sample(i, t1, &mut self.recorder);
-            f.send.record_sample(i, t1, &mut self.recorder);
+        for f in self.flows.iter() {
+            f.recv.record_sample(f.at, t1, &mut self.recorder);
+            f.send.record_sample(f.at, t1, &mut self.recorder);
+        }
+        for t in self.tcp.iter_mut() {
+            if t.k.started && !t.k.stopped {
+                t.info = t.k.info().or(t.info);
+            }
+            self.recorder.record(t.at, t.received());
+            self.recorder.record(t.at, Event::Traffic { at: t1, sample: &t.sample(true) });
         }
     }
 }

@@ -4,7 +4,7 @@
 //! and every datagram accounted for. Scenarios live cannot carry yet are
 //! refused, naming the flow.
 
-use rtcc_net::live::run_live;
+use rtcc_net::live::{run_live, run_live_with, Bottleneck, LiveOptions};
 use rtcc_sim::Scenario;
 
 const CALL: &str = "name = \"live\"\nduration = \"5s\"\nseed = 3\n[link]\ncapacity = \"3Mbps\"\ndelay = \"20ms\"\n\
@@ -45,10 +45,20 @@ fn a_call_live_gets_what_it_gets_simulated_plus_the_wire() {
 
 #[test]
 fn what_live_cannot_carry_yet_is_refused_by_flow() {
+    // The kernel's TCP needs the TUN form; on the UDP form it is refused.
     let tcp = format!("{CALL}[[flow]]\nkind = \"tcp\"\ncc = \"cubic\"\n");
-    let e = run_live(Scenario::parse(&tcp, "t.toml").unwrap(), None, &mut || false).err().expect("refused");
+    let udp = LiveOptions { bottleneck: Bottleneck::Udp, fallback: false };
+    let e = run_live_with(Scenario::parse(&tcp, "t.toml").unwrap(), None, udp, &mut || false).err().expect("refused");
     assert_eq!(e.field, "flow[1].kind");
     assert!(e.reason.contains("TUN"), "{e}");
+    // TCP settings the kernel keeps for itself would be silently ignored.
+    let iw = format!("{tcp}initial_window = 4\n");
+    let e = run_live(Scenario::parse(&iw, "t.toml").unwrap(), None, &mut || false).err().expect("refused");
+    assert_eq!(e.field, "flow[1].initial_window");
+    let web = format!("{CALL}[[flow]]\nkind = \"web\"\ncc = \"cubic\"\n");
+    let e = run_live(Scenario::parse(&web, "w.toml").unwrap(), None, &mut || false).err().expect("refused");
+    assert_eq!(e.field, "flow[1].kind");
+    assert!(e.reason.contains("web"), "{e}");
     let vp8 = CALL.replace("encoder = \"ideal\"", "encoder = \"vp8\"");
     if let Ok(sc) = Scenario::parse(&vp8, "v.toml") {
         let e = run_live(sc, None, &mut || false).err().expect("refused");

@@ -1,0 +1,350 @@
+//! A `kind = "tcp"` flow run live: the kernel's own TCP, a bulk sender in
+//! the TUN bottleneck's sending namespace and a reader in the receiving
+//! one, with the congestion control the scenario names set by
+//! `TCP_CONGESTION` (tcp(7)) and read back. Each end runs on a thread of
+//! its own and blocks only in `poll(2)` for at most 50 ms, so it sees the
+//! run's stop within that.
+//!
+//! What the kernel says about the connection (`TCP_INFO`) becomes the
+//! recorder's cross-traffic sample; what crosses the bottleneck is seen by
+//! the driver as IP packets.
+
+use std::io;
+use std::net::SocketAddrV4;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::tun::{Netns, ADDR_A, ADDR_B};
+
+/// The ports of flow `i`: the sender's (in A) and the receiver's (in B),
+/// by which the driver knows the flow's packets.
+pub fn ports(i: usize) -> (u16, u16) {
+    (30_000 + i as u16, 20_000 + i as u16)
+}
+
+const WAIT_MS: i32 = 50;
+const CHUNK: usize = 64 * 1024;
+
+fn check(r: libc::c_int, what: &str) -> io::Result<libc::c_int> {
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    Ok(r)
+}
+
+fn socket_in(ns: &Netns) -> io::Result<OwnedFd> {
+    ns.run(|| {
+        // SAFETY: plain socket call; the descriptor is owned below.
+        let fd = check(
+            unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) },
+            "socket",
+        )?;
+        // SAFETY: a descriptor just made.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    })
+}
+
+fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+        sin_zero: [0; 8],
+    }
+}
+
+fn bind(fd: RawFd, a: SocketAddrV4) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: an int option.
+    unsafe {
+        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const _ as *const _, 4);
+    }
+    let sa = sockaddr(a);
+    // SAFETY: a full sockaddr_in.
+    check(
+        unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) },
+        "bind",
+    )
+    .map(drop)
+}
+
+/// Sets the socket's congestion control and reads back what it got.
+fn congestion(fd: RawFd, name: &str) -> io::Result<String> {
+    // SAFETY: the name's bytes and length.
+    check(
+        unsafe {
+            libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const _, name.len() as u32)
+        },
+        "TCP_CONGESTION",
+    )?;
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: a buffer of `len` bytes.
+    check(
+        unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr() as *mut _, &mut len) },
+        "TCP_CONGESTION",
+    )?;
+    let got = &buf[..len as usize];
+    let end = got.iter().position(|&b| b == 0).unwrap_or(got.len());
+    Ok(String::from_utf8_lossy(&got[..end]).into_owned())
+}
+
+/// Waits up to 50 ms for `events` on `fd`.
+fn wait(fd: RawFd, events: i16) -> io::Result<bool> {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    // SAFETY: one pollfd.
+    match unsafe { libc::poll(&mut p, 1, WAIT_MS) } {
+        n if n > 0 => Ok(true),
+        0 => Ok(false),
+        _ => {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                return Ok(false);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn would_block(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted)
+}
+
+/// What `TCP_INFO` (include/uapi/linux/tcp.h) says, in the fields used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TcpInfo {
+    /// Payload bytes per full segment (`tcpi_snd_mss`).
+    pub mss: u64,
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    /// Smoothed RTT and the minimum seen, in µs.
+    pub srtt_us: u64,
+    pub min_rtt_us: u64,
+    pub pacing_rate_bps: u64,
+    /// Segments sent again over the connection's life.
+    pub total_retrans: u64,
+    /// Retransmission timeouts (`tcpi_total_rto`, Linux ≥ 6.7); None when
+    /// the kernel does not say.
+    pub total_rto: Option<u64>,
+    pub bytes_acked: u64,
+}
+
+fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
+    let mut b = [0u8; 256];
+    let mut len = b.len() as libc::socklen_t;
+    // SAFETY: a buffer of `len` bytes; the kernel writes at most that.
+    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, b.as_mut_ptr() as *mut _, &mut len) };
+    let len = len as usize;
+    if r != 0 || len < 128 {
+        return None;
+    }
+    let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().expect("4 bytes")) as u64;
+    let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    let u16_at = |o: usize| u16::from_ne_bytes(b[o..o + 2].try_into().expect("2 bytes")) as u64;
+    let mss = u32_at(16);
+    // tcp_packets_in_flight(): unacked - (sacked + lost) + retrans.
+    let flight = (u32_at(24) + u32_at(36)).saturating_sub(u32_at(28) + u32_at(32));
+    Some(TcpInfo {
+        mss,
+        cwnd_bytes: u32_at(80) * mss,
+        in_flight_bytes: flight * mss,
+        srtt_us: u32_at(68),
+        min_rtt_us: if len >= 152 { u32_at(148) } else { 0 },
+        pacing_rate_bps: u64_at(104).saturating_mul(8),
+        total_retrans: u32_at(100),
+        total_rto: (len >= 242).then(|| u16_at(240)),
+        bytes_acked: u64_at(120),
+    })
+}
+
+/// One kernel TCP connection across the TUN bottleneck.
+pub struct KernelTcp {
+    /// The congestion control the scenario asked for and the one the
+    /// kernel reports for the socket.
+    pub cc_asked: String,
+    pub cc: String,
+    sender: Arc<OwnedFd>,
+    listener: Option<OwnedFd>,
+    stop: Arc<AtomicBool>,
+    /// Payload bytes the receiving application has read.
+    read: Arc<AtomicU64>,
+    threads: Vec<JoinHandle<io::Result<()>>>,
+    pub started: bool,
+    pub stopped: bool,
+    /// What ended an end early, once stopped.
+    pub error: Option<String>,
+}
+
+impl KernelTcp {
+    /// Both sockets made and bound (not yet connected): the receiver's
+    /// listening in `b`, the sender's in `a` with `cc`. An error names
+    /// what the kernel refused.
+    pub fn new(i: usize, a: &Netns, b: &Netns, cc: &str) -> io::Result<KernelTcp> {
+        let (sport, dport) = ports(i);
+        let listener = socket_in(b)?;
+        bind(listener.as_raw_fd(), SocketAddrV4::new(ADDR_B, dport))?;
+        // SAFETY: a bound stream socket.
+        check(unsafe { libc::listen(listener.as_raw_fd(), 1) }, "listen")?;
+        let sender = socket_in(a)?;
+        bind(sender.as_raw_fd(), SocketAddrV4::new(ADDR_A, sport))?;
+        let got = congestion(sender.as_raw_fd(), cc).map_err(|e| {
+            let have =
+                std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+            io::Error::new(e.kind(), format!("the kernel would not give TCP '{cc}' ({e}); it has: {}", have.trim()))
+        })?;
+        Ok(KernelTcp {
+            cc_asked: cc.into(),
+            cc: got,
+            sender: Arc::new(sender),
+            listener: Some(listener),
+            stop: Arc::new(AtomicBool::new(false)),
+            read: Arc::new(AtomicU64::new(0)),
+            threads: Vec::new(),
+            started: false,
+            stopped: false,
+            error: None,
+        })
+    }
+
+    /// Connects and starts sending (bulk, as long as the flow lasts) and
+    /// reading.
+    pub fn start(&mut self, i: usize) {
+        self.started = true;
+        let (_, dport) = ports(i);
+        let listener = self.listener.take().expect("started once");
+        let (stop, read) = (self.stop.clone(), self.read.clone());
+        self.threads.push(std::thread::spawn(move || receive(listener, &stop, &read)));
+        let (stop, fd) = (self.stop.clone(), self.sender.clone());
+        self.threads.push(std::thread::spawn(move || send(fd.as_raw_fd(), dport, &stop)));
+    }
+
+    /// Stops both ends; the error an end ended with, if any.
+    pub fn finish(&mut self) -> Option<String> {
+        self.stopped = true;
+        self.stop.store(true, Ordering::Relaxed);
+        let mut err = None;
+        for t in self.threads.drain(..) {
+            match t.join() {
+                Ok(Err(e)) => err = err.or(Some(e.to_string())),
+                Err(_) => err = err.or(Some("a TCP end's thread panicked".into())),
+                Ok(Ok(())) => {}
+            }
+        }
+        err
+    }
+
+    pub fn info(&self) -> Option<TcpInfo> {
+        tcp_info(self.sender.as_raw_fd())
+    }
+
+    /// Payload read by the receiving application, with each segment's
+    /// TCP/IP header (52 bytes with timestamps) added at the sender's MSS,
+    /// as the simulator's TCP counts delivered bytes.
+    pub fn delivered_wire(&self, info: Option<&TcpInfo>) -> u64 {
+        let read = self.read.load(Ordering::Relaxed);
+        match info.map_or(0, |i| i.mss) {
+            0 => read,
+            m => read + read.div_ceil(m) * rtcc_core::tcp::HEADER.bytes(),
+        }
+    }
+}
+
+impl Drop for KernelTcp {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn send(fd: RawFd, dport: u16, stop: &AtomicBool) -> io::Result<()> {
+    let sa = sockaddr(SocketAddrV4::new(ADDR_B, dport));
+    // SAFETY: a full sockaddr_in.
+    let r = unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
+    if r != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(io::Error::new(e.kind(), format!("connect: {e}")));
+        }
+    }
+    let data = vec![0x5au8; CHUNK];
+    let mut connected = false;
+    while !stop.load(Ordering::Relaxed) {
+        if !wait(fd, libc::POLLOUT)? {
+            continue;
+        }
+        if !connected {
+            let mut err: libc::c_int = 0;
+            let mut len = 4;
+            // SAFETY: an int option.
+            unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err as *mut _ as *mut _, &mut len) };
+            if err != 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::Other,
+                    format!("connect: {}", io::Error::from_raw_os_error(err)),
+                ));
+            }
+            connected = true;
+        }
+        loop {
+            // SAFETY: a buffer of CHUNK bytes.
+            let n = unsafe { libc::send(fd, data.as_ptr() as *const _, CHUNK, libc::MSG_NOSIGNAL) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if would_block(&e) {
+                    break;
+                }
+                return Err(io::Error::new(e.kind(), format!("send: {e}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
+    let conn = loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if !wait(listener.as_raw_fd(), libc::POLLIN)? {
+            continue;
+        }
+        // SAFETY: accept on a listening socket; no address wanted.
+        let fd = unsafe {
+            libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK)
+        };
+        if fd >= 0 {
+            // SAFETY: a descriptor just accepted.
+            break unsafe { OwnedFd::from_raw_fd(fd) };
+        }
+        let e = io::Error::last_os_error();
+        if !would_block(&e) {
+            return Err(io::Error::new(e.kind(), format!("accept: {e}")));
+        }
+    };
+    let mut buf = vec![0u8; CHUNK];
+    while !stop.load(Ordering::Relaxed) {
+        if !wait(conn.as_raw_fd(), libc::POLLIN)? {
+            continue;
+        }
+        loop {
+            // SAFETY: a buffer of CHUNK bytes.
+            let n = unsafe { libc::recv(conn.as_raw_fd(), buf.as_mut_ptr() as *mut _, CHUNK, 0) };
+            match n {
+                0 => return Ok(()),
+                n if n > 0 => {
+                    read.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if would_block(&e) {
+                        break;
+                    }
+                    return Err(io::Error::new(e.kind(), format!("recv: {e}")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
