@@ -270,6 +270,8 @@ def live(
     *,
     seed: int | None = None,
     source: str | None = None,
+    bottleneck: str = "auto",
+    fallback: bool = False,
 ) -> Result:
     """Run one scenario live: each video flow's ends on UDP sockets on loopback, in
     real time (the scenario's duration of wall time), through rtcc's emulated
@@ -279,17 +281,33 @@ def live(
     refused datagrams, the host's load. Ctrl-C stops the run where it is; the result
     then covers the time up to there and ``summary["live"]["interrupted"]`` is true.
 
-    Live runs carry video flows with model encoders; a scenario with cross traffic,
-    a real codec or a reverse flow is refused with a :class:`ScenarioError` naming
-    the flow.
+    ``bottleneck``: ``"udp"`` puts the emulator on two loopback UDP sockets the ends
+    address (no privilege needed); ``"tun"`` puts it between two TUN devices in two
+    network namespaces of the run's own (root or CAP_SYS_ADMIN), where it sees IP
+    packets and ``kind = "tcp"`` flows are the kernel's own TCP with the scenario's
+    ``cc`` (``summary["live"]["tcp"]`` says what the kernel gave); ``"auto"``: TUN
+    when the scenario has TCP flows, UDP otherwise. Where TUN is wanted and the
+    machine does not allow it, the run is refused, saying why, unless ``fallback``:
+    then it runs on UDP without its TCP flows, named in ``summary["live"]["left_out"]``.
+
+    Live runs carry video flows with model encoders and bulk TCP flows; a scenario
+    with web-like or UDP cross traffic, a real codec or a reverse flow is refused
+    with a :class:`ScenarioError` naming the flow.
     """
     from rtcc import media
     from rtcc.result import Result
 
     seed = _check_seed(seed)
     loaded = load_scenario(scenario, source)
+    if bottleneck not in ("auto", "udp", "tun"):
+        raise ValueError(f"bottleneck: {bottleneck!r} is not one of 'auto', 'udp', 'tun'")
     out = native().live(
-        loaded.text, loaded.source, seed, media.scenario_media_map(loaded.text, loaded.source)
+        loaded.text,
+        loaded.source,
+        seed,
+        media.scenario_media_map(loaded.text, loaded.source),
+        bottleneck,
+        bool(fallback),
     )
     return Result.from_native(out, loaded.text, loaded.source)
 

@@ -280,7 +280,9 @@ def cmd_live(args: argparse.Namespace) -> int:
         print(f"live: {scenario.source}, in real time; Ctrl-C stops it and keeps what ran", flush=True)
     started = time.perf_counter()
     with _sigterm_interrupts():
-        result = rtcc.live(scenario, seed=args.seed)
+        result = rtcc.live(
+            scenario, seed=args.seed, bottleneck=args.bottleneck, fallback=args.tun_fallback
+        )
     wall = time.perf_counter() - started
     files = result.save(out, plots=not args.no_plots)
     live = result.summary.get("live", {})
@@ -303,8 +305,17 @@ def cmd_live(args: argparse.Namespace) -> int:
             f"socket drops {live.get('socket_drops', 0)}, undecodable {live.get('undecodable', 0)}, "
             f"refused {live.get('refused', 0)}; loop on CPU "
             f"{format_number(live.get('loop_cpu'), 100, 0)} %, load "
-            f"{format_number(live.get('load_average'), 1, 2)}"
+            f"{format_number(live.get('load_average'), 1, 2)}; bottleneck {live.get('bottleneck')}"
         )
+        for t in live.get("tcp") or []:
+            info = t.get("info") or {}
+            print(
+                f"live: flow {t['flow']} is the kernel's TCP {t['cc']} (asked: {t['cc_asked']}): "
+                f"{info.get('total_retrans', 0)} retransmissions, min RTT "
+                f"{format_number((info.get('min_rtt_us') or 0) / 1000, 1, 1)} ms"
+            )
+        if live.get("left_out"):
+            print(f"live: left out {', '.join(live['left_out'])}: {live.get('fallback_reason')}")
         if comparison is not None:
             print("the same scenario and seed simulated, beside live:")
             rows = [[format_number(v, 1, 2) if isinstance(v, float) else str(v) for v in r]
@@ -976,8 +987,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lv = sub.add_parser(
         "live",
-        help="run a scenario's video flows on UDP sockets in real time through rtcc's "
-        "emulated bottleneck, and write the same results folder as 'run'",
+        help="run a scenario's video flows on UDP sockets (and its TCP flows as the kernel's "
+        "TCP) in real time through rtcc's emulated bottleneck, and write the same results "
+        "folder as 'run'",
     )
     _run_arguments(lv, "results/<scenario name>-live")
     lv.add_argument(
@@ -985,6 +997,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also simulate the scenario with the same seed and print both side by side "
         "(written as sim_vs_live.csv)",
+    )
+    lv.add_argument(
+        "--bottleneck",
+        choices=("auto", "udp", "tun"),
+        default="auto",
+        help="udp: the emulator on two loopback UDP sockets (no privilege); tun: between two "
+        "TUN devices in network namespaces of the run's own (root), carrying kind = \"tcp\" "
+        "flows as the kernel's TCP; auto (default): tun when the scenario has TCP flows",
+    )
+    lv.add_argument(
+        "--tun-fallback",
+        action="store_true",
+        help="where TUN is wanted and not available, run on udp without the TCP flows "
+        "(named in the summary) instead of refusing",
     )
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     lv.set_defaults(func=cmd_live)

@@ -74,9 +74,63 @@ def test_rtcc_live_writes_a_results_folder(capsys, tmp_path: Path):
 def test_live_refuses_what_it_cannot_carry_naming_the_flow(capsys, tmp_path: Path):
     path = tmp_path / "tcp.toml"
     path.write_text(CALL + '[[flow]]\nkind = "tcp"\ncc = "cubic"\n')
-    code = cli.main(["live", str(path), "-q"])
+    code = cli.main(["live", str(path), "-q", "--bottleneck", "udp"])
     err = capsys.readouterr().err
     assert code == 2 and "flow[1].kind" in err and "TUN" in err and "Traceback" not in err
+    path.write_text(CALL + '[[flow]]\nkind = "udp"\nrate = "100kbps"\n')
+    code = cli.main(["live", str(path), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "flow[1].kind" in err and "udp flow" in err
+
+
+TCP = CALL.replace('duration = "3s"', 'duration = "5s"') + """[[flow]]
+name = "bulk"
+kind = "tcp"
+cc = "reno"
+start = "1s"
+"""
+
+
+def test_live_tcp_is_the_kernels_through_the_tun_bottleneck(capsys, tmp_path: Path):
+    """A bulk TCP flow beside the call, as the kernel's Reno, in two namespaces the run
+    makes (only addresses inside them are used)."""
+    path = tmp_path / "tcp.toml"
+    path.write_text(TCP)
+    out = tmp_path / "out"
+    code = cli.main(["live", str(path), "--out", str(out), "--no-plots"])
+    captured = capsys.readouterr()
+    if code == 2 and "TUN bottleneck is not available" in captured.err:
+        pytest.skip(captured.err.strip().splitlines()[-1])
+    assert code == 0, captured.err
+    assert "is the kernel's TCP reno (asked: reno)" in captured.out
+    summary = json.loads((out / "summary.json").read_text())
+    info = summary["live"]
+    assert info["bottleneck"] == "tun-emulator" and info["header_overhead_bytes"] == 0
+    (tcp,) = info["tcp"]
+    assert (tcp["flow"], tcp["cc"]) == (1, "reno")
+    call, bulk = summary["flows"]
+    assert bulk["kind"] == "tcp" and bulk["goodput_kbps"] > 300
+    assert call["goodput_kbps"] + bulk["goodput_kbps"] < 2000 * 1.02
+    # The kernel filled the 100 ms queue: both flows saw its delay.
+    assert bulk["owd_ms_p95"] > 15 + 50 and tcp["info"]["min_rtt_us"] >= 30_000
+    assert tcp["packets"] == bulk["packets_sent"] > 100
+
+
+def test_without_tun_live_tcp_is_refused_or_left_out(capsys, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("RTCC_NO_TUN", "1")
+    path = tmp_path / "tcp.toml"
+    path.write_text(TCP.replace('duration = "5s"', 'duration = "2s"'))
+    code = cli.main(["live", str(path), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "TUN bottleneck is not available" in err and "Traceback" not in err
+    out = tmp_path / "out"
+    code = cli.main(["live", str(path), "--out", str(out), "--no-plots", "--tun-fallback"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "left out bulk" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["live"]["left_out"] == ["bulk"] and len(summary["flows"]) == 1
+    with pytest.raises(ValueError, match="bottleneck"):
+        rtcc.live(CALL, bottleneck="netem")
 
 
 def test_relay_names_a_bad_address_and_duration(capsys):

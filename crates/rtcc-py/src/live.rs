@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 
 use rtcc_core::units::Duration;
 use rtcc_net::emulator::Emulator;
+use rtcc_net::live::{Bottleneck, LiveOptions};
 use rtcc_net::relay::{Relay, RelayConfig};
 use rtcc_sim::Scenario;
 
@@ -57,19 +58,25 @@ fn reraise(py: Python<'_>, raised: &mut Option<PyErr>) -> PyResult<()> {
 /// Runs a scenario live; returns what `Simulation.finish()` returns, the
 /// summary with a `live` object, and `interrupted` (a signal stopped it).
 #[pyfunction]
-#[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, media_map = None))]
+#[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, media_map = None, bottleneck = "auto", fallback = false))]
 pub fn live<'py>(
     py: Python<'py>,
     scenario_text: &str,
     source: &str,
     seed: Option<u64>,
     media_map: Option<HashMap<PathBuf, PathBuf>>,
+    bottleneck: &str,
+    fallback: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let Some(bottleneck) = Bottleneck::parse(bottleneck) else {
+        return Err(PyValueError::new_err(format!("bottleneck: '{bottleneck}' is not one of auto, udp, tun")));
+    };
     let sc = Scenario::parse_with(scenario_text, source, &media_map.unwrap_or_default()).map_err(to_py_err)?;
     let mut raised = None;
+    let options = LiveOptions { bottleneck, fallback };
     let run = py.detach(|| {
         let mut stop = signal_check(&mut raised);
-        rtcc_net::live::run_live(sc, seed, &mut stop)
+        rtcc_net::live::run_live_with(sc, seed, options, &mut stop)
     });
     reraise(py, &mut raised)?;
     let run = run.map_err(to_py_err)?;
