@@ -37,6 +37,7 @@ def test_live_gives_a_result_like_simulate_with_what_only_live_knows():
     assert info["mode"] == "live" and info["interrupted"] is False
     assert (info["socket_drops"], info["undecodable"], info["refused"]) == (0, 0, 0)
     assert info["wall_s"] >= 3.0 and len(info["late_us"]) == 3
+    assert info["timestamps"] == "kernel" and info["kernel_stamped"] > 0
     # Real bytes: each forward datagram is its RTP payload plus header and extensions.
     fwd = info["forward"]
     # All but what was still on the way when the run ended.

@@ -12,6 +12,7 @@
 //!   root and no kernel qdisc.
 //! - [`live`]: a scenario's video flows on UDP sockets in real time through
 //!   that emulator, recorded by the same recorder as a simulated run.
+//! - [`stamp`]: receive times from the kernel (`SO_TIMESTAMPNS`).
 //! - [`tun`]: the same emulator between two TUN devices in network
 //!   namespaces of the run's own, so the kernel's traffic crosses it too.
 //! - [`tcp`]: a `kind = "tcp"` flow as the kernel's own TCP across it.
@@ -20,5 +21,6 @@ pub mod clock;
 pub mod emulator;
 pub mod live;
 pub mod relay;
+pub mod stamp;
 pub mod tcp;
 pub mod tun;

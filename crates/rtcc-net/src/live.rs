@@ -61,6 +61,7 @@ use rtcc_sim::{Scenario, ScenarioError};
 
 use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator, FateKind};
+use crate::stamp::Stamps;
 use crate::tcp::{KernelTcp, TcpInfo};
 use crate::tun::{parse_ipv4, TunPair, ADDR_A, ADDR_B};
 
@@ -136,9 +137,12 @@ pub struct LiveInfo {
     /// Packets the TUN devices gave that were neither IPv4 UDP nor TCP of
     /// the run (the namespaces' own IPv6 chatter), dropped.
     pub other_packets: u64,
-    /// Where receive times come from: "user" (stamped in user space when
-    /// read).
+    /// Where receive times come from: "kernel" (`SO_TIMESTAMPNS`: when the
+    /// kernel queued each datagram on its socket), "user" (stamped in user
+    /// space when read) or "mixed"; TUN reads are not counted.
     pub timestamps: &'static str,
+    /// Datagrams whose receive time is the kernel's.
+    pub kernel_stamped: u64,
     /// How late the ends and the emulator were served after their
     /// deadlines, in µs: median, 99th percentile, maximum.
     pub late_us: Option<[i64; 3]>,
@@ -373,6 +377,7 @@ pub fn run_live_with(
         }
         .map_err(io)?;
         s.set_nonblocking(true).map_err(io)?;
+        crate::stamp::enable(s.as_raw_fd());
         let mut s = UdpSocket::from_std(s);
         poll.registry().register(&mut s, Token(token), Interest::READABLE).map_err(io)?;
         let addr = s.local_addr().map_err(io)?;
@@ -474,7 +479,12 @@ pub fn run_live_with(
         },
         late: Lateness::default(),
         events: 0,
+        stamps: Stamps::default(),
+        served: Time::ZERO,
     };
+    // The kernel turns receive stamping on with a deferred work item; until
+    // it has, datagrams are stamped when read.
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let cpu_start = thread_cpu_ns();
     let clock = WallClock::new();
     let end = Time::ZERO + scenario.duration;
@@ -561,6 +571,8 @@ pub fn run_live_with(
     }
     let wall = std::time::Duration::from_micros(clock.now().as_micros() as u64);
     d.info.late_us = d.late.percentiles();
+    d.info.timestamps = d.stamps.source();
+    d.info.kernel_stamped = d.stamps.kernel;
     d.info.load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()));
@@ -631,9 +643,20 @@ struct Driver {
     info: LiveInfo,
     late: Lateness,
     events: u64,
+    /// Receive times: kernel stamps and reads without one.
+    stamps: Stamps,
+    /// The latest time `serve` gave the ends and the emulator.
+    served: Time,
 }
 
 impl Driver {
+    /// When a datagram read now arrived: its kernel stamp, but never
+    /// before the last time the loop gave anything (an end or the
+    /// emulator), whose clocks only go forward.
+    fn arrival(&mut self, clock: &WallClock, stamp: Option<i128>) -> Time {
+        self.stamps.at(clock, stamp).max(self.served)
+    }
+
     fn tag(&mut self) -> u64 {
         self.next_tag += 1;
         self.next_tag - 1
@@ -737,17 +760,19 @@ impl Driver {
             Path::Udp { .. } => {
                 // The emulator's sending side: data from the sending ends.
                 let mut reads = 0;
-                while let Some((n, from)) = self.read_emu(true, buf, &mut reads, &mut more) {
+                while let Some((n, from, stamp)) = self.read_emu(true, buf, &mut reads, &mut more) {
+                    let now = self.arrival(clock, stamp);
                     match self.by_snd.get(&from) {
-                        Some(&v) => self.data_in(clock.now(), v, &buf[..n], buf[..n].to_vec()),
+                        Some(&v) => self.data_in(now, v, &buf[..n], buf[..n].to_vec()),
                         None => self.info.refused += 1,
                     }
                 }
                 // The emulator's receiving side: reports from the receiving ends.
                 let mut reads = 0;
-                while let Some((n, from)) = self.read_emu(false, buf, &mut reads, &mut more) {
+                while let Some((n, from, stamp)) = self.read_emu(false, buf, &mut reads, &mut more) {
+                    let now = self.arrival(clock, stamp);
                     match self.by_rcv.get(&from) {
-                        Some(&v) => self.report_in(clock.now(), v, n, buf[..n].to_vec()),
+                        Some(&v) => self.report_in(now, v, n, buf[..n].to_vec()),
                         None => self.info.refused += 1,
                     }
                 }
@@ -765,8 +790,8 @@ impl Driver {
             let i = self.flows[v].at;
             // Data (and the sender's RTCP) at the receiving end.
             let mut reads = 0;
-            while let Some((n, from)) = recv(&self.flows[v].rcv, buf, &mut reads, &mut more) {
-                let now = clock.now();
+            while let Some((n, from, stamp)) = recv(&self.flows[v].rcv, buf, &mut reads, &mut more) {
+                let now = self.arrival(clock, stamp);
                 let f = &mut self.flows[v];
                 if from != f.report_to {
                     self.info.refused += 1;
@@ -795,8 +820,8 @@ impl Driver {
             }
             // Reports at the sending end.
             let mut reads = 0;
-            while let Some((n, from)) = recv(&self.flows[v].snd, buf, &mut reads, &mut more) {
-                let now = clock.now();
+            while let Some((n, from, stamp)) = recv(&self.flows[v].snd, buf, &mut reads, &mut more) {
+                let now = self.arrival(clock, stamp);
                 let f = &mut self.flows[v];
                 if from != f.data_to {
                     self.info.refused += 1;
@@ -829,7 +854,13 @@ impl Driver {
 
     /// One datagram from the emulator's socket on the sending ends' side
     /// (`a`) or the receiving ends'.
-    fn read_emu(&self, a: bool, buf: &mut [u8], reads: &mut usize, more: &mut bool) -> Option<(usize, SocketAddr)> {
+    fn read_emu(
+        &self,
+        a: bool,
+        buf: &mut [u8],
+        reads: &mut usize,
+        more: &mut bool,
+    ) -> Option<(usize, SocketAddr, Option<i128>)> {
         let Path::Udp { emu_a, emu_b, .. } = &self.path else { return None };
         recv(if a { emu_a } else { emu_b }, buf, reads, more)
     }
@@ -1018,6 +1049,7 @@ impl Driver {
                 }
             }
         }
+        self.served = clock.now();
     }
 
     /// The earliest deadline of the emulator, the ends and the TCP flows'
@@ -1063,14 +1095,19 @@ fn thread_cpu_ns() -> Option<u64> {
 /// reached the turn's budget (`more` then says the socket may hold more:
 /// edge-triggered, it raises no new event). Errors about an earlier
 /// datagram (ICMP unreachable) are skipped; others end the read.
-fn recv(s: &UdpSocket, buf: &mut [u8], reads: &mut usize, more: &mut bool) -> Option<(usize, SocketAddr)> {
+fn recv(
+    s: &UdpSocket,
+    buf: &mut [u8],
+    reads: &mut usize,
+    more: &mut bool,
+) -> Option<(usize, SocketAddr, Option<i128>)> {
     if *reads == READ_BUDGET {
         *more = true;
         return None;
     }
     *reads += 1;
     for _ in 0..8 {
-        match s.recv_from(buf) {
+        match crate::stamp::recv_from(s.as_raw_fd(), buf) {
             Ok(r) => return Some(r),
             Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset) => {}
             Err(_) => return None,

@@ -35,6 +35,9 @@ fn a_call_live_gets_what_it_gets_simulated_plus_the_wire() {
     let (so, lo) = (s.owd_ms_mean.unwrap(), l.owd_ms_mean.unwrap());
     assert!(lo >= so - 0.2 && lo < so + 8.0, "live {lo} ms, sim {so} ms");
     assert!(info.late_us.is_some() && info.wall_s >= 5.0);
+    // Receive times are the kernel's (SO_TIMESTAMPNS) on Linux.
+    assert_eq!(info.timestamps, "kernel");
+    assert!(info.kernel_stamped >= l.packets_sent, "{} < {}", info.kernel_stamped, l.packets_sent);
     // The loop spins only its last millisecond before each deadline.
     let cpu = info.loop_cpu.expect("Linux");
     assert!(cpu > 0.0 && cpu < 0.9, "{cpu}");
