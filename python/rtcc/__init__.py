@@ -290,9 +290,11 @@ def live(
     machine does not allow it, the run is refused, saying why, unless ``fallback``:
     then it runs on UDP without its TCP flows, named in ``summary["live"]["left_out"]``.
 
-    Live runs carry video flows with model encoders and bulk TCP flows; a scenario
-    with web-like or UDP cross traffic, a real codec or a reverse flow is refused
-    with a :class:`ScenarioError` naming the flow.
+    A real codec (``encoder = "vp8" | "h264"``) encodes on a thread of its own, fed by
+    a camera clock; ``summary["live"]["encoders"]`` gives its encode times and the
+    captures it could not take in time. Live runs carry video and bulk TCP flows; a
+    scenario with web-like or UDP cross traffic or a reverse flow is refused with a
+    :class:`ScenarioError` naming the flow.
     """
     from rtcc import media
     from rtcc.result import Result

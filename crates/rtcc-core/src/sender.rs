@@ -533,6 +533,12 @@ impl Sender {
     pub fn encoder(&self) -> &dyn FrameEncoder {
         self.encoder.as_ref()
     }
+    /// Puts `encoder` in the sender's place and returns the one it had: a
+    /// driver that encodes elsewhere (`external_frames`) takes the real one
+    /// to its own thread and leaves a stand-in that reports its rate.
+    pub fn replace_encoder(&mut self, encoder: Box<dyn FrameEncoder>) -> Box<dyn FrameEncoder> {
+        std::mem::replace(&mut self.encoder, encoder)
+    }
     pub fn resolution(&self) -> Resolution {
         self.resolution.current()
     }

@@ -1,5 +1,6 @@
 //! rtcc-net: rtcc on real sockets in real time.
 //!
+//! - [`camera`]: a real codec on a worker thread, fed by a camera clock.
 //! - [`clock`]: wall time enters at one boundary, a monotonic clock mapped
 //!   to rtcc's `Time`.
 //! - [`emulator`]: a bottleneck as a sans-IO object over datagram bytes,
@@ -17,6 +18,7 @@
 //!   namespaces of the run's own, so the kernel's traffic crosses it too.
 //! - [`tcp`]: a `kind = "tcp"` flow as the kernel's own TCP across it.
 
+pub mod camera;
 pub mod clock;
 pub mod emulator;
 pub mod live;

@@ -31,9 +31,11 @@
 //! `kind = "tcp"` flows as the kernel's own TCP ([`crate::tcp`]) beside
 //! the video flows, through the same queue.
 //!
-//! Not yet live: web-like and UDP cross traffic, reverse-direction flows
-//! and real codecs (an encoder on a worker thread). Scenarios with them are
-//! refused, naming the flow.
+//! A real codec (`encoder = "vp8" | "h264"`) encodes on a worker thread
+//! fed by a camera clock ([`crate::camera`]).
+//!
+//! Not yet live: web-like and UDP cross traffic and reverse-direction
+//! flows. Scenarios with them are refused, naming the flow.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
@@ -59,6 +61,7 @@ use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error, scenario_r
 use rtcc_sim::traffic::TrafficSpec;
 use rtcc_sim::{Scenario, ScenarioError};
 
+use crate::camera::{Camera, EncoderInfo};
 use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator, FateKind};
 use crate::stamp::Stamps;
@@ -134,6 +137,8 @@ pub struct LiveInfo {
     pub left_out: Vec<String>,
     /// The kernel's TCP flows (TUN form).
     pub tcp: Vec<TcpFlowInfo>,
+    /// The real encoders, each on a thread of its own.
+    pub encoders: Vec<EncoderInfo>,
     /// Packets the TUN devices gave that were neither IPv4 UDP nor TCP of
     /// the run (the namespaces' own IPv6 chatter), dropped.
     pub other_packets: u64,
@@ -189,6 +194,8 @@ fn io_error(scenario: &Scenario, e: io::Error) -> ScenarioError {
 struct LiveFlow {
     /// The flow's index in the scenario (the recorder's).
     at: usize,
+    /// A real codec's camera clock and encoder thread.
+    camera: Option<Camera>,
     send: Box<dyn SendEnd>,
     recv: Box<dyn RecvEnd>,
     egress: Egress,
@@ -297,15 +304,6 @@ pub fn run_live_with(
             }
             None => {}
         }
-        if spec.video.is_some() {
-            return Err(refuse(
-                &scenario,
-                i,
-                "video",
-                "live runs use model encoders: a real codec in real time needs its encoder on a worker thread, \
-                 which is not built yet",
-            ));
-        }
         if spec.direction == FlowDirection::Reverse {
             return Err(refuse(&scenario, i, "direction", "live runs carry forward flows only"));
         }
@@ -349,6 +347,10 @@ pub fn run_live_with(
         // The fallback: the video flows alone, the TCP flows named.
         left_out = scenario.flows.iter().filter(|f| f.traffic.is_some()).map(|f| f.name.clone()).collect();
         scenario.flows.retain(|f| f.traffic.is_none());
+    }
+    // A real codec encodes on a worker thread; its sender is fed frames.
+    for f in scenario.flows.iter_mut().filter(|f| f.video.is_some()) {
+        f.sender.external_frames = true;
     }
     let scenario = scenario;
     let seed = seed.unwrap_or(scenario.seed);
@@ -397,11 +399,17 @@ pub fn run_live_with(
             Path::Udp { emu_a, emu_b, addr_a, addr_b }
         }
     };
+    let waker = std::sync::Arc::new(mio::Waker::new(poll.registry(), Token(usize::MAX - 2)).map_err(io)?);
     let mut flows = Vec::new();
     let mut tcp = Vec::new();
     let mut slots = Vec::with_capacity(built.len());
     let (mut by_snd, mut by_rcv) = (HashMap::new(), HashMap::new());
-    for (i, (b, spec)) in built.into_iter().zip(&scenario.flows).enumerate() {
+    for (i, (mut b, spec)) in built.into_iter().zip(&scenario.flows).enumerate() {
+        if spec.video.is_some() {
+            // Decoding and scoring each frame (milliseconds) after the run,
+            // not in the loop.
+            b.frames.defer();
+        }
         recorder.add_flow(b.label, b.frames);
         if let Some(TrafficSpec::Tcp { cc, .. }) = &spec.traffic {
             let Path::Tun { pair } = &path else { unreachable!("TCP flows only on the TUN form") };
@@ -433,9 +441,17 @@ pub fn run_live_with(
         by_snd.insert(snd_addr, v);
         by_rcv.insert(rcv_addr, v);
         slots.push(Slot::Video(v));
+        let mut send = b.ends.send;
+        let camera = match (&spec.video, send.video_sender()) {
+            (Some(_), Some(sender)) => {
+                Some(Camera::start(i, sender, spec.sender.start, spec.ctx.frame_interval, waker.clone()))
+            }
+            _ => None,
+        };
         flows.push(LiveFlow {
             at: i,
-            send: b.ends.send,
+            camera,
+            send,
             recv: b.ends.recv,
             egress,
             ingress,
@@ -539,6 +555,12 @@ pub fn run_live_with(
         next_bin += scenario.bin;
     }
     for f in d.flows.iter_mut() {
+        if let Some(c) = &mut f.camera {
+            c.finish();
+            d.info.encoders.push(c.info.clone());
+        }
+    }
+    for f in d.flows.iter_mut() {
         let i = f.at;
         f.send.record_settled(i, t, true, &mut d.recorder);
         f.recv.record_settled(i, t, true, &mut d.recorder);
@@ -561,7 +583,10 @@ pub fn run_live_with(
             packets: f.seq,
         });
     }
-    let failed = |f: &LiveFlow| f.send.failure().or_else(|| f.wire_error.clone()).map(|e| (f.at, e));
+    let failed = |f: &LiveFlow| {
+        let codec = f.camera.as_ref().and_then(|c| c.failure.clone());
+        f.send.failure().or(codec).or_else(|| f.wire_error.clone()).map(|e| (f.at, e))
+    };
     if let Some((i, e)) = d.flows.iter().find_map(failed).or(tcp_error) {
         return Err(ScenarioError {
             source_name: scenario.source.clone(),
@@ -1010,6 +1035,14 @@ impl Driver {
             let now = clock.now();
             let f = &mut self.flows[v];
             let i = f.at;
+            if let Some(c) = &mut f.camera {
+                let sender = f.send.video_sender().expect("a camera feeds a video sender");
+                c.collect(now, sender);
+                if let Some(t) = c.poll_timeout().filter(|&t| t <= now) {
+                    self.late.note(t, now);
+                    c.handle_timeout(now, sender);
+                }
+            }
             if let Some(t) = f.send.poll_timeout().filter(|&t| t <= now) {
                 self.events += 1;
                 f.send.handle_timeout(now);
@@ -1055,7 +1088,13 @@ impl Driver {
     /// The earliest deadline of the emulator, the ends and the TCP flows'
     /// starts and stops.
     fn deadline(&self) -> Time {
-        let ends = self.flows.iter().flat_map(|f| [f.send.poll_timeout(), f.recv.poll_timeout()]).flatten();
+        let ends = self
+            .flows
+            .iter()
+            .flat_map(|f| {
+                [f.send.poll_timeout(), f.recv.poll_timeout(), f.camera.as_ref().and_then(Camera::poll_timeout)]
+            })
+            .flatten();
         let tcp = self.tcp.iter().filter_map(|t| match (t.k.started, t.k.stopped) {
             (false, _) => Some(t.start),
             (true, false) => t.stop,

@@ -62,11 +62,47 @@ fn what_live_cannot_carry_yet_is_refused_by_flow() {
     let e = run_live(Scenario::parse(&web, "w.toml").unwrap(), None, &mut || false).err().expect("refused");
     assert_eq!(e.field, "flow[1].kind");
     assert!(e.reason.contains("web"), "{e}");
-    let vp8 = CALL.replace("encoder = \"ideal\"", "encoder = \"vp8\"");
-    if let Ok(sc) = Scenario::parse(&vp8, "v.toml") {
-        let e = run_live(sc, None, &mut || false).err().expect("refused");
-        assert_eq!(e.field, "flow[0].video");
+    let rev = CALL
+        .replace("encoder = \"ideal\"\n", "encoder = \"ideal\"\ndirection = \"reverse\"\n")
+        .replace("queue = \"100ms\"\n", "queue = \"100ms\"\nreverse_capacity = \"3Mbps\"\n");
+    let e = run_live(Scenario::parse(&rev, "r.toml").unwrap(), None, &mut || false).err().expect("refused");
+    assert_eq!(e.field, "flow[0].direction");
+}
+
+/// A real VP8 encoder in real time, on a thread of its own: every capture
+/// encoded, the pictures decoded and scored (after the run), and the
+/// quality the simulator measures for the same call.
+#[test]
+fn a_real_codec_encodes_live_on_its_own_thread() {
+    if let Err(e) = rtcc_video::codec::Codec::Vp8.available() {
+        if std::env::var("RTCC_REQUIRE_CODECS").as_deref() == Ok("1") {
+            panic!("{e}");
+        }
+        eprintln!("skipped: {e}");
+        return;
     }
+    let text =
+        CALL.replace("encoder = \"ideal\"", "encoder = \"vp8\"\nresolution = \"360p\"\ncontent = \"talking-head\"");
+    let sim = rtcc_sim::run_text(&text, "vp8.toml", None).unwrap();
+    let live =
+        run_live(Scenario::parse(&text, "vp8.toml").unwrap(), None, &mut || false).unwrap_or_else(|e| panic!("{e}"));
+    let (s, l) = (&sim.summary.flows[0], &live.output.summary.flows[0]);
+    let enc = &live.live.encoders;
+    eprintln!("sim {s:?}\nlive {l:?}\n{enc:?}");
+    assert_eq!(enc.len(), 1);
+    assert_eq!((enc[0].flow, enc[0].codec.as_str()), (0, "vp8"));
+    // 5 s at 30 fps: every capture reached the encoder or was counted.
+    assert!(enc[0].encoded + enc[0].overruns >= 145, "{enc:?}");
+    assert!(enc[0].encode_ms.is_some_and(|m| m[0] > 0.0));
+    assert_eq!((l.quality_source.as_str(), l.decode_errors), ("decoded", 0));
+    assert!(
+        l.frames_displayed as f64 >= 0.9 * s.frames_displayed as f64,
+        "{} vs {}",
+        l.frames_displayed,
+        s.frames_displayed
+    );
+    let (sp, lp) = (s.psnr_db_mean.unwrap(), l.psnr_db_mean.unwrap());
+    assert!((sp - lp).abs() < 1.5, "PSNR sim {sp} dB, live {lp} dB");
 }
 
 /// A stop request ends the run where it is, with results up to there.

@@ -84,7 +84,18 @@ pub struct FrameLog {
     /// Skipped captures waiting for the next encoded frame to settle: they
     /// take the display time it or a later frame is shown at.
     pending: Vec<(usize, SentFrame)>,
+    /// With `defer`: frames settled but not yet folded (a real codec's
+    /// decode and scoring wait for `finish`), and their payload bytes.
+    deferred: Option<Vec<Deferred>>,
+    deferred_bytes: u64,
 }
+
+/// A frame's `settle` arguments, kept until the frames are folded.
+type Deferred = (usize, SentFrame, RecvFrame, Option<Time>, bool);
+
+/// Payload bytes deferred frames may hold before they are folded at once
+/// (a run hours long would otherwise keep every frame it received).
+const DEFER_BYTES: u64 = 256 << 20;
 
 fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
     match (a, b) {
@@ -102,6 +113,14 @@ impl FrameLog {
         stop: Option<Time>,
     ) -> Self {
         FrameLog { rows: keep_rows.then(FrameCols::default), model, frame_interval, real, stop, ..Default::default() }
+    }
+
+    /// Fold frames when the run ends (or every `DEFER_BYTES` of payload)
+    /// instead of as they settle: a real-time driver keeps a real codec's
+    /// decoding and scoring (milliseconds a frame) out of its loop. The
+    /// results are the same; only when the work is done moves.
+    pub fn defer(&mut self) {
+        self.deferred = Some(Vec::new());
     }
 
     /// Whether quality comes from decoded pictures.
@@ -178,6 +197,27 @@ impl FrameLog {
     /// received, its latency runs to the display of the next frame shown,
     /// so it waits for the next encoded frame's fate.
     pub fn settle(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
+        if let Some(q) = &mut self.deferred {
+            q.push((flow, *s, r.clone(), next, at_end));
+            self.deferred_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
+            if self.deferred_bytes > DEFER_BYTES {
+                self.fold_deferred();
+            }
+            return;
+        }
+        self.settle_now(flow, s, r, next, at_end);
+    }
+
+    /// Every deferred frame, folded in the order it settled.
+    fn fold_deferred(&mut self) {
+        let Some(q) = self.deferred.replace(Vec::new()) else { return };
+        self.deferred_bytes = 0;
+        for (flow, s, r, next, at_end) in q {
+            self.settle_now(flow, &s, &r, next, at_end);
+        }
+    }
+
+    fn settle_now(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
         if s.skipped {
             self.pending.push((flow, *s));
             return;
@@ -286,6 +326,8 @@ impl FrameLog {
     /// The call ended at `now`: the screen of a flow that stopped early is
     /// not watched after its stop.
     pub fn finish(&mut self, now: Time) {
+        self.fold_deferred();
+        self.deferred = None;
         // Skipped at the end with nothing shown after them: no latency.
         for (f, k) in std::mem::take(&mut self.pending) {
             self.fold(f, &k, &RecvFrame::default(), None, true);
@@ -428,5 +470,58 @@ mod tests {
         assert!(received_ready(&waiting, Some(t(1.0)), None, t(31.0)));
         // No capture known (nothing of it came, nothing after it): it waits.
         assert!(!received_ready(&RecvFrame::default(), None, Some(t(1.2)), t(1e6)));
+    }
+
+    /// Folding deferred to `finish` gives what folding as frames settle
+    /// gives: the same rows, sums and histograms.
+    #[test]
+    fn deferred_folding_is_the_same_folding() {
+        let t = Time::from_millis;
+        let fi = Duration::from_millis(33);
+        let run = |defer: bool| {
+            let mut log = FrameLog::new(true, QualityModel::default(), fi, None, None);
+            if defer {
+                log.defer();
+            }
+            for k in 0..30i64 {
+                let capture = t(33 * k);
+                let skipped = k % 7 == 3;
+                let s = SentFrame {
+                    frame: if skipped { NO_FRAME } else { k as u32 },
+                    capture,
+                    size: rtcc_core::units::DataSize::from_bytes(3_000 + 100 * k as u64),
+                    key: k == 0,
+                    packets: 3,
+                    target: rtcc_core::units::DataRate::from_kbps(800),
+                    resolution: rtcc_core::resolution::Resolution::R360,
+                    first_sent: Some(capture + Duration::from_millis(2)),
+                    last_sent: Some(capture + Duration::from_millis(9)),
+                    skipped,
+                    media_sent: 3,
+                };
+                // Every fifth frame lost; the others shown 60 ms on.
+                let r = match k % 5 == 4 {
+                    true => RecvFrame::default(),
+                    false => RecvFrame {
+                        complete: Some(capture + Duration::from_millis(50)),
+                        display: Some(capture + Duration::from_millis(60)),
+                        jitter_buffer: Some(Duration::from_millis(10)),
+                        ..RecvFrame::default()
+                    },
+                };
+                let next = Some(capture + Duration::from_millis(93));
+                log.settle(0, &s, &r, next, false);
+            }
+            log.finish(t(1_100));
+            let mut rows = FrameCols::default();
+            log.take_rows(&mut rows);
+            (format!("{:?}", (log.counts, log.quality_mean(), log.viewer_mean(), log.settled())), rows.psnr, rows.latency)
+        };
+        let (a, b) = (run(false), run(true));
+        assert_eq!(a.0, b.0);
+        assert_eq!(a.1.len(), 30);
+        // Bit for bit (NaN where a frame has none).
+        let bits = |v: &Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!((bits(&a.1), bits(&a.2)), (bits(&b.1), bits(&b.2)));
     }
 }

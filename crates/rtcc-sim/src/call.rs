@@ -179,6 +179,9 @@ impl VideoSendEnd {
 }
 
 impl SendEnd for VideoSendEnd {
+    fn video_sender(&mut self) -> Option<&mut Sender> {
+        Some(&mut self.sender)
+    }
     fn poll_timeout(&self) -> Option<Time> {
         self.sender.poll_timeout()
     }

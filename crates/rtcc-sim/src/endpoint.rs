@@ -110,6 +110,11 @@ pub trait SendEnd: Send {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// A video call's sender, for a driver that feeds it frames from
+    /// outside (`SenderConfig::external_frames`); None for other ends.
+    fn video_sender(&mut self) -> Option<&mut rtcc_core::sender::Sender> {
+        None
+    }
 }
 
 /// A flow's receiving end as the simulator drives it.
