@@ -273,7 +273,7 @@ def live(
     bottleneck: str = "auto",
     fallback: bool = False,
 ) -> Result:
-    """Run one scenario live: each video flow's ends on UDP sockets on loopback, in
+    """Run one scenario live: each flow's ends on UDP sockets of their own, in
     real time (the scenario's duration of wall time), through rtcc's emulated
     bottleneck (the scenario's ``[link]``, the simulator's own link, queue, trace and
     path objects). The result is the same as :func:`simulate`'s, with
@@ -292,8 +292,8 @@ def live(
 
     A real codec (``encoder = "vp8" | "h264"``) encodes on a thread of its own, fed by
     a camera clock; ``summary["live"]["encoders"]`` gives its encode times and the
-    captures it could not take in time. Live runs carry video and bulk TCP flows; a
-    scenario with web-like or UDP cross traffic or a reverse flow is refused with a
+    captures it could not take in time. Live runs carry video, bulk TCP and UDP flows;
+    a scenario with web-like cross traffic or a reverse flow is refused with a
     :class:`ScenarioError` naming the flow.
     """
     from rtcc import media

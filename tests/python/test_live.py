@@ -37,7 +37,7 @@ def test_live_gives_a_result_like_simulate_with_what_only_live_knows():
     assert info["mode"] == "live" and info["interrupted"] is False
     assert (info["socket_drops"], info["undecodable"], info["refused"]) == (0, 0, 0)
     assert info["wall_s"] >= 3.0 and len(info["late_us"]) == 3
-    assert info["timestamps"] == "kernel" and info["kernel_stamped"] > 0
+    assert info["timestamps"] == "kernel" and info["kernel_stamped"] > 10 * info["kernel_clamped"]
     # Real bytes: each forward datagram is its RTP payload plus header and extensions.
     fwd = info["forward"]
     # All but what was still on the way when the run ended.
@@ -78,10 +78,10 @@ def test_live_refuses_what_it_cannot_carry_naming_the_flow(capsys, tmp_path: Pat
     code = cli.main(["live", str(path), "-q", "--bottleneck", "udp"])
     err = capsys.readouterr().err
     assert code == 2 and "flow[1].kind" in err and "TUN" in err and "Traceback" not in err
-    path.write_text(CALL + '[[flow]]\nkind = "udp"\nrate = "100kbps"\n')
+    path.write_text(CALL + '[[flow]]\nkind = "web"\ncc = "cubic"\n')
     code = cli.main(["live", str(path), "-q"])
     err = capsys.readouterr().err
-    assert code == 2 and "flow[1].kind" in err and "udp flow" in err
+    assert code == 2 and "flow[1].kind" in err and "web flow" in err
 
 
 TCP = CALL.replace('duration = "3s"', 'duration = "5s"') + """[[flow]]

@@ -34,8 +34,11 @@
 //! A real codec (`encoder = "vp8" | "h264"`) encodes on a worker thread
 //! fed by a camera clock ([`crate::camera`]).
 //!
-//! Not yet live: web-like and UDP cross traffic and reverse-direction
-//! flows. Scenarios with them are refused, naming the flow.
+//! A `kind = "udp"` flow's ends are the simulator's, on UDP sockets of
+//! their own as a video flow's, each packet a datagram of its size.
+//!
+//! Not yet live: web-like cross traffic and reverse-direction flows.
+//! Scenarios with them are refused, naming the flow.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
@@ -50,6 +53,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use rtcc_core::datagram::{Egress, Ingress};
 use rtcc_core::feedback::{ReceiverReport, ReportFormat};
+use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
 use rtcc_core::units::{DataSize, Duration, Time};
 use rtcc_sim::call::wire_codec;
@@ -146,8 +150,11 @@ pub struct LiveInfo {
     /// kernel queued each datagram on its socket), "user" (stamped in user
     /// space when read) or "mixed"; TUN reads are not counted.
     pub timestamps: &'static str,
-    /// Datagrams whose receive time is the kernel's.
+    /// Datagrams whose receive time is the kernel's, and of those the ones
+    /// moved later to the time their end (or the emulator) had already
+    /// been given, to keep its clock going forward (by less than a turn).
     pub kernel_stamped: u64,
+    pub kernel_clamped: u64,
     /// How late the ends and the emulator were served after their
     /// deadlines, in µs: median, 99th percentile, maximum.
     pub late_us: Option<[i64; 3]>,
@@ -196,10 +203,12 @@ struct LiveFlow {
     at: usize,
     /// A real codec's camera clock and encoder thread.
     camera: Option<Camera>,
+    /// The latest time each end was given (their clocks only go forward).
+    send_last: Time,
+    recv_last: Time,
     send: Box<dyn SendEnd>,
     recv: Box<dyn RecvEnd>,
-    egress: Egress,
-    ingress: Ingress,
+    codec: Codec,
     format: ReportFormat,
     flow: u16,
     snd: UdpSocket,
@@ -294,12 +303,13 @@ pub fn run_live_with(
                     ));
                 }
             }
+            Some(TrafficSpec::Udp(_)) => {}
             Some(t) => {
                 return Err(refuse(
                     &scenario,
                     i,
                     "kind",
-                    &format!("live runs carry video and bulk TCP flows; a {} flow is not built yet", t.kind()),
+                    &format!("live runs carry video, bulk TCP and UDP flows; a {} flow is not built yet", t.kind()),
                 ));
             }
             None => {}
@@ -317,22 +327,26 @@ pub fn run_live_with(
     let mut left_out = Vec::new();
     let pair = match want_tun {
         false => None,
-        true => {
-            match TunPair::new() {
-                Ok(p) => Some(p),
-                Err(reason) if options.fallback => {
-                    fallback_reason = Some(reason);
-                    None
-                }
-                Err(reason) => {
-                    return Err(ScenarioError {
+        true => match TunPair::new() {
+            Ok(p) => Some(p),
+            Err(e) if options.fallback && e.unavailable => {
+                fallback_reason = Some(e.reason);
+                None
+            }
+            Err(e) => {
+                let reason = e.reason;
+                return Err(ScenarioError {
                     source_name: scenario.source.clone(),
                     field: "live".into(),
-                    reason: format!("{reason}; run with the UDP bottleneck and without the TCP flows by asking for the fallback"),
+                    reason: match has_tcp {
+                        true => {
+                            format!("{reason}; ask for the fallback to run on the UDP bottleneck without the TCP flows")
+                        }
+                        false => format!("{reason}; the UDP bottleneck needs no privilege"),
+                    },
                 });
-                }
             }
-        }
+        },
     };
     if pair.is_none() && has_tcp {
         if fallback_reason.is_none() {
@@ -413,7 +427,7 @@ pub fn run_live_with(
         recorder.add_flow(b.label, b.frames);
         if let Some(TrafficSpec::Tcp { cc, .. }) = &spec.traffic {
             let Path::Tun { pair } = &path else { unreachable!("TCP flows only on the TUN form") };
-            let k = KernelTcp::new(i, &pair.a, &pair.b, cc).map_err(|e| refuse(&scenario, i, "cc", &e.to_string()))?;
+            let k = KernelTcp::new(i, &pair.a, &pair.b, cc).map_err(|(field, e)| refuse(&scenario, i, field, &e))?;
             slots.push(Slot::Tcp);
             tcp.push(LiveTcp {
                 at: i,
@@ -426,7 +440,13 @@ pub fn run_live_with(
             });
             continue;
         }
-        let (egress, ingress) = wire_codec(spec, b.seed);
+        let codec = match &spec.traffic {
+            Some(TrafficSpec::Udp(_)) => Codec::Udp,
+            _ => {
+                let (egress, ingress) = wire_codec(spec, b.seed);
+                Codec::Rtp(egress, ingress)
+            }
+        };
         let v = flows.len();
         let ((snd, snd_addr), (rcv, rcv_addr)) = match &path {
             Path::Udp { .. } => {
@@ -451,10 +471,11 @@ pub fn run_live_with(
         flows.push(LiveFlow {
             at: i,
             camera,
+            send_last: Time::ZERO,
+            recv_last: Time::ZERO,
             send,
             recv: b.ends.recv,
-            egress,
-            ingress,
+            codec,
             format: spec.receiver.report_format,
             flow: spec.sender.flow,
             snd,
@@ -496,7 +517,7 @@ pub fn run_live_with(
         late: Lateness::default(),
         events: 0,
         stamps: Stamps::default(),
-        served: Time::ZERO,
+        emu_last: Time::ZERO,
     };
     // The kernel turns receive stamping on with a deferred work item; until
     // it has, datagrams are stamped when read.
@@ -598,6 +619,7 @@ pub fn run_live_with(
     d.info.late_us = d.late.percentiles();
     d.info.timestamps = d.stamps.source();
     d.info.kernel_stamped = d.stamps.kernel;
+    d.info.kernel_clamped = d.stamps.clamped;
     d.info.load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()));
@@ -611,6 +633,42 @@ pub fn run_live_with(
     d.info.header_overhead_bytes = d.emulator.header_overhead.bytes();
     let output = d.recorder.output(&RunInfo { scenario: scenario.name.clone(), seed, end: t, wall, events: d.events });
     Ok(LiveRun { output, live: d.info })
+}
+
+/// How a flow's packets become datagrams and back.
+enum Codec {
+    /// RTP and RTCP (`rtcc_core::datagram`), as `[wire] datagrams` builds it.
+    Rtp(Egress, Ingress),
+    /// A UDP flow's packet: its number (8 bytes, big-endian) and zeros, so
+    /// the datagram's IP packet is the packet's size (the simulator counts
+    /// a UDP packet whole: IPv4 and UDP headers included).
+    Udp,
+}
+
+impl Codec {
+    fn encode(&mut self, env: &Envelope) -> Result<Vec<u8>, String> {
+        match self {
+            Codec::Rtp(e, _) => e.encode(&env.packet).map_err(|e| e.to_string()),
+            Codec::Udp => {
+                let overhead = crate::emulator::IPV4_UDP_OVERHEAD.bytes() as usize;
+                let len = (env.packet.size.bytes() as usize).saturating_sub(overhead).max(8);
+                let mut b = vec![0u8; len];
+                b[..8].copy_from_slice(&env.seq.to_be_bytes());
+                Ok(b)
+            }
+        }
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<Packet, String> {
+        match self {
+            Codec::Rtp(_, i) => i.decode(bytes).map_err(|e| e.to_string()),
+            Codec::Udp if bytes.len() >= 8 => {
+                let size = DataSize::from_bytes(bytes.len() as u64) + crate::emulator::IPV4_UDP_OVERHEAD;
+                Ok(Packet { kind: rtcc_core::packet::PacketKind::Data, size, ..Packet::default() })
+            }
+            Codec::Udp => Err(format!("{} bytes: shorter than a UDP flow's packet number", bytes.len())),
+        }
+    }
 }
 
 /// A kernel TCP flow in the driver.
@@ -642,8 +700,8 @@ impl LiveTcp {
         if with_state && self.info.is_some() {
             s.cwnd = Some(DataSize::from_bytes(i.cwnd_bytes));
             s.in_flight = Some(DataSize::from_bytes(i.in_flight_bytes));
-            s.srtt = Some(Duration::from_micros(i.srtt_us as i64));
-            s.pacing = Some(rtcc_core::units::DataRate::from_bps(i.pacing_rate_bps));
+            s.srtt = i.srtt_us.map(|r| Duration::from_micros(r as i64));
+            s.pacing = i.pacing_rate_bps.map(rtcc_core::units::DataRate::from_bps);
         }
         s
     }
@@ -670,16 +728,23 @@ struct Driver {
     events: u64,
     /// Receive times: kernel stamps and reads without one.
     stamps: Stamps,
-    /// The latest time `serve` gave the ends and the emulator.
-    served: Time,
+    /// The latest time the emulator was given (its clock only goes
+    /// forward).
+    emu_last: Time,
 }
 
 impl Driver {
     /// When a datagram read now arrived: its kernel stamp, but never
-    /// before the last time the loop gave anything (an end or the
-    /// emulator), whose clocks only go forward.
-    fn arrival(&mut self, clock: &WallClock, stamp: Option<i128>) -> Time {
-        self.stamps.at(clock, stamp).max(self.served)
+    /// before `last`, the latest time its consumer (an end, the emulator)
+    /// was given, whose clock only goes forward. One process sends every
+    /// datagram during its own turns, so a stamp falls inside a turn and a
+    /// clamp moves it by less than one.
+    fn arrival(&mut self, clock: &WallClock, stamp: Option<i128>, last: Time) -> Time {
+        let t = self.stamps.at(clock, stamp);
+        if t < last {
+            self.stamps.clamped += 1;
+        }
+        t.max(last)
     }
 
     fn tag(&mut self) -> u64 {
@@ -786,7 +851,8 @@ impl Driver {
                 // The emulator's sending side: data from the sending ends.
                 let mut reads = 0;
                 while let Some((n, from, stamp)) = self.read_emu(true, buf, &mut reads, &mut more) {
-                    let now = self.arrival(clock, stamp);
+                    let now = self.arrival(clock, stamp, self.emu_last);
+                    self.emu_last = now;
                     match self.by_snd.get(&from) {
                         Some(&v) => self.data_in(now, v, &buf[..n], buf[..n].to_vec()),
                         None => self.info.refused += 1,
@@ -795,7 +861,8 @@ impl Driver {
                 // The emulator's receiving side: reports from the receiving ends.
                 let mut reads = 0;
                 while let Some((n, from, stamp)) = self.read_emu(false, buf, &mut reads, &mut more) {
-                    let now = self.arrival(clock, stamp);
+                    let now = self.arrival(clock, stamp, self.emu_last);
+                    self.emu_last = now;
                     match self.by_rcv.get(&from) {
                         Some(&v) => self.report_in(now, v, n, buf[..n].to_vec()),
                         None => self.info.refused += 1,
@@ -806,7 +873,9 @@ impl Driver {
                 for dir in [Direction::Forward, Direction::Reverse] {
                     let mut reads = 0;
                     while let Some(n) = self.read_tun(dir, buf, &mut reads, &mut more) {
-                        self.packet_in(clock.now(), dir, &buf[..n]);
+                        let now = clock.now().max(self.emu_last);
+                        self.emu_last = now;
+                        self.packet_in(now, dir, &buf[..n]);
                     }
                 }
             }
@@ -816,7 +885,8 @@ impl Driver {
             // Data (and the sender's RTCP) at the receiving end.
             let mut reads = 0;
             while let Some((n, from, stamp)) = recv(&self.flows[v].rcv, buf, &mut reads, &mut more) {
-                let now = self.arrival(clock, stamp);
+                let now = self.arrival(clock, stamp, self.flows[v].recv_last);
+                self.flows[v].recv_last = now;
                 let f = &mut self.flows[v];
                 if from != f.report_to {
                     self.info.refused += 1;
@@ -833,7 +903,7 @@ impl Driver {
                     Some(env) => rec.record(i, Event::PacketArrived { at: now, packet: env }),
                     None => self.info.unmatched += 1,
                 }
-                let packet = match f.ingress.decode(&buf[..n]) {
+                let packet = match f.codec.decode(&buf[..n]) {
                     Ok(p) => p,
                     Err(_) => {
                         self.info.undecodable += 1;
@@ -846,7 +916,8 @@ impl Driver {
             // Reports at the sending end.
             let mut reads = 0;
             while let Some((n, from, stamp)) = recv(&self.flows[v].snd, buf, &mut reads, &mut more) {
-                let now = self.arrival(clock, stamp);
+                let now = self.arrival(clock, stamp, self.flows[v].send_last);
+                self.flows[v].send_last = now;
                 let f = &mut self.flows[v];
                 if from != f.data_to {
                     self.info.refused += 1;
@@ -965,75 +1036,30 @@ impl Driver {
         }
     }
 
-    /// Serves everything due: the emulator's deliveries, the kernel TCP
-    /// flows' starts and stops, then each video flow's ends, handing over
-    /// every datagram they give.
+    /// Serves everything due: the kernel TCP flows' starts and stops, each
+    /// flow's ends, handing over every datagram they give, then the
+    /// emulator's deliveries.
     fn serve(&mut self, clock: &WallClock) {
-        let now = clock.now();
-        if let Some(t) = self.emulator.poll_timeout().filter(|&t| t <= now) {
-            self.late.note(t, now);
-        }
-        while let Some(o) = self.emulator.poll_output(now) {
-            self.record_fates();
-            let tun = matches!(self.path, Path::Tun { .. });
-            match self.slots[o.peer as usize] {
-                Slot::Video(v) => {
-                    // What the receiving socket will read: the UDP payload.
-                    let payload = match tun {
-                        true => parse_ipv4(&o.bytes).map_or(&o.bytes[..0], |ip| &o.bytes[ip.payload]),
-                        false => &o.bytes[..],
-                    };
-                    let h = hash(payload);
-                    let (to, back) = (self.flows[v].rcv_addr, self.flows[v].snd_addr);
-                    match o.dir {
-                        Direction::Forward => {
-                            let Some(env) = self.inflight.remove(&o.tag) else { continue };
-                            if self.emit(o.dir, to, &o.bytes) {
-                                self.flows[v].delivered.push_back((h, env));
-                            } else {
-                                self.info.socket_drops += 1;
-                            }
-                        }
-                        Direction::Reverse => {
-                            self.report_sizes.remove(&o.tag);
-                            if self.emit(o.dir, back, &o.bytes) {
-                                self.flows[v].reports.push_back(h);
-                            } else {
-                                self.info.socket_drops += 1;
-                            }
-                        }
-                    }
-                }
-                Slot::Tcp => {
-                    let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
-                    let tracked = o.tag & UNTRACKED == 0 && o.dir == Direction::Forward;
-                    let env = if tracked { self.inflight.remove(&o.tag) } else { None };
-                    if !self.emit(o.dir, any, &o.bytes) {
-                        self.info.socket_drops += 1;
-                        continue;
-                    }
-                    // Written into the receiving namespace: the kernel has it.
-                    if let Some(env) = env {
-                        self.recorder.record(o.peer as usize, Event::PacketArrived { at: now, packet: &env });
-                    }
-                }
-            }
-        }
-        self.record_fates();
+        let now = clock.now().max(self.emu_last);
+        self.emu_last = now;
         for t in self.tcp.iter_mut() {
             if !t.k.started && now >= t.start {
                 t.k.start(t.at);
             }
             if !t.k.stopped && t.stop.is_some_and(|s| now >= s) {
                 t.info = t.k.info().or(t.info);
-                if let Some(e) = t.k.finish() {
-                    t.k.error = Some(e);
-                }
+                t.k.stop();
+            }
+            // An end that ended on its own met an error: the run ends on it.
+            if t.k.ended_early() {
+                let e = t.k.finish();
+                t.k.error = Some(e.unwrap_or_else(|| "an end of the connection closed".into()));
             }
         }
         for v in 0..self.flows.len() {
-            let now = clock.now();
             let f = &mut self.flows[v];
+            let now = clock.now().max(f.send_last).max(f.recv_last);
+            (f.send_last, f.recv_last) = (now, now);
             let i = f.at;
             if let Some(c) = &mut f.camera {
                 let sender = f.send.video_sender().expect("a camera feeds a video sender");
@@ -1051,7 +1077,7 @@ impl Driver {
             while let Some(env) = f.send.poll_transmit(now) {
                 self.events += 1;
                 self.recorder.record(i, Event::PacketSent(&env));
-                let bytes = match f.egress.encode(&env.packet) {
+                let bytes = match f.codec.encode(&env) {
                     Ok(b) => b,
                     Err(e) => {
                         // No datagram form: it never leaves, and the run
@@ -1082,7 +1108,71 @@ impl Driver {
                 }
             }
         }
-        self.served = clock.now();
+        self.deliver(now);
+    }
+
+    /// What the emulator delivers by `now`, handed out of the bottleneck.
+    /// Last in a turn, after the ends were given their time: the kernel
+    /// then stamps each datagram later than its end's clock, and the stamp
+    /// stands (`arrival`).
+    fn deliver(&mut self, now: Time) {
+        if let Some(t) = self.emulator.poll_timeout().filter(|&t| t <= now) {
+            self.late.note(t, now);
+        }
+        while let Some(o) = self.emulator.poll_output(now) {
+            self.record_fates();
+            let tun = matches!(self.path, Path::Tun { .. });
+            match self.slots[o.peer as usize] {
+                Slot::Video(v) => {
+                    // What the receiving socket will read: the UDP payload.
+                    let payload = match tun {
+                        true => parse_ipv4(&o.bytes).map_or(&o.bytes[..0], |ip| &o.bytes[ip.payload]),
+                        false => &o.bytes[..],
+                    };
+                    let h = hash(payload);
+                    let (to, back) = (self.flows[v].rcv_addr, self.flows[v].snd_addr);
+                    match o.dir {
+                        Direction::Forward => {
+                            let Some(env) = self.inflight.remove(&o.tag) else { continue };
+                            if self.emit(o.dir, to, &o.bytes) {
+                                self.flows[v].delivered.push_back((h, env));
+                            } else {
+                                self.info.socket_drops += 1;
+                                let ev = Event::PacketDropped { seq: env.seq, frame: env.frame, kind: env.kind };
+                                self.recorder.record(o.peer as usize, ev);
+                            }
+                        }
+                        Direction::Reverse => {
+                            self.report_sizes.remove(&o.tag);
+                            if self.emit(o.dir, back, &o.bytes) {
+                                self.flows[v].reports.push_back(h);
+                            } else {
+                                self.info.socket_drops += 1;
+                                self.recorder.record(o.peer as usize, Event::ReportLost);
+                            }
+                        }
+                    }
+                }
+                Slot::Tcp => {
+                    let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
+                    let tracked = o.tag & UNTRACKED == 0 && o.dir == Direction::Forward;
+                    let env = if tracked { self.inflight.remove(&o.tag) } else { None };
+                    if !self.emit(o.dir, any, &o.bytes) {
+                        self.info.socket_drops += 1;
+                        if let Some(env) = env {
+                            let ev = Event::PacketDropped { seq: env.seq, frame: env.frame, kind: env.kind };
+                            self.recorder.record(o.peer as usize, ev);
+                        }
+                        continue;
+                    }
+                    // Written into the receiving namespace: the kernel has it.
+                    if let Some(env) = env {
+                        self.recorder.record(o.peer as usize, Event::PacketArrived { at: now, packet: &env });
+                    }
+                }
+            }
+        }
+        self.record_fates();
     }
 
     /// The earliest deadline of the emulator, the ends and the TCP flows'

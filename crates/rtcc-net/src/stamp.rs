@@ -51,7 +51,12 @@ pub fn recv_from(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Op
             libc::AF_INET6 => {
                 let a = &*(&addr as *const _ as *const libc::sockaddr_in6);
                 let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
-                SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(a.sin6_port), a.sin6_flowinfo, a.sin6_scope_id))
+                SocketAddr::V6(SocketAddrV6::new(
+                    ip,
+                    u16::from_be(a.sin6_port),
+                    u32::from_be(a.sin6_flowinfo),
+                    a.sin6_scope_id,
+                ))
             }
             _ => SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
         };
@@ -73,6 +78,8 @@ pub fn recv_from(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Op
 pub struct Stamps {
     pub kernel: u64,
     pub user: u64,
+    /// Kernel stamps a driver moved later (its own rule; see `live`).
+    pub clamped: u64,
 }
 
 impl Stamps {

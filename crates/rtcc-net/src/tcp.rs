@@ -71,6 +71,20 @@ fn bind(fd: RawFd, a: SocketAddrV4) -> io::Result<()> {
     .map(drop)
 }
 
+/// Segments of Ethernet's MSS (1460 B, 1448 B of data with timestamps),
+/// whatever the devices' MTU: set on both sockets before the handshake, it
+/// is also the MSS each announces (tcp(7) TCP_MAXSEG).
+const MSS: libc::c_int = 1460;
+
+fn maxseg(fd: RawFd) -> io::Result<()> {
+    // SAFETY: an int option.
+    check(
+        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &MSS as *const _ as *const _, 4) },
+        "TCP_MAXSEG",
+    )
+    .map(drop)
+}
+
 /// Sets the socket's congestion control and reads back what it got.
 fn congestion(fd: RawFd, name: &str) -> io::Result<String> {
     // SAFETY: the name's bytes and length.
@@ -120,10 +134,12 @@ pub struct TcpInfo {
     pub mss: u64,
     pub cwnd_bytes: u64,
     pub in_flight_bytes: u64,
-    /// Smoothed RTT and the minimum seen, in µs.
-    pub srtt_us: u64,
-    pub min_rtt_us: u64,
-    pub pacing_rate_bps: u64,
+    /// Smoothed RTT and the minimum seen, in µs (None before the first
+    /// sample: the kernel says 0 and ~0).
+    pub srtt_us: Option<u64>,
+    pub min_rtt_us: Option<u64>,
+    /// None while the kernel has set none (it says ~0: unlimited).
+    pub pacing_rate_bps: Option<u64>,
     /// Segments sent again over the connection's life.
     pub total_retrans: u64,
     /// Retransmission timeouts (`tcpi_total_rto`, Linux ≥ 6.7); None when
@@ -132,13 +148,16 @@ pub struct TcpInfo {
     pub bytes_acked: u64,
 }
 
+/// `TCP_INFO` of an established connection (`tcpi_state`
+/// TCP_ESTABLISHED); None before, after or if the kernel will not say.
 fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
     let mut b = [0u8; 256];
     let mut len = b.len() as libc::socklen_t;
     // SAFETY: a buffer of `len` bytes; the kernel writes at most that.
     let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, b.as_mut_ptr() as *mut _, &mut len) };
     let len = len as usize;
-    if r != 0 || len < 128 {
+    // tcpi_state (include/net/tcp_states.h): 1 is TCP_ESTABLISHED.
+    if r != 0 || len < 128 || b[0] != 1 {
         return None;
     }
     let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().expect("4 bytes")) as u64;
@@ -151,9 +170,9 @@ fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         mss,
         cwnd_bytes: u32_at(80) * mss,
         in_flight_bytes: flight * mss,
-        srtt_us: u32_at(68),
-        min_rtt_us: if len >= 152 { u32_at(148) } else { 0 },
-        pacing_rate_bps: u64_at(104).saturating_mul(8),
+        srtt_us: Some(u32_at(68)).filter(|&r| r > 0),
+        min_rtt_us: Some(u32_at(148)).filter(|&r| len >= 152 && r > 0 && r != u32::MAX as u64),
+        pacing_rate_bps: Some(u64_at(104)).filter(|&r| r > 0 && r != u64::MAX).map(|r| r.saturating_mul(8)),
         total_retrans: u32_at(100),
         total_rto: (len >= 242).then(|| u16_at(240)),
         bytes_acked: u64_at(120),
@@ -182,18 +201,22 @@ impl KernelTcp {
     /// Both sockets made and bound (not yet connected): the receiver's
     /// listening in `b`, the sender's in `a` with `cc`. An error names
     /// what the kernel refused.
-    pub fn new(i: usize, a: &Netns, b: &Netns, cc: &str) -> io::Result<KernelTcp> {
+    /// Errors come as (the scenario field to name, why).
+    pub fn new(i: usize, a: &Netns, b: &Netns, cc: &str) -> Result<KernelTcp, (&'static str, String)> {
         let (sport, dport) = ports(i);
-        let listener = socket_in(b)?;
-        bind(listener.as_raw_fd(), SocketAddrV4::new(ADDR_B, dport))?;
+        let sock = |e: io::Error| ("kind", format!("the kernel's TCP: {e}"));
+        let listener = socket_in(b).map_err(sock)?;
+        maxseg(listener.as_raw_fd()).map_err(sock)?;
+        bind(listener.as_raw_fd(), SocketAddrV4::new(ADDR_B, dport)).map_err(sock)?;
         // SAFETY: a bound stream socket.
-        check(unsafe { libc::listen(listener.as_raw_fd(), 1) }, "listen")?;
-        let sender = socket_in(a)?;
-        bind(sender.as_raw_fd(), SocketAddrV4::new(ADDR_A, sport))?;
+        check(unsafe { libc::listen(listener.as_raw_fd(), 1) }, "listen").map_err(sock)?;
+        let sender = socket_in(a).map_err(sock)?;
+        maxseg(sender.as_raw_fd()).map_err(sock)?;
+        bind(sender.as_raw_fd(), SocketAddrV4::new(ADDR_A, sport)).map_err(sock)?;
         let got = congestion(sender.as_raw_fd(), cc).map_err(|e| {
             let have =
                 std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
-            io::Error::new(e.kind(), format!("the kernel would not give TCP '{cc}' ({e}); it has: {}", have.trim()))
+            ("cc", format!("the kernel would not give TCP '{cc}' ({e}); it has: {}", have.trim()))
         })?;
         Ok(KernelTcp {
             cc_asked: cc.into(),
@@ -221,10 +244,28 @@ impl KernelTcp {
         self.threads.push(std::thread::spawn(move || send(fd.as_raw_fd(), dport, &stop)));
     }
 
-    /// Stops both ends; the error an end ended with, if any.
-    pub fn finish(&mut self) -> Option<String> {
+    /// Stops sending at once (the sending socket shut down: nothing more
+    /// leaves it) without waiting for the ends' threads, which see the
+    /// flag within 50 ms and are joined by `finish`.
+    pub fn stop(&mut self) {
         self.stopped = true;
         self.stop.store(true, Ordering::Relaxed);
+        // SAFETY: shutdown on an open socket.
+        unsafe { libc::shutdown(self.sender.as_raw_fd(), libc::SHUT_RDWR) };
+    }
+
+    /// Whether an end's thread ended while the flow runs (an error: both
+    /// run until stopped).
+    pub fn ended_early(&self) -> bool {
+        !self.stopped && self.threads.iter().any(JoinHandle::is_finished)
+    }
+
+    /// Stops both ends and joins their threads; the error an end ended
+    /// with, if any.
+    pub fn finish(&mut self) -> Option<String> {
+        if !self.stopped {
+            self.stop();
+        }
         let mut err = None;
         for t in self.threads.drain(..) {
             match t.join() {
@@ -295,6 +336,10 @@ fn send(fd: RawFd, dport: u16, stop: &AtomicBool) -> io::Result<()> {
                 if would_block(&e) {
                     break;
                 }
+                // The stop shuts the socket down under the thread.
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
                 return Err(io::Error::new(e.kind(), format!("send: {e}")));
             }
         }
@@ -312,7 +357,12 @@ fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result
         }
         // SAFETY: accept on a listening socket; no address wanted.
         let fd = unsafe {
-            libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK)
+            libc::accept4(
+                listener.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            )
         };
         if fd >= 0 {
             // SAFETY: a descriptor just accepted.
@@ -340,6 +390,9 @@ fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result
                     let e = io::Error::last_os_error();
                     if would_block(&e) {
                         break;
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
                     }
                     return Err(io::Error::new(e.kind(), format!("recv: {e}")));
                 }

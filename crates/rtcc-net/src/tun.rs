@@ -21,8 +21,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// addresses that exist only inside the two namespaces.
 pub const ADDR_A: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
 pub const ADDR_B: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
-/// The devices' MTU: Ethernet's, so TCP's MSS is what it is on a LAN.
-pub const MTU: usize = 1500;
+/// The devices' MTU: the largest IPv4 packet, so no datagram a flow sends
+/// is fragmented (a flow's `mtu` may exceed Ethernet's, as it may on the
+/// UDP form and in the simulator, which carry a datagram whole). TCP's
+/// segments stay Ethernet's by `TCP_MAXSEG` (`tcp.rs`).
+pub const MTU: usize = 65_535;
 const DEVICE: &str = "rtcc0";
 
 /// A network namespace, kept alive by an open handle on it.
@@ -59,9 +62,9 @@ impl Netns {
         std::thread::scope(|s| s.spawn(|| self.enter().and_then(|_| f())).join().expect("no panic in the namespace"))
     }
 
-    /// Moves the calling thread into this namespace (for a thread that is
-    /// to live there, as a TCP end's).
-    pub fn enter(&self) -> io::Result<()> {
+    /// Moves the calling thread into this namespace for good: only for
+    /// `run`'s own threads.
+    fn enter(&self) -> io::Result<()> {
         // SAFETY: a valid namespace fd; affects the calling thread only.
         if unsafe { libc::setns(self.fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
             return Err(os_error("setns"));
@@ -167,29 +170,49 @@ pub struct TunPair {
 }
 
 impl TunPair {
-    /// Both namespaces with their devices up, or why this machine does not
-    /// allow them.
-    /// `RTCC_NO_TUN=1` in the environment makes it answer as a machine
-    /// without TUN would (to check what a run does there).
-    pub fn new() -> Result<TunPair, String> {
+    /// Both namespaces with their devices up, or why not: `unavailable`
+    /// when the machine does not allow them (no privilege, no TUN device),
+    /// an error otherwise. `RTCC_NO_TUN=1` in the environment makes it
+    /// answer as a machine without TUN would (to check what a run does
+    /// there).
+    pub fn new() -> Result<TunPair, TunError> {
         if std::env::var_os("RTCC_NO_TUN").is_some_and(|v| !v.is_empty() && v != "0") {
-            return Err("the TUN bottleneck is not available: RTCC_NO_TUN is set".into());
+            let reason = "the TUN bottleneck is not available: RTCC_NO_TUN is set".into();
+            return Err(TunError { unavailable: true, reason });
         }
         let why = |e: io::Error| {
             let hint = match e.raw_os_error() {
-                Some(libc::EPERM) | Some(libc::EACCES) => {
-                    " (the TUN bottleneck needs root or CAP_SYS_ADMIN and CAP_NET_ADMIN)"
-                }
-                Some(libc::ENOENT) | Some(libc::ENODEV) => " (this kernel has no TUN device)",
-                _ => "",
+                Some(libc::EPERM) | Some(libc::EACCES) => Some("it needs root, or CAP_SYS_ADMIN and CAP_NET_ADMIN"),
+                Some(libc::ENOENT) | Some(libc::ENODEV) => Some("this kernel has no TUN device"),
+                _ => None,
             };
-            format!("the TUN bottleneck is not available on this machine: {e}{hint}")
+            match hint {
+                Some(h) => TunError {
+                    unavailable: true,
+                    reason: format!("the TUN bottleneck is not available on this machine: {e} ({h})"),
+                },
+                None => TunError { unavailable: false, reason: format!("the TUN bottleneck failed: {e}") },
+            }
         };
         let a = Netns::new().map_err(why)?;
         let b = Netns::new().map_err(why)?;
         let tun_a = a.run(|| open_tun(ADDR_A, ADDR_B)).map_err(why)?;
         let tun_b = b.run(|| open_tun(ADDR_B, ADDR_A)).map_err(why)?;
         Ok(TunPair { a, b, tun_a, tun_b })
+    }
+}
+
+/// Why the TUN bottleneck could not be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TunError {
+    /// The machine does not allow it (as opposed to a failure).
+    pub unavailable: bool,
+    pub reason: String,
+}
+
+impl std::fmt::Display for TunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
     }
 }
 
