@@ -284,7 +284,7 @@ def live(
     ``bottleneck``: ``"udp"`` puts the emulator on two loopback UDP sockets the ends
     address (no privilege needed); ``"tun"`` puts it between two TUN devices in two
     network namespaces of the run's own (root or CAP_SYS_ADMIN), where it sees IP
-    packets and ``kind = "tcp"`` flows are the kernel's own TCP with the scenario's
+    packets and ``kind = "tcp"`` and ``"web"`` flows are the kernel's own TCP with the scenario's
     ``cc`` (``summary["live"]["tcp"]`` says what the kernel gave); ``"auto"``: TUN
     when the scenario has TCP flows, UDP otherwise. Where TUN is wanted and the
     machine does not allow it, the run is refused, saying why, unless ``fallback``:
@@ -292,9 +292,9 @@ def live(
 
     A real codec (``encoder = "vp8" | "h264"``) encodes on a thread of its own, fed by
     a camera clock; ``summary["live"]["encoders"]`` gives its encode times and the
-    captures it could not take in time. Live runs carry video, bulk TCP and UDP flows;
-    a scenario with web-like cross traffic or a reverse flow is refused with a
-    :class:`ScenarioError` naming the flow.
+    captures it could not take in time. A ``kind = "web"`` flow is the kernel's TCP
+    carrying the simulator's web-like downloads (TUN form). A reverse flow is refused
+    with a :class:`ScenarioError` naming the flow.
     """
     from rtcc import media
     from rtcc.result import Result

@@ -987,9 +987,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lv = sub.add_parser(
         "live",
-        help="run a scenario's video flows on UDP sockets (and its TCP flows as the kernel's "
-        "TCP) in real time through rtcc's emulated bottleneck, and write the same results "
-        "folder as 'run'",
+        help="run a scenario's video and UDP flows on UDP sockets (and its TCP and web flows as "
+        "the kernel's TCP) in real time through rtcc's emulated bottleneck, and write the same "
+        "results folder as 'run'",
     )
     _run_arguments(lv, "results/<scenario name>-live")
     lv.add_argument(

@@ -37,8 +37,12 @@
 //! A `kind = "udp"` flow's ends are the simulator's, on UDP sockets of
 //! their own as a video flow's, each packet a datagram of its size.
 //!
-//! Not yet live: web-like cross traffic and reverse-direction flows.
-//! Scenarios with them are refused, naming the flow.
+//! A `kind = "web"` flow is the kernel's TCP carrying the downloads the
+//! simulator's web-like application (`WebSource`, from the same stream)
+//! asks for.
+//!
+//! Not yet live: reverse-direction flows. Scenarios with them are
+//! refused, naming the flow.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
@@ -55,6 +59,7 @@ use rtcc_core::datagram::{Egress, Ingress};
 use rtcc_core::feedback::{ReceiverReport, ReportFormat};
 use rtcc_core::packet::Packet;
 use rtcc_core::rng::Rng;
+use rtcc_core::traffic::{Object, WebSource};
 use rtcc_core::units::{DataSize, Duration, Time};
 use rtcc_sim::call::wire_codec;
 use rtcc_sim::endpoint::{Back, Envelope, RecvEnd, SendEnd};
@@ -282,10 +287,11 @@ pub fn run_live_with(
         field: format!("flow[{i}].{field}"),
         reason: reason.into(),
     };
-    let has_tcp = scenario.flows.iter().any(|f| matches!(f.traffic, Some(TrafficSpec::Tcp { .. })));
+    let has_tcp =
+        scenario.flows.iter().any(|f| matches!(f.traffic, Some(TrafficSpec::Tcp { .. } | TrafficSpec::Web { .. })));
     for (i, spec) in scenario.flows.iter().enumerate() {
         match &spec.traffic {
-            Some(TrafficSpec::Tcp { tcp, .. }) => {
+            Some(TrafficSpec::Tcp { tcp, .. } | TrafficSpec::Web { tcp, .. }) => {
                 // The kernel's TCP has its own; a value the scenario set would
                 // be silently ignored.
                 let d = rtcc_core::tcp::TcpConfig::default();
@@ -303,16 +309,7 @@ pub fn run_live_with(
                     ));
                 }
             }
-            Some(TrafficSpec::Udp(_)) => {}
-            Some(t) => {
-                return Err(refuse(
-                    &scenario,
-                    i,
-                    "kind",
-                    &format!("live runs carry video, bulk TCP and UDP flows; a {} flow is not built yet", t.kind()),
-                ));
-            }
-            None => {}
+            Some(TrafficSpec::Udp(_)) | None => {}
         }
         if spec.direction == FlowDirection::Reverse {
             return Err(refuse(&scenario, i, "direction", "live runs carry forward flows only"));
@@ -350,7 +347,11 @@ pub fn run_live_with(
     };
     if pair.is_none() && has_tcp {
         if fallback_reason.is_none() {
-            let i = scenario.flows.iter().position(|f| f.traffic.is_some()).expect("a TCP flow");
+            let i = scenario
+                .flows
+                .iter()
+                .position(|f| matches!(f.traffic, Some(TrafficSpec::Tcp { .. } | TrafficSpec::Web { .. })))
+                .expect("a TCP flow");
             return Err(refuse(
                 &scenario,
                 i,
@@ -359,8 +360,11 @@ pub fn run_live_with(
             ));
         }
         // The fallback: the video flows alone, the TCP flows named.
-        left_out = scenario.flows.iter().filter(|f| f.traffic.is_some()).map(|f| f.name.clone()).collect();
-        scenario.flows.retain(|f| f.traffic.is_none());
+        let kernel = |f: &rtcc_sim::scenario::FlowSpec| {
+            matches!(f.traffic, Some(TrafficSpec::Tcp { .. } | TrafficSpec::Web { .. }))
+        };
+        left_out = scenario.flows.iter().filter(|f| kernel(f)).map(|f| f.name.clone()).collect();
+        scenario.flows.retain(|f| !kernel(f));
     }
     // A real codec encodes on a worker thread; its sender is fed frames.
     for f in scenario.flows.iter_mut().filter(|f| f.video.is_some()) {
@@ -425,10 +429,19 @@ pub fn run_live_with(
             b.frames.defer();
         }
         recorder.add_flow(b.label, b.frames);
-        if let Some(TrafficSpec::Tcp { cc, .. }) = &spec.traffic {
+        if let Some(TrafficSpec::Tcp { cc, .. } | TrafficSpec::Web { cc, .. }) = &spec.traffic {
             let Path::Tun { pair } = &path else { unreachable!("TCP flows only on the TUN form") };
             let k = KernelTcp::new(i, &pair.a, &pair.b, cc).map_err(|(field, e)| refuse(&scenario, i, field, &e))?;
             slots.push(Slot::Tcp);
+            let web = match &spec.traffic {
+                Some(TrafficSpec::Web { web, .. }) => Some(rtcc_sim::traffic::web_source(
+                    web,
+                    spec.sender.start,
+                    spec.sender.stop,
+                    rtcc_sim::traffic::stream(b.seed),
+                )),
+                _ => None,
+            };
             tcp.push(LiveTcp {
                 at: i,
                 k,
@@ -437,6 +450,9 @@ pub fn run_live_with(
                 seq: 0,
                 sent_bytes: 0,
                 info: None,
+                web,
+                asks: None,
+                object: None,
             });
             continue;
         }
@@ -682,11 +698,38 @@ struct LiveTcp {
     sent_bytes: u64,
     /// `TCP_INFO` at the last sample.
     info: Option<TcpInfo>,
+    /// A web-like flow: the simulator's application (object sizes and
+    /// think times from the same stream), the client's channels once
+    /// started, and the object under way.
+    web: Option<WebSource>,
+    asks: Option<(std::sync::mpsc::Sender<crate::tcp::Ask>, std::sync::mpsc::Receiver<crate::tcp::Done>)>,
+    object: Option<Object>,
 }
 
 impl LiveTcp {
     fn received(&self) -> Event<'static> {
-        Event::TrafficReceived { delivered_bytes: self.k.delivered_wire(self.info.as_ref()), objects: None }
+        Event::TrafficReceived {
+            delivered_bytes: self.k.delivered_wire(self.info.as_ref()),
+            objects: self.web.as_ref().map(|w| (w.started, w.completed)),
+        }
+    }
+
+    /// A web-like flow's downloads: each completed one to the recorder,
+    /// and the next asked for when its think time is over.
+    fn browse(&mut self, now: Time, rec: &mut Recorder) {
+        let (Some(web), Some((ask, done))) = (&mut self.web, &self.asks) else { return };
+        while let Ok(at) = done.try_recv() {
+            let Some(o) = self.object.take() else { continue };
+            web.complete(at);
+            rec.record(self.at, Event::ObjectDone { size: o.size, fct: at.saturating_since(o.start) });
+        }
+        if self.object.is_none() {
+            if let Some(o) = web.poll_object(now) {
+                if ask.send(o.size.bytes()).is_ok() {
+                    self.object = Some(o);
+                }
+            }
+        }
     }
 
     fn sample(&self, with_state: bool) -> TrafficSample<'static> {
@@ -1044,7 +1087,10 @@ impl Driver {
         self.emu_last = now;
         for t in self.tcp.iter_mut() {
             if !t.k.started && now >= t.start {
-                t.k.start(t.at);
+                t.asks = t.k.start(t.at, t.web.as_ref().map(|_| *clock));
+            }
+            if t.k.started && !t.k.stopped {
+                t.browse(now, &mut self.recorder);
             }
             if !t.k.stopped && t.stop.is_some_and(|s| now >= s) {
                 t.info = t.k.info().or(t.info);
@@ -1185,11 +1231,13 @@ impl Driver {
                 [f.send.poll_timeout(), f.recv.poll_timeout(), f.camera.as_ref().and_then(Camera::poll_timeout)]
             })
             .flatten();
-        let tcp = self.tcp.iter().filter_map(|t| match (t.k.started, t.k.stopped) {
-            (false, _) => Some(t.start),
-            (true, false) => t.stop,
-            _ => None,
+        let tcp = self.tcp.iter().flat_map(|t| match (t.k.started, t.k.stopped) {
+            (false, _) => [Some(t.start), None],
+            // A web-like flow's next request, when none is under way.
+            (true, false) => [t.stop, t.web.as_ref().filter(|_| t.object.is_none()).and_then(WebSource::poll_timeout)],
+            _ => [None, None],
         });
+        let tcp = tcp.flatten();
         ends.chain(tcp).chain(self.emulator.poll_timeout()).min().unwrap_or(Time::MAX)
     }
 

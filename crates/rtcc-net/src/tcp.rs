@@ -13,8 +13,13 @@ use std::io;
 use std::net::SocketAddrV4;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender as Tx};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+use rtcc_core::units::Time;
+
+use crate::clock::WallClock;
 
 use crate::tun::{Netns, ADDR_A, ADDR_B};
 
@@ -234,14 +239,27 @@ impl KernelTcp {
 
     /// Connects and starts sending (bulk, as long as the flow lasts) and
     /// reading.
-    pub fn start(&mut self, i: usize) {
+    /// Web-like (`web`): the client asks for objects through the channel
+    /// returned, and says through it when each was read whole (on
+    /// `clock`).
+    pub fn start(&mut self, i: usize, web: Option<WallClock>) -> Option<(Tx<Ask>, Receiver<Done>)> {
         self.started = true;
         let (_, dport) = ports(i);
         let listener = self.listener.take().expect("started once");
         let (stop, read) = (self.stop.clone(), self.read.clone());
-        self.threads.push(std::thread::spawn(move || receive(listener, &stop, &read)));
+        let (client, ours) = match web {
+            Some(clock) => {
+                let (ask, asks) = channel();
+                let (done, dones) = channel();
+                (Some((asks, done, clock)), Some((ask, dones)))
+            }
+            None => (None, None),
+        };
+        let is_web = client.is_some();
+        self.threads.push(std::thread::spawn(move || receive(listener, &stop, &read, client)));
         let (stop, fd) = (self.stop.clone(), self.sender.clone());
-        self.threads.push(std::thread::spawn(move || send(fd.as_raw_fd(), dport, &stop)));
+        self.threads.push(std::thread::spawn(move || send(fd.as_raw_fd(), dport, &stop, is_web)));
+        ours
     }
 
     /// Stops sending at once (the sending socket shut down: nothing more
@@ -299,7 +317,10 @@ impl Drop for KernelTcp {
     }
 }
 
-fn send(fd: RawFd, dport: u16, stop: &AtomicBool) -> io::Result<()> {
+/// The server's side (namespace A): connects, then sends — without end
+/// (bulk), or each object the client asks for (web-like: an 8-byte
+/// big-endian size per request, answered in order).
+fn send(fd: RawFd, dport: u16, stop: &AtomicBool, web: bool) -> io::Result<()> {
     let sa = sockaddr(SocketAddrV4::new(ADDR_B, dport));
     // SAFETY: a full sockaddr_in.
     let r = unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
@@ -311,8 +332,20 @@ fn send(fd: RawFd, dport: u16, stop: &AtomicBool) -> io::Result<()> {
     }
     let data = vec![0x5au8; CHUNK];
     let mut connected = false;
+    // Bytes still to send, and a request read in part.
+    let mut owed: u64 = if web { 0 } else { u64::MAX };
+    let (mut req, mut have) = ([0u8; 8], 0usize);
+    // An error after the stop is the stop's shutdown under the thread.
+    let fail = |what: &str, e: io::Error| match stop.load(Ordering::Relaxed) {
+        true => Ok(()),
+        false => Err(io::Error::new(e.kind(), format!("{what}: {e}"))),
+    };
     while !stop.load(Ordering::Relaxed) {
-        if !wait(fd, libc::POLLOUT)? {
+        let events = match connected {
+            false => libc::POLLOUT,
+            true => (if owed > 0 { libc::POLLOUT } else { 0 }) | (if web { libc::POLLIN } else { 0 }),
+        };
+        if !wait(fd, events)? {
             continue;
         }
         if !connected {
@@ -321,33 +354,64 @@ fn send(fd: RawFd, dport: u16, stop: &AtomicBool) -> io::Result<()> {
             // SAFETY: an int option.
             unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err as *mut _ as *mut _, &mut len) };
             if err != 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::Other,
-                    format!("connect: {}", io::Error::from_raw_os_error(err)),
-                ));
+                return fail("connect", io::Error::from_raw_os_error(err));
             }
             connected = true;
         }
-        loop {
-            // SAFETY: a buffer of CHUNK bytes.
-            let n = unsafe { libc::send(fd, data.as_ptr() as *const _, CHUNK, libc::MSG_NOSIGNAL) };
+        while web {
+            // SAFETY: the request buffer's free part.
+            let n = unsafe { libc::recv(fd, req[have..].as_mut_ptr() as *mut _, 8 - have, 0) };
+            match n {
+                0 => return Ok(()),
+                n if n > 0 => {
+                    have += n as usize;
+                    if have == 8 {
+                        owed = owed.saturating_add(u64::from_be_bytes(req));
+                        have = 0;
+                    }
+                }
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if would_block(&e) {
+                        break;
+                    }
+                    return fail("recv", e);
+                }
+            }
+        }
+        while owed > 0 {
+            let len = owed.min(CHUNK as u64) as usize;
+            // SAFETY: a buffer of at least `len` bytes.
+            let n = unsafe { libc::send(fd, data.as_ptr() as *const _, len, libc::MSG_NOSIGNAL) };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if would_block(&e) {
                     break;
                 }
-                // The stop shuts the socket down under the thread.
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                return Err(io::Error::new(e.kind(), format!("send: {e}")));
+                return fail("send", e);
+            }
+            if owed != u64::MAX {
+                owed -= n as u64;
             }
         }
     }
     Ok(())
 }
 
-fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result<()> {
+/// A web-like client's errand: the object's size; and its answer, when
+/// the object's last byte was read.
+pub type Ask = u64;
+pub type Done = Time;
+
+/// The client's side (namespace B): accepts, then reads — everything
+/// (bulk), or each object asked for through `web`: the request written,
+/// the object's bytes read, its completion sent back.
+fn receive(
+    listener: OwnedFd,
+    stop: &AtomicBool,
+    read: &AtomicU64,
+    web: Option<(Receiver<Ask>, Tx<Done>, WallClock)>,
+) -> io::Result<()> {
     let conn = loop {
         if stop.load(Ordering::Relaxed) {
             return Ok(());
@@ -374,7 +438,26 @@ fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result
         }
     };
     let mut buf = vec![0u8; CHUNK];
+    // The object under way: bytes still to come.
+    let mut due: Option<u64> = None;
     while !stop.load(Ordering::Relaxed) {
+        if let Some((asks, done, clock)) = &web {
+            if due.is_none() {
+                match asks.recv_timeout(std::time::Duration::from_millis(WAIT_MS as u64)) {
+                    Ok(size) => {
+                        write_all(conn.as_raw_fd(), &size.to_be_bytes(), stop)?;
+                        due = Some(size);
+                        if size == 0 {
+                            let _ = done.send(clock.now());
+                            due = None;
+                        }
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+                continue;
+            }
+        }
         if !wait(conn.as_raw_fd(), libc::POLLIN)? {
             continue;
         }
@@ -385,6 +468,13 @@ fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result
                 0 => return Ok(()),
                 n if n > 0 => {
                     read.fetch_add(n as u64, Ordering::Relaxed);
+                    if let (Some(left), Some((_, done, clock))) = (due.as_mut(), &web) {
+                        *left = left.saturating_sub(n as u64);
+                        if *left == 0 {
+                            let _ = done.send(clock.now());
+                            due = None;
+                        }
+                    }
                 }
                 _ => {
                     let e = io::Error::last_os_error();
@@ -398,6 +488,30 @@ fn receive(listener: OwnedFd, stop: &AtomicBool, read: &AtomicU64) -> io::Result
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` (a request: a few bytes into an empty buffer).
+fn write_all(fd: RawFd, mut bytes: &[u8], stop: &AtomicBool) -> io::Result<()> {
+    while !bytes.is_empty() {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        // SAFETY: the bytes left.
+        let n = unsafe { libc::send(fd, bytes.as_ptr() as *const _, bytes.len(), libc::MSG_NOSIGNAL) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if would_block(&e) {
+                wait(fd, libc::POLLOUT)?;
+                continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            return Err(io::Error::new(e.kind(), format!("send: {e}")));
+        }
+        bytes = &bytes[n as usize..];
     }
     Ok(())
 }

@@ -136,3 +136,36 @@ fn a_tcp_flow_stops_at_its_stop() {
     assert!(before > 1_000.0 && after == 0.0, "before {before}, after {after}");
     assert!(r.live.tcp[0].info.is_some());
 }
+
+/// A web-like flow live: the kernel's TCP carries the objects the
+/// simulator's application asks for (the same sizes and think times from
+/// the same stream), one at a time, each timed from its request to its
+/// last byte; as many as simulated, give or take the ones the wall clock
+/// moved across the run's end.
+#[test]
+fn a_web_like_flow_downloads_the_simulators_objects() {
+    if !tun_or_skip("a_web_like_flow_downloads_the_simulators_objects") {
+        return;
+    }
+    let text = "name = \"web\"\nduration = \"10s\"\nseed = 2\n[link]\ncapacity = \"4Mbps\"\ndelay = \"25ms\"\n\
+                queue = \"100ms\"\n[[flow]]\nname = \"web\"\nkind = \"web\"\ncc = \"cubic\"\n";
+    let sim = rtcc_sim::run_text(text, "web.toml", None).unwrap();
+    let r = run(text, Bottleneck::Auto);
+    let (s, l) = (&sim.summary.flows[0], &r.output.summary.flows[0]);
+    eprintln!(
+        "sim {} objects, fct p50 {:?} ms; live {} objects, fct p50 {:?} ms; {:?}",
+        s.objects_completed, s.fct_ms_p50, l.objects_completed, l.fct_ms_p50, r.live
+    );
+    assert!(l.objects_completed >= 5, "{l:?}");
+    assert!(l.objects_started >= l.objects_completed && l.objects_started <= l.objects_completed + 1);
+    assert!(
+        l.objects_completed.abs_diff(s.objects_completed) <= 3,
+        "{} vs {}",
+        l.objects_completed,
+        s.objects_completed
+    );
+    // Each download takes at least the round trip of its request and data.
+    let (sp, lp) = (s.fct_ms_p50.unwrap(), l.fct_ms_p50.unwrap());
+    assert!(lp > 50.0 && (lp / sp - 1.0).abs() < 0.5, "fct p50 live {lp} ms, sim {sp} ms");
+    assert_eq!(r.live.tcp[0].cc, "cubic");
+}

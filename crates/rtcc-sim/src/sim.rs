@@ -245,7 +245,7 @@ pub fn build_flows(
             None => VideoCall::build(i, spec, scenario, ctx, rng, saved_videos)?,
             Some(t) => {
                 // Its own stream, so cross traffic leaves the video flows' draws alone.
-                let stream = Rng::new(ctx.seed).fork(0x007A_FF1C);
+                let stream = traffic::stream(ctx.seed);
                 let ends =
                     traffic::build(i as u16, t, spec.sender.start, spec.sender.stop, stream).map_err(|reason| {
                         ScenarioError { source_name: scenario.source.clone(), field: format!("flow[{i}].cc"), reason }

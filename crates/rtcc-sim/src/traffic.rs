@@ -268,6 +268,20 @@ impl TrafficSpec {
 }
 
 /// Build flow `flow`'s two ends, active from `start` to `stop`.
+/// A cross-traffic flow's own random stream, from its seed, so cross
+/// traffic leaves the video flows' draws alone.
+pub fn stream(seed: u64) -> Rng {
+    Rng::new(seed).fork(0x007A_FF1C)
+}
+
+/// A web-like flow's application as `build` makes it from the flow's
+/// stream (a live run drives the same one over the kernel's TCP).
+pub fn web_source(web: &WebConfig, start: Time, stop: Option<Time>, mut rng: Rng) -> WebSource {
+    // The first draw seeds the TCP sender.
+    rng.next_u64();
+    WebSource::new(web.clone(), start, stop, rng)
+}
+
 pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut rng: Rng) -> Result<Ends, String> {
     Ok(match spec {
         TrafficSpec::Tcp { cc, tcp } => {
@@ -278,9 +292,8 @@ pub fn build(flow: u16, spec: &TrafficSpec, start: Time, stop: Option<Time>, mut
             }
         }
         TrafficSpec::Web { cc, tcp, web } => {
-            let mut rng = rng;
-            let seed = rng.next_u64();
-            let web = WebSource::new(web.clone(), start, stop, rng);
+            let seed = rng.clone().next_u64();
+            let web = web_source(web, start, stop, rng);
             Ends {
                 send: Box::new(TcpSendEnd::new(flow, cc, tcp, false, start, stop, seed)?),
                 recv: Box::new(TcpRecvEnd::new(Some(web))),
