@@ -97,10 +97,11 @@ impl Stamps {
         Time::ZERO.max(now - Duration::from_micros(age_us))
     }
 
-    /// "kernel" (every read had a kernel stamp), "user" (none had), or
-    /// "mixed".
+    /// "kernel" (every read had a kernel stamp), "user" (none had),
+    /// "mixed", or "none" (no socket was read).
     pub fn source(&self) -> &'static str {
         match (self.kernel, self.user) {
+            (0, 0) => "none",
             (_, 0) if self.kernel > 0 => "kernel",
             (0, _) => "user",
             _ => "mixed",

@@ -148,7 +148,8 @@ fn a_web_like_flow_downloads_the_simulators_objects() {
         return;
     }
     let text = "name = \"web\"\nduration = \"10s\"\nseed = 2\n[link]\ncapacity = \"4Mbps\"\ndelay = \"25ms\"\n\
-                queue = \"100ms\"\n[[flow]]\nname = \"web\"\nkind = \"web\"\ncc = \"cubic\"\n";
+                queue = \"100ms\"\n[[flow]]\nname = \"web\"\nkind = \"web\"\ncc = \"cubic\"\n\
+                think_time = \"300ms\"\n";
     let sim = rtcc_sim::run_text(text, "web.toml", None).unwrap();
     let r = run(text, Bottleneck::Auto);
     let (s, l) = (&sim.summary.flows[0], &r.output.summary.flows[0]);
