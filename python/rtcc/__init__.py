@@ -283,7 +283,7 @@ def live(
 
     ``bottleneck``: ``"udp"`` puts the emulator on two loopback UDP sockets the ends
     address (no privilege needed); ``"tun"`` puts it between two TUN devices in two
-    network namespaces of the run's own (root or CAP_SYS_ADMIN), where it sees IP
+    network namespaces of the run's own (root, or CAP_SYS_ADMIN and CAP_NET_ADMIN), where it sees IP
     packets and ``kind = "tcp"`` and ``"web"`` flows are the kernel's own TCP with the scenario's
     ``cc`` (``summary["live"]["tcp"]`` says what the kernel gave); ``"auto"``: TUN
     when the scenario has TCP flows, UDP otherwise. Where TUN is wanted and the

@@ -338,6 +338,10 @@ pub struct Sender {
     /// rate); otherwise the flow's FEC is protection inside the target.
     fec_planned: bool,
     next_frame_id: u32,
+    /// Captures handed to an external encoder (`handle_capture`) and not
+    /// yet back (`handle_encoded_frame`), oldest first: no newer capture's
+    /// record is handed on before theirs, so records stay in capture order.
+    encoding: std::collections::VecDeque<Time>,
     next_media_seq: u32,
     media_base: u32,
     frame_base: u32,
@@ -476,6 +480,7 @@ impl Sender {
             encoder,
             decision,
             next_frame_id: 0,
+            encoding: std::collections::VecDeque::new(),
             cwnd_frame_counter: 0,
             // A stream starts with a key frame.
             key_requested: true,
@@ -546,12 +551,18 @@ impl Sender {
     pub fn frame(&self, id: u32) -> Option<SentFrame> {
         self.frames.get(id.checked_sub(self.frame_base)? as usize).map(|f| self.with_run(*f))
     }
-    /// The oldest uncollected capture (encoded or skipped).
+    /// The oldest uncollected capture (encoded or skipped), unless an
+    /// older one is still with an external encoder.
     pub fn oldest_frame(&self) -> Option<SentFrame> {
-        match (self.frames.front(), self.skipped.front()) {
+        let f = match (self.frames.front(), self.skipped.front()) {
             (Some(f), Some(s)) => Some(if s.capture < f.capture { *s } else { self.with_run(*f) }),
             (f, s) => f.map(|f| self.with_run(*f)).or(s.copied()),
-        }
+        };
+        f.filter(|f| !self.behind_encoder(f.capture))
+    }
+    /// Whether a capture older than `capture` is still being encoded.
+    fn behind_encoder(&self, capture: Time) -> bool {
+        self.encoding.front().is_some_and(|&c| c < capture)
     }
     /// `f` with the send times of the current run, if they are its.
     fn with_run(&self, mut f: SentFrame) -> SentFrame {
@@ -591,6 +602,14 @@ impl Sender {
             (None, Some(_)) => true,
             _ => false,
         };
+        let next = if skipped_first {
+            self.skipped.front().map(|s| s.capture)
+        } else {
+            self.frames.front().map(|f| f.capture)
+        };
+        if next.is_some_and(|c| self.behind_encoder(c)) {
+            return None;
+        }
         if skipped_first {
             return self.skipped.pop_front();
         }
@@ -956,6 +975,9 @@ impl Sender {
     pub fn handle_capture(&mut self, now: Time, capture: Time) -> Option<EncodeRequest> {
         self.book_buffer(now);
         let req = if self.is_stopped(now) || now < self.cfg.start { None } else { self.capture_request(capture) };
+        if let Some(r) = &req {
+            self.encoding.push_back(r.capture);
+        }
         self.refresh_timeout();
         req
     }
@@ -965,9 +987,15 @@ impl Sender {
     /// internal encoder.
     pub fn handle_encoded_frame(&mut self, now: Time, req: EncodeRequest, frame: Option<EncodedFrame>) {
         self.book_buffer(now);
-        // Nothing goes out after the stop, as from the internal encoder.
+        if let Some(i) = self.encoding.iter().position(|&c| c == req.capture) {
+            self.encoding.remove(i);
+        }
+        // Nothing goes out after the stop, as from the internal encoder;
+        // the capture is recorded as not sent.
         if !self.is_stopped(now) && now >= self.cfg.start {
             self.frame_encoded(now, req, frame);
+        } else {
+            self.push_skipped(req.capture, req.target, req.resolution);
         }
         self.refresh_timeout();
     }
@@ -999,9 +1027,9 @@ impl Sender {
             || (self.cfg.pause_on_queue_limit && self.pacer.over_queue_time_limit());
         let key = std::mem::take(&mut self.key_requested);
         if skip {
-            if !self.cfg.external_frames {
-                self.encoder.skip(capture, target);
-            }
+            // An external encoder's stand-in passes it on: a real codec's
+            // rate decays over skipped captures wherever it runs.
+            self.encoder.skip(capture, target);
             // A skipped capture leaves the key frame request standing.
             self.key_requested = key;
             self.push_skipped(capture, target, resolution);
@@ -1697,6 +1725,33 @@ mod external_frames_tests {
         let frame = encoder().encode_frame(0, req.capture, req.target, req.resolution);
         s.handle_encoded_frame(Time::from_millis(30), req, frame);
         assert_eq!(s.pacer().average_age(Time::from_millis(30)), Duration::ZERO);
+    }
+
+    /// An encoder that returns a later capture before an earlier one (an
+    /// overrun handed back at once) cannot reorder the records: nothing
+    /// newer than a capture still out is handed on. A frame back after the
+    /// stop is recorded, as not sent.
+    #[test]
+    fn records_stay_in_capture_order_while_an_encode_is_out() {
+        let t = Time::from_millis;
+        let ctrl = || Box::new(Fixed::new(DataRate::from_kbps(1000), 1.0, DataRate::ZERO));
+        let cfg = SenderConfig { external_frames: true, frame_interval: INTERVAL, ..SenderConfig::default() };
+        let mut s = Sender::new(cfg, ctrl(), encoder());
+        let r1 = s.handle_capture(t(0), t(0)).unwrap();
+        let r2 = s.handle_capture(t(33), t(33)).unwrap();
+        s.handle_encoded_frame(t(34), r2, None);
+        assert!(s.oldest_frame().is_none() && s.pop_frame().is_none(), "the first capture is still out");
+        let frame = encoder().encode_frame(0, r1.capture, r1.target, r1.resolution);
+        s.handle_encoded_frame(t(40), r1, frame);
+        let order: Vec<_> = std::iter::from_fn(|| s.pop_frame()).map(|f| (f.capture, f.skipped)).collect();
+        assert_eq!(order, vec![(t(0), false), (t(33), true)]);
+        let cfg = SenderConfig { external_frames: true, stop: Some(t(100)), ..SenderConfig::default() };
+        let mut s = Sender::new(cfg, ctrl(), encoder());
+        let r = s.handle_capture(t(90), t(90)).unwrap();
+        let frame = encoder().encode_frame(0, r.capture, r.target, r.resolution);
+        s.handle_encoded_frame(t(120), r, frame);
+        let f = s.pop_frame().expect("the capture's record");
+        assert_eq!((f.capture, f.skipped), (t(90), true));
     }
 
     #[test]

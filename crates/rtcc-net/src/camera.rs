@@ -10,9 +10,12 @@
 //! A capture that comes while the encoder still has a frame waiting behind
 //! the one it is encoding is not encoded (libwebrtc's VideoStreamEncoder
 //! drops frames the same way when its encoder queue falls behind): the
-//! sender records it as an encoder drop and the flow's `overruns` count
-//! it. Encodes slower than a frame interval are counted as `late`.
+//! sender records it as an encoder drop, in capture order, and the flow's
+//! `overruns` count it. Encodes slower than a frame interval are counted
+//! as `late`. A skipped capture is passed on to the codec, whose rate
+//! decays over it as it does in a simulated run.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender as Tx};
 use std::sync::Arc;
@@ -27,12 +30,22 @@ use rtcc_core::units::{DataRate, Duration, Time};
 /// Frames the encoder may hold: one encoding, one waiting.
 const DEPTH: usize = 2;
 
-/// Stands in the sender for the encoder on the worker: its kind, and the
-/// rate it last reported (for the time series). The sender never asks it
-/// to encode (`external_frames`).
+/// What the worker is asked.
+enum Job {
+    Encode(EncodeRequest),
+    /// A capture not encoded (the sender skipped it, or it overran): a
+    /// real codec's rate decays over it (`FrameEncoder::skip`).
+    Skip(Time, DataRate),
+    Quit,
+}
+
+/// Stands in the sender for the encoder on the worker: its kind, the rate
+/// it last reported (for the time series), and skips passed on. The
+/// sender never asks it to encode (`external_frames`).
 struct StandIn {
     kind: String,
     rate: Arc<AtomicU64>,
+    jobs: Tx<Job>,
 }
 
 impl FrameEncoder for StandIn {
@@ -43,14 +56,15 @@ impl FrameEncoder for StandIn {
         None
     }
     fn request_key_frame(&mut self) {}
-    fn skip(&mut self, _: Time, _: DataRate) {}
+    fn skip(&mut self, now: Time, target: DataRate) {
+        let _ = self.jobs.send(Job::Skip(now, target));
+    }
     fn output_rate(&self) -> DataRate {
         DataRate::from_bps(self.rate.load(Ordering::Relaxed))
     }
 }
 
 struct Encoded {
-    req: EncodeRequest,
     frame: Option<EncodedFrame>,
     took: Duration,
     failure: Option<String>,
@@ -74,8 +88,13 @@ pub struct EncoderInfo {
 pub struct Camera {
     next: Time,
     interval: Duration,
-    jobs: Option<Tx<EncodeRequest>>,
+    running: bool,
+    jobs: Tx<Job>,
     done: Receiver<Encoded>,
+    /// Every request handed out, in capture order, and whether the worker
+    /// has it (false: an overrun): outcomes go back to the sender in this
+    /// order.
+    asked: VecDeque<(EncodeRequest, bool)>,
     in_flight: usize,
     thread: Option<JoinHandle<()>>,
     took_us: Vec<i64>,
@@ -89,16 +108,18 @@ impl Camera {
     pub fn start(flow: usize, sender: &mut Sender, start: Time, interval: Duration, waker: Arc<Waker>) -> Camera {
         let rate = Arc::new(AtomicU64::new(0));
         let kind = sender.encoder().kind().to_string();
-        let stand_in = Box::new(StandIn { kind: kind.clone(), rate: rate.clone() });
+        let (jobs, rx) = channel::<Job>();
+        let stand_in = Box::new(StandIn { kind: kind.clone(), rate: rate.clone(), jobs: jobs.clone() });
         let encoder = sender.replace_encoder(stand_in);
-        let (jobs, rx) = channel::<EncodeRequest>();
         let (tx, done) = channel();
         let thread = std::thread::spawn(move || encode(encoder, rx, tx, waker, rate));
         Camera {
             next: start,
             interval,
-            jobs: Some(jobs),
+            running: true,
+            jobs,
             done,
+            asked: VecDeque::new(),
             in_flight: 0,
             thread: Some(thread),
             took_us: Vec::new(),
@@ -108,50 +129,72 @@ impl Camera {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.jobs.as_ref().map(|_| self.next)
+        self.running.then_some(self.next)
     }
 
     /// Every capture due by `now`: to the encoder, or counted as an
     /// overrun.
     pub fn handle_timeout(&mut self, now: Time, sender: &mut Sender) {
-        let Some(jobs) = &self.jobs else { return };
+        if !self.running {
+            return;
+        }
         while self.next <= now {
             let capture = self.next;
             self.next += self.interval;
             let Some(req) = sender.handle_capture(now, capture) else { continue };
-            if self.in_flight >= DEPTH || jobs.send(req).is_err() {
+            if self.in_flight >= DEPTH || self.jobs.send(Job::Encode(req)).is_err() {
                 self.info.overruns += 1;
-                sender.handle_encoded_frame(now, req, None);
+                let _ = self.jobs.send(Job::Skip(req.capture, req.target));
+                self.asked.push_back((req, false));
                 continue;
             }
             self.in_flight += 1;
+            self.asked.push_back((req, true));
         }
+        self.collect(now, sender);
     }
 
-    /// Every frame the worker finished, to the sender.
+    /// Every outcome due, to the sender in capture order: an overrun as
+    /// soon as the captures before it are back, an encode once the worker
+    /// finished it.
     pub fn collect(&mut self, now: Time, sender: &mut Sender) {
-        while let Ok(e) = self.done.try_recv() {
-            self.in_flight -= 1;
-            self.info.encoded += 1;
-            self.info.late += u64::from(e.took > self.interval);
-            if self.took_us.len() < 1 << 20 {
-                self.took_us.push(e.took.as_micros());
-            }
-            if self.failure.is_none() {
-                self.failure = e.failure;
-            }
-            sender.handle_encoded_frame(now, e.req, e.frame);
+        while let Some(&(req, given)) = self.asked.front() {
+            let frame = match given {
+                false => None,
+                true => {
+                    let Ok(e) = self.done.try_recv() else { return };
+                    self.in_flight -= 1;
+                    self.info.encoded += 1;
+                    self.info.late += u64::from(e.took > self.interval);
+                    if self.took_us.len() < 1 << 20 {
+                        self.took_us.push(e.took.as_micros());
+                    }
+                    if self.failure.is_none() {
+                        self.failure = e.failure;
+                    }
+                    e.frame
+                }
+            };
+            self.asked.pop_front();
+            sender.handle_encoded_frame(now, req, frame);
         }
     }
 
-    /// Stops the clock and the worker (a frame being encoded is finished
-    /// and discarded).
-    pub fn finish(&mut self) {
-        self.jobs = None;
+    /// Stops the clock and the worker at `now`: the frames it still had
+    /// are finished and handed to the sender (after a stop, the sender
+    /// records them as not sent), so every capture is accounted for.
+    pub fn finish(&mut self, now: Time, sender: &mut Sender) {
+        self.running = false;
+        let _ = self.jobs.send(Job::Quit);
         if let Some(t) = self.thread.take() {
             if t.join().is_err() {
                 self.failure.get_or_insert_with(|| "the encoder's thread panicked".into());
             }
+        }
+        self.collect(now, sender);
+        // A worker that died left requests unanswered: not encoded.
+        for (req, _) in self.asked.drain(..) {
+            sender.handle_encoded_frame(now, req, None);
         }
         let v = &mut self.took_us;
         v.sort_unstable();
@@ -162,7 +205,7 @@ impl Camera {
 
 impl Drop for Camera {
     fn drop(&mut self) {
-        self.jobs = None;
+        let _ = self.jobs.send(Job::Quit);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -171,7 +214,7 @@ impl Drop for Camera {
 
 fn encode(
     mut encoder: Box<dyn FrameEncoder>,
-    jobs: Receiver<EncodeRequest>,
+    jobs: Receiver<Job>,
     done: Tx<Encoded>,
     waker: Arc<Waker>,
     rate: Arc<AtomicU64>,
@@ -179,7 +222,16 @@ fn encode(
     // Frame ids as the sender numbers them: one per frame the encoder gave.
     let mut id = 0u32;
     let mut failed = false;
-    for req in jobs {
+    for job in jobs {
+        let req = match job {
+            Job::Quit => return,
+            Job::Skip(capture, target) => {
+                encoder.skip(capture, target);
+                rate.store(encoder.output_rate().bps(), Ordering::Relaxed);
+                continue;
+            }
+            Job::Encode(req) => req,
+        };
         if req.key {
             encoder.request_key_frame();
         }
@@ -195,7 +247,7 @@ fn encode(
             }
             _ => None,
         };
-        if done.send(Encoded { req, frame, took, failure }).is_err() {
+        if done.send(Encoded { frame, took, failure }).is_err() {
             return;
         }
         // The loop may be asleep in epoll: wake it for the frame.

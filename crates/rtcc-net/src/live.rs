@@ -80,7 +80,8 @@ use crate::tun::{parse_ipv4, TunPair, ADDR_A, ADDR_B};
 const SPIN: Duration = Duration::from_millis(1);
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 const READ_BUDGET: usize = 256;
-const MAX_DATAGRAM: usize = 65_507;
+/// The largest IP packet (the TUN devices' MTU) or UDP payload.
+const MAX_DATAGRAM: usize = 65_535;
 /// A tag's top bit marks a report (something sent back); the next one a
 /// packet the recorder does not follow (TCP's handshake and ACKs).
 const BACK_TAG: u64 = 1 << 63;
@@ -153,7 +154,8 @@ pub struct LiveInfo {
     pub other_packets: u64,
     /// Where receive times come from: "kernel" (`SO_TIMESTAMPNS`: when the
     /// kernel queued each datagram on its socket), "user" (stamped in user
-    /// space when read) or "mixed"; TUN reads are not counted.
+    /// space when read), "mixed", or "none" (no socket was read); TUN reads
+    /// are not counted.
     pub timestamps: &'static str,
     /// Datagrams whose receive time is the kernel's, and of those the ones
     /// moved later to the time their end (or the emulator) had already
@@ -309,6 +311,14 @@ pub fn run_live_with(
                     ));
                 }
             }
+            Some(TrafficSpec::Udp(u)) if u.packet.bytes() < 36 => {
+                return Err(refuse(
+                    &scenario,
+                    i,
+                    "packet_size",
+                    "a live UDP packet carries IPv4 and UDP headers (28 B) and its number (8 B): 36 B at least",
+                ));
+            }
             Some(TrafficSpec::Udp(_)) | None => {}
         }
         if spec.direction == FlowDirection::Reverse {
@@ -451,6 +461,7 @@ pub fn run_live_with(
                 sent_bytes: 0,
                 info: None,
                 web,
+                failed: false,
                 asks: None,
                 object: None,
             });
@@ -532,6 +543,7 @@ pub fn run_live_with(
         },
         late: Lateness::default(),
         events: 0,
+        waker: waker.clone(),
         stamps: Stamps::default(),
         emu_last: Time::ZERO,
     };
@@ -551,7 +563,7 @@ pub fn run_live_with(
         if now >= end {
             break;
         }
-        if stop() {
+        if stop() || d.tcp.iter().any(|t| t.failed) {
             stopped_at = now;
             break;
         }
@@ -593,7 +605,7 @@ pub fn run_live_with(
     }
     for f in d.flows.iter_mut() {
         if let Some(c) = &mut f.camera {
-            c.finish();
+            c.finish(t, f.send.video_sender().expect("a camera feeds a video sender"));
             d.info.encoders.push(c.info.clone());
         }
     }
@@ -607,7 +619,8 @@ pub fn run_live_with(
     let mut tcp_error = None;
     for f in d.tcp.iter_mut() {
         f.info = f.k.info().or(f.info);
-        if let Some(e) = f.k.finish().or(f.k.error.take()) {
+        let ended = f.failed.then(|| "an end of the connection closed before the flow's stop".to_string());
+        if let Some(e) = f.k.finish().or(f.k.error.take()).or(ended) {
             tcp_error = tcp_error.or(Some((f.at, format!("the kernel's TCP: {e}"))));
         }
         d.recorder.record(f.at, f.received());
@@ -702,6 +715,8 @@ struct LiveTcp {
     /// think times from the same stream), the client's channels once
     /// started, and the object under way.
     web: Option<WebSource>,
+    /// An end's thread ended before the flow's stop: the run ends.
+    failed: bool,
     asks: Option<(std::sync::mpsc::Sender<crate::tcp::Ask>, std::sync::mpsc::Receiver<crate::tcp::Done>)>,
     object: Option<Object>,
 }
@@ -769,6 +784,8 @@ struct Driver {
     info: LiveInfo,
     late: Lateness,
     events: u64,
+    /// Wakes the loop from another thread (an encoder's, a web client's).
+    waker: std::sync::Arc<mio::Waker>,
     /// Receive times: kernel stamps and reads without one.
     stamps: Stamps,
     /// The latest time the emulator was given (its clock only goes
@@ -1087,7 +1104,7 @@ impl Driver {
         self.emu_last = now;
         for t in self.tcp.iter_mut() {
             if !t.k.started && now >= t.start {
-                t.asks = t.k.start(t.at, t.web.as_ref().map(|_| *clock));
+                t.asks = t.k.start(t.at, t.web.as_ref().map(|_| (*clock, self.waker.clone())));
             }
             if t.k.started && !t.k.stopped {
                 t.browse(now, &mut self.recorder);
@@ -1096,10 +1113,11 @@ impl Driver {
                 t.info = t.k.info().or(t.info);
                 t.k.stop();
             }
-            // An end that ended on its own met an error: the run ends on it.
+            // An end that ended on its own met an error: the run ends on it
+            // (its threads are joined when the run ends, not in the loop).
             if t.k.ended_early() {
-                let e = t.k.finish();
-                t.k.error = Some(e.unwrap_or_else(|| "an end of the connection closed".into()));
+                t.k.stop();
+                t.failed = true;
             }
         }
         for v in 0..self.flows.len() {
@@ -1109,11 +1127,10 @@ impl Driver {
             let i = f.at;
             if let Some(c) = &mut f.camera {
                 let sender = f.send.video_sender().expect("a camera feeds a video sender");
-                c.collect(now, sender);
                 if let Some(t) = c.poll_timeout().filter(|&t| t <= now) {
                     self.late.note(t, now);
-                    c.handle_timeout(now, sender);
                 }
+                c.handle_timeout(now, sender);
             }
             if let Some(t) = f.send.poll_timeout().filter(|&t| t <= now) {
                 self.events += 1;

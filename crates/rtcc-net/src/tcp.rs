@@ -242,16 +242,16 @@ impl KernelTcp {
     /// Web-like (`web`): the client asks for objects through the channel
     /// returned, and says through it when each was read whole (on
     /// `clock`).
-    pub fn start(&mut self, i: usize, web: Option<WallClock>) -> Option<(Tx<Ask>, Receiver<Done>)> {
+    pub fn start(&mut self, i: usize, web: Option<(WallClock, Arc<mio::Waker>)>) -> Option<(Tx<Ask>, Receiver<Done>)> {
         self.started = true;
         let (_, dport) = ports(i);
         let listener = self.listener.take().expect("started once");
         let (stop, read) = (self.stop.clone(), self.read.clone());
         let (client, ours) = match web {
-            Some(clock) => {
+            Some((clock, waker)) => {
                 let (ask, asks) = channel();
                 let (done, dones) = channel();
-                (Some((asks, done, clock)), Some((ask, dones)))
+                (Some((asks, done, clock, waker)), Some((ask, dones)))
             }
             None => (None, None),
         };
@@ -410,7 +410,7 @@ fn receive(
     listener: OwnedFd,
     stop: &AtomicBool,
     read: &AtomicU64,
-    web: Option<(Receiver<Ask>, Tx<Done>, WallClock)>,
+    web: Option<(Receiver<Ask>, Tx<Done>, WallClock, Arc<mio::Waker>)>,
 ) -> io::Result<()> {
     let conn = loop {
         if stop.load(Ordering::Relaxed) {
@@ -441,7 +441,7 @@ fn receive(
     // The object under way: bytes still to come.
     let mut due: Option<u64> = None;
     while !stop.load(Ordering::Relaxed) {
-        if let Some((asks, done, clock)) = &web {
+        if let Some((asks, done, clock, waker)) = &web {
             if due.is_none() {
                 match asks.recv_timeout(std::time::Duration::from_millis(WAIT_MS as u64)) {
                     Ok(size) => {
@@ -449,6 +449,7 @@ fn receive(
                         due = Some(size);
                         if size == 0 {
                             let _ = done.send(clock.now());
+                            let _ = waker.wake();
                             due = None;
                         }
                     }
@@ -468,10 +469,12 @@ fn receive(
                 0 => return Ok(()),
                 n if n > 0 => {
                     read.fetch_add(n as u64, Ordering::Relaxed);
-                    if let (Some(left), Some((_, done, clock))) = (due.as_mut(), &web) {
+                    if let (Some(left), Some((_, done, clock, waker))) = (due.as_mut(), &web) {
                         *left = left.saturating_sub(n as u64);
                         if *left == 0 {
+                            // The loop may be asleep: wake it for the next request.
                             let _ = done.send(clock.now());
+                            let _ = waker.wake();
                             due = None;
                         }
                     }

@@ -86,16 +86,23 @@ pub struct FrameLog {
     pending: Vec<(usize, SentFrame)>,
     /// With `defer`: frames settled but not yet folded (a real codec's
     /// decode and scoring wait for `finish`), and their payload bytes.
-    deferred: Option<Vec<Deferred>>,
+    deferred: Option<std::collections::VecDeque<Deferred>>,
     deferred_bytes: u64,
+    defer_limit: u64,
 }
 
 /// A frame's `settle` arguments, kept until the frames are folded.
 type Deferred = (usize, SentFrame, RecvFrame, Option<Time>, bool);
 
-/// Payload bytes deferred frames may hold before they are folded at once
-/// (a run hours long would otherwise keep every frame it received).
+/// Payload bytes deferred frames may hold (a run hours long would
+/// otherwise keep every frame it received): past it, each frame that
+/// settles folds the oldest ones, so the work per frame stays what it is
+/// without deferral.
 const DEFER_BYTES: u64 = 256 << 20;
+
+fn payload_bytes(d: &Deferred) -> u64 {
+    d.2.payload.as_ref().map_or(0, |p| p.len() as u64)
+}
 
 fn ms(a: Option<Time>, b: Option<Time>) -> f64 {
     match (a, b) {
@@ -120,7 +127,13 @@ impl FrameLog {
     /// decoding and scoring (milliseconds a frame) out of its loop. The
     /// results are the same; only when the work is done moves.
     pub fn defer(&mut self) {
-        self.deferred = Some(Vec::new());
+        self.defer_up_to(DEFER_BYTES);
+    }
+
+    /// `defer`, holding at most `bytes` of payload.
+    pub fn defer_up_to(&mut self, bytes: u64) {
+        self.deferred = Some(std::collections::VecDeque::new());
+        self.defer_limit = bytes;
     }
 
     /// Whether quality comes from decoded pictures.
@@ -198,22 +211,31 @@ impl FrameLog {
     /// so it waits for the next encoded frame's fate.
     pub fn settle(&mut self, flow: usize, s: &SentFrame, r: &RecvFrame, next: Option<Time>, at_end: bool) {
         if let Some(q) = &mut self.deferred {
-            q.push((flow, *s, r.clone(), next, at_end));
-            self.deferred_bytes += r.payload.as_ref().map_or(0, |p| p.len() as u64);
-            if self.deferred_bytes > DEFER_BYTES {
-                self.fold_deferred();
+            let d = (flow, *s, r.clone(), next, at_end);
+            self.deferred_bytes += payload_bytes(&d);
+            q.push_back(d);
+            while self.deferred_bytes > self.defer_limit {
+                self.fold_oldest();
             }
             return;
         }
         self.settle_now(flow, s, r, next, at_end);
     }
 
+    /// The oldest deferred frame, folded.
+    fn fold_oldest(&mut self) {
+        let Some((flow, s, r, next, at_end)) = self.deferred.as_mut().and_then(|q| q.pop_front()) else {
+            self.deferred_bytes = 0;
+            return;
+        };
+        self.deferred_bytes -= r.payload.as_ref().map_or(0, |p| p.len() as u64);
+        self.settle_now(flow, &s, &r, next, at_end);
+    }
+
     /// Every deferred frame, folded in the order it settled.
     fn fold_deferred(&mut self) {
-        let Some(q) = self.deferred.replace(Vec::new()) else { return };
-        self.deferred_bytes = 0;
-        for (flow, s, r, next, at_end) in q {
-            self.settle_now(flow, &s, &r, next, at_end);
+        while self.deferred.as_ref().is_some_and(|q| !q.is_empty()) {
+            self.fold_oldest();
         }
     }
 
@@ -478,10 +500,12 @@ mod tests {
     fn deferred_folding_is_the_same_folding() {
         let t = Time::from_millis;
         let fi = Duration::from_millis(33);
-        let run = |defer: bool| {
+        // Not deferred; deferred whole; deferred up to 250 B of payload
+        // (100 B a frame), so older frames fold as newer ones settle.
+        let run = |defer: Option<u64>| {
             let mut log = FrameLog::new(true, QualityModel::default(), fi, None, None);
-            if defer {
-                log.defer();
+            if let Some(bytes) = defer {
+                log.defer_up_to(bytes);
             }
             for k in 0..30i64 {
                 let capture = t(33 * k);
@@ -503,6 +527,7 @@ mod tests {
                 let r = match k % 5 == 4 {
                     true => RecvFrame::default(),
                     false => RecvFrame {
+                        payload: Some(rtcc_core::packet::Payload::new(vec![0; 100])),
                         complete: Some(capture + Duration::from_millis(50)),
                         display: Some(capture + Duration::from_millis(60)),
                         jitter_buffer: Some(Duration::from_millis(10)),
@@ -517,11 +542,13 @@ mod tests {
             log.take_rows(&mut rows);
             (format!("{:?}", (log.counts, log.quality_mean(), log.viewer_mean(), log.settled())), rows.psnr, rows.latency)
         };
-        let (a, b) = (run(false), run(true));
-        assert_eq!(a.0, b.0);
+        let a = run(None);
         assert_eq!(a.1.len(), 30);
         // Bit for bit (NaN where a frame has none).
         let bits = |v: &Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!((bits(&a.1), bits(&a.2)), (bits(&b.1), bits(&b.2)));
+        for b in [run(Some(u64::MAX)), run(Some(250))] {
+            assert_eq!(a.0, b.0);
+            assert_eq!((bits(&a.1), bits(&a.2)), (bits(&b.1), bits(&b.2)));
+        }
     }
 }
