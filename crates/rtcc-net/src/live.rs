@@ -347,7 +347,10 @@ pub fn run_live_with(
                     field: "live".into(),
                     reason: match has_tcp {
                         true => {
-                            format!("{reason}; ask for the fallback to run on the UDP bottleneck without the TCP flows")
+                            format!(
+                                "{reason}; ask for the fallback (rtcc live --tun-fallback, rtcc.live(fallback=True)) \
+                                 to run on the UDP bottleneck without the TCP flows"
+                            )
                         }
                         false => format!("{reason}; the UDP bottleneck needs no privilege"),
                     },
