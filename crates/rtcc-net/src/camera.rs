@@ -22,6 +22,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use mio::Waker;
+
+use crate::clock::Lateness;
 use rtcc_core::encoder::{EncodedFrame, FrameEncoder};
 use rtcc_core::resolution::Resolution;
 use rtcc_core::sender::{EncodeRequest, Sender};
@@ -97,7 +99,7 @@ pub struct Camera {
     asked: VecDeque<(EncodeRequest, bool)>,
     in_flight: usize,
     thread: Option<JoinHandle<()>>,
-    took_us: Vec<i64>,
+    took: Lateness,
     pub info: EncoderInfo,
     pub failure: Option<String>,
 }
@@ -122,7 +124,7 @@ impl Camera {
             asked: VecDeque::new(),
             in_flight: 0,
             thread: Some(thread),
-            took_us: Vec::new(),
+            took: Lateness::default(),
             info: EncoderInfo { flow, codec: kind, ..EncoderInfo::default() },
             failure: None,
         }
@@ -166,9 +168,7 @@ impl Camera {
                     self.in_flight -= 1;
                     self.info.encoded += 1;
                     self.info.late += u64::from(e.took > self.interval);
-                    if self.took_us.len() < 1 << 20 {
-                        self.took_us.push(e.took.as_micros());
-                    }
+                    self.took.add(e.took.as_micros());
                     if self.failure.is_none() {
                         self.failure = e.failure;
                     }
@@ -196,10 +196,7 @@ impl Camera {
         for (req, _) in self.asked.drain(..) {
             sender.handle_encoded_frame(now, req, None);
         }
-        let v = &mut self.took_us;
-        v.sort_unstable();
-        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize] as f64 / 1e3;
-        self.info.encode_ms = (!v.is_empty()).then(|| [at(0.5), at(0.99), v[v.len() - 1] as f64 / 1e3]);
+        self.info.encode_ms = self.took.percentiles().map(|p| p.map(|us| us as f64 / 1e3));
     }
 }
 

@@ -34,8 +34,9 @@ impl Default for WallClock {
     }
 }
 
-/// How late a real-time loop did what was due, in µs: the first 2^20
-/// samples (a day of a busy loop would otherwise grow without bound).
+/// How late a real-time loop did what was due (or other durations), in
+/// µs: the first 2^20 samples (a day of a busy loop would otherwise grow
+/// without bound).
 #[derive(Clone, Debug, Default)]
 pub struct Lateness {
     us: Vec<i64>,
@@ -46,8 +47,13 @@ impl Lateness {
 
     /// Something due at `due` was done at `now`.
     pub fn note(&mut self, due: Time, now: Time) {
+        self.add((now - due).as_micros().max(0));
+    }
+
+    /// A sample of any other duration, in µs (an encode's time, say).
+    pub fn add(&mut self, us: i64) {
         if self.us.len() < Self::MAX_SAMPLES {
-            self.us.push((now - due).as_micros().max(0));
+            self.us.push(us);
         }
     }
 

@@ -623,7 +623,7 @@ pub fn run_live_with(
     for f in d.tcp.iter_mut() {
         f.info = f.k.info().or(f.info);
         let ended = f.failed.then(|| "an end of the connection closed before the flow's stop".to_string());
-        if let Some(e) = f.k.finish().or(f.k.error.take()).or(ended) {
+        if let Some(e) = f.k.finish().or(ended) {
             tcp_error = tcp_error.or(Some((f.at, format!("the kernel's TCP: {e}"))));
         }
         d.recorder.record(f.at, f.received());
@@ -780,9 +780,12 @@ struct Driver {
     by_snd: HashMap<SocketAddr, usize>,
     by_rcv: HashMap<SocketAddr, usize>,
     /// Data inside the emulator, by tag.
-    inflight: HashMap<u64, Envelope>,
+    /// With the hash of its UDP payload (0 for TCP), which the receiving
+    /// socket will read.
+    inflight: HashMap<u64, (Envelope, u64)>,
     /// Reports inside the emulator, by tag: their bytes on the wire.
-    report_sizes: HashMap<u64, DataSize>,
+    /// With the hash of its UDP payload.
+    report_sizes: HashMap<u64, (DataSize, u64)>,
     next_tag: u64,
     info: LiveInfo,
     late: Lateness,
@@ -831,17 +834,17 @@ impl Driver {
             return;
         };
         let tag = self.tag();
-        self.inflight.insert(tag, env);
+        self.inflight.insert(tag, (env, h));
         self.emulator.handle_datagram(now, Direction::Forward, at as u16, tag, bytes);
         self.record_fates();
     }
 
     /// A report from receiving end `v` into the bottleneck.
-    fn report_in(&mut self, now: Time, v: usize, payload_len: usize, bytes: Vec<u8>) {
+    fn report_in(&mut self, now: Time, v: usize, payload: &[u8], bytes: Vec<u8>) {
         let tag = BACK_TAG | self.tag();
         // Its IP packet's size on either form.
-        let wire = DataSize::from_bytes(payload_len as u64) + crate::emulator::IPV4_UDP_OVERHEAD;
-        self.report_sizes.insert(tag, wire);
+        let wire = DataSize::from_bytes(payload.len() as u64) + crate::emulator::IPV4_UDP_OVERHEAD;
+        self.report_sizes.insert(tag, (wire, hash(payload)));
         self.emulator.handle_datagram(now, Direction::Reverse, self.flows[v].at as u16, tag, bytes);
         self.record_fates();
     }
@@ -861,7 +864,7 @@ impl Driver {
                     None => self.info.refused += 1,
                 },
                 Direction::Reverse => match self.by_rcv.get(&from) {
-                    Some(&v) => self.report_in(now, v, payload.len(), p.to_vec()),
+                    Some(&v) => self.report_in(now, v, payload, p.to_vec()),
                     None => self.info.refused += 1,
                 },
             }
@@ -893,7 +896,7 @@ impl Driver {
             t.sent_bytes += p.len() as u64;
             self.recorder.record(at, Event::PacketSent(&env));
             let tag = self.tag();
-            self.inflight.insert(tag, env);
+            self.inflight.insert(tag, (env, 0));
             self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
         } else {
             // The handshake, ACKs and FIN: through the queue, unrecorded.
@@ -927,7 +930,7 @@ impl Driver {
                     let now = self.arrival(clock, stamp, self.emu_last);
                     self.emu_last = now;
                     match self.by_rcv.get(&from) {
-                        Some(&v) => self.report_in(now, v, n, buf[..n].to_vec()),
+                        Some(&v) => self.report_in(now, v, &buf[..n], buf[..n].to_vec()),
                         None => self.info.refused += 1,
                     }
                 }
@@ -1059,7 +1062,7 @@ impl Driver {
                 continue;
             }
             if fate.tag & BACK_TAG != 0 {
-                let size = self.report_sizes.get(&fate.tag).copied().unwrap_or(DataSize::ZERO);
+                let size = self.report_sizes.get(&fate.tag).map_or(DataSize::ZERO, |r| r.0);
                 let reverse = self.emulator.has_reverse_bottleneck();
                 match fate.what {
                     FateKind::Dropped => {
@@ -1083,12 +1086,12 @@ impl Driver {
             }
             match fate.what {
                 FateKind::Dropped | FateKind::LostOnPath | FateKind::OverMemory => {
-                    if let Some(e) = self.inflight.remove(&fate.tag) {
+                    if let Some((e, _)) = self.inflight.remove(&fate.tag) {
                         self.recorder.record(i, Event::PacketDropped { seq: e.seq, frame: e.frame, kind: e.kind });
                     }
                 }
                 FateKind::Departed { queued, sojourn, lost } => {
-                    let Some(e) = self.inflight.get(&fate.tag) else { continue };
+                    let Some((e, _)) = self.inflight.get(&fate.tag) else { continue };
                     let ev = Event::PacketDeparted { packet: e, queued, sojourn, lost, reverse: false };
                     self.recorder.record(i, ev);
                     if lost {
@@ -1187,19 +1190,12 @@ impl Driver {
         }
         while let Some(o) = self.emulator.poll_output(now) {
             self.record_fates();
-            let tun = matches!(self.path, Path::Tun { .. });
             match self.slots[o.peer as usize] {
                 Slot::Video(v) => {
-                    // What the receiving socket will read: the UDP payload.
-                    let payload = match tun {
-                        true => parse_ipv4(&o.bytes).map_or(&o.bytes[..0], |ip| &o.bytes[ip.payload]),
-                        false => &o.bytes[..],
-                    };
-                    let h = hash(payload);
                     let (to, back) = (self.flows[v].rcv_addr, self.flows[v].snd_addr);
                     match o.dir {
                         Direction::Forward => {
-                            let Some(env) = self.inflight.remove(&o.tag) else { continue };
+                            let Some((env, h)) = self.inflight.remove(&o.tag) else { continue };
                             if self.emit(o.dir, to, &o.bytes) {
                                 self.flows[v].delivered.push_back((h, env));
                             } else {
@@ -1209,7 +1205,7 @@ impl Driver {
                             }
                         }
                         Direction::Reverse => {
-                            self.report_sizes.remove(&o.tag);
+                            let Some((_, h)) = self.report_sizes.remove(&o.tag) else { continue };
                             if self.emit(o.dir, back, &o.bytes) {
                                 self.flows[v].reports.push_back(h);
                             } else {
@@ -1222,7 +1218,7 @@ impl Driver {
                 Slot::Tcp => {
                     let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
                     let tracked = o.tag & UNTRACKED == 0 && o.dir == Direction::Forward;
-                    let env = if tracked { self.inflight.remove(&o.tag) } else { None };
+                    let env = if tracked { self.inflight.remove(&o.tag).map(|e| e.0) } else { None };
                     if !self.emit(o.dir, any, &o.bytes) {
                         self.info.socket_drops += 1;
                         if let Some(env) = env {

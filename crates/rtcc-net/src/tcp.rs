@@ -198,8 +198,6 @@ pub struct KernelTcp {
     threads: Vec<JoinHandle<io::Result<()>>>,
     pub started: bool,
     pub stopped: bool,
-    /// What ended an end early, once stopped.
-    pub error: Option<String>,
 }
 
 impl KernelTcp {
@@ -233,7 +231,6 @@ impl KernelTcp {
             threads: Vec::new(),
             started: false,
             stopped: false,
-            error: None,
         })
     }
 

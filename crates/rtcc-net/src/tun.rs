@@ -71,11 +71,6 @@ impl Netns {
         }
         Ok(())
     }
-
-    /// A handle on the same namespace.
-    pub fn try_clone(&self) -> io::Result<Netns> {
-        Ok(Netns { fd: self.fd.try_clone()? })
-    }
 }
 
 /// `struct ifreq`: a device name and a 24-byte union.
