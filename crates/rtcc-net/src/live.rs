@@ -914,24 +914,19 @@ impl Driver {
         let mut more = false;
         match &self.path {
             Path::Udp { .. } => {
-                // The emulator's sending side: data from the sending ends.
-                let mut reads = 0;
-                while let Some((n, from, stamp)) = self.read_emu(true, buf, &mut reads, &mut more) {
-                    let now = self.arrival(clock, stamp, self.emu_last);
-                    self.emu_last = now;
-                    match self.by_snd.get(&from) {
-                        Some(&v) => self.data_in(now, v, &buf[..n], buf[..n].to_vec()),
-                        None => self.info.refused += 1,
-                    }
-                }
-                // The emulator's receiving side: reports from the receiving ends.
-                let mut reads = 0;
-                while let Some((n, from, stamp)) = self.read_emu(false, buf, &mut reads, &mut more) {
-                    let now = self.arrival(clock, stamp, self.emu_last);
-                    self.emu_last = now;
-                    match self.by_rcv.get(&from) {
-                        Some(&v) => self.report_in(now, v, &buf[..n], buf[..n].to_vec()),
-                        None => self.info.refused += 1,
+                // The emulator's sending side (data from the sending ends),
+                // then its receiving side (reports from the receiving ends).
+                for a in [true, false] {
+                    let mut reads = 0;
+                    while let Some((n, from, stamp)) = self.read_emu(a, buf, &mut reads, &mut more) {
+                        let now = self.arrival(clock, stamp, self.emu_last);
+                        self.emu_last = now;
+                        let ends = if a { &self.by_snd } else { &self.by_rcv };
+                        match ends.get(&from).copied() {
+                            Some(v) if a => self.data_in(now, v, &buf[..n], buf[..n].to_vec()),
+                            Some(v) => self.report_in(now, v, &buf[..n], buf[..n].to_vec()),
+                            None => self.info.refused += 1,
+                        }
                     }
                 }
             }
