@@ -26,8 +26,17 @@ if ! command -v tshark >/dev/null; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tshark >/dev/null
 fi
-# The codec, browser, Ray and tshark tests fail rather than skip when what they need is missing.
-export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1 RTCC_REQUIRE_TSHARK=1
+# GStreamer's RTP stack is a live run's second implementation of a receiving end
+# (rtcc live --peer gstreamer), run by the system's Python with GStreamer's bindings.
+if ! gst-inspect-1.0 rtpvp8depay >/dev/null 2>&1 || ! /usr/bin/python3 -c "import gi; gi.require_version('Gst', '1.0')" 2>/dev/null; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gstreamer1.0-tools gstreamer1.0-plugins-base \
+        gstreamer1.0-plugins-good python3-gst-1.0 gir1.2-gst-plugins-base-1.0 >/dev/null
+fi
+# The codec, browser, Ray, tshark and GStreamer tests fail rather than skip when what they need is missing.
+export RTCC_REQUIRE_CODECS=1 RTCC_REQUIRE_BROWSER=1 RTCC_REQUIRE_RAY=1 RTCC_REQUIRE_TSHARK=1 RTCC_REQUIRE_GSTREAMER=1
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet ".[test,ray]"
 cargo test --workspace --exclude rtcc-py --release

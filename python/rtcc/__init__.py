@@ -272,6 +272,8 @@ def live(
     source: str | None = None,
     bottleneck: str = "auto",
     fallback: bool = False,
+    peer: str | None = None,
+    peer_options: dict | None = None,
 ) -> Result:
     """Run one scenario live: each flow's ends on UDP sockets of their own, in
     real time (the scenario's duration of wall time), through rtcc's emulated
@@ -295,6 +297,15 @@ def live(
     captures it could not take in time. A ``kind = "web"`` flow is the kernel's TCP
     carrying the simulator's web-like downloads (TUN form). A reverse flow is refused
     with a :class:`ScenarioError` naming the flow.
+
+    ``peer="gstreamer"``: every video flow's receiving end is GStreamer's RTP stack
+    (one process per flow, UDP form; it needs ``encoder = "vp8"`` and transport-wide
+    feedback). Its RTCP — receiver reports, NACK, PLI, transport-wide feedback —
+    drives rtcc's sending end; ``summary["live"]["peers"]`` gives what it sent and
+    decoded, each receiver report beside rtcc's own RFC 3550 statistics of the same
+    stream. The frame metrics are rtcc's receiving end's, fed the same datagrams.
+    ``peer_options``: the peer's settings (:func:`rtcc.peers.command`), e.g.
+    ``{"rtx-next-seqnum": False}``.
     """
     from rtcc import media
     from rtcc.result import Result
@@ -303,6 +314,13 @@ def live(
     loaded = load_scenario(scenario, source)
     if bottleneck not in ("auto", "udp", "tun"):
         raise ValueError(f"bottleneck: {bottleneck!r} is not one of 'auto', 'udp', 'tun'")
+    peer_command = None
+    if peer is not None:
+        from rtcc import peers
+
+        peer_command = (peer, peers.command(peer, peer_options))
+    elif peer_options:
+        raise ValueError("peer_options: given without a peer")
     out = native().live(
         loaded.text,
         loaded.source,
@@ -310,6 +328,7 @@ def live(
         media.scenario_media_map(loaded.text, loaded.source),
         bottleneck,
         bool(fallback),
+        peer_command,
     )
     return Result.from_native(out, loaded.text, loaded.source)
 

@@ -281,7 +281,12 @@ def cmd_live(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with _sigterm_interrupts():
         result = rtcc.live(
-            scenario, seed=args.seed, bottleneck=args.bottleneck, fallback=args.tun_fallback
+            scenario,
+            seed=args.seed,
+            bottleneck=args.bottleneck,
+            fallback=args.tun_fallback,
+            peer=args.peer,
+            peer_options=_peer_options(args),
         )
     wall = time.perf_counter() - started
     files = result.save(out, plots=not args.no_plots)
@@ -316,6 +321,8 @@ def cmd_live(args: argparse.Namespace) -> int:
             )
         if live.get("left_out"):
             print(f"live: left out {', '.join(live['left_out'])}: {live.get('fallback_reason')}")
+        for p in live.get("peers") or []:
+            print(peer_text(p))
         if comparison is not None:
             print("the same scenario and seed simulated, beside live:")
             rows = [[format_number(v, 1, 2) if isinstance(v, float) else str(v) for v in r]
@@ -325,6 +332,36 @@ def cmd_live(args: argparse.Namespace) -> int:
         sizes = [[f"  {p.name}", f"{p.stat().st_size:,} bytes"] for p in files]
         print(table_text(None, sizes))
     return 130 if live.get("interrupted") else 0
+
+
+def _peer_options(args: argparse.Namespace) -> dict | None:
+    from rtcc import peers
+
+    if args.peer_option and not args.peer:
+        raise SystemExit("rtcc live: --peer-option needs --peer")
+    try:
+        return peers.parse_options(args.peer_option) or None
+    except ValueError as e:
+        raise SystemExit(f"rtcc live: {e}") from None
+
+
+def peer_text(p: dict) -> str:
+    """One line on a live run's peer: what it decoded and the RTCP it sent."""
+    rep = p.get("report") or {}
+    rr = p.get("rr") or []
+    last = rr[-1] if rr else None
+    text = (
+        f"live: flow {p['flow']} received by {p['kind']} ({rep.get('version', '?')}): "
+        f"{rep.get('decoded_frames', '?')} frames decoded; its RTCP: {p['rtcp_datagrams']} datagrams, "
+        f"{p['receiver_reports']} RR, {p['transport_feedback']} transport feedback, "
+        f"{p['nacks']} NACK, {p['plis']} PLI, {p['rtcp_undecodable']} not parsed"
+    )
+    if last:
+        text += (
+            f"; last RR: lost {last['cumulative_lost']} (rtcc: {last['own_cumulative_lost']}), "
+            f"jitter {format_number(last['jitter_ms'], 1, 2)} ms (rtcc: {format_number(last['own_jitter_ms'], 1, 2)})"
+        )
+    return text
 
 
 # What `rtcc live --compare` sets side by side, per flow: (summary field, column, scale).
@@ -1011,6 +1048,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="where TUN is wanted and not available, run on udp without the TCP flows "
         "(named in the summary) instead of refusing",
+    )
+    lv.add_argument(
+        "--peer",
+        choices=("gstreamer",),
+        default=None,
+        help="another implementation as every video flow's receiving end: gstreamer (its RTP "
+        "stack decodes VP8 and sends RR, NACK, PLI and transport-wide feedback; needs "
+        "gstreamer1.0-plugins-good and python3-gst-1.0)",
+    )
+    lv.add_argument(
+        "--peer-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a peer setting (repeatable); gstreamer: latency=MS (its jitter buffer, 200 by "
+        "default) or any rtpjitterbuffer property, e.g. rtx-next-seqnum=false",
     )
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     lv.set_defaults(func=cmd_live)

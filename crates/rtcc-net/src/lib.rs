@@ -17,11 +17,14 @@
 //! - [`tun`]: the same emulator between two TUN devices in network
 //!   namespaces of the run's own, so the kernel's traffic crosses it too.
 //! - [`tcp`]: a `kind = "tcp"` flow as the kernel's own TCP across it.
+//! - [`peer`]: another implementation (GStreamer) as a flow's receiving
+//!   end, started as a program of its own.
 
 pub mod camera;
 pub mod clock;
 pub mod emulator;
 pub mod live;
+pub mod peer;
 pub mod relay;
 pub mod stamp;
 pub mod tcp;

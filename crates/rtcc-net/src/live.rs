@@ -41,6 +41,13 @@
 //! simulator's web-like application (`WebSource`, from the same stream)
 //! asks for.
 //!
+//! With a peer ([`LiveOptions::peer`], [`crate::peer`]), another
+//! implementation is each video flow's receiving end: the emulator hands
+//! it the flow's datagrams and its own RTCP crosses the reverse path to
+//! rtcc's sending end, which reads it as it reads rtcc's. rtcc's receiving
+//! end is handed the same datagrams and scores the frames as in any run;
+//! its reports are not sent.
+//!
 //! Not yet live: reverse-direction flows. Scenarios with them are
 //! refused, naming the flow.
 
@@ -73,6 +80,7 @@ use rtcc_sim::{Scenario, ScenarioError};
 use crate::camera::{Camera, EncoderInfo};
 use crate::clock::{Lateness, WallClock};
 use crate::emulator::{DirStats, Direction, Emulator, FateKind};
+use crate::peer::{MediaStats, PeerInfo, PeerProcess, PeerSpec, TwccCheck};
 use crate::stamp::Stamps;
 use crate::tcp::{KernelTcp, TcpInfo};
 use crate::tun::{parse_ipv4, TunPair, ADDR_A, ADDR_B};
@@ -111,13 +119,16 @@ impl Bottleneck {
 }
 
 /// How a live run is set up beyond its scenario.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LiveOptions {
     pub bottleneck: Bottleneck,
     /// Where the TUN form is wanted and the machine does not allow it: run
     /// on the UDP form without the scenario's TCP flows (each named in
     /// `left_out`) instead of refusing.
     pub fallback: bool,
+    /// Another implementation as every video flow's receiving end (one
+    /// process each), on the UDP form.
+    pub peer: Option<PeerSpec>,
 }
 
 /// A kernel TCP flow's account in the live object.
@@ -191,6 +202,8 @@ pub struct LiveInfo {
     pub reverse: DirStats,
     /// Bytes the bottleneck charged each datagram beyond its UDP payload.
     pub header_overhead_bytes: u64,
+    /// The peers that received the video flows, when the run had them.
+    pub peers: Vec<PeerInfo>,
 }
 
 /// A live run's results: the same `Output` as a simulated run's, and what
@@ -236,6 +249,19 @@ struct LiveFlow {
     delivered: VecDeque<(u64, Envelope)>,
     /// Reports handed to the sending end's socket, not yet read there.
     reports: VecDeque<u64>,
+    /// Another implementation receiving the flow (`recv` then scores the
+    /// same datagrams and its reports are not sent).
+    peer: Option<LivePeer>,
+}
+
+struct LivePeer {
+    process: PeerProcess,
+    info: PeerInfo,
+    /// RFC 3550 statistics of the media stream handed to it.
+    media: MediaStats,
+    media_ssrc: u32,
+    /// Its transport-wide feedback against the hand-over times.
+    twcc: Box<TwccCheck>,
 }
 
 fn hash(bytes: &[u8]) -> u64 {
@@ -262,6 +288,30 @@ pub fn run_live(
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<LiveRun, ScenarioError> {
     run_live_with(scenario, seed, LiveOptions::default(), stop)
+}
+
+/// Why a video flow cannot have `kind`'s peer as its receiving end: the
+/// field and the reason. The peer decodes VP8 (RFC 7741) with its RTX
+/// (RFC 4588) and answers with what its RTP stack sends: RR, NACK, PLI and
+/// transport-wide feedback; nothing else of rtcc's receiving end.
+fn peer_refusal(spec: &rtcc_sim::scenario::FlowSpec, kind: &str) -> Option<(&'static str, String)> {
+    let why = |field, what: &str| Some((field, format!("a {kind} peer {what}")));
+    if spec.video.as_ref().map(|v| v.codec.name()) != Some("vp8") {
+        return why("encoder", "decodes real VP8: set encoder = \"vp8\"");
+    }
+    if spec.sender.fec.is_some() {
+        return why("fec", "is given no FEC (rtcc's parity is not the standard's): leave fec out");
+    }
+    if spec.sender.audio.is_some() {
+        return why("audio", "receives the video stream alone: leave audio out");
+    }
+    if spec.receiver.report_format != ReportFormat::Twcc {
+        return why("report_format", "sends transport-wide feedback (twcc), not this format");
+    }
+    if rtcc_core::controller::lookup(&spec.controller).is_some_and(|c| c.receiver.is_some()) {
+        return why("controller", "runs no rtcc receiver-side estimator, which this controller needs");
+    }
+    None
 }
 
 /// The two forms' sockets or devices.
@@ -330,6 +380,19 @@ pub fn run_live_with(
         Bottleneck::Udp => false,
         Bottleneck::Auto => has_tcp,
     };
+    if let Some(peer) = &options.peer {
+        if want_tun {
+            return Err(ScenarioError {
+                source_name: scenario.source.clone(),
+                field: "live".into(),
+                reason: format!("a {} peer runs on the UDP bottleneck, without TCP flows", peer.kind),
+            });
+        }
+        for (i, spec) in scenario.flows.iter().enumerate().filter(|(_, f)| f.traffic.is_none()) {
+            peer_refusal(spec, &peer.kind)
+                .map_or(Ok(()), |(field, reason)| Err(refuse(&scenario, i, field, &reason)))?;
+        }
+    }
     let mut fallback_reason = None;
     let mut left_out = Vec::new();
     let pair = match want_tun {
@@ -490,6 +553,28 @@ pub fn run_live_with(
         };
         by_snd.insert(snd_addr, v);
         by_rcv.insert(rcv_addr, v);
+        let peer = match (&options.peer, &path, &codec) {
+            (Some(p), Path::Udp { addr_b, .. }, Codec::Rtp(egress, _)) if spec.traffic.is_none() => {
+                let max = scenario.duration.as_micros() as f64 / 1e6 + 60.0;
+                let process = PeerProcess::start(p, *addr_b, max).map_err(|e| ScenarioError {
+                    source_name: scenario.source.clone(),
+                    field: format!("flow[{i}].peer"),
+                    reason: format!("the {} peer: {e}", p.kind),
+                })?;
+                // Its RTCP comes from there, into the reverse path.
+                by_rcv.insert(process.rtcp, v);
+                let info = PeerInfo {
+                    flow: i,
+                    kind: p.kind.clone(),
+                    rtp: process.rtp.to_string(),
+                    rtcp: process.rtcp.to_string(),
+                    ..PeerInfo::default()
+                };
+                let media_ssrc = egress.session.media_ssrc;
+                Some(LivePeer { process, info, media: MediaStats::default(), media_ssrc, twcc: Box::default() })
+            }
+            _ => None,
+        };
         slots.push(Slot::Video(v));
         let mut send = b.ends.send;
         let camera = match (&spec.video, send.video_sender()) {
@@ -518,6 +603,7 @@ pub fn run_live_with(
             sent: VecDeque::new(),
             delivered: VecDeque::new(),
             reports: VecDeque::new(),
+            peer,
         });
     }
     let bottleneck = match path {
@@ -635,6 +721,17 @@ pub fn run_live_with(
             info: f.info,
             packets: f.seq,
         });
+    }
+    for f in d.flows.iter_mut() {
+        if let Some(p) = f.peer.take() {
+            let mut info = p.info;
+            info.twcc_arrival_error_us = p.twcc.error_percentiles();
+            match p.process.finish() {
+                Ok(r) => info.report = Some(r),
+                Err(e) => f.wire_error = f.wire_error.take().or(Some(format!("the {} peer: {e}", info.kind))),
+            }
+            d.info.peers.push(info);
+        }
     }
     let failed = |f: &LiveFlow| {
         let codec = f.camera.as_ref().and_then(|c| c.failure.clone());
@@ -844,6 +941,12 @@ impl Driver {
         let tag = BACK_TAG | self.tag();
         // Its IP packet's size on either form.
         let wire = DataSize::from_bytes(payload.len() as u64) + crate::emulator::IPV4_UDP_OVERHEAD;
+        if let Some(p) = &mut self.flows[v].peer {
+            // The peer's report, sent now: what rtcc's receiving end would
+            // have recorded on sending its own.
+            p.info.on_rtcp(now, payload, p.media_ssrc, &mut p.media, &mut p.twcc);
+            self.recorder.record(self.flows[v].at, Event::ReportSent { lost: false, bytes: wire.bytes() });
+        }
         self.report_sizes.insert(tag, (wire, hash(payload)));
         self.emulator.handle_datagram(now, Direction::Reverse, self.flows[v].at as u16, tag, bytes);
         self.record_fates();
@@ -1049,6 +1152,33 @@ impl Driver {
         }
     }
 
+    /// A datagram out of the bottleneck to flow `v`'s peer, if it has one:
+    /// RTP to its RTP address (the media stream counted as RFC 3550 does),
+    /// the sending end's RTCP to its RTCP address.
+    fn to_peer(&mut self, v: usize, now: Time, bytes: &[u8]) {
+        let Path::Udp { emu_b, .. } = &self.path else { return };
+        let Some(p) = &mut self.flows[v].peer else { return };
+        // RFC 5761 §4: RTCP packet types 192–223 in the second octet.
+        let rtcp = bytes.len() >= 2 && bytes[0] >> 6 == 2 && (192..=223).contains(&bytes[1]);
+        let to = if rtcp { p.process.rtcp } else { p.process.rtp };
+        if emu_b.send_to(bytes, to).is_err() {
+            self.info.socket_drops += 1;
+            return;
+        }
+        if rtcp {
+            p.info.sender_reports += 1;
+            return;
+        }
+        p.twcc.on_handed(now, bytes, rtcc_core::datagram::EXT_TRANSPORT_CC);
+        if bytes.len() >= 12 && u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) == p.media_ssrc {
+            // RFC 3550 §5.1: sequence at 2, timestamp at 4.
+            p.info.media_packets += 1;
+            let seq = u16::from_be_bytes([bytes[2], bytes[3]]);
+            let ts = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+            p.media.on_packet(now, seq, ts);
+        }
+    }
+
     /// What happened inside the emulator, to the recorder.
     fn record_fates(&mut self) {
         while let Some(fate) = self.emulator.poll_fate() {
@@ -1163,6 +1293,10 @@ impl Driver {
             while let Some(back) = f.recv.poll_back(now) {
                 self.events += 1;
                 let Back::Report(r) = back else { continue };
+                if f.peer.is_some() {
+                    // The peer reports; rtcc's receiving end only scores.
+                    continue;
+                }
                 let bytes = r.bytes();
                 let wire = bytes.len() as u64 + crate::emulator::IPV4_UDP_OVERHEAD.bytes();
                 self.recorder.record(i, Event::ReportSent { lost: false, bytes: wire });
@@ -1191,6 +1325,7 @@ impl Driver {
                     match o.dir {
                         Direction::Forward => {
                             let Some((env, h)) = self.inflight.remove(&o.tag) else { continue };
+                            self.to_peer(v, now, &o.bytes);
                             if self.emit(o.dir, to, &o.bytes) {
                                 self.flows[v].delivered.push_back((h, env));
                             } else {

@@ -53,7 +53,7 @@ fn a_call_live_gets_what_it_gets_simulated_plus_the_wire() {
 fn what_live_cannot_carry_yet_is_refused_by_flow() {
     // The kernel's TCP needs the TUN form; on the UDP form it is refused.
     let tcp = format!("{CALL}[[flow]]\nkind = \"tcp\"\ncc = \"cubic\"\n");
-    let udp = LiveOptions { bottleneck: Bottleneck::Udp, fallback: false };
+    let udp = LiveOptions { bottleneck: Bottleneck::Udp, ..LiveOptions::default() };
     let e = run_live_with(Scenario::parse(&tcp, "t.toml").unwrap(), None, udp, &mut || false).err().expect("refused");
     assert_eq!(e.field, "flow[1].kind");
     assert!(e.reason.contains("TUN"), "{e}");

@@ -17,10 +17,10 @@ fn without_tun_tcp_is_refused_or_left_out() {
     // SAFETY: the only test in this binary.
     unsafe { std::env::set_var("RTCC_NO_TUN", "1") };
     let sc = || Scenario::parse(&text, "t.toml").unwrap();
-    let refuse = LiveOptions { bottleneck: Bottleneck::Auto, fallback: false };
+    let refuse = LiveOptions { bottleneck: Bottleneck::Auto, ..LiveOptions::default() };
     let e = run_live_with(sc(), None, refuse, &mut || false).err().expect("refused");
     assert!(e.reason.contains("not available") && e.reason.contains("fallback"), "{e}");
-    let fall = LiveOptions { bottleneck: Bottleneck::Auto, fallback: true };
+    let fall = LiveOptions { bottleneck: Bottleneck::Auto, fallback: true, ..LiveOptions::default() };
     let t0 = std::time::Instant::now();
     let mut stop = || t0.elapsed() > std::time::Duration::from_millis(1_000);
     let r = run_live_with(sc(), None, fall, &mut stop).unwrap_or_else(|e| panic!("{e}"));

@@ -23,7 +23,7 @@ fn tun_or_skip(test: &str) -> bool {
 
 fn run(text: &str, bottleneck: Bottleneck) -> LiveRun {
     let sc = Scenario::parse(text, "tun.toml").unwrap();
-    run_live_with(sc, None, LiveOptions { bottleneck, fallback: false }, &mut || false)
+    run_live_with(sc, None, LiveOptions { bottleneck, ..LiveOptions::default() }, &mut || false)
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -58,7 +58,8 @@ fn reraise(py: Python<'_>, raised: &mut Option<PyErr>) -> PyResult<()> {
 /// Runs a scenario live; returns what `Simulation.finish()` returns, the
 /// summary with a `live` object, and `interrupted` (a signal stopped it).
 #[pyfunction]
-#[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, media_map = None, bottleneck = "auto", fallback = false))]
+#[pyo3(signature = (scenario_text, source = "<scenario>", seed = None, media_map = None, bottleneck = "auto", fallback = false, peer = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn live<'py>(
     py: Python<'py>,
     scenario_text: &str,
@@ -67,13 +68,15 @@ pub fn live<'py>(
     media_map: Option<HashMap<PathBuf, PathBuf>>,
     bottleneck: &str,
     fallback: bool,
+    peer: Option<(String, Vec<String>)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let Some(bottleneck) = Bottleneck::parse(bottleneck) else {
         return Err(PyValueError::new_err(format!("bottleneck: '{bottleneck}' is not one of auto, udp, tun")));
     };
     let sc = Scenario::parse_with(scenario_text, source, &media_map.unwrap_or_default()).map_err(to_py_err)?;
     let mut raised = None;
-    let options = LiveOptions { bottleneck, fallback };
+    let peer = peer.map(|(kind, command)| rtcc_net::peer::PeerSpec { kind, command });
+    let options = LiveOptions { bottleneck, fallback, peer };
     let run = py.detach(|| {
         let mut stop = signal_check(&mut raised);
         rtcc_net::live::run_live_with(sc, seed, options, &mut stop)

@@ -540,7 +540,11 @@ mod tests {
             log.finish(t(1_100));
             let mut rows = FrameCols::default();
             log.take_rows(&mut rows);
-            (format!("{:?}", (log.counts, log.quality_mean(), log.viewer_mean(), log.settled())), rows.psnr, rows.latency)
+            (
+                format!("{:?}", (log.counts, log.quality_mean(), log.viewer_mean(), log.settled())),
+                rows.psnr,
+                rows.latency,
+            )
         };
         let a = run(None);
         assert_eq!(a.1.len(), 30);
