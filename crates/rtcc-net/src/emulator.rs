@@ -42,6 +42,14 @@ impl Direction {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// The other way.
+    pub fn back(self) -> Direction {
+        match self {
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        }
+    }
 }
 
 /// A datagram inside the emulator: its bytes, the peer (a pair of ends)

@@ -48,8 +48,9 @@
 //! end is handed the same datagrams and scores the frames as in any run;
 //! its reports are not sent.
 //!
-//! Not yet live: reverse-direction flows. Scenarios with them are
-//! refused, naming the flow.
+//! A reverse flow (`direction = "reverse"`) is the same with its ends
+//! swapped: its sending end sends into the emulator's receiving side, its
+//! data crosses the reverse bottleneck and its reports the forward one.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
@@ -221,6 +222,8 @@ fn io_error(scenario: &Scenario, e: io::Error) -> ScenarioError {
 struct LiveFlow {
     /// The flow's index in the scenario (the recorder's).
     at: usize,
+    /// The way its data crosses the emulator (its reports the other way).
+    dir: Direction,
     /// A real codec's camera clock and encoder thread.
     camera: Option<Camera>,
     /// The latest time each end was given (their clocks only go forward).
@@ -296,6 +299,9 @@ pub fn run_live(
 /// transport-wide feedback; nothing else of rtcc's receiving end.
 fn peer_refusal(spec: &rtcc_sim::scenario::FlowSpec, kind: &str) -> Option<(&'static str, String)> {
     let why = |field, what: &str| Some((field, format!("a {kind} peer {what}")));
+    if spec.direction == FlowDirection::Reverse {
+        return why("direction", "receives forward flows");
+    }
     if spec.video.as_ref().map(|v| v.codec.name()) != Some("vp8") {
         return why("encoder", "decodes real VP8: set encoder = \"vp8\"");
     }
@@ -370,9 +376,6 @@ pub fn run_live_with(
                 ));
             }
             Some(TrafficSpec::Udp(_)) | None => {}
-        }
-        if spec.direction == FlowDirection::Reverse {
-            return Err(refuse(&scenario, i, "direction", "live runs carry forward flows only"));
         }
     }
     let want_tun = match options.bottleneck {
@@ -507,7 +510,12 @@ pub fn run_live_with(
         recorder.add_flow(b.label, b.frames);
         if let Some(TrafficSpec::Tcp { cc, .. } | TrafficSpec::Web { cc, .. }) = &spec.traffic {
             let Path::Tun { pair } = &path else { unreachable!("TCP flows only on the TUN form") };
-            let k = KernelTcp::new(i, &pair.a, &pair.b, cc).map_err(|(field, e)| refuse(&scenario, i, field, &e))?;
+            // A reverse flow sends from B to A.
+            let (dir, from, to) = match spec.direction {
+                FlowDirection::Forward => (Direction::Forward, (&pair.a, ADDR_A), (&pair.b, ADDR_B)),
+                FlowDirection::Reverse => (Direction::Reverse, (&pair.b, ADDR_B), (&pair.a, ADDR_A)),
+            };
+            let k = KernelTcp::new(i, from, to, cc).map_err(|(field, e)| refuse(&scenario, i, field, &e))?;
             slots.push(Slot::Tcp);
             let web = match &spec.traffic {
                 Some(TrafficSpec::Web { web, .. }) => Some(rtcc_sim::traffic::web_source(
@@ -520,6 +528,7 @@ pub fn run_live_with(
             };
             tcp.push(LiveTcp {
                 at: i,
+                dir,
                 k,
                 start: spec.sender.start,
                 stop: spec.sender.stop,
@@ -541,15 +550,27 @@ pub fn run_live_with(
             }
         };
         let v = flows.len();
-        let ((snd, snd_addr), (rcv, rcv_addr)) = match &path {
-            Path::Udp { .. } => {
+        let dir = match spec.direction {
+            FlowDirection::Forward => Direction::Forward,
+            FlowDirection::Reverse => Direction::Reverse,
+        };
+        let ((snd, snd_addr), (rcv, rcv_addr)) = match (&path, dir) {
+            (Path::Udp { .. }, _) => {
                 (socket(2 * v, Ipv4Addr::LOCALHOST, None)?, socket(2 * v + 1, Ipv4Addr::LOCALHOST, None)?)
             }
-            Path::Tun { pair } => (socket(2 * v, ADDR_A, Some(&pair.a))?, socket(2 * v + 1, ADDR_B, Some(&pair.b))?),
+            (Path::Tun { pair }, Direction::Forward) => {
+                (socket(2 * v, ADDR_A, Some(&pair.a))?, socket(2 * v + 1, ADDR_B, Some(&pair.b))?)
+            }
+            (Path::Tun { pair }, Direction::Reverse) => {
+                (socket(2 * v, ADDR_B, Some(&pair.b))?, socket(2 * v + 1, ADDR_A, Some(&pair.a))?)
+            }
         };
-        let (data_to, report_to) = match &path {
-            Path::Udp { addr_a, addr_b, .. } => (*addr_a, *addr_b),
-            Path::Tun { .. } => (rcv_addr, snd_addr),
+        // The sending end sends into the emulator's side its data enters,
+        // the receiving end into the other.
+        let (data_to, report_to) = match (&path, dir) {
+            (Path::Udp { addr_a, addr_b, .. }, Direction::Forward) => (*addr_a, *addr_b),
+            (Path::Udp { addr_a, addr_b, .. }, Direction::Reverse) => (*addr_b, *addr_a),
+            (Path::Tun { .. }, _) => (rcv_addr, snd_addr),
         };
         by_snd.insert(snd_addr, v);
         by_rcv.insert(rcv_addr, v);
@@ -585,6 +606,7 @@ pub fn run_live_with(
         };
         flows.push(LiveFlow {
             at: i,
+            dir,
             camera,
             send_last: Time::ZERO,
             recv_last: Time::ZERO,
@@ -803,6 +825,8 @@ impl Codec {
 /// A kernel TCP flow in the driver.
 struct LiveTcp {
     at: usize,
+    /// The way its data crosses the emulator.
+    dir: Direction,
     k: KernelTcp,
     start: Time,
     stop: Option<Time>,
@@ -932,7 +956,7 @@ impl Driver {
         };
         let tag = self.tag();
         self.inflight.insert(tag, (env, h));
-        self.emulator.handle_datagram(now, Direction::Forward, at as u16, tag, bytes);
+        self.emulator.handle_datagram(now, self.flows[v].dir, at as u16, tag, bytes);
         self.record_fates();
     }
 
@@ -948,8 +972,21 @@ impl Driver {
             self.recorder.record(self.flows[v].at, Event::ReportSent { lost: false, bytes: wire.bytes() });
         }
         self.report_sizes.insert(tag, (wire, hash(payload)));
-        self.emulator.handle_datagram(now, Direction::Reverse, self.flows[v].at as u16, tag, bytes);
+        self.emulator.handle_datagram(now, self.flows[v].dir.back(), self.flows[v].at as u16, tag, bytes);
         self.record_fates();
+    }
+
+    /// A UDP datagram from `from` read on the emulator's `dir` input side:
+    /// a sending end's data going its flow's way, or a receiving end's
+    /// report going back; anything else is refused.
+    fn udp_in(&mut self, now: Time, dir: Direction, from: SocketAddr, payload: &[u8], bytes: Vec<u8>) {
+        if let Some(&v) = self.by_snd.get(&from).filter(|&&v| self.flows[v].dir == dir) {
+            self.data_in(now, v, payload, bytes);
+        } else if let Some(&v) = self.by_rcv.get(&from).filter(|&&v| self.flows[v].dir == dir.back()) {
+            self.report_in(now, v, payload, bytes);
+        } else {
+            self.info.refused += 1;
+        }
     }
 
     /// An IP packet read from a TUN device (`dir` Forward: from the sending
@@ -961,26 +998,19 @@ impl Driver {
         };
         let (from, payload) = (SocketAddr::from(ip.src), &p[ip.payload.clone()]);
         if ip.protocol == crate::tun::UDP {
-            match dir {
-                Direction::Forward => match self.by_snd.get(&from) {
-                    Some(&v) => self.data_in(now, v, payload, p.to_vec()),
-                    None => self.info.refused += 1,
-                },
-                Direction::Reverse => match self.by_rcv.get(&from) {
-                    Some(&v) => self.report_in(now, v, payload, p.to_vec()),
-                    None => self.info.refused += 1,
-                },
-            }
+            self.udp_in(now, dir, from, payload, p.to_vec());
             return;
         }
         // TCP: the flow by its sender's port (ACKs come back to it).
-        let port = if dir == Direction::Forward { ip.src.1 } else { ip.dst.1 };
-        let Some(j) = self.tcp.iter().position(|t| crate::tcp::ports(t.at).0 == port) else {
+        let Some(j) = self.tcp.iter().position(|t| {
+            let port = if dir == t.dir { ip.src.1 } else { ip.dst.1 };
+            crate::tcp::ports(t.at).0 == port
+        }) else {
             self.info.refused += 1;
             return;
         };
         let at = self.tcp[j].at;
-        if dir == Direction::Forward && !payload.is_empty() {
+        if dir == self.tcp[j].dir && !payload.is_empty() {
             let t = &mut self.tcp[j];
             let packet = rtcc_core::packet::Packet {
                 kind: rtcc_core::packet::PacketKind::Data,
@@ -1003,7 +1033,7 @@ impl Driver {
             self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
         } else {
             // The handshake, ACKs and FIN: through the queue, unrecorded.
-            let back = if dir == Direction::Reverse { BACK_TAG } else { 0 };
+            let back = if dir != self.tcp[j].dir { BACK_TAG } else { 0 };
             let tag = back | UNTRACKED | self.tag();
             self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
         }
@@ -1020,16 +1050,12 @@ impl Driver {
                 // The emulator's sending side (data from the sending ends),
                 // then its receiving side (reports from the receiving ends).
                 for a in [true, false] {
+                    let dir = if a { Direction::Forward } else { Direction::Reverse };
                     let mut reads = 0;
                     while let Some((n, from, stamp)) = self.read_emu(a, buf, &mut reads, &mut more) {
                         let now = self.arrival(clock, stamp, self.emu_last);
                         self.emu_last = now;
-                        let ends = if a { &self.by_snd } else { &self.by_rcv };
-                        match ends.get(&from).copied() {
-                            Some(v) if a => self.data_in(now, v, &buf[..n], buf[..n].to_vec()),
-                            Some(v) => self.report_in(now, v, &buf[..n], buf[..n].to_vec()),
-                            None => self.info.refused += 1,
-                        }
+                        self.udp_in(now, dir, from, &buf[..n], buf[..n].to_vec());
                     }
                 }
             }
@@ -1188,7 +1214,8 @@ impl Driver {
             }
             if fate.tag & BACK_TAG != 0 {
                 let size = self.report_sizes.get(&fate.tag).map_or(DataSize::ZERO, |r| r.0);
-                let reverse = self.emulator.has_reverse_bottleneck();
+                // Which bottleneck it crossed (a fate comes only from one).
+                let reverse = fate.dir == Direction::Reverse;
                 match fate.what {
                     FateKind::Dropped => {
                         self.report_sizes.remove(&fate.tag);
@@ -1217,7 +1244,8 @@ impl Driver {
                 }
                 FateKind::Departed { queued, sojourn, lost } => {
                     let Some((e, _)) = self.inflight.get(&fate.tag) else { continue };
-                    let ev = Event::PacketDeparted { packet: e, queued, sojourn, lost, reverse: false };
+                    let reverse = fate.dir == Direction::Reverse;
+                    let ev = Event::PacketDeparted { packet: e, queued, sojourn, lost, reverse };
                     self.recorder.record(i, ev);
                     if lost {
                         self.inflight.remove(&fate.tag);
@@ -1322,8 +1350,8 @@ impl Driver {
             match self.slots[o.peer as usize] {
                 Slot::Video(v) => {
                     let (to, back) = (self.flows[v].rcv_addr, self.flows[v].snd_addr);
-                    match o.dir {
-                        Direction::Forward => {
+                    match o.tag & BACK_TAG == 0 {
+                        true => {
                             let Some((env, h)) = self.inflight.remove(&o.tag) else { continue };
                             self.to_peer(v, now, &o.bytes);
                             if self.emit(o.dir, to, &o.bytes) {
@@ -1334,7 +1362,7 @@ impl Driver {
                                 self.recorder.record(o.peer as usize, ev);
                             }
                         }
-                        Direction::Reverse => {
+                        false => {
                             let Some((_, h)) = self.report_sizes.remove(&o.tag) else { continue };
                             if self.emit(o.dir, back, &o.bytes) {
                                 self.flows[v].reports.push_back(h);
@@ -1347,7 +1375,7 @@ impl Driver {
                 }
                 Slot::Tcp => {
                     let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
-                    let tracked = o.tag & UNTRACKED == 0 && o.dir == Direction::Forward;
+                    let tracked = o.tag & (UNTRACKED | BACK_TAG) == 0;
                     let env = if tracked { self.inflight.remove(&o.tag).map(|e| e.0) } else { None };
                     if !self.emit(o.dir, any, &o.bytes) {
                         self.info.socket_drops += 1;

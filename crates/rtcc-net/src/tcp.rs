@@ -10,7 +10,7 @@
 //! the driver as IP packets.
 
 use std::io;
-use std::net::SocketAddrV4;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender as Tx};
@@ -21,7 +21,7 @@ use rtcc_core::units::Time;
 
 use crate::clock::WallClock;
 
-use crate::tun::{Netns, ADDR_A, ADDR_B};
+use crate::tun::Netns;
 
 /// The ports of flow `i`: the sender's (in A) and the receiver's (in B),
 /// by which the driver knows the flow's packets.
@@ -186,6 +186,8 @@ fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
 
 /// One kernel TCP connection across the TUN bottleneck.
 pub struct KernelTcp {
+    /// The receiving end's address.
+    to: Ipv4Addr,
     /// The congestion control the scenario asked for and the one the
     /// kernel reports for the socket.
     pub cc_asked: String,
@@ -202,26 +204,32 @@ pub struct KernelTcp {
 
 impl KernelTcp {
     /// Both sockets made and bound (not yet connected): the receiver's
-    /// listening in `b`, the sender's in `a` with `cc`. An error names
-    /// what the kernel refused.
+    /// listening in namespace `to.0` at `to.1`, the sender's in `from.0`
+    /// at `from.1` with `cc`. An error names what the kernel refused.
     /// Errors come as (the scenario field to name, why).
-    pub fn new(i: usize, a: &Netns, b: &Netns, cc: &str) -> Result<KernelTcp, (&'static str, String)> {
+    pub fn new(
+        i: usize,
+        from: (&Netns, Ipv4Addr),
+        to: (&Netns, Ipv4Addr),
+        cc: &str,
+    ) -> Result<KernelTcp, (&'static str, String)> {
         let (sport, dport) = ports(i);
         let sock = |e: io::Error| ("kind", format!("the kernel's TCP: {e}"));
-        let listener = socket_in(b).map_err(sock)?;
+        let listener = socket_in(to.0).map_err(sock)?;
         maxseg(listener.as_raw_fd()).map_err(sock)?;
-        bind(listener.as_raw_fd(), SocketAddrV4::new(ADDR_B, dport)).map_err(sock)?;
+        bind(listener.as_raw_fd(), SocketAddrV4::new(to.1, dport)).map_err(sock)?;
         // SAFETY: a bound stream socket.
         check(unsafe { libc::listen(listener.as_raw_fd(), 1) }, "listen").map_err(sock)?;
-        let sender = socket_in(a).map_err(sock)?;
+        let sender = socket_in(from.0).map_err(sock)?;
         maxseg(sender.as_raw_fd()).map_err(sock)?;
-        bind(sender.as_raw_fd(), SocketAddrV4::new(ADDR_A, sport)).map_err(sock)?;
+        bind(sender.as_raw_fd(), SocketAddrV4::new(from.1, sport)).map_err(sock)?;
         let got = congestion(sender.as_raw_fd(), cc).map_err(|e| {
             let have =
                 std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
             ("cc", format!("the kernel would not give TCP '{cc}' ({e}); it has: {}", have.trim()))
         })?;
         Ok(KernelTcp {
+            to: to.1,
             cc_asked: cc.into(),
             cc: got,
             sender: Arc::new(sender),
@@ -254,8 +262,9 @@ impl KernelTcp {
         };
         let is_web = client.is_some();
         self.threads.push(std::thread::spawn(move || receive(listener, &stop, &read, client)));
-        let (stop, fd) = (self.stop.clone(), self.sender.clone());
-        self.threads.push(std::thread::spawn(move || send(fd.as_raw_fd(), dport, &stop, is_web)));
+        let (stop, fd, to) = (self.stop.clone(), self.sender.clone(), self.to);
+        self.threads
+            .push(std::thread::spawn(move || send(fd.as_raw_fd(), SocketAddrV4::new(to, dport), &stop, is_web)));
         ours
     }
 
@@ -314,11 +323,11 @@ impl Drop for KernelTcp {
     }
 }
 
-/// The server's side (namespace A): connects, then sends — without end
+/// The server's side (the sending namespace): connects, then sends — without end
 /// (bulk), or each object the client asks for (web-like: an 8-byte
 /// big-endian size per request, answered in order).
-fn send(fd: RawFd, dport: u16, stop: &AtomicBool, web: bool) -> io::Result<()> {
-    let sa = sockaddr(SocketAddrV4::new(ADDR_B, dport));
+fn send(fd: RawFd, to: SocketAddrV4, stop: &AtomicBool, web: bool) -> io::Result<()> {
+    let sa = sockaddr(to);
     // SAFETY: a full sockaddr_in.
     let r = unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
     if r != 0 {

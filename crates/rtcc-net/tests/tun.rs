@@ -98,6 +98,31 @@ fn the_kernels_tcp_crosses_the_same_bottleneck() {
     assert!((1400.0..=1500.0).contains(&per), "{per} B a packet");
 }
 
+/// A reverse kernel TCP flow (an upload: B to A) crosses the reverse
+/// bottleneck and fills it, beside a forward call whose reports share it.
+#[test]
+fn a_reverse_tcp_flow_fills_the_reverse_bottleneck() {
+    if !tun_or_skip("a_reverse_tcp_flow_fills_the_reverse_bottleneck") {
+        return;
+    }
+    let text =
+        "name = \"up\"\nduration = \"6s\"\nseed = 2\n[link]\ncapacity = \"3Mbps\"\nreverse_capacity = \"2Mbps\"\n\
+                delay = \"20ms\"\nqueue = \"100ms\"\nreverse_queue = \"100ms\"\n[[flow]]\nname = \"call\"\n\
+                controller = { name = \"fixed\", rate = \"1Mbps\" }\nencoder = \"ideal\"\n\
+                [[flow]]\nname = \"upload\"\nkind = \"tcp\"\ncc = \"cubic\"\ndirection = \"reverse\"\nstart = \"1s\"\n";
+    let r = run(text, Bottleneck::Auto);
+    let f = &r.output.summary.flows;
+    assert_eq!(f[1].direction, "reverse");
+    // 5 s of upload on a 2 Mbps reverse link (goodput over the run's 6 s).
+    let up = f[1].goodput_kbps;
+    assert!(up > 2_000.0 * 5.0 / 6.0 * 0.8 && up < 2_000.0 * 1.02, "upload {up} kbps");
+    assert!(r.live.reverse.delivered_bytes as f64 > 0.8 * 2e6 / 8.0 * 5.0, "{:?}", r.live.reverse);
+    // The call is untouched on the forward link.
+    assert!((f[0].goodput_kbps - 1_000.0).abs() < 50.0, "call {}", f[0].goodput_kbps);
+    let min_rtt = r.live.tcp[0].info.and_then(|i| i.min_rtt_us).expect("an RTT sample");
+    assert!((40_000..70_000).contains(&min_rtt), "{min_rtt}");
+}
+
 /// A flow whose datagrams are larger than Ethernet's MTU crosses the TUN
 /// form whole, as it crosses the UDP form and the simulator: nothing is
 /// fragmented, and the bytes get through.
