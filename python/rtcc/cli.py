@@ -356,6 +356,8 @@ def peer_text(p: dict) -> str:
         f"{p['receiver_reports']} RR, {p['transport_feedback']} transport feedback, "
         f"{p['nacks']} NACK, {p['plis']} PLI, {p['rtcp_undecodable']} not parsed"
     )
+    if p.get("report_error"):
+        text += f"; no report from it: {p['report_error']}"
     if last:
         text += (
             f"; last RR: lost {last['cumulative_lost']} (rtcc: {last['own_cumulative_lost']}), "
@@ -1063,7 +1065,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="a peer setting (repeatable); gstreamer: latency=MS (its jitter buffer, 200 by "
-        "default) or any rtpjitterbuffer property, e.g. rtx-next-seqnum=false",
+        "default), rtcp-interval=MS (between its receiver reports, 1000 by default) or any "
+        "rtpjitterbuffer property, e.g. rtx-next-seqnum=false",
     )
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     lv.set_defaults(func=cmd_live)

@@ -204,6 +204,7 @@ pub struct LiveInfo {
     /// Bytes the bottleneck charged each datagram beyond its UDP payload.
     pub header_overhead_bytes: u64,
     /// The peers that received the video flows, when the run had them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<PeerInfo>,
 }
 
@@ -395,6 +396,13 @@ pub fn run_live_with(
             peer_refusal(spec, &peer.kind)
                 .map_or(Ok(()), |(field, reason)| Err(refuse(&scenario, i, field, &reason)))?;
         }
+        if scenario.flows.iter().all(|f| f.traffic.is_some()) {
+            return Err(ScenarioError {
+                source_name: scenario.source.clone(),
+                field: "flow".into(),
+                reason: format!("a {} peer receives a video flow, and the scenario has none", peer.kind),
+            });
+        }
     }
     let mut fallback_reason = None;
     let mut left_out = Vec::new();
@@ -582,6 +590,22 @@ pub fn run_live_with(
                     field: format!("flow[{i}].peer"),
                     reason: format!("the {} peer: {e}", p.kind),
                 })?;
+                // Its addresses must be its own: none of the run's sockets.
+                let taken = by_rcv.contains_key(&process.rtcp)
+                    || by_snd.contains_key(&process.rtcp)
+                    || [snd_addr, rcv_addr, process.rtcp].contains(&process.rtp)
+                    || matches!(&path, Path::Udp { addr_a, addr_b, .. }
+                        if [*addr_a, *addr_b].iter().any(|a| *a == process.rtp || *a == process.rtcp));
+                if taken {
+                    return Err(ScenarioError {
+                        source_name: scenario.source.clone(),
+                        field: format!("flow[{i}].peer"),
+                        reason: format!(
+                            "the {} peer said it listens at {} and {}, an address the run or another peer uses",
+                            p.kind, process.rtp, process.rtcp
+                        ),
+                    });
+                }
                 // Its RTCP comes from there, into the reverse path.
                 by_rcv.insert(process.rtcp, v);
                 let info = PeerInfo {
@@ -748,9 +772,11 @@ pub fn run_live_with(
         if let Some(p) = f.peer.take() {
             let mut info = p.info;
             info.twcc_arrival_error_us = p.twcc.error_percentiles();
+            // A peer that gave no report leaves rtcc's view of the run
+            // whole; the summary says why it is missing.
             match p.process.finish() {
                 Ok(r) => info.report = Some(r),
-                Err(e) => f.wire_error = f.wire_error.take().or(Some(format!("the {} peer: {e}", info.kind))),
+                Err(e) => info.report_error = Some(e),
             }
             d.info.peers.push(info);
         }
@@ -782,7 +808,14 @@ pub fn run_live_with(
     d.info.forward = d.emulator.stats(Direction::Forward);
     d.info.reverse = d.emulator.stats(Direction::Reverse);
     d.info.header_overhead_bytes = d.emulator.header_overhead.bytes();
-    let output = d.recorder.output(&RunInfo { scenario: scenario.name.clone(), seed, end: t, wall, events: d.events });
+    let mut output =
+        d.recorder.output(&RunInfo { scenario: scenario.name.clone(), seed, end: t, wall, events: d.events });
+    // A peer flow's repair requests are the ones its receiver sent: the peer's.
+    for p in &d.info.peers {
+        if let Some(f) = output.summary.flows.get_mut(p.flow) {
+            (f.nacks_sent, f.plis_sent) = (p.nacked_sequences, p.plis);
+        }
+    }
     Ok(LiveRun { output, live: d.info })
 }
 
@@ -1195,7 +1228,9 @@ impl Driver {
             p.info.sender_reports += 1;
             return;
         }
-        p.twcc.on_handed(now, bytes, rtcc_core::datagram::EXT_TRANSPORT_CC);
+        if p.twcc.on_handed(now, bytes, rtcc_core::datagram::EXT_TRANSPORT_CC) {
+            p.info.twcc_handed += 1;
+        }
         if bytes.len() >= 12 && u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) == p.media_ssrc {
             // RFC 3550 §5.1: sequence at 2, timestamp at 4.
             p.info.media_packets += 1;
@@ -1334,14 +1369,14 @@ impl Driver {
                 }
             }
         }
-        self.deliver(now);
+        self.deliver(now, clock);
     }
 
     /// What the emulator delivers by `now`, handed out of the bottleneck.
     /// Last in a turn, after the ends were given their time: the kernel
     /// then stamps each datagram later than its end's clock, and the stamp
     /// stands (`arrival`).
-    fn deliver(&mut self, now: Time) {
+    fn deliver(&mut self, now: Time, clock: &WallClock) {
         if let Some(t) = self.emulator.poll_timeout().filter(|&t| t <= now) {
             self.late.note(t, now);
         }
@@ -1353,7 +1388,8 @@ impl Driver {
                     match o.tag & BACK_TAG == 0 {
                         true => {
                             let Some((env, h)) = self.inflight.remove(&o.tag) else { continue };
-                            self.to_peer(v, now, &o.bytes);
+                            // Handed over now: its send time, not the turn's.
+                            self.to_peer(v, clock.now().max(now), &o.bytes);
                             if self.emit(o.dir, to, &o.bytes) {
                                 self.flows[v].delivered.push_back((h, env));
                             } else {

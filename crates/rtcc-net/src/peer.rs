@@ -16,10 +16,12 @@
 //! the emulator handed the peer, so the peer's receiver reports can be set
 //! beside what rtcc itself saw on the same datagrams ([`PeerInfo::rr`]).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
 
 use rtcc_core::units::Time;
@@ -29,6 +31,8 @@ use rtcc_wire::Wire;
 /// How long a peer may take to say it is ready, and to report when asked.
 const READY_WAIT: StdDuration = StdDuration::from_secs(20);
 const REPORT_WAIT: StdDuration = StdDuration::from_secs(15);
+/// Bytes of its standard error kept for an error message.
+const STDERR_TAIL: usize = 2048;
 /// RR samples kept (one every few seconds in practice).
 const MAX_RR_SAMPLES: usize = 10_000;
 
@@ -91,14 +95,18 @@ pub struct PeerInfo {
     pub rr: Vec<RrSample>,
     /// Its transport-wide feedback against the times rtcc handed it each
     /// packet: packets it reported, reported lost though handed to it, and
-    /// the error of its arrival times (µs: each reported time less the
+    /// (`twcc_handed`: datagrams with a transport-wide sequence rtcc handed
+    /// it), the error of its arrival times (µs: each reported time less the
     /// hand-over time, less the least such difference in the run; p50,
     /// p99, max), which is what its own timestamping adds.
+    pub twcc_handed: u64,
     pub twcc_reported: u64,
     pub twcc_lost_but_handed: u64,
     pub twcc_arrival_error_us: Option<[i64; 3]>,
     /// What the peer itself counted (its final JSON line), as it gave it.
     pub report: Option<serde_json::Value>,
+    /// Why there is no report (it ended early, or gave none in time).
+    pub report_error: Option<String>,
 }
 
 /// The peer's transport-wide feedback set beside what rtcc handed it.
@@ -121,11 +129,18 @@ const MAX_OFFSETS: usize = 1 << 20;
 impl TwccCheck {
     /// An RTP datagram handed to the peer at `at`: its transport-wide
     /// sequence (header extension `ext_id`) is noted.
-    pub fn on_handed(&mut self, at: Time, bytes: &[u8], ext_id: u8) {
-        let Ok(rtp) = rtcc_wire::rtp::RtpPacket::decode(bytes) else { return };
-        if let Some(s) = rtp.extension.as_ref().and_then(|e| e.get(ext_id)).filter(|d| d.len() == 2) {
-            self.handed[usize::from(u16::from_be_bytes([s[0], s[1]]))] = Some(at);
-        }
+    /// Returns whether it carried one.
+    pub fn on_handed(&mut self, at: Time, bytes: &[u8], ext_id: u8) -> bool {
+        let Ok(rtp) = rtcc_wire::rtp::RtpPacket::decode(bytes) else { return false };
+        let Some(s) = rtp.extension.as_ref().and_then(|e| e.get(ext_id)).filter(|d| d.len() == 2) else {
+            return false;
+        };
+        let seq = u16::from_be_bytes([s[0], s[1]]);
+        self.handed[usize::from(seq)] = Some(at);
+        // Half the sequence space behind is a past cycle's: forgotten, so a
+        // packet dropped in this cycle never finds an old time.
+        self.handed[usize::from(seq.wrapping_add(1 << 15))] = None;
+        true
     }
 
     fn on_feedback(&mut self, f: &rtcc_wire::rtcp::TransportFeedback, info: &mut PeerInfo) {
@@ -159,7 +174,7 @@ pub struct MediaStats {
     max: u64,
     received: u64,
     jitter: f64,
-    last_transit: Option<i64>,
+    last_transit: Option<u32>,
     prior: (u64, u64),
 }
 
@@ -183,11 +198,12 @@ impl MediaStats {
         };
         self.max = self.max.max(ext);
         self.received += 1;
-        // A.8: transit in timestamp units; J += (|D| - J) / 16.
-        let arrival = at.as_micros() * 9 / 100;
-        let transit = arrival - i64::from(ts);
+        // A.8: transit in timestamp units, modulo 2^32 as the timestamp
+        // wraps; J += (|D| - J) / 16.
+        let arrival = (at.as_micros() * 9 / 100) as u32;
+        let transit = arrival.wrapping_sub(ts);
         if let Some(prev) = self.last_transit {
-            let d = (transit - prev).unsigned_abs() as f64;
+            let d = f64::from((transit.wrapping_sub(prev) as i32).unsigned_abs());
             self.jitter += (d - self.jitter) / 16.0;
         }
         self.last_transit = Some(transit);
@@ -216,6 +232,8 @@ pub struct PeerProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// The last of what it wrote on its standard error.
+    stderr: Arc<Mutex<Vec<u8>>>,
     pub rtp: SocketAddr,
     pub rtcp: SocketAddr,
 }
@@ -223,9 +241,12 @@ pub struct PeerProcess {
 fn addr(v: &serde_json::Value, key: &str) -> Result<SocketAddr, String> {
     let s = v.get(key).and_then(|x| x.as_str()).ok_or_else(|| format!("its ready line has no \"{key}\""))?;
     let a: SocketAddr = s.parse().map_err(|_| format!("its \"{key}\" {s:?} is not an address"))?;
-    // Loopback only: a run sends to nothing else.
-    if !a.ip().is_loopback() {
-        return Err(format!("its \"{key}\" {a} is not a loopback address"));
+    // IPv4 loopback only: a run sends to nothing else, from IPv4 sockets.
+    if !a.ip().is_loopback() || !a.is_ipv4() {
+        return Err(format!("its \"{key}\" {a} is not an IPv4 loopback address"));
+    }
+    if a.port() == 0 {
+        return Err(format!("its \"{key}\" {a} has no port"));
     }
     Ok(a)
 }
@@ -243,10 +264,29 @@ impl PeerProcess {
             .arg(format!("{max_seconds:.0}"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
+            // A group of its own: Ctrl-C at the terminal stops the run,
+            // which then asks the peer for its report; and the whole group
+            // is killed at the end.
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("could not start {prog}: {e}"))?;
         let stdout = child.stdout.take().expect("piped");
+        let mut err_pipe = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                t.extend_from_slice(&buf[..n]);
+                let over = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..over);
+            }
+        });
         let (tx, lines) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -257,11 +297,13 @@ impl PeerProcess {
             }
         });
         let stdin = child.stdin.take();
-        let mut p = PeerProcess { child, stdin, lines, rtp: rtcc_any(), rtcp: rtcc_any() };
+        let mut p = PeerProcess { child, stdin, lines, stderr, rtp: rtcc_any(), rtcp: rtcc_any() };
         let line = match p.lines.recv_timeout(READY_WAIT) {
             Ok(l) => l,
-            Err(RecvTimeoutError::Timeout) => return Err(format!("{prog} was not ready in {READY_WAIT:?}")),
-            Err(RecvTimeoutError::Disconnected) => return Err(format!("{prog} ended before it was ready")),
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(format!("{prog} was not ready in {READY_WAIT:?}{}", p.said()))
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(format!("{prog} ended before it was ready{}", p.said())),
         };
         let v: serde_json::Value =
             serde_json::from_str(&line).map_err(|_| format!("{prog} said {:?}, not a JSON line", cut(&line)))?;
@@ -273,15 +315,44 @@ impl PeerProcess {
         Ok(p)
     }
 
+    /// What it last wrote on its standard error, as a suffix for an error.
+    fn said(&self) -> String {
+        let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(&t);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; it said: {}",
+                text.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" / ")
+            )
+        }
+    }
+
+    /// Kills its whole process group and reaps it.
+    fn kill(&mut self) {
+        // SAFETY: kill(2) on the group the child leads (`process_group(0)`).
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Asks it to stop and returns what it counted.
     pub fn finish(mut self) -> Result<serde_json::Value, String> {
         if let Some(mut s) = self.stdin.take() {
             let _ = s.write_all(b"stop\n");
         }
         let line = self.lines.recv_timeout(REPORT_WAIT);
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let line = line.map_err(|_| format!("it gave no report in {REPORT_WAIT:?}"))?;
+        // Its last words, once it has had its chance to say them.
+        std::thread::sleep(StdDuration::from_millis(20));
+        let said = self.said();
+        self.kill();
+        let line = match line {
+            Ok(l) => l,
+            Err(RecvTimeoutError::Timeout) => return Err(format!("it gave no report in {REPORT_WAIT:?}{said}")),
+            Err(RecvTimeoutError::Disconnected) => return Err(format!("it ended without a report{said}")),
+        };
         let v: serde_json::Value =
             serde_json::from_str(&line).map_err(|_| format!("its report {:?} is not JSON", cut(&line)))?;
         match v.get("error") {
@@ -293,8 +364,7 @@ impl PeerProcess {
 
 impl Drop for PeerProcess {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
@@ -395,6 +465,19 @@ mod tests {
         }
         let (_, _, _, jitter) = s.snapshot();
         assert!((jitter - j / 90.0).abs() < 1e-9, "{jitter} against {}", j / 90.0);
+    }
+
+    #[test]
+    fn media_stats_jitter_crosses_the_timestamp_wrap() {
+        let mut s = MediaStats::default();
+        // Evenly spaced packets whose timestamps cross 2^32: no jitter.
+        let start = u32::MAX - 5 * 900;
+        for i in 0..20u32 {
+            s.on_packet(Time::from_micros(i64::from(i) * 10_000), i as u16, start.wrapping_add(i * 900));
+        }
+        let (_, lost, _, jitter) = s.snapshot();
+        assert_eq!(lost, 0);
+        assert!(jitter < 1e-9, "{jitter}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 
@@ -97,6 +98,15 @@ class Receiver:
         self.messages: list[str] = []
         self.media_ssrc = None
         self.jitterbuffers: list[Gst.Element] = []
+        # The decoding chain, made now so a missing element is an error before
+        # the ready line (a callback's exception would be lost); linked when
+        # the media stream's pad appears.
+        # A loss it cannot repair asks for a key frame (PLI), as a WebRTC receiver
+        # does. GStreamer 1.22 also asks once as the stream starts: its first
+        # buffer is a discontinuity.
+        self.depay = make("rtpvp8depay", request_keyframe=True)
+        self.dec = make("vp8dec")
+        self.sink = make("fakesink", sync=False, async_=False)
         p = Gst.Pipeline.new("peer")
         self.pipeline = p
         # NACK on (do-retransmission); lost packets told downstream (do-lost), so
@@ -156,12 +166,7 @@ class Receiver:
         if self.media_ssrc is not None:
             return
         self.media_ssrc = int(parts[4])
-        # A loss it cannot repair asks for a key frame (PLI), as a WebRTC receiver
-        # does. GStreamer 1.22 also asks once as the stream starts: its first
-        # buffer is a discontinuity.
-        depay = make("rtpvp8depay", request_keyframe=True)
-        dec = Gst.ElementFactory.make("vp8dec")
-        sink = make("fakesink", sync=False, async_=False)
+        depay, dec, sink = self.depay, self.dec, self.sink
         for e in (depay, dec, sink):
             self.pipeline.add(e)
         depay.link(dec)
@@ -210,6 +215,12 @@ class Receiver:
         }
 
     def report(self) -> dict:
+        try:
+            return self._report()
+        except Exception as e:  # noqa: BLE001 - one JSON line, whatever broke
+            fail(f"its statistics could not be read: {type(e).__name__}: {e}")
+
+    def _report(self) -> dict:
         out = dict(self.counts)
         out["version"] = Gst.version_string()
         out["decode_span_s"] = (
@@ -294,6 +305,8 @@ def main() -> None:
         help="a property of each rtpjitterbuffer, e.g. rtx-next-seqnum=false (repeatable)",
     )
     args = ap.parse_args()
+    # The run stops it (its standard input closes); Ctrl-C is the run's.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     Gst.init(None)
     props = jitterbuffer_props(args.jitterbuffer)
     if args.latency < 0 or args.rtcp_interval <= 0:
