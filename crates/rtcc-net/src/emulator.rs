@@ -62,6 +62,8 @@ pub struct Datagram {
     pub tag: u64,
     pub bytes: Vec<u8>,
     size: DataSize,
+    /// Sent back by a receiving end (a report, an ACK), not data.
+    back: bool,
 }
 
 impl Item for Datagram {
@@ -213,10 +215,21 @@ impl Emulator {
         self.links[0].as_ref().map_or(DataSize::ZERO, |l| l.queue_bytes())
     }
 
-    /// A datagram of peer `peer` arrived at `now` going `dir`. A peer out of
-    /// range is the caller's error and panics; everything about the bytes
-    /// is accepted.
+    /// A datagram of peer `peer` arrived at `now` going `dir`: data going
+    /// forward, something sent back going the other way (as a relay sees
+    /// them). A peer out of range is the caller's error and panics;
+    /// everything about the bytes is accepted.
     pub fn handle_datagram(&mut self, now: Time, dir: Direction, peer: u16, tag: u64, bytes: Vec<u8>) {
+        self.handle(now, dir, dir == Direction::Reverse, peer, tag, bytes);
+    }
+
+    /// As `handle_datagram`, saying whether it is something sent back
+    /// (`back`: a report or an ACK) or data, which decides where the
+    /// reverse path's loss is drawn, as the simulator draws it: for what is
+    /// sent back, when sent (before any reverse bottleneck); for data going
+    /// the reverse way (a reverse flow's), when it leaves the reverse
+    /// bottleneck (`Simulation::serve_bottleneck`).
+    pub fn handle(&mut self, now: Time, dir: Direction, back: bool, peer: u16, tag: u64, bytes: Vec<u8>) {
         assert!((peer as usize) < self.peers, "peer {peer} of {}", self.peers);
         // Departures first, so the queue is as it is at `now` (Link's contract).
         self.advance(now);
@@ -237,14 +250,14 @@ impl Emulator {
         // What is sent back meets the reverse path's loss when it is sent,
         // before any reverse bottleneck, as in the simulator
         // (`Simulation::serve_receiver`): the same seed loses the same reports.
-        if d == 1 && self.paths[1].lose(now) {
+        if back && d == 1 && self.paths[1].lose(now) {
             s.lost += 1;
             if keep {
                 self.fates.push_back(fate(FateKind::LostOnPath));
             }
             return;
         }
-        let dg = Datagram { peer, tag, bytes, size };
+        let dg = Datagram { peer, tag, bytes, size, back };
         match &mut self.links[d] {
             Some(link) => {
                 if link.enqueue(now, dg) {
@@ -279,9 +292,9 @@ impl Emulator {
             loop {
                 while let Some(dep) = link.poll_departure(now) {
                     let path = &mut self.paths[d];
-                    // Loss after the queue (the link's own; the reverse
-                    // path's was drawn when sent).
-                    let lost = dep.lost;
+                    // Loss after the queue: the link's own, and the reverse
+                    // path's for data (drawn when sent for what goes back).
+                    let lost = dep.lost || (d == 1 && !dep.packet.back && path.lose(dep.departed));
                     if self.keep_events {
                         let (queued, sojourn) = (dep.service_start - dep.enqueued, dep.departed - dep.enqueued);
                         let what = FateKind::Departed { queued, sojourn, lost };
@@ -290,9 +303,9 @@ impl Emulator {
                     if lost {
                         s.lost += 1;
                         self.held = self.held - dep.packet.size;
-                        // The forward path's jitter stream does not depend on
+                        // A data path's jitter stream does not depend on
                         // which packets are lost (`Path::discard`).
-                        if d == 0 {
+                        if !dep.packet.back {
                             path.discard();
                         }
                     } else {
@@ -419,6 +432,27 @@ mod tests {
         assert_eq!(left, [0, 1, 2, 3, 4]);
         let FateKind::Departed { queued, .. } = fates.iter().find(|f| f.tag == 4).unwrap().what else { panic!() };
         assert_eq!(queued, Duration::from_micros(4 * 8_224));
+    }
+
+    /// Data going the reverse way (a reverse flow's) meets `reverse_loss`
+    /// when it leaves the reverse bottleneck, as the simulator draws it: it
+    /// takes its place in the queue first.
+    #[test]
+    fn reverse_data_is_lost_after_the_reverse_bottleneck() {
+        let mut e = emulator(
+            "capacity = \"1Mbps\"\ndelay = \"10ms\"\nreverse_capacity = \"1Mbps\"\n\
+             reverse_queue = \"2pkt\"\nreverse_loss = 1.0",
+        );
+        e.keep_events = true;
+        for k in 0..4 {
+            e.handle(Time::ZERO, Direction::Reverse, false, 0, k, vec![0; 100]);
+        }
+        let s = e.stats(Direction::Reverse);
+        // Two queued (the rest dropped at the full queue), none lost yet.
+        assert_eq!((s.queue_drops, s.lost), (2, 0));
+        while e.poll_output(Time::from_millis(100)).is_some() {}
+        let s = e.stats(Direction::Reverse);
+        assert_eq!((s.lost, s.delivered), (2, 0));
     }
 
     /// What goes back meets `reverse_loss` when sent, before the reverse

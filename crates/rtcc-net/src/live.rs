@@ -989,7 +989,7 @@ impl Driver {
         };
         let tag = self.tag();
         self.inflight.insert(tag, (env, h));
-        self.emulator.handle_datagram(now, self.flows[v].dir, at as u16, tag, bytes);
+        self.emulator.handle(now, self.flows[v].dir, false, at as u16, tag, bytes);
         self.record_fates();
     }
 
@@ -1005,7 +1005,7 @@ impl Driver {
             self.recorder.record(self.flows[v].at, Event::ReportSent { lost: false, bytes: wire.bytes() });
         }
         self.report_sizes.insert(tag, (wire, hash(payload)));
-        self.emulator.handle_datagram(now, self.flows[v].dir.back(), self.flows[v].at as u16, tag, bytes);
+        self.emulator.handle(now, self.flows[v].dir.back(), true, self.flows[v].at as u16, tag, bytes);
         self.record_fates();
     }
 
@@ -1063,12 +1063,13 @@ impl Driver {
             self.recorder.record(at, Event::PacketSent(&env));
             let tag = self.tag();
             self.inflight.insert(tag, (env, 0));
-            self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
+            self.emulator.handle(now, dir, false, at as u16, tag, p.to_vec());
         } else {
             // The handshake, ACKs and FIN: through the queue, unrecorded.
             let back = if dir != self.tcp[j].dir { BACK_TAG } else { 0 };
             let tag = back | UNTRACKED | self.tag();
-            self.emulator.handle_datagram(now, dir, at as u16, tag, p.to_vec());
+            // Its handshake and FIN go its data's way; ACKs go back.
+            self.emulator.handle(now, dir, back != 0, at as u16, tag, p.to_vec());
         }
         self.record_fates();
     }
