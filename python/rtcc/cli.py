@@ -1065,7 +1065,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="a peer setting (repeatable); gstreamer: latency=MS (its jitter buffer, 200 by "
-        "default), rtcp-interval=MS (between its receiver reports, 1000 by default) or any "
+        "default), rtcp-interval=MS (between its receiver reports, 1000 by default), "
+        "twcc-interval=MS (between its transport-wide feedback reports, 100 by default; 0: one "
+        "per frame, GStreamer's own rule) or any "
         "rtpjitterbuffer property, e.g. rtx-next-seqnum=false",
     )
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")

@@ -38,7 +38,9 @@ def command(kind: str, options: dict | None = None) -> list[str]:
 
     ``options`` (gstreamer): ``latency`` (ms, rtpbin's jitter-buffer latency, 200 by
     default), ``rtcp-interval`` (ms between its receiver reports, 1000 by default,
-    as a WebRTC video receiver; GStreamer's own is 5000) and any property of its
+    as a WebRTC video receiver; GStreamer's own is 5000), ``twcc-interval`` (ms between
+    its transport-wide feedback reports, 100 by default as libwebrtc's receive side; 0:
+    GStreamer's own rule, one per frame) and any property of its
     rtpjitterbuffers by name, e.g.
     ``{"rtx-next-seqnum": False}``; the program checks each name and value."""
     if kind not in PEERS:
@@ -46,7 +48,7 @@ def command(kind: str, options: dict | None = None) -> list[str]:
     argv = [_gi_python(), str(_HERE / "gst_receiver.py")]
     for key, value in (options or {}).items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        if key in ("latency", "rtcp-interval"):
+        if key in ("latency", "rtcp-interval", "twcc-interval"):
             if not text.isdigit():
                 raise ValueError(f"peer option {key}: {value!r} is not a whole number of ms")
             argv += [f"--{key}", text]

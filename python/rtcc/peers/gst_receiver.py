@@ -90,7 +90,14 @@ def caps_for(pt: int) -> Gst.Caps | None:
 
 
 class Receiver:
-    def __init__(self, rtcp_to: tuple[str, int], latency_ms: int, rtcp_interval_ms: int, jitterbuffer_props: dict):
+    def __init__(
+        self,
+        rtcp_to: tuple[str, int],
+        latency_ms: int,
+        rtcp_interval_ms: int,
+        twcc_interval_ms: int,
+        jitterbuffer_props: dict,
+    ):
         self.jitterbuffer_props = jitterbuffer_props
         self.counts = {"depayloaded_frames": 0, "decoded_frames": 0, "key_frames": 0}
         self.first_decoded = None
@@ -131,7 +138,15 @@ class Receiver:
         link(self.rtpbin.request_pad_simple("send_rtcp_src_0"), self.rtcp_sink.get_static_pad("sink"))
         # Regular RTCP (the RR) once a second, as a WebRTC video receiver sends
         # it (GStreamer's own default is 5 s); feedback goes early (AVPF).
-        self.rtpbin.emit("get-internal-session", 0).set_property("rtcp-min-interval", rtcp_interval_ms * 1_000_000)
+        session = self.rtpbin.emit("get-internal-session", 0)
+        session.set_property("rtcp-min-interval", rtcp_interval_ms * 1_000_000)
+        # Transport-wide feedback every `twcc_interval_ms`: 100 ms by default, the
+        # receive side's default in libwebrtc (RemoteEstimatorProxy, which adapts it
+        # within 50-250 ms to the rate). 0: GStreamer's own rule, one per frame (at
+        # each marker bit), which in measured runs left its regular RTCP without
+        # report blocks for seconds.
+        if twcc_interval_ms > 0:
+            session.set_property("twcc-feedback-interval", twcc_interval_ms * 1_000_000)
         bus = p.get_bus()
         bus.add_signal_watch()
         bus.connect("message", self.on_message)
@@ -296,6 +311,9 @@ def main() -> None:
     ap.add_argument("--rtcp-to", type=host_port, required=True)
     ap.add_argument("--latency", type=int, default=200, help="jitter buffer latency, ms (rtpbin's default)")
     ap.add_argument("--rtcp-interval", type=int, default=1000, help="regular RTCP (RR) interval, ms")
+    ap.add_argument(
+        "--twcc-interval", type=int, default=100, help="transport-wide feedback interval, ms (0: one per frame)"
+    )
     ap.add_argument("--max-seconds", type=float, default=600.0)
     ap.add_argument(
         "--jitterbuffer",
@@ -309,9 +327,9 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     Gst.init(None)
     props = jitterbuffer_props(args.jitterbuffer)
-    if args.latency < 0 or args.rtcp_interval <= 0:
-        fail("--latency must be at least 0 and --rtcp-interval above 0")
-    r = Receiver(args.rtcp_to, args.latency, args.rtcp_interval, props)
+    if args.latency < 0 or args.rtcp_interval <= 0 or args.twcc_interval < 0:
+        fail("--latency and --twcc-interval must be at least 0, --rtcp-interval above 0")
+    r = Receiver(args.rtcp_to, args.latency, args.rtcp_interval, args.twcc_interval, props)
     print(json.dumps(r.start()), flush=True)
     loop = GLib.MainLoop()
 
