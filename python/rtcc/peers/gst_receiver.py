@@ -143,8 +143,8 @@ class Receiver:
         # Transport-wide feedback every `twcc_interval_ms`: 100 ms by default, the
         # receive side's default in libwebrtc (RemoteEstimatorProxy, which adapts it
         # within 50-250 ms to the rate). 0: GStreamer's own rule, one per frame (at
-        # each marker bit), which in measured runs left its regular RTCP without
-        # report blocks for seconds.
+        # each marker bit), which in one measured 12 s run left its regular RTCP
+        # without a single report block.
         if twcc_interval_ms > 0:
             session.set_property("twcc-feedback-interval", twcc_interval_ms * 1_000_000)
         bus = p.get_bus()
