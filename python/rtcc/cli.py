@@ -1067,7 +1067,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a peer setting (repeatable); gstreamer: latency=MS (its jitter buffer, 200 by "
         "default), rtcp-interval=MS (between its receiver reports, 1000 by default), "
         "twcc-interval=MS (between its transport-wide feedback reports, 100 by default; 0: one "
-        "per frame, GStreamer's own rule) or any "
+        "per frame, GStreamer's own rule), request-keyframe=true|false (a PLI on a loss it "
+        "cannot repair and once at the start; true by default) or any "
         "rtpjitterbuffer property, e.g. rtx-next-seqnum=false",
     )
     lv.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")

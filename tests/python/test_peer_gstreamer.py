@@ -166,6 +166,8 @@ def test_a_bad_gstreamer_option_is_named_before_the_run(gstreamer):
         rtcc.live(CALL.format(duration="2s", extra=""), peer="gstreamer", peer_options={"no-such": 1})
     with pytest.raises(ScenarioError, match="not true or false"):
         rtcc.live(CALL.format(duration="2s", extra=""), peer="gstreamer", peer_options={"rtx-next-seqnum": "maybe"})
+    with pytest.raises(ValueError, match="not true or false"):
+        rtcc.live(CALL.format(duration="2s", extra=""), peer="gstreamer", peer_options={"request-keyframe": "maybe"})
     with pytest.raises(ValueError, match="whole number"):
         rtcc.live(CALL.format(duration="2s", extra=""), peer="gstreamer", peer_options={"latency": "soon"})
 
@@ -191,3 +193,17 @@ def test_ctrl_c_at_the_terminal_keeps_the_run_and_the_peers_report(gstreamer, tm
     (p,) = summary["live"]["peers"]
     assert summary["live"]["interrupted"] is True
     assert p.get("report_error") is None and p["report"]["decoded_frames"] > 30, p
+
+
+def test_without_key_frame_requests_gstreamer_sends_no_pli(gstreamer):
+    """request-keyframe=false: GStreamer 1.22 then asks for no key frame, not even the one
+    it asks for as the stream starts, so rtcc sends its first key frame alone."""
+    r = rtcc.live(
+        CALL.format(duration="4s", extra=""),
+        bottleneck="udp",
+        peer="gstreamer",
+        peer_options={"request-keyframe": False, "rtx-next-seqnum": False},
+    )
+    (p,) = r.summary["live"]["peers"]
+    assert p["plis"] == 0 and int(r.frames["key"].sum()) == 1
+    assert p["report"]["decoded_frames"] > 90

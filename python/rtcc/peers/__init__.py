@@ -40,7 +40,9 @@ def command(kind: str, options: dict | None = None) -> list[str]:
     default), ``rtcp-interval`` (ms between its receiver reports, 1000 by default,
     as a WebRTC video receiver; GStreamer's own is 5000), ``twcc-interval`` (ms between
     its transport-wide feedback reports, 100 by default as libwebrtc's receive side; 0:
-    GStreamer's own rule, one per frame) and any property of its
+    GStreamer's own rule, one per frame), ``request-keyframe`` (true by default: a PLI on a
+    loss it cannot repair, and, in GStreamer 1.22, once as the stream starts) and any
+    property of its
     rtpjitterbuffers by name, e.g.
     ``{"rtx-next-seqnum": False}``; the program checks each name and value."""
     if kind not in PEERS:
@@ -51,6 +53,10 @@ def command(kind: str, options: dict | None = None) -> list[str]:
         if key in ("latency", "rtcp-interval", "twcc-interval"):
             if not text.isdigit():
                 raise ValueError(f"peer option {key}: {value!r} is not a whole number of ms")
+            argv += [f"--{key}", text]
+        elif key == "request-keyframe":
+            if text not in ("true", "false"):
+                raise ValueError(f"peer option {key}: {value!r} is not true or false")
             argv += [f"--{key}", text]
         else:
             argv += ["--jitterbuffer", f"{key}={text}"]

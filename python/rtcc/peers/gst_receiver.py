@@ -96,6 +96,7 @@ class Receiver:
         latency_ms: int,
         rtcp_interval_ms: int,
         twcc_interval_ms: int,
+        request_keyframe: bool,
         jitterbuffer_props: dict,
     ):
         self.jitterbuffer_props = jitterbuffer_props
@@ -111,7 +112,7 @@ class Receiver:
         # A loss it cannot repair asks for a key frame (PLI), as a WebRTC receiver
         # does. GStreamer 1.22 also asks once as the stream starts: its first
         # buffer is a discontinuity.
-        self.depay = make("rtpvp8depay", request_keyframe=True)
+        self.depay = make("rtpvp8depay", request_keyframe=request_keyframe)
         self.dec = make("vp8dec")
         self.sink = make("fakesink", sync=False, async_=False)
         p = Gst.Pipeline.new("peer")
@@ -314,6 +315,12 @@ def main() -> None:
     ap.add_argument(
         "--twcc-interval", type=int, default=100, help="transport-wide feedback interval, ms (0: one per frame)"
     )
+    ap.add_argument(
+        "--request-keyframe",
+        choices=("true", "false"),
+        default="true",
+        help="ask for a key frame (PLI) on a loss it cannot repair, and once at the start",
+    )
     ap.add_argument("--max-seconds", type=float, default=600.0)
     ap.add_argument(
         "--jitterbuffer",
@@ -329,7 +336,9 @@ def main() -> None:
     props = jitterbuffer_props(args.jitterbuffer)
     if args.latency < 0 or args.rtcp_interval <= 0 or args.twcc_interval < 0:
         fail("--latency and --twcc-interval must be at least 0, --rtcp-interval above 0")
-    r = Receiver(args.rtcp_to, args.latency, args.rtcp_interval, args.twcc_interval, props)
+    r = Receiver(
+        args.rtcp_to, args.latency, args.rtcp_interval, args.twcc_interval, args.request_keyframe == "true", props
+    )
     print(json.dumps(r.start()), flush=True)
     loop = GLib.MainLoop()
 
