@@ -101,6 +101,10 @@ def test_gstreamer_decodes_rtcc_vp8_and_its_rtcp_drives_gcc(gstreamer):
     # frame as the stream starts, and the burst that answers it can cut gcc early.)
     assert r.timeseries["target_kbps"].max() > 1000
     assert r.timeseries["rtt_ms"].notna().any()
+    # Its key-frame request as the stream starts (GStreamer 1.22) reached rtcc's
+    # sender, which answered with a second key frame: the PLI path works end to end
+    # (the request-keyframe=false test below shows the other side).
+    assert p["plis"] >= 1 and int(r.frames["key"].sum()) >= 2
     # The flow's repair requests are the peer's.
     f = r.summary["flows"][0]
     assert (f["nacks_sent"], f["plis_sent"]) == (p["nacked_sequences"], p["plis"])

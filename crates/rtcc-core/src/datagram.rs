@@ -414,7 +414,7 @@ pub struct Ingress {
 /// RTP and RTCP on one port (RFC 5761 §4): an RTCP packet's second octet
 /// is its packet type, 192–223; RTP's marker bit and payload type never
 /// give those with the payload types rtcc uses.
-fn is_rtcp(bytes: &[u8]) -> bool {
+pub fn is_rtcp(bytes: &[u8]) -> bool {
     bytes.len() >= 2 && bytes[0] >> 6 == 2 && (192..=223).contains(&bytes[1])
 }
 

@@ -434,32 +434,13 @@ mod tests {
         assert_eq!(queued, Duration::from_micros(4 * 8_224));
     }
 
-    /// Data going the reverse way (a reverse flow's) meets `reverse_loss`
-    /// when it leaves the reverse bottleneck, as the simulator draws it: it
-    /// takes its place in the queue first.
+    /// `reverse_loss` is drawn where the simulator draws it. What goes back
+    /// meets it when sent, before the reverse bottleneck: with every report
+    /// lost, none reaches the reverse queue, so none is dropped there. Data
+    /// going the reverse way (a reverse flow's) meets it as it leaves the
+    /// reverse bottleneck: it takes its place in the queue first.
     #[test]
-    fn reverse_data_is_lost_after_the_reverse_bottleneck() {
-        let mut e = emulator(
-            "capacity = \"1Mbps\"\ndelay = \"10ms\"\nreverse_capacity = \"1Mbps\"\n\
-             reverse_queue = \"2pkt\"\nreverse_loss = 1.0",
-        );
-        e.keep_events = true;
-        for k in 0..4 {
-            e.handle(Time::ZERO, Direction::Reverse, false, 0, k, vec![0; 100]);
-        }
-        let s = e.stats(Direction::Reverse);
-        // Two queued (the rest dropped at the full queue), none lost yet.
-        assert_eq!((s.queue_drops, s.lost), (2, 0));
-        while e.poll_output(Time::from_millis(100)).is_some() {}
-        let s = e.stats(Direction::Reverse);
-        assert_eq!((s.lost, s.delivered), (2, 0));
-    }
-
-    /// What goes back meets `reverse_loss` when sent, before the reverse
-    /// bottleneck, as the simulator draws it: with every report lost, none
-    /// reaches the reverse queue, so none is dropped there.
-    #[test]
-    fn reverse_loss_comes_before_the_reverse_bottleneck() {
+    fn reverse_loss_comes_before_the_reverse_bottleneck_for_what_goes_back() {
         let mut e = emulator(
             "capacity = \"1Mbps\"\ndelay = \"10ms\"\nreverse_capacity = \"100kbps\"\n\
              reverse_queue = \"2pkt\"\nreverse_loss = 1.0",
@@ -473,6 +454,16 @@ mod tests {
         let fates: Vec<Fate> = std::iter::from_fn(|| e.poll_fate()).collect();
         assert!(fates.len() == 10 && fates.iter().all(|f| f.what == FateKind::LostOnPath));
         assert!(drain(&mut e, Time::from_millis(5_000)).is_empty());
+        // Data: two queued (the other two dropped at the full queue), lost
+        // only as they leave.
+        for k in 10..14 {
+            e.handle(Time::from_millis(5_000), Direction::Reverse, false, 0, k, vec![0; 100]);
+        }
+        let s = e.stats(Direction::Reverse);
+        assert_eq!((s.lost, s.queue_drops), (10, 2));
+        assert!(drain(&mut e, Time::from_millis(10_000)).is_empty());
+        let s = e.stats(Direction::Reverse);
+        assert_eq!((s.lost, s.delivered), (12, 0));
     }
 
     /// Bytes held are bounded: beyond `max_held` a datagram is dropped and

@@ -77,6 +77,7 @@ use rtcc_sim::scenario::Direction as FlowDirection;
 use rtcc_sim::sim::{build_flows, packets_over_error, rows_over_error, scenario_recorder};
 use rtcc_sim::traffic::TrafficSpec;
 use rtcc_sim::{Scenario, ScenarioError};
+use rtcc_wire::Wire;
 
 use crate::camera::{Camera, EncoderInfo};
 use crate::clock::{Lateness, WallClock};
@@ -1218,8 +1219,7 @@ impl Driver {
     fn to_peer(&mut self, v: usize, now: Time, bytes: &[u8]) {
         let Path::Udp { emu_b, .. } = &self.path else { return };
         let Some(p) = &mut self.flows[v].peer else { return };
-        // RFC 5761 §4: RTCP packet types 192–223 in the second octet.
-        let rtcp = bytes.len() >= 2 && bytes[0] >> 6 == 2 && (192..=223).contains(&bytes[1]);
+        let rtcp = rtcc_core::datagram::is_rtcp(bytes);
         let to = if rtcp { p.process.rtcp } else { p.process.rtp };
         if emu_b.send_to(bytes, to).is_err() {
             self.info.socket_drops += 1;
@@ -1229,15 +1229,14 @@ impl Driver {
             p.info.sender_reports += 1;
             return;
         }
-        if p.twcc.on_handed(now, bytes, rtcc_core::datagram::EXT_TRANSPORT_CC) {
+        // Read once, for both checks.
+        let Ok(rtp) = rtcc_wire::rtp::RtpPacket::decode(bytes) else { return };
+        if p.twcc.on_handed(now, &rtp, rtcc_core::datagram::EXT_TRANSPORT_CC) {
             p.info.twcc_handed += 1;
         }
-        if bytes.len() >= 12 && u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) == p.media_ssrc {
-            // RFC 3550 §5.1: sequence at 2, timestamp at 4.
+        if rtp.ssrc == p.media_ssrc {
             p.info.media_packets += 1;
-            let seq = u16::from_be_bytes([bytes[2], bytes[3]]);
-            let ts = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-            p.media.on_packet(now, seq, ts);
+            p.media.on_packet(now, rtp.sequence_number, rtp.timestamp);
         }
     }
 

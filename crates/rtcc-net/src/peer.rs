@@ -127,11 +127,10 @@ impl Default for TwccCheck {
 const MAX_OFFSETS: usize = 1 << 20;
 
 impl TwccCheck {
-    /// An RTP datagram handed to the peer at `at`: its transport-wide
+    /// An RTP packet handed to the peer at `at`: its transport-wide
     /// sequence (header extension `ext_id`) is noted.
     /// Returns whether it carried one.
-    pub fn on_handed(&mut self, at: Time, bytes: &[u8], ext_id: u8) -> bool {
-        let Ok(rtp) = rtcc_wire::rtp::RtpPacket::decode(bytes) else { return false };
+    pub fn on_handed(&mut self, at: Time, rtp: &rtcc_wire::rtp::RtpPacket, ext_id: u8) -> bool {
         let Some(s) = rtp.extension.as_ref().and_then(|e| e.get(ext_id)).filter(|d| d.len() == 2) else {
             return false;
         };
@@ -535,7 +534,7 @@ mod twcc_tests {
             let mut e = HeaderExtension::one_byte();
             e.push(3, (100 + i).to_be_bytes().to_vec()).unwrap();
             r.extension = Some(e);
-            check.on_handed(Time::from_micros(i64::from(i) * 1000), &r.to_bytes(), 3);
+            check.on_handed(Time::from_micros(i64::from(i) * 1000), &r, 3);
         }
         let arr = |i: i64, late: i64| Some(40_000 + i * 1000 + late);
         let packets = [
